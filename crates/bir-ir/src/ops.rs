@@ -1,0 +1,298 @@
+//! Typed field payloads of the modelled opcodes (bir-json.md "Opcode fields", seed 000 §2–§7).
+//! Operands (`ins`/`outs`) are not here: they live on [`crate::Instruction`], in the operand
+//! order docs/bir-json.md fixes per opcode.
+
+use crate::alu::AluOp;
+use crate::ap::{ApPair, F32};
+use crate::enums::*;
+use crate::program::Instruction;
+use smallvec::SmallVec;
+
+/// The fields of an opcode we do not model yet, kept verbatim (every key except `opcode`,
+/// `name`, `engine`, `ins` and `outs`), so the program loads, round-trips, and the simulator
+/// can say precisely what it cannot run.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Raw(pub serde_json::Map<String, serde_json::Value>);
+
+/// An opcode with no fields of its own (StreamTranspose, Select, Gather, SetRandState).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NoFields;
+
+/// GenericCopy, AbstractCopy, TensorCopy.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CopyFields {
+    /// The instruction may read memory nobody wrote.
+    pub can_read_uninit: bool,
+}
+
+/// The DMA queue fields shared by Load, Save, DMACopy and the indirect DMA ops.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DmaFields {
+    /// The DMA queue name, if assigned.
+    pub queue: Option<String>,
+    /// Which descriptor engine serves it (never read by the simulator).
+    pub dge_type: DgeType,
+    /// Duplicate flag.
+    pub duplicate: bool,
+    /// The instruction may read memory nobody wrote.
+    pub can_read_uninit: bool,
+}
+
+impl Default for DmaFields {
+    fn default() -> Self {
+        DmaFields { queue: None, dge_type: DgeType::Unassigned, duplicate: false, can_read_uninit: false }
+    }
+}
+
+/// DMACopy (seed 000 §5.2).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DmaCopyFields {
+    /// Queue fields.
+    pub dma: DmaFields,
+    /// Copy, Transpose, CCE or Replicate.
+    pub mode: CopyMode,
+    /// Out-of-bounds dynamic accesses are fatal (default true).
+    pub oob_is_err: bool,
+    /// Axis permutation for Transpose mode.
+    pub transpose_op: TransposeOps,
+    /// Per-input scale factors for CCE mode (empty = none).
+    pub constants: Vec<F32>,
+    /// CCE reduce op (add/max/min), also the reduce-on-write op of the HW-DGE path.
+    pub cce_op: Option<AluOp>,
+}
+
+/// TensorScalar: `out = op1(op0(x, const0), const1)` (seed 000 §2.2).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TensorScalarFields {
+    /// First stage op.
+    pub op0: AluOp,
+    /// First stage immediate.
+    pub const0: F32,
+    /// Swap the first stage's operands.
+    pub reverse0: bool,
+    /// Second stage op.
+    pub op1: AluOp,
+    /// Second stage immediate.
+    pub const1: F32,
+    /// Swap the second stage's operands.
+    pub reverse1: bool,
+}
+
+/// TensorScalarPtr: TensorScalar with scalars read from APs (seed 000 §2.2).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TensorScalarPtrFields {
+    /// First stage op.
+    pub op0: AluOp,
+    /// Swap the first stage's operands.
+    pub reverse0: bool,
+    /// Second stage op.
+    pub op1: AluOp,
+    /// Swap the second stage's operands.
+    pub reverse1: bool,
+    /// Cast to fp32 and 32×32 partition-transpose first.
+    pub apply_transpose: bool,
+    /// Run on the 64-bit address table.
+    pub is_tensor_scalar_addr: bool,
+    /// Scalar-tensor-tensor form.
+    pub is_scalar_tensor_tensor: bool,
+    /// Tensor-tensor scan form.
+    pub is_tensor_tensor_scan: bool,
+    /// Accumulation into the output, if any.
+    pub acc: Option<EngineAccumulationType>,
+    /// Negate the second output.
+    pub negate_second_output: bool,
+}
+
+/// TensorScalarCache: the per-partition running-cache recurrence (seed 000 §4).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TensorScalarCacheFields {
+    /// First stage op.
+    pub op0: AluOp,
+    /// Swap the first stage's operands.
+    pub reverse0: bool,
+    /// Second stage op.
+    pub op1: AluOp,
+    /// Swap the second stage's operands.
+    pub reverse1: bool,
+    /// Reduce, Cumulative or TensorScan.
+    pub mode: TscMode,
+    /// Cache initialisation: ZeroAccumulate (0) or LoadAccumulate (from the init operand).
+    pub acc: EngineAccumulationType,
+}
+
+/// TensorTensor: `out = op(in0, in1)` (seed 000 §2.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TensorTensorFields {
+    /// The op.
+    pub op: AluOp,
+    /// Accumulation into the output, if any.
+    pub acc: Option<EngineAccumulationType>,
+}
+
+/// TensorReduce (seed 000 §3.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TensorReduceFields {
+    /// The fold op.
+    pub op: AluOp,
+    /// Which innermost dims to fold.
+    pub axis: AxisListType,
+    /// Negate the folded value.
+    pub negate: bool,
+    /// Cast to fp32 and 32×32 partition-transpose first.
+    pub apply_transpose: bool,
+    /// Accumulation into the output, if any.
+    pub acc: Option<EngineAccumulationType>,
+}
+
+/// Pool: a window over the two innermost dims (seed 000 §3.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolFields {
+    /// Max or Avg.
+    pub func: PoolFunctionType,
+}
+
+/// An affine index generator: `base + channel_multiplier·p + Σ step·index` (seed 000 §5.4).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AffinePattern {
+    /// The constant term.
+    pub base: i64,
+    /// `[step, num]` per free dim, outermost first.
+    pub pattern: SmallVec<[ApPair; 5]>,
+    /// The partition coefficient.
+    pub channel_multiplier: i64,
+}
+
+/// Iota.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IotaFields {
+    /// The index generator.
+    pub generator: AffinePattern,
+}
+
+/// TensorScalarAffineSelect: `out = cmp(index, 0) ? in : fill_value`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AffineSelectFields {
+    /// The index generator.
+    pub generator: AffinePattern,
+    /// The comparison applied to the index.
+    pub compare_op: AluOp,
+    /// The value written where the comparison is false.
+    pub fill_value: F32,
+}
+
+/// Memset (seed 000 §5.4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemsetFields {
+    /// Const or Random.
+    pub mode: MemsetMode,
+    /// The fill bit pattern (low `dtype size` bytes are stored).
+    pub constant: u32,
+    /// Random-mode seed (our extension; absent = the engine's current state).
+    pub seed: Option<u64>,
+}
+
+/// StreamShuffle (seed 000 §5.3).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamShuffleFields {
+    /// 32 entries: source partition within the 32-block, or 255 = leave the row.
+    pub mask: Vec<u8>,
+}
+
+/// CopyPredicated (re-facts §7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CopyPredicatedFields {
+    /// Copy where the predicate is false instead.
+    pub reverse_pred: bool,
+    /// The instruction may read memory nobody wrote.
+    pub can_read_uninit: bool,
+}
+
+/// IndirectCopy (seed 000 §6.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IndirectCopyFields {
+    /// Entries at or after this count are skipped.
+    pub num_valid_indices: u64,
+}
+
+/// IndirectSaveAccumulate (seed 000 §6.2).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IndirectSaveAccumulateFields {
+    /// Queue fields.
+    pub dma: DmaFields,
+    /// Entries per partition that are used; later slots are skipped.
+    pub num_indices: u64,
+    /// Elements between consecutive table entries.
+    pub entry_step_elements: i64,
+    /// The reduce op (add; bypass = overwrite).
+    pub op: AluOp,
+}
+
+/// GenericIndirectLoad / GenericIndirectSave (seed 000 §6.2).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GenericIndirectFields {
+    /// Queue fields.
+    pub dma: DmaFields,
+    /// The AP axis each index operand drives, in operand order.
+    pub indirect_dims: Vec<IndirectDim>,
+    /// The reduce op on write (Save only; bypass = overwrite).
+    pub op: AluOp,
+}
+
+/// DMATrigger: a round-robin cursor over named DMABlocks (re-facts §5).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DmaTriggerFields {
+    /// Queue fields.
+    pub dma: DmaFields,
+    /// Names of the DMABlock instructions it fires, in order.
+    pub dma_blocks: Vec<String>,
+}
+
+/// DMABlock: a list of descriptors re-dispatched in order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DmaBlockFields {
+    /// The descriptor instructions (opcodes 69–72).
+    pub descriptors: Vec<Instruction>,
+}
+
+/// DMADescriptorCopy / CCE / Transpose / Replicate.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DmaDescriptorFields {
+    /// Number of tiling dimensions, if given.
+    pub num_tiling_dimensions: Option<u32>,
+    /// CCE reduce op.
+    pub op: Option<AluOp>,
+    /// CCE per-input scale factors.
+    pub constants: Vec<F32>,
+    /// Transpose code.
+    pub transpose_op: TransposeOps,
+}
+
+/// Matmult (PSUM accumulation, re-facts §5).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MatmultFields {
+    /// First matmul of an accumulation group (clear, then write).
+    pub start_tensor_calc: bool,
+    /// Last matmul of an accumulation group.
+    pub stop_tensor_calc: bool,
+    /// Transpose mode (PE transpose).
+    pub is_transpose: bool,
+    /// PE tile size, if given.
+    pub tile_size: Vec<i64>,
+    /// PE tile position, if given.
+    pub tile_position: Vec<i64>,
+    /// Performance mode.
+    pub perf_mode: MatmultPerfMode,
+}
+
+/// Activation (ScalarE).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ActivationFields {
+    /// The function.
+    pub func: ActivationFunc,
+    /// Input scale.
+    pub scale: F32,
+    /// Alpha parameter.
+    pub alpha: F32,
+    /// Accumulation, if any.
+    pub acc: Option<EngineAccumulationType>,
+}

@@ -1,0 +1,73 @@
+//! Loading, validating and round-tripping real-shaped dumps (the example of bir-json.md and a
+//! dump exercising every modelled opcode).
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+
+use bir_ir::{AccessPattern, AluOp, ApPair, Dtype, MemoryType, Op, Opcode, ValidateOptions, json, validate};
+
+fn load(path: &str) -> bir_ir::Program {
+    let text = std::fs::read_to_string(path).unwrap();
+    json::load_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn assert_round_trip(p: &bir_ir::Program) {
+    let text = json::to_json_string(p);
+    let q = json::load_str(&text).unwrap();
+    if &q != p {
+        // Narrow the difference down to the first differing instruction for the failure message.
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        p.functions[0].for_each_instruction(&mut |i| a.push(format!("{i:?}")));
+        q.functions[0].for_each_instruction(&mut |i| b.push(format!("{i:?}")));
+        for (x, y) in a.iter().zip(&b) {
+            assert_eq!(x, y, "first differing instruction after a round trip");
+        }
+        panic!("programs differ after a round trip (not in instructions)");
+    }
+    assert_eq!(json::to_json_string(&q), text, "writing is not stable");
+}
+
+#[test]
+fn the_bir_json_example_loads_validates_and_round_trips() {
+    let p = load("tests/data/sub_one.json");
+    validate(&p, &ValidateOptions::default()).unwrap();
+    let f = &p.functions[0];
+    assert_eq!(f.name, "sg0000");
+    assert_eq!(f.allocations.len(), 4);
+    let a = &f.locations[f.location_by_name("a").unwrap().index()];
+    assert_eq!((a.mem_type, a.partitions, a.bytes_per_partition), (MemoryType::Input, 128, 2048));
+    let mut ops = Vec::new();
+    f.for_each_instruction(&mut |i| ops.push(i.opcode()));
+    assert_eq!(ops, [Opcode::Load, Opcode::TensorScalar, Opcode::Save]);
+    let mut ts = None;
+    f.for_each_instruction(&mut |i| {
+        if let Op::TensorScalar(t) = &i.op {
+            ts = Some((*t, i.in_ap(0).cloned().unwrap()));
+        }
+    });
+    let (t, ap) = ts.unwrap();
+    assert_eq!((t.op0, t.const0.get(), t.op1), (AluOp::Subtract, 1.0, AluOp::Bypass));
+    let want = AccessPattern {
+        loc: f.location_by_name("a_tile").unwrap(),
+        dtype: Dtype::Float32,
+        offset: 0,
+        pairs: [ApPair::new(512, 128), ApPair::new(1, 512)].into_iter().collect(),
+        dynamic: None,
+    };
+    assert_eq!(ap, want);
+    assert_round_trip(&p);
+}
+
+#[test]
+fn every_conformance_program_round_trips() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../conformance/bir-ir/valid");
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_some_and(|x| x == "json") {
+            let p = load(path.to_str().unwrap());
+            validate(&p, &ValidateOptions::default()).unwrap_or_else(|d| panic!("{}: {d}", path.display()));
+            assert_round_trip(&p);
+            n += 1;
+        }
+    }
+    assert!(n >= 5, "found only {n} programs");
+}

@@ -1,0 +1,306 @@
+//! The conformance runner behind `cargo xtask verify`.
+//!
+//! **Corpus layout.** `conformance/<suite>/…/<case>.expect`, where a suite is a crate name
+//! (`bir-ir`, `access-pattern`, …) or `programs/<name>`. A case is one `.expect` file of
+//! directives (see `case.rs`); the files it names sit beside it, by default `<case>.json`.
+//! The case id is its path under `conformance/` without `.expect`.
+//!
+//! **Ledger.** `conformance/known-failures.txt` lists case ids (one per line, `#` comments)
+//! that are known to fail. A listed failure counts as `known`; a listed case that passes is
+//! an *unexpected pass* and fails the run, so the ledger only shrinks. Listing a case that does
+//! not exist also fails the run.
+
+mod bir_ir;
+mod case;
+
+use case::Case;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+/// Command-line options of `verify`.
+pub struct Options {
+    jobs: Option<usize>,
+    filters: Vec<String>,
+    shard: Option<(usize, usize)>,
+    list: bool,
+}
+
+impl Options {
+    pub fn parse(args: &[String]) -> Result<Options, String> {
+        let mut o = Options { jobs: None, filters: Vec::new(), shard: None, list: false };
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            let mut value = |flag: &str| it.next().cloned().ok_or_else(|| format!("{flag} needs a value"));
+            match a.as_str() {
+                "--jobs" | "-j" => {
+                    let v = value(a)?;
+                    o.jobs = Some(
+                        v.parse()
+                            .ok()
+                            .filter(|n| *n > 0)
+                            .ok_or(format!("--jobs {v}: expected a positive number"))?,
+                    );
+                }
+                "--filter" => o.filters.push(value(a)?),
+                "--shard" => {
+                    let v = value(a)?;
+                    o.shard =
+                        Some(parse_shard(&v).ok_or(format!("--shard {v}: expected K/N with 1 <= K <= N"))?);
+                }
+                "--list" => o.list = true,
+                other => return Err(format!("unknown option `{other}`")),
+            }
+        }
+        Ok(o)
+    }
+}
+
+fn parse_shard(s: &str) -> Option<(usize, usize)> {
+    let (k, n) = s.split_once('/')?;
+    let (k, n): (usize, usize) = (k.trim().parse().ok()?, n.trim().parse().ok()?);
+    (k >= 1 && k <= n).then_some((k, n))
+}
+
+/// The result of one case.
+#[derive(Debug)]
+pub enum Outcome {
+    Pass,
+    Fail(String),
+    Skip(String),
+}
+
+fn root() -> PathBuf {
+    // xtask lives in <root>/xtask.
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+fn discover(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(std::fs::DirEntry::path);
+    for e in entries {
+        let p = e.path();
+        if p.is_dir() {
+            discover(&p, out)?;
+        } else if p.extension().is_some_and(|x| x == "expect") {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+/// The suite a case id belongs to: its first path segment, or `programs/<name>`.
+fn suite_of(id: &str) -> String {
+    let mut parts = id.split('/');
+    match (parts.next(), parts.next()) {
+        (Some("programs"), Some(name)) => format!("programs/{name}"),
+        (Some(first), _) => first.to_owned(),
+        (None, _) => String::new(),
+    }
+}
+
+fn run_case(case: &Case) -> Outcome {
+    if let Some(reason) = &case.skip {
+        return Outcome::Skip(reason.clone());
+    }
+    match case.suite.as_str() {
+        "bir-ir" => bir_ir::run(case),
+        other => Outcome::Fail(format!("no runner for suite `{other}`")),
+    }
+}
+
+#[derive(Default, Clone)]
+struct Tally {
+    pass: usize,
+    fail: usize,
+    known: usize,
+    skip: usize,
+    unexpected_pass: usize,
+}
+
+pub fn run(opts: &Options) -> ExitCode {
+    let root = root();
+    let corpus = root.join("conformance");
+    let mut files = Vec::new();
+    if let Err(e) = discover(&corpus, &mut files) {
+        eprintln!("xtask verify: cannot read {}: {e}", corpus.display());
+        return ExitCode::from(2);
+    }
+    let ledger_path = corpus.join("known-failures.txt");
+    let ledger = match read_ledger(&ledger_path) {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("xtask verify: {}: {e}", ledger_path.display());
+            return ExitCode::from(2);
+        }
+    };
+    let mut ids: Vec<(String, PathBuf)> = files
+        .into_iter()
+        .filter_map(|p| {
+            let rel = p.strip_prefix(&corpus).ok()?.with_extension("");
+            Some((rel.to_string_lossy().replace('\\', "/"), p))
+        })
+        .collect();
+    ids.sort();
+    let all_ids: Vec<String> = ids.iter().map(|(id, _)| id.clone()).collect();
+    let stale: Vec<&String> = ledger.iter().filter(|l| !all_ids.contains(l)).collect();
+
+    let selected: Vec<(String, PathBuf)> = ids
+        .into_iter()
+        .filter(|(id, _)| opts.filters.is_empty() || opts.filters.iter().any(|f| id.contains(f.as_str())))
+        .enumerate()
+        .filter(|(k, _)| opts.shard.is_none_or(|(s, n)| k % n == s - 1))
+        .map(|(_, c)| c)
+        .collect();
+
+    if opts.list {
+        for (id, _) in &selected {
+            println!("{id}");
+        }
+        return ExitCode::SUCCESS;
+    }
+
+    let jobs = opts
+        .jobs
+        .or_else(|| std::env::var("BIRSIM_JOBS").ok().and_then(|v| v.parse().ok()).filter(|n: &usize| *n > 0))
+        .or_else(|| std::thread::available_parallelism().ok().map(usize::from))
+        .unwrap_or(1);
+
+    let start = Instant::now();
+    let results: Mutex<Vec<(String, String, Outcome)>> = Mutex::new(Vec::with_capacity(selected.len()));
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    let progress = std::io::stderr().is_terminal();
+    std::thread::scope(|s| {
+        for _ in 0..jobs.min(selected.len().max(1)) {
+            s.spawn(|| {
+                loop {
+                    let k = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((id, path)) = selected.get(k) else { break };
+                    let suite = suite_of(id);
+                    let outcome = match Case::read(&suite, path) {
+                        Ok(case) => run_case(&case),
+                        Err(e) => Outcome::Fail(e),
+                    };
+                    if let Ok(mut r) = results.lock() {
+                        r.push((suite, id.clone(), outcome));
+                    }
+                    let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                    if progress {
+                        draw_progress(n, selected.len());
+                    }
+                }
+            });
+        }
+    });
+    if progress {
+        eprint!("\r{:70}\r", "");
+    }
+    let mut results = results.into_inner().unwrap_or_default();
+    results.sort_by(|a, b| a.1.cmp(&b.1));
+
+    let mut suites: Vec<(String, Tally)> = Vec::new();
+    let mut failures = Vec::new();
+    let mut unexpected = Vec::new();
+    let mut skipped = Vec::new();
+    for (suite, id, outcome) in &results {
+        if !suites.iter().any(|(s, _)| s == suite) {
+            suites.push((suite.clone(), Tally::default()));
+        }
+        let Some((_, tally)) = suites.iter_mut().find(|(s, _)| s == suite) else { continue };
+        let listed = ledger.contains(id);
+        match (outcome, listed) {
+            (Outcome::Pass, false) => tally.pass += 1,
+            (Outcome::Pass, true) => {
+                tally.unexpected_pass += 1;
+                unexpected.push(id.clone());
+            }
+            (Outcome::Fail(_), true) => tally.known += 1,
+            (Outcome::Fail(msg), false) => {
+                tally.fail += 1;
+                failures.push((id.clone(), msg.clone()));
+            }
+            (Outcome::Skip(reason), _) => {
+                tally.skip += 1;
+                skipped.push((id.clone(), reason.clone()));
+            }
+        }
+    }
+
+    for (id, msg) in &failures {
+        println!("FAIL {id}\n{}\n", indent(msg));
+    }
+    for (id, reason) in &skipped {
+        println!("SKIP {id}: {reason}");
+    }
+    print_table(&suites);
+    println!("{} case(s) on {jobs} thread(s) in {:.2?}", results.len(), start.elapsed());
+
+    let mut bad = !failures.is_empty();
+    for id in &unexpected {
+        println!("UNEXPECTED PASS {id}: it passes now; remove it from conformance/known-failures.txt");
+        bad = true;
+    }
+    for id in &stale {
+        println!("STALE LEDGER ENTRY {id}: no such case; remove it from conformance/known-failures.txt");
+        bad = true;
+    }
+    if bad {
+        println!("verify: FAILED");
+        ExitCode::FAILURE
+    } else {
+        println!("verify: ok");
+        ExitCode::SUCCESS
+    }
+}
+
+fn indent(s: &str) -> String {
+    s.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
+}
+
+fn draw_progress(done: usize, total: usize) {
+    let width = 40;
+    let filled = (done * width).checked_div(total).unwrap_or(width);
+    let mut err = std::io::stderr().lock();
+    let _ = write!(err, "\rverify [{}{}] {done}/{total}", "=".repeat(filled), " ".repeat(width - filled));
+    let _ = err.flush();
+}
+
+fn print_table(suites: &[(String, Tally)]) {
+    let w = suites.iter().map(|(s, _)| s.len()).max().unwrap_or(5).max(5);
+    println!("{:w$}  {:>6} {:>6} {:>6} {:>6} {:>11}", "suite", "pass", "fail", "known", "skip", "unexp.pass");
+    let mut total = Tally::default();
+    for (s, t) in suites {
+        println!(
+            "{s:w$}  {:>6} {:>6} {:>6} {:>6} {:>11}",
+            t.pass, t.fail, t.known, t.skip, t.unexpected_pass
+        );
+        total.pass += t.pass;
+        total.fail += t.fail;
+        total.known += t.known;
+        total.skip += t.skip;
+        total.unexpected_pass += t.unexpected_pass;
+    }
+    println!(
+        "{:w$}  {:>6} {:>6} {:>6} {:>6} {:>11}",
+        "total", total.pass, total.fail, total.known, total.skip, total.unexpected_pass
+    );
+    // The plain closing line CI log readers look for.
+    println!("{} passed, {} failed, {} skipped", total.pass, total.fail + total.unexpected_pass, total.skip);
+}
+
+fn read_ledger(path: &Path) -> Result<Vec<String>, String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(text
+            .lines()
+            .map(|l| l.split('#').next().unwrap_or("").trim())
+            .filter(|l| !l.is_empty())
+            .map(str::to_owned)
+            .collect()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(e.to_string()),
+    }
+}
