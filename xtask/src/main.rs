@@ -5,6 +5,7 @@
 //!
 //! Only xtask and the CLI touch files; the library crates stay free of I/O policy.
 
+mod tidy;
 mod verify;
 
 use std::process::ExitCode;
