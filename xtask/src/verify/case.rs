@@ -8,9 +8,13 @@
 //! | `expect: ok` | the program loads, validates and round-trips |
 //! | `skip: REASON` | the case is counted as skipped (for cases that need something CI lacks) |
 //! | `error KIND @ LOCATION | MESSAGE` | loading or validation reports exactly these errors: one diagnostic per line, of that kind, whose location contains LOCATION and whose message contains MESSAGE |
+//! | `input NAME = FILE.npy` | program cases: load allocation (or location) NAME from FILE before running |
+//! | `output NAME = FILE.npy` | program cases: after running, NAME must equal FILE bit for bit |
+//! | `profile: refsim` or `profile: nki` | program cases: the numerics fidelity profile (default refsim) |
 //!
-//! Later suites add their directives here (inputs, expected outputs, profile), so every suite
-//! reads one format.
+//! A program case is a BIR JSON file + input tensors + expected output tensors (raw bit patterns
+//! in `.npy`; failures print both values in hex). The expected files come from oracle scripts
+//! committed next to the suite, never from birsim. Every suite reads this one format.
 
 use std::path::{Path, PathBuf};
 
@@ -32,6 +36,12 @@ pub struct Case {
     pub program: PathBuf,
     pub expect_ok: bool,
     pub errors: Vec<ExpectedError>,
+    /// `(name, file)` tensors to load before running.
+    pub inputs: Vec<(String, PathBuf)>,
+    /// `(name, file)` tensors the run must produce.
+    pub outputs: Vec<(String, PathBuf)>,
+    /// The fidelity profile name, if given.
+    pub profile: Option<String>,
 }
 
 impl Case {
@@ -46,6 +56,9 @@ impl Case {
             program: dir.join(format!("{stem}.json")),
             expect_ok: false,
             errors: Vec::new(),
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+            profile: None,
         };
         for (k, raw) in text.lines().enumerate() {
             let line = k + 1;
@@ -63,6 +76,22 @@ impl Case {
                     "ok" => case.expect_ok = true,
                     other => return Err(format!("{}: unknown expectation `{other}` (expected `ok`)", at())),
                 }
+            } else if let Some(rest) = l.strip_prefix("profile:") {
+                match rest.trim() {
+                    p @ ("refsim" | "nki") => case.profile = Some(p.to_owned()),
+                    other => {
+                        return Err(format!("{}: unknown profile `{other}` (expected refsim or nki)", at()));
+                    }
+                }
+            } else if let Some((list, rest)) = l
+                .strip_prefix("input ")
+                .map(|r| (&mut case.inputs, r))
+                .or_else(|| l.strip_prefix("output ").map(|r| (&mut case.outputs, r)))
+            {
+                let (name, file) = rest
+                    .split_once('=')
+                    .ok_or_else(|| format!("{}: expected `input|output NAME = FILE.npy`", at()))?;
+                list.push((name.trim().to_owned(), dir.join(file.trim())));
             } else if let Some(rest) = l.strip_prefix("error ") {
                 let (kind, rest) = rest
                     .split_once(" @ ")
@@ -78,9 +107,12 @@ impl Case {
                 return Err(format!("{}: unknown directive `{l}`", at()));
             }
         }
-        if case.skip.is_none() && case.expect_ok != case.errors.is_empty() {
+        let expectations = usize::from(case.expect_ok)
+            + usize::from(!case.errors.is_empty())
+            + usize::from(!case.outputs.is_empty());
+        if case.skip.is_none() && expectations != 1 {
             return Err(format!(
-                "{}: a case expects either `expect: ok` or one or more `error` lines",
+                "{}: a case expects exactly one of `expect: ok`, `error` lines, or `output` tensors",
                 path.display()
             ));
         }
