@@ -6,6 +6,7 @@
 //! |---|---|
 //! | `program: FILE` | the BIR JSON program (default: `<case>.json` beside the `.expect`) |
 //! | `expect: ok` | the program loads, validates and round-trips |
+//! | `expect: oracle` | the results match the oracle data stored in the case file (suites whose vectors come from an oracle script) |
 //! | `skip: REASON` | the case is counted as skipped (for cases that need something CI lacks) |
 //! | `error KIND @ LOCATION | MESSAGE` | loading or validation reports exactly these errors: one diagnostic per line, of that kind, whose location contains LOCATION and whose message contains MESSAGE |
 //! | `input NAME = FILE.npy` | program cases: load allocation (or location) NAME from FILE before running |
@@ -35,6 +36,8 @@ pub struct Case {
     pub expect_file: PathBuf,
     pub program: PathBuf,
     pub expect_ok: bool,
+    /// Compare against the oracle data in the case file.
+    pub expect_oracle: bool,
     pub errors: Vec<ExpectedError>,
     /// `(name, file)` tensors to load before running.
     pub inputs: Vec<(String, PathBuf)>,
@@ -55,6 +58,7 @@ impl Case {
             expect_file: path.to_path_buf(),
             program: dir.join(format!("{stem}.json")),
             expect_ok: false,
+            expect_oracle: false,
             errors: Vec::new(),
             inputs: Vec::new(),
             outputs: Vec::new(),
@@ -74,7 +78,13 @@ impl Case {
             } else if let Some(rest) = l.strip_prefix("expect:") {
                 match rest.trim() {
                     "ok" => case.expect_ok = true,
-                    other => return Err(format!("{}: unknown expectation `{other}` (expected `ok`)", at())),
+                    "oracle" => case.expect_oracle = true,
+                    other => {
+                        return Err(format!(
+                            "{}: unknown expectation `{other}` (expected `ok` or `oracle`)",
+                            at()
+                        ));
+                    }
                 }
             } else if let Some(rest) = l.strip_prefix("profile:") {
                 match rest.trim() {
@@ -108,11 +118,12 @@ impl Case {
             }
         }
         let expectations = usize::from(case.expect_ok)
+            + usize::from(case.expect_oracle)
             + usize::from(!case.errors.is_empty())
             + usize::from(!case.outputs.is_empty());
         if case.skip.is_none() && expectations != 1 {
             return Err(format!(
-                "{}: a case expects exactly one of `expect: ok`, `error` lines, or `output` tensors",
+                "{}: a case expects exactly one of `expect: ok`, `expect: oracle`, `error` lines, or `output` tensors",
                 path.display()
             ));
         }

@@ -10,6 +10,7 @@
 //! an *unexpected pass* and fails the run, so the ledger only shrinks. Listing a case that does
 //! not exist also fails the run.
 
+mod access_pattern;
 mod bir_ir;
 mod case;
 
@@ -108,6 +109,7 @@ fn run_case(case: &Case) -> Outcome {
     }
     match case.suite.as_str() {
         "bir-ir" => bir_ir::run(case),
+        "access-pattern" => access_pattern::run(case),
         other => Outcome::Fail(format!("no runner for suite `{other}`")),
     }
 }
