@@ -1,10 +1,12 @@
 //! birsim automation, run as `cargo xtask <command>` (alias in `.cargo/config.toml`).
 //!
 //! - `verify`: the conformance corpus under `conformance/` (the project's main job).
+//! - `bench`: speed targets, as ratios against baselines measured in the same run.
 //! - `help`: usage.
 //!
 //! Only xtask and the CLI touch files; the library crates stay free of I/O policy.
 
+mod bench;
 mod tidy;
 mod verify;
 
@@ -18,6 +20,10 @@ commands:
       Run the conformance corpus under conformance/. Threads: --jobs, else $BIRSIM_JOBS,
       else all cores. --filter keeps cases whose id contains PATTERN (repeatable: any
       matches). --shard K/N runs the K-th of N slices (1-based). --list prints case ids.
+  bench [PATTERN...]
+      Run the benchmarks whose names contain a PATTERN (all when none), printing each
+      as a ratio against a baseline measured in the same run (memcpy, a naive walker,
+      or a peer's figure from shared/reference/peers.md).
   help
       This text.
 ";
@@ -36,6 +42,10 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
+        "bench" => {
+            bench::run(rest);
+            ExitCode::SUCCESS
+        }
         "help" | "--help" | "-h" => {
             print!("{USAGE}");
             ExitCode::SUCCESS

@@ -136,6 +136,25 @@ impl Runs {
     pub fn remaining(&self) -> u64 {
         self.remaining
     }
+
+    /// The innermost loop outside the runs, if any.
+    pub fn innermost_outer(&self) -> Option<ApPair> {
+        self.outer.last().copied()
+    }
+
+    /// Splits off the innermost outer loop: the runs of the remaining outer loops (each now
+    /// standing for a whole block) and that loop's `[step, num]`. `None` when there is no outer
+    /// loop or iteration has started. Used for cache-blocked 2-D (transpose-shaped) copies.
+    pub fn into_blocks(mut self) -> Option<(Runs, ApPair)> {
+        let total: u64 = self.outer.iter().map(|q| q.num as u64).product();
+        if self.remaining != total || self.idx.iter().any(|&i| i != 0) {
+            return None;
+        }
+        let block = self.outer.pop()?;
+        self.idx.pop();
+        self.remaining /= block.num as u64;
+        Some((self, block))
+    }
 }
 
 impl Iterator for Runs {

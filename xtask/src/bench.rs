@@ -1,0 +1,170 @@
+//! `cargo xtask bench`: speed targets as ratios against baselines measured in the same run
+//! (DEVELOPERS.md: never timed unit tests). Peer figures are NumPy's, from
+//! shared/reference/peers.md, measured on the same kind of machine.
+
+use access_pattern::{Layout, Pattern, read, write};
+use bir_ir::ApPair;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+/// Median time of `reps` runs of `f` (after one warm-up run).
+fn time(reps: usize, mut f: impl FnMut()) -> Duration {
+    f();
+    let mut t: Vec<Duration> = (0..reps)
+        .map(|_| {
+            let s = Instant::now();
+            f();
+            s.elapsed()
+        })
+        .collect();
+    t.sort();
+    t[t.len() / 2]
+}
+
+fn pairs(v: &[(i64, i64)]) -> Vec<ApPair> {
+    v.iter().map(|&(s, n)| ApPair::new(s, n)).collect()
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// The obvious per-element walker: nested loops over the levels, the address formula per element.
+fn naive_read(buf: &[u8], layout: &Layout, ps: &[ApPair], offset: i64, size: usize, out: &mut [u8]) {
+    let mut idx = vec![0i64; ps.len()];
+    let mut k = 0;
+    loop {
+        let e = offset + idx.iter().zip(ps).map(|(i, p)| i * p.step).sum::<i64>();
+        if let Some(at) = layout.address(e, size) {
+            out[k..k + size].copy_from_slice(&buf[at..at + size]);
+        }
+        k += size;
+        let mut d = ps.len();
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            idx[d] += 1;
+            if idx[d] < ps[d].num {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+/// peers.md: memcpy of 64 MiB (bytes read + written) took 3.66 ms on the machine the peer figures
+/// come from. Timing the same memcpy here gives the factor that carries a peer figure over.
+const PEER_MEMCPY_64MIB_MS: f64 = 3.66;
+
+/// How much slower this machine is than the peers' (> 1 = slower), from a 64 MiB memcpy.
+fn machine_factor() -> f64 {
+    let src = vec![1u8; 64 << 20];
+    let mut dst = vec![0u8; 64 << 20];
+    let t = time(9, || {
+        dst.copy_from_slice(&src);
+        black_box(&dst);
+    });
+    ms(t) / PEER_MEMCPY_64MIB_MS
+}
+
+pub fn run(filter: &[String]) {
+    let want = |name: &str| filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str()));
+    let factor = machine_factor();
+    println!("machine factor vs peers.md (64 MiB memcpy): {factor:.2}x; peer figures below are scaled by it");
+    println!("{:<44} {:>8} {:>12} {:>28}", "case", "ms", "elements/s", "ratio");
+    if want("ap-contiguous") {
+        contiguous();
+    }
+    for (name, ap, src_bytes, numpy_ms) in strided_cases() {
+        if want(name) {
+            strided(name, &ap, src_bytes, numpy_ms * factor);
+        }
+    }
+}
+
+fn contiguous() {
+    // 128 x 65536 fp32 SBUF-shaped tile, read through its AP and written back through another.
+    let (parts, pitch) = (128u64, 65536u64);
+    let bytes = (parts * pitch * 4) as usize;
+    let layout = Layout::partitioned(0, parts, pitch * 4, pitch * 4);
+    let ps = pairs(&[(pitch as i64, parts as i64), (1, pitch as i64)]);
+    let p = Pattern { pairs: &ps, offset: 0, elem_size: 4 };
+    let src: Vec<u8> = (0..bytes).map(|i| i as u8).collect();
+    let mut flat = vec![0u8; bytes];
+    let mut dst = vec![0u8; bytes];
+    let ours = time(9, || {
+        read(&src, &layout, &p, &mut flat).ok();
+        write(&mut dst, &layout, &p, &flat).ok();
+        black_box(&dst);
+    });
+    let base = time(9, || {
+        flat.copy_from_slice(&src);
+        dst.copy_from_slice(&flat);
+        black_box(&dst);
+    });
+    let n = (parts * pitch) as f64;
+    println!(
+        "{:<44} {:>8.3} {:>12.3e} {:>10.2}x memcpy time (target <= 1.2)",
+        "ap-contiguous 128x65536 f32 read+write",
+        ms(ours),
+        n / ours.as_secs_f64(),
+        ours.as_secs_f64() / base.as_secs_f64()
+    );
+}
+
+/// (name, source AP over a flat fp32 source, source bytes, NumPy ms from peers.md)
+fn strided_cases() -> Vec<(&'static str, Vec<ApPair>, usize, f64)> {
+    // The logical tensor is [W=128, Z=4, Y=64, X=64] fp32 = 2 Mi elements.
+    let (w, z, y, x) = (128i64, 4i64, 64i64, 64i64);
+    let plane = z * y * x;
+    vec![
+        (
+            "ap-strided Y step 2",
+            pairs(&[(2 * plane, w), (2 * y * x, z), (2 * x, y), (1, x)]),
+            (2 * w * plane * 4) as usize,
+            0.36,
+        ),
+        (
+            "ap-strided Z<->Y swapped",
+            pairs(&[(plane, w), (x, y), (y * x, z), (1, x)]),
+            (w * plane * 4) as usize,
+            0.31,
+        ),
+        (
+            "ap-strided Y<->X swapped (inner stride 64)",
+            pairs(&[(plane, w), (y * x, z), (1, x), (x, y)]),
+            (w * plane * 4) as usize,
+            0.54,
+        ),
+        ("ap-strided partition transpose", pairs(&[(1, w), (w, plane)]), (w * plane * 4) as usize, 2.47),
+    ]
+}
+
+/// `numpy_ms` is the peer figure already scaled to this machine.
+fn strided(name: &str, ps: &[ApPair], src_bytes: usize, numpy_ms: f64) {
+    let layout = Layout::flat(0, src_bytes as u64);
+    let p = Pattern { pairs: ps, offset: 0, elem_size: 4 };
+    let n = ps.iter().map(|q| q.num).product::<i64>() as usize;
+    let src: Vec<u8> = (0..src_bytes).map(|i| (i >> 2) as u8).collect();
+    let mut out = vec![0u8; n * 4];
+    let ours = time(15, || {
+        read(&src, &layout, &p, &mut out).ok();
+        black_box(&out);
+    });
+    let mut naive_out = vec![0u8; n * 4];
+    let naive = time(3, || {
+        naive_read(&src, &layout, ps, 0, 4, &mut naive_out);
+        black_box(&naive_out);
+    });
+    let same = if out == naive_out { "" } else { "  MISMATCH vs naive" };
+    println!(
+        "{:<44} {:>8.3} {:>12.3e} {:>6.1}x naive, {:>5.2}x NumPy speed{same}",
+        name,
+        ms(ours),
+        n as f64 / ours.as_secs_f64(),
+        naive.as_secs_f64() / ours.as_secs_f64(),
+        numpy_ms / ms(ours)
+    );
+}
