@@ -1,6 +1,60 @@
 //! Every BIR dtype's bit-exact codecs, `cast_copy_or_accumulate` and the ALU functor tables.
 //!
-//! This crate will own (issue "numerics"): decode/encode for all 20 dtypes under the `refsim`
-//! and `nki` fidelity profiles (re-facts §4), the memory-reduction accumulate path
-//! (seed 000 §6.4), and the four ALU functor maps `ts_ops`, `ts_int_ops`, `ta_ops` and
-//! `ts_int_cmp_ops` (seed 000 §2.1). It knows nothing of instructions or memory.
+//! - [`Profile`]: the fidelity profile (`refsim`, the reference interpreter as re-facts §4
+//!   describes it, or `nki`, bit-exact with ml_dtypes 0.6); every knob settable on its own.
+//! - [`minifloat`]: one branch-free encoder and compile-time decode tables for every ≤ 8-bit
+//!   float format (FP8 E3M4/E4M3/E4M3FN/E5M2, FP4 E2M1FN), parameterised by format and policy.
+//! - [`codec`]: bulk decode to fp32 and encode from fp32 for all 20 dtypes, dispatched once per
+//!   call onto monomorphic slice loops; [`cast`] converts between any two dtypes through fp32
+//!   (the reference's hub-and-spoke `CastToNewDType`, re-facts §4).
+//! - [`accumulate`]: `cast_copy_or_accumulate` (seed 000 §6.4, re-facts §8).
+//! - [`alu`]: the four functor tables `ts_ops`, `ts_int_ops`, `ta_ops`, `ts_int_cmp_ops`
+//!   (seed 000 §2.1), with a visitor so callers run monomorphic loops per op.
+//!
+//! It knows nothing of instructions or memory. Values are little-endian bytes; low-precision
+//! values stay bits until decoded.
+
+pub mod accumulate;
+pub mod alu;
+pub mod codec;
+pub mod minifloat;
+mod profile;
+
+pub use accumulate::{accumulate, accumulate_slice, memory_reduction};
+pub use codec::{cast, decode_to_f32, encode_from_f32};
+pub use profile::{E8m0Mode, FloatToInt, IntToInt, NanSign, Profile};
+
+pub use bir_ir::{Dtype, DtypeClass, MemoryReductionOp};
+
+/// A numeric operation that cannot be done; a guest fault, not a bug.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NumericsError {
+    /// `cast_copy_or_accumulate` cannot reduce this dtype (re-facts §8).
+    #[error(
+        "cast_accumulate: unsupported dtype {0} for {1} (only float8e3, float8e4, float8e5, bfloat16, float16, int32, float32 and int64 reduce)"
+    )]
+    UnsupportedReduceDtype(Dtype, MemoryReductionOp),
+    /// An ALU op that is not a member of the table the instruction selects (seed 000 §2.1).
+    #[error("op {op} is not supported yet in {table}")]
+    UnsupportedOp {
+        /// The op.
+        op: bir_ir::AluOp,
+        /// The table (`ts_ops`, `ts_int_ops`, `ta_ops`, `ts_int_cmp_ops`).
+        table: &'static str,
+    },
+    /// An ALU op with no memory-side reduce (only bypass and add have one).
+    #[error("op {0} has no memory-side reduction (only bypass → copy and add → add)")]
+    NoMemoryReduction(bir_ir::AluOp),
+    /// Source and destination hold different numbers of values.
+    #[error("cast of {src_values} {src} values into room for {dst_values} {dst} values")]
+    LengthMismatch {
+        /// Source dtype.
+        src: Dtype,
+        /// Values in the source.
+        src_values: usize,
+        /// Destination dtype.
+        dst: Dtype,
+        /// Values the destination holds.
+        dst_values: usize,
+    },
+}

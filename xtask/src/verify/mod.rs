@@ -13,6 +13,7 @@
 mod access_pattern;
 mod bir_ir;
 mod case;
+mod numerics;
 
 use case::Case;
 use std::io::{IsTerminal, Write};
@@ -110,6 +111,7 @@ fn run_case(case: &Case) -> Outcome {
     match case.suite.as_str() {
         "bir-ir" => bir_ir::run(case),
         "access-pattern" => access_pattern::run(case),
+        "numerics" => numerics::run(case),
         other => Outcome::Fail(format!("no runner for suite `{other}`")),
     }
 }
