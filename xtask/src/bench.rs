@@ -3,7 +3,7 @@
 //! shared/reference/peers.md, measured on the same kind of machine.
 
 use access_pattern::{Layout, Pattern, read, write};
-use bir_ir::ApPair;
+use bir_ir::{ApPair, Dtype};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -82,6 +82,53 @@ pub fn run(filter: &[String]) {
             strided(name, &ap, src_bytes, numpy_ms * factor);
         }
     }
+    for (name, from, to, peer_ms, target) in conversions() {
+        if want(name) {
+            conversion(name, from, to, peer_ms * factor, target);
+        }
+    }
+}
+
+/// (name, from, to, ml_dtypes ms for 16 Mi elements from peers.md, target speed-up)
+fn conversions() -> Vec<(&'static str, Dtype, Dtype, f64, f64)> {
+    vec![
+        ("cast fp32 -> float8_e4m3fn", Dtype::Float32, Dtype::Float8E4m3fn, 106.0, 10.0),
+        ("cast fp32 -> float8e5", Dtype::Float32, Dtype::Float8E5, 106.0, 10.0),
+        ("cast float8_e4m3fn -> fp32", Dtype::Float8E4m3fn, Dtype::Float32, 85.0, 20.0),
+        ("cast float8e5 -> fp32", Dtype::Float8E5, Dtype::Float32, 85.0, 20.0),
+        ("cast fp32 -> bfloat16", Dtype::Float32, Dtype::Bfloat16, 5.5, 1.0),
+        ("cast bfloat16 -> fp32", Dtype::Bfloat16, Dtype::Float32, 2.74, 1.0),
+    ]
+}
+
+/// Converts 16 Mi values under the nki profile (ml_dtypes semantics, the peer's).
+fn conversion(name: &str, from: Dtype, to: Dtype, peer_ms: f64, target: f64) {
+    let n = 16usize << 20;
+    let src: Vec<u8> = (0..n * from.size()).map(|i| (i.wrapping_mul(2_654_435_761) >> 7) as u8).collect();
+    let mut dst = vec![0u8; n * to.size()];
+    let profile = numerics::Profile::nki();
+    let ours = time(7, || {
+        numerics::cast(from, &src, to, &mut dst, &profile).ok();
+        black_box(&dst);
+    });
+    // The same memory traffic as the conversion: read src.len() bytes, write dst.len() bytes.
+    let half = (src.len() + dst.len()) / 2;
+    let from = vec![1u8; half];
+    let mut to = vec![0u8; half];
+    let base = time(7, || {
+        to.copy_from_slice(&from);
+        black_box(&to);
+    });
+    let speedup = peer_ms / ms(ours);
+    let verdict = if speedup >= target { "ok" } else { "BELOW TARGET" };
+    println!(
+        "{:<44} {:>8.3} {:>12.3e} {:>6.1}x ml_dtypes (target {target}x: {verdict}), {:.2}x memcpy time (same traffic)",
+        name,
+        ms(ours),
+        n as f64 / ours.as_secs_f64(),
+        speedup,
+        ours.as_secs_f64() / base.as_secs_f64()
+    );
 }
 
 fn contiguous() {

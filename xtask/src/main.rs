@@ -2,11 +2,13 @@
 //!
 //! - `verify`: the conformance corpus under `conformance/` (the project's main job).
 //! - `bench`: speed targets, as ratios against baselines measured in the same run.
+//! - `exhaustive-fp8`: the opt-in 2^32 check of the FP8 encoders (not in CI).
 //! - `help`: usage.
 //!
 //! Only xtask and the CLI touch files; the library crates stay free of I/O policy.
 
 mod bench;
+mod exhaustive;
 mod tidy;
 mod verify;
 
@@ -24,6 +26,9 @@ commands:
       Run the benchmarks whose names contain a PATTERN (all when none), printing each
       as a ratio against a baseline measured in the same run (memcpy, a naive walker,
       or a peer's figure from shared/reference/peers.md).
+  exhaustive-fp8 [FORMAT...]
+      Check every fp32 input (2^32) through the FP8 encoders against a slow reference,
+      saturating and not (float8_e4m3fn, float8e5, float8e4, float8e3). Minutes; not in CI.
   help
       This text.
 ";
@@ -45,6 +50,13 @@ fn main() -> ExitCode {
         "bench" => {
             bench::run(rest);
             ExitCode::SUCCESS
+        }
+        "exhaustive-fp8" => {
+            if exhaustive::run(rest) {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
         }
         "help" | "--help" | "-h" => {
             print!("{USAGE}");

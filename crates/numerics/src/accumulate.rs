@@ -52,10 +52,11 @@ fn combine_f32(op: MemoryReductionOp, dst: f32, src: f32) -> f32 {
 }
 
 fn fp8(op: MemoryReductionOp, f: Format, table: &[u32; 256], p: Policy, dst: &mut [u8], src: &[u8]) {
+    let enc = minifloat::Encoder::new(f, p);
     for (d, s) in dst.iter_mut().zip(src) {
         let r =
             combine_f32(op, f32::from_bits(table[usize::from(*d)]), f32::from_bits(table[usize::from(*s)]));
-        *d = minifloat::encode(f, p, r.to_bits());
+        *d = enc.encode(r.to_bits());
     }
 }
 

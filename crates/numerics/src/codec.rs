@@ -62,12 +62,12 @@ pub fn f32_to_f16_bits(f: f32, nan: NanSign, payload: bool) -> u16 {
 /// fp32 → bf16 bits: RNE on the bit pattern, no saturation; NaN → 0x7FC0 (with sign if kept).
 #[inline(always)]
 pub fn f32_to_bf16_bits(b: u32, nan: NanSign) -> u16 {
-    let rounded = (b.wrapping_add(0x7FFF + ((b >> 16) & 1)) >> 16) as u16;
-    let nan_code = match nan {
-        NanSign::Keep => ((b >> 16) as u16 & 0x8000) | 0x7FC0,
-        NanSign::Drop => 0x7FC0,
-    };
-    if b & 0x7FFF_FFFF > 0x7F80_0000 { nan_code } else { rounded }
+    let rounded = b.wrapping_add(0x7FFF + ((b >> 16) & 1)) >> 16;
+    let keep = u32::from(nan == NanSign::Keep).wrapping_neg();
+    let nan_code = ((b >> 16) & 0x8000 & keep) | 0x7FC0;
+    // All ones when |b| is above Inf (a NaN); masks keep this loop branch-free.
+    let is_nan = ((0x7F80_0000u32.wrapping_sub(b & 0x7FFF_FFFF) as i32) >> 31) as u32;
+    (rounded ^ ((rounded ^ nan_code) & is_nan)) as u16
 }
 
 /// fp32 → fp32r bits: RNE to 11 explicit mantissa bits (round bit 0x1000, re-facts §4). A NaN
@@ -179,10 +179,11 @@ fn decode_x4(table: &[u32; 256], lane_bits: u32, container: usize, src: &[u8], o
 
 fn encode_x4(f: Format, p: Policy, container: usize, src: &[f32], out: &mut [u8]) {
     let lane_bits = f.bits().next_power_of_two();
+    let enc = minifloat::Encoder::new(f, p);
     for (c, s) in out.chunks_exact_mut(container).zip(src.chunks_exact(4)) {
         let mut v = 0u32;
         for (lane, x) in s.iter().enumerate() {
-            v |= u32::from(minifloat::encode(f, p, x.to_bits())) << (lane_bits * lane as u32);
+            v |= u32::from(enc.encode(x.to_bits())) << (lane_bits * lane as u32);
         }
         c.copy_from_slice(&v.to_le_bytes()[..container]);
     }

@@ -189,45 +189,145 @@ impl Policy {
     }
 }
 
-/// Encodes one fp32 bit pattern (see the module doc). `#[inline(always)]` so slice loops over a
-/// constant format fold every parameter.
-#[inline(always)]
-pub fn encode(f: Format, p: Policy, bits: u32) -> u8 {
-    let m = f.man_bits;
-    let shift = 23 - m;
-    let sign = (bits >> 31) << (f.exp_bits + m);
-    let a = bits & 0x7FFF_FFFF;
-    // Normal range: RNE on the fp32 bits, then re-bias the exponent.
-    let rounded = a.wrapping_add((1 << (shift - 1)) - 1 + ((a >> shift) & 1));
-    let normal = (rounded >> shift).wrapping_sub(((127 - f.bias) as u32) << m);
-    // Subnormal range: adding 2^k, whose ulp is the target's subnormal step, rounds |x| by RNE.
-    let magic = ((1 - f.bias - m as i32 + 23 + 127) as u32) << 23;
-    let sub = (f32::from_bits(a) + f32::from_bits(magic)).to_bits().wrapping_sub(magic);
-    let min_normal = ((1 - f.bias + 127) as u32) << 23;
-    let code = if a < min_normal { sub } else { normal };
-    let nan = match p.nan {
-        NanOut::Keep => sign | f.nan_code(),
-        NanOut::Drop => f.nan_code(),
-        NanOut::Zero => sign,
-        NanOut::ZeroOppositeSign => sign ^ f.sign_bit(),
-    };
-    let overflow = if p.saturate || f.style == Style::Finite {
-        sign | f.max_code()
-    } else if f.style == Style::Ieee {
-        sign | f.inf_code()
-    } else {
-        nan
-    };
-    let out = if code > f.max_code() { overflow } else { sign | code };
-    let out = if a > 0x7F80_0000 { nan } else { out };
-    out as u8
+/// An encoder for one format under one policy: every policy decision is folded into codes up
+/// front, so [`Encoder::encode`] is pure integer arithmetic and selects and slice loops
+/// auto-vectorise.
+#[derive(Clone, Copy, Debug)]
+pub struct Encoder {
+    shift: u32,
+    round_half: u32,
+    rebias: u32,
+    magic: u32,
+    min_normal: u32,
+    max_code: u32,
+    sign_shift: u32,
+    /// Results for a NaN input, by input sign (positive, negative).
+    nan: [u32; 2],
+    /// Results for an overflowing input, by sign.
+    overflow: [u32; 2],
 }
 
-/// Encodes a slice. Inlined so each call site's constant format folds into the loop.
-#[inline(always)]
+impl Encoder {
+    /// The encoder of `f` under `p`.
+    pub fn new(f: Format, p: Policy) -> Encoder {
+        let m = f.man_bits;
+        let shift = 23 - m;
+        let signs = [0, f.sign_bit()];
+        let nan = signs.map(|sign| match p.nan {
+            NanOut::Keep => sign | f.nan_code(),
+            NanOut::Drop => f.nan_code(),
+            NanOut::Zero => sign,
+            NanOut::ZeroOppositeSign => sign ^ f.sign_bit(),
+        });
+        let overflow = [0, 1].map(|k| {
+            if p.saturate || f.style == Style::Finite {
+                signs[k] | f.max_code()
+            } else if f.style == Style::Ieee {
+                signs[k] | f.inf_code()
+            } else {
+                nan[k]
+            }
+        });
+        Encoder {
+            shift,
+            round_half: (1 << (shift - 1)) - 1,
+            rebias: ((127 - f.bias) as u32) << m,
+            magic: ((1 - f.bias - m as i32 + 23 + 127) as u32) << 23,
+            min_normal: ((1 - f.bias + 127) as u32) << 23,
+            max_code: f.max_code(),
+            sign_shift: 31 - (f.exp_bits + m),
+            nan,
+            overflow,
+        }
+    }
+
+    /// Encodes one fp32 bit pattern (see the module doc).
+    #[inline(always)]
+    pub fn encode(&self, bits: u32) -> u8 {
+        self.encode_with(
+            self.shift,
+            self.round_half,
+            self.rebias,
+            self.magic,
+            self.min_normal,
+            self.max_code,
+            bits,
+        )
+    }
+
+    /// [`Encoder::encode`] with the format's parameters passed in, so a caller that knows the
+    /// format at compile time gets them folded into immediates. Written with masks rather than
+    /// `if`s so that LLVM keeps it branch-free and vectorises slice loops.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments, reason = "the format parameters, folded by the caller")]
+    fn encode_with(
+        &self,
+        shift: u32,
+        round_half: u32,
+        rebias: u32,
+        magic: u32,
+        min_normal: u32,
+        max_code: u32,
+        bits: u32,
+    ) -> u8 {
+        /// All ones when `x` (an i32-range difference) is negative.
+        #[inline(always)]
+        fn neg(x: u32) -> u32 {
+            ((x as i32) >> 31) as u32
+        }
+        #[inline(always)]
+        fn pick(mask: u32, yes: u32, no: u32) -> u32 {
+            no ^ ((no ^ yes) & mask)
+        }
+        let negative = neg(bits);
+        let sign = (bits & 0x8000_0000) >> self.sign_shift;
+        let a = bits & 0x7FFF_FFFF;
+        // Normal range: RNE on the fp32 bits, then re-bias the exponent.
+        let rounded = a.wrapping_add(round_half + ((a >> shift) & 1));
+        let normal = (rounded >> shift).wrapping_sub(rebias);
+        // Subnormal range: adding 2^k, whose ulp is the target's subnormal step, rounds by RNE.
+        let sub = (f32::from_bits(a) + f32::from_bits(magic)).to_bits().wrapping_sub(magic);
+        let code = pick(neg(a.wrapping_sub(min_normal)), sub, normal);
+        let overflow = pick(negative, self.overflow[1], self.overflow[0]);
+        let nan = pick(negative, self.nan[1], self.nan[0]);
+        let out = pick(neg(max_code.wrapping_sub(code)), overflow, sign | code);
+        pick(neg(0x7F80_0000u32.wrapping_sub(a)), nan, out) as u8
+    }
+
+    /// Encodes a slice with the format fixed at compile time.
+    fn encode_slice_const<const FMT: u8>(&self, src: &[f32], dst: &mut [u8]) {
+        let f = CONST_FORMATS[FMT as usize];
+        let e = Encoder::new(f, Policy { saturate: false, nan: NanOut::Keep });
+        let (shift, round_half, rebias, magic, min_normal, max_code) =
+            (e.shift, e.round_half, e.rebias, e.magic, e.min_normal, e.max_code);
+        for (d, s) in dst.iter_mut().zip(src) {
+            *d = self.encode_with(shift, round_half, rebias, magic, min_normal, max_code, s.to_bits());
+        }
+    }
+}
+
+/// The formats [`encode_slice`] specialises for, indexed by a const parameter.
+const CONST_FORMATS: [Format; 5] = [E4M3FN, E5M2, E4M3, E3M4, E2M1FN];
+
+/// Encodes one fp32 bit pattern under `p` (convenience; loops should build one [`Encoder`]).
+pub fn encode(f: Format, p: Policy, bits: u32) -> u8 {
+    Encoder::new(f, p).encode(bits)
+}
+
+/// Encodes a slice; the five known formats get a loop with their parameters as constants.
 pub fn encode_slice(f: Format, p: Policy, src: &[f32], dst: &mut [u8]) {
-    for (d, s) in dst.iter_mut().zip(src) {
-        *d = encode(f, p, s.to_bits());
+    let e = Encoder::new(f, p);
+    match CONST_FORMATS.iter().position(|c| *c == f) {
+        Some(0) => e.encode_slice_const::<0>(src, dst),
+        Some(1) => e.encode_slice_const::<1>(src, dst),
+        Some(2) => e.encode_slice_const::<2>(src, dst),
+        Some(3) => e.encode_slice_const::<3>(src, dst),
+        Some(4) => e.encode_slice_const::<4>(src, dst),
+        _ => {
+            for (d, s) in dst.iter_mut().zip(src) {
+                *d = e.encode(s.to_bits());
+            }
+        }
     }
 }
 

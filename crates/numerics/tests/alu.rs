@@ -1,0 +1,145 @@
+//! The ALU functor tables: membership (re-facts §2) and each op on edge values, worked by hand.
+//! The ASSUMED semantics are the ones docs/fidelity.md N12–N17 record.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+
+use bir_ir::AluOp;
+use numerics::NumericsError;
+use numerics::alu::*;
+use rstest::rstest;
+
+#[test]
+fn ts_ops_has_the_21_members_of_re_facts() {
+    let ords: Vec<u8> = ts_ops::MEMBERS.iter().map(|o| o.ordinal()).collect();
+    assert_eq!(ords, [0, 4, 5, 6, 7, 8, 9, 13, 14, 15, 18, 19, 20, 21, 22, 23, 26, 28, 29, 30, 31]);
+    for op in [AluOp::Average, AluOp::ElemwiseMul, AluOp::Mod, AluOp::BitwiseAnd] {
+        assert_eq!(ts_ops::lookup(op).err(), Some(NumericsError::UnsupportedOp { op, table: "ts_ops" }));
+    }
+}
+
+const NAN: f32 = f32::NAN;
+
+#[rstest]
+#[case(AluOp::Bypass, 3.0, 9.0, 3.0)]
+#[case(AluOp::Add, 0.1, 0.2, 0.1f32 + 0.2f32)]
+#[case(AluOp::Subtract, 5.0, 3.0, 2.0)]
+#[case(AluOp::Mult, 1.5, -2.0, -3.0)]
+#[case(AluOp::Divide, 1.0, 0.0, f32::INFINITY)]
+#[case(AluOp::Divide, -1.0, 4.0, -0.25)]
+#[case(AluOp::Max, NAN, 1.0, 1.0)]
+#[case(AluOp::Max, 1.0, NAN, 1.0)]
+#[case(AluOp::Max, -0.0, 0.0, -0.0)]
+#[case(AluOp::Min, 0.0, -0.0, 0.0)]
+#[case(AluOp::Min, 2.0, -7.0, -7.0)]
+#[case(AluOp::LogicalAnd, NAN, 1.0, 1.0)]
+#[case(AluOp::LogicalAnd, 0.0, 1.0, 0.0)]
+#[case(AluOp::LogicalOr, -0.0, 0.0, 0.0)]
+#[case(AluOp::LogicalXor, 2.0, 0.0, 1.0)]
+#[case(AluOp::IsEqual, NAN, NAN, 0.0)]
+#[case(AluOp::NotEqual, NAN, NAN, 1.0)]
+#[case(AluOp::IsEqual, -0.0, 0.0, 1.0)]
+#[case(AluOp::IsGt, 2.0, 1.0, 1.0)]
+#[case(AluOp::IsGe, 1.0, 1.0, 1.0)]
+#[case(AluOp::IsLt, 2.0, 1.0, 0.0)]
+#[case(AluOp::IsLe, NAN, 1.0, 0.0)]
+#[case(AluOp::Pow, 2.0, 10.0, 1024.0)]
+#[case(AluOp::Pow, -8.0, 0.5, NAN)]
+#[case(AluOp::Rsqrt, 4.0, 99.0, 0.5)]
+#[case(AluOp::Rsqrt, 0.0, 0.0, f32::INFINITY)]
+#[case(AluOp::Abs, -0.0, 1.0, 0.0)]
+#[case(AluOp::AbsMax, -3.0, 2.0, 3.0)]
+#[case(AluOp::AbsMin, -3.0, 2.0, 2.0)]
+fn ts_ops_values(#[case] op: AluOp, #[case] acc: f32, #[case] x: f32, #[case] want: f32) {
+    let got = ts_ops::lookup(op).unwrap()(acc, x);
+    assert!(
+        got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+        "{op}({acc}, {x}) = {got} (0x{:08X}), want {want} (0x{:08X})",
+        got.to_bits(),
+        want.to_bits()
+    );
+}
+
+#[rstest]
+#[case(AluOp::Add, i32::MAX, 1, i32::MAX)]
+#[case(AluOp::Subtract, i32::MIN, 1, i32::MIN)]
+#[case(AluOp::Mult, 1 << 20, 1 << 20, i32::MAX)]
+#[case(AluOp::Divide, 7, -2, -3)]
+#[case(AluOp::Divide, 7, 0, 0)]
+#[case(AluOp::Divide, i32::MIN, -1, i32::MAX)]
+#[case(AluOp::Mod, -7, 3, -1)]
+#[case(AluOp::ModInt, 7, 0, 0)]
+#[case(AluOp::Max, -1, 1, 1)]
+#[case(AluOp::Min, -1, 1, -1)]
+#[case(AluOp::ArithShiftLeft, 1, 31, i32::MIN)]
+#[case(AluOp::ArithShiftLeft, 1, 32, 0)]
+#[case(AluOp::ArithShiftRight, -8, 1, -4)]
+#[case(AluOp::ArithShiftRight, -8, 40, -1)]
+#[case(AluOp::ArithShiftRight, 8, -1, 0)]
+#[case(AluOp::LogicalShiftRight, -8, 28, 15)]
+#[case(AluOp::LogicalShiftLeft, 1, -1, 0)]
+#[case(AluOp::BitwiseNot, 0, 5, -1)]
+#[case(AluOp::BitwiseXor, 0b1100, 0b1010, 0b0110)]
+#[case(AluOp::Bypass, 4, 5, 4)]
+fn ts_int_ops_values(#[case] op: AluOp, #[case] acc: i32, #[case] x: i32, #[case] want: i32) {
+    assert_eq!(ts_int_ops::lookup(op).unwrap()(acc, x), want, "{op}({acc}, {x})");
+}
+
+#[rstest]
+#[case(AluOp::Add, i64::MAX, 1, i64::MIN)]
+#[case(AluOp::Mult, 1 << 40, 1 << 40, 0)]
+#[case(AluOp::Max, -1, 1, 1)]
+#[case(AluOp::LogicalShiftRight, -1, 60, 15)]
+#[case(AluOp::ArithShiftLeft, 1, 64, 0)]
+fn ta_ops_values(#[case] op: AluOp, #[case] acc: i64, #[case] x: i64, #[case] want: i64) {
+    assert_eq!(ta_ops::lookup(op).unwrap()(acc, x), want, "{op}({acc}, {x})");
+}
+
+#[test]
+fn int_tables_reject_float_only_ops() {
+    for op in [AluOp::Pow, AluOp::Rsqrt, AluOp::IsGt, AluOp::Average] {
+        assert!(ts_int_ops::lookup(op).is_err(), "{op}");
+        assert!(ta_ops::lookup(op).is_err(), "{op}");
+    }
+}
+
+#[rstest]
+#[case(AluOp::IsGt, true, -1, 1, false)]
+#[case(AluOp::IsGt, false, -1, 1, true)]
+#[case(AluOp::IsLe, false, 5, 5, true)]
+#[case(AluOp::IsLt, true, i32::MIN, 0, true)]
+#[case(AluOp::NotEqual, false, 3, 3, false)]
+#[case(AluOp::IsGe, false, 0, -1, false)]
+fn int_compares(#[case] op: AluOp, #[case] signed: bool, #[case] a: i32, #[case] x: i32, #[case] want: bool) {
+    assert_eq!(ts_int_cmp_ops::lookup(op, signed).unwrap()(a, x), want);
+}
+
+#[test]
+fn twelve_int_predicates() {
+    let n = ts_int_cmp_ops::MEMBERS.len() * 2;
+    assert_eq!(n, 12);
+    assert!(ts_int_cmp_ops::lookup(AluOp::Add, true).is_err());
+}
+
+#[rstest]
+#[case(1.5, 1)]
+#[case(-1.0, u64::MAX)]
+#[case(9_223_372_036_854_775_808.0, 0x8000_0000_0000_0000)]
+#[case(1e19, 9_999_999_980_506_447_872)]
+#[case(18_446_744_073_709_551_616.0, 0)]
+#[case(f32::NAN, 0)]
+fn address_path_float_conversion(#[case] f: f32, #[case] want: u64) {
+    assert_eq!(f32_to_u64_addr(f), want, "{f}");
+}
+
+/// The visitor hands out the functor type, so a caller's loop is monomorphised per op.
+#[test]
+fn visitor_monomorphises_loops() {
+    struct SumOver<'a>(&'a [f32]);
+    impl F32Visitor for SumOver<'_> {
+        type Out = f32;
+        fn visit<O: F32Op>(self) -> f32 {
+            self.0.iter().fold(1.0, |acc, x| O::apply(acc, *x))
+        }
+    }
+    assert_eq!(ts_ops::with(AluOp::Mult, SumOver(&[2.0, 3.0, 4.0])).unwrap(), 24.0);
+    assert_eq!(ts_ops::with(AluOp::Subtract, SumOver(&[2.0, 3.0])).unwrap(), -4.0);
+}
