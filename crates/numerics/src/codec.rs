@@ -5,7 +5,7 @@
 //! little-endian; `_x4` dtypes hold four values per container, lane 0 in the lowest bits
 //! (ASSUMED, docs/fidelity.md N9).
 
-use crate::minifloat::{self, E2M1FN, E3M4, E4M3, E4M3FN, E5M2, Format, Policy};
+use crate::minifloat::{self, E2M1FN, E3M4, E4M3, E4M3FN, E5M2, F32Slot, Format, Policy};
 use crate::profile::{E8m0Mode, FloatToInt, IntToInt, NanSign, Profile};
 use crate::{Dtype, NumericsError};
 
@@ -150,21 +150,19 @@ float_to_int!(to_i64, i64, true);
 
 // ----- slice loops -----
 
-fn decode_ints<const N: usize>(src: &[u8], out: &mut [f32], f: impl Fn([u8; N]) -> f32) {
-    for (o, c) in out.iter_mut().zip(src.chunks_exact(N)) {
-        let mut a = [0u8; N];
-        a.copy_from_slice(c);
-        *o = f(a);
+fn decode_ints<const N: usize, O: F32Slot>(src: &[u8], out: &mut [O], f: impl Fn([u8; N]) -> f32) {
+    for (o, c) in out.iter_mut().zip(src.as_chunks::<N>().0) {
+        *o = O::put(f(*c));
     }
 }
 
-fn encode_ints<const N: usize>(src: &[f32], out: &mut [u8], f: impl Fn(f32) -> [u8; N]) {
-    for (c, s) in out.chunks_exact_mut(N).zip(src) {
-        c.copy_from_slice(&f(*s));
+fn encode_ints<const N: usize, I: F32Slot>(src: &[I], out: &mut [u8], f: impl Fn(f32) -> [u8; N]) {
+    for (c, s) in out.as_chunks_mut::<N>().0.iter_mut().zip(src) {
+        *c = f(s.get());
     }
 }
 
-fn decode_x4(table: &[u32; 256], lane_bits: u32, container: usize, src: &[u8], out: &mut [f32]) {
+fn decode_x4<O: F32Slot>(table: &[u32; 256], lane_bits: u32, container: usize, src: &[u8], out: &mut [O]) {
     let mask = (1u32 << lane_bits) - 1;
     for (o, c) in out.chunks_exact_mut(4).zip(src.chunks_exact(container)) {
         let mut v = 0u32;
@@ -172,18 +170,18 @@ fn decode_x4(table: &[u32; 256], lane_bits: u32, container: usize, src: &[u8], o
             v |= u32::from(*b) << (8 * k);
         }
         for (lane, x) in o.iter_mut().enumerate() {
-            *x = f32::from_bits(table[((v >> (lane_bits * lane as u32)) & mask) as usize]);
+            *x = O::put(f32::from_bits(table[((v >> (lane_bits * lane as u32)) & mask) as usize]));
         }
     }
 }
 
-fn encode_x4(f: Format, p: Policy, container: usize, src: &[f32], out: &mut [u8]) {
+fn encode_x4<I: F32Slot>(f: Format, p: Policy, container: usize, src: &[I], out: &mut [u8]) {
     let lane_bits = f.bits().next_power_of_two();
     let enc = minifloat::Encoder::new(f, p);
     for (c, s) in out.chunks_exact_mut(container).zip(src.chunks_exact(4)) {
         let mut v = 0u32;
         for (lane, x) in s.iter().enumerate() {
-            v |= u32::from(enc.encode(x.to_bits())) << (lane_bits * lane as u32);
+            v |= u32::from(enc.encode(x.get().to_bits())) << (lane_bits * lane as u32);
         }
         c.copy_from_slice(&v.to_le_bytes()[..container]);
     }
@@ -191,36 +189,45 @@ fn encode_x4(f: Format, p: Policy, container: usize, src: &[f32], out: &mut [u8]
 
 /// Decodes `src` (values of `dt`) into fp32. `out` must hold exactly the values.
 pub fn decode_to_f32(dt: Dtype, src: &[u8], out: &mut [f32], profile: &Profile) -> Result<(), NumericsError> {
+    decode_into(dt, src, out, profile)
+}
+
+fn decode_into<O: F32Slot>(
+    dt: Dtype,
+    src: &[u8],
+    out: &mut [O],
+    profile: &Profile,
+) -> Result<(), NumericsError> {
     check(dt, values_in(dt, src.len()), Dtype::Float32, out.len())?;
     match dt {
-        Dtype::Uint8 => decode_ints::<1>(src, out, |b| f32::from(b[0])),
-        Dtype::Int8 => decode_ints::<1>(src, out, |b| f32::from(b[0] as i8)),
+        Dtype::Uint8 => decode_ints::<1, _>(src, out, |b| f32::from(b[0])),
+        Dtype::Int8 => decode_ints::<1, _>(src, out, |b| f32::from(b[0] as i8)),
         Dtype::Float4E2m1fnX4 => decode_x4(&minifloat::E2M1FN_TABLE, 4, 2, src, out),
         Dtype::Float8E3 => minifloat::decode_slice(&minifloat::E3M4_TABLE, src, out),
         Dtype::Float8E4 => minifloat::decode_slice(&minifloat::E4M3_TABLE, src, out),
         Dtype::Float8E4m3fn => minifloat::decode_slice(&minifloat::E4M3FN_TABLE, src, out),
         Dtype::Float8E5 => minifloat::decode_slice(&minifloat::E5M2_TABLE, src, out),
         Dtype::Float8E8m0fnu => match profile.e8m0 {
-            E8m0Mode::RawByte => decode_ints::<1>(src, out, |b| f32::from(b[0])),
+            E8m0Mode::RawByte => decode_ints::<1, _>(src, out, |b| f32::from(b[0])),
             E8m0Mode::Exponent => {
-                decode_ints::<1>(src, out, |b| f32::from_bits(e8m0_exponent_to_f32_bits(b[0])))
+                decode_ints::<1, _>(src, out, |b| f32::from_bits(e8m0_exponent_to_f32_bits(b[0])))
             }
         },
         Dtype::Float8E4m3fnX4 => decode_x4(&minifloat::E4M3FN_TABLE, 8, 4, src, out),
         Dtype::Float8E5m2X4 => decode_x4(&minifloat::E5M2_TABLE, 8, 4, src, out),
-        Dtype::Uint16 => decode_ints::<2>(src, out, |b| f32::from(u16::from_le_bytes(b))),
-        Dtype::Int16 => decode_ints::<2>(src, out, |b| f32::from(i16::from_le_bytes(b))),
+        Dtype::Uint16 => decode_ints::<2, _>(src, out, |b| f32::from(u16::from_le_bytes(b))),
+        Dtype::Int16 => decode_ints::<2, _>(src, out, |b| f32::from(i16::from_le_bytes(b))),
         Dtype::Bfloat16 => {
-            decode_ints::<2>(src, out, |b| f32::from_bits(u32::from(u16::from_le_bytes(b)) << 16))
+            decode_ints::<2, _>(src, out, |b| f32::from_bits(u32::from(u16::from_le_bytes(b)) << 16))
         }
         Dtype::Float16 => {
-            decode_ints::<2>(src, out, |b| f32::from_bits(f16_to_f32_bits(u16::from_le_bytes(b))))
+            decode_ints::<2, _>(src, out, |b| f32::from_bits(f16_to_f32_bits(u16::from_le_bytes(b))))
         }
-        Dtype::Uint32 => decode_ints::<4>(src, out, |b| u32::from_le_bytes(b) as f32),
-        Dtype::Int32 => decode_ints::<4>(src, out, |b| i32::from_le_bytes(b) as f32),
-        Dtype::Float32 | Dtype::Float32r => decode_ints::<4>(src, out, f32::from_le_bytes),
-        Dtype::Uint64 => decode_ints::<8>(src, out, |b| u64::from_le_bytes(b) as f32),
-        Dtype::Int64 => decode_ints::<8>(src, out, |b| i64::from_le_bytes(b) as f32),
+        Dtype::Uint32 => decode_ints::<4, _>(src, out, |b| u32::from_le_bytes(b) as f32),
+        Dtype::Int32 => decode_ints::<4, _>(src, out, |b| i32::from_le_bytes(b) as f32),
+        Dtype::Float32 | Dtype::Float32r => decode_ints::<4, O>(src, out, f32::from_le_bytes),
+        Dtype::Uint64 => decode_ints::<8, _>(src, out, |b| u64::from_le_bytes(b) as f32),
+        Dtype::Int64 => decode_ints::<8, _>(src, out, |b| i64::from_le_bytes(b) as f32),
     }
     Ok(())
 }
@@ -232,36 +239,45 @@ pub fn encode_from_f32(
     out: &mut [u8],
     profile: &Profile,
 ) -> Result<(), NumericsError> {
+    encode_from(dt, src, out, profile)
+}
+
+fn encode_from<I: F32Slot>(
+    dt: Dtype,
+    src: &[I],
+    out: &mut [u8],
+    profile: &Profile,
+) -> Result<(), NumericsError> {
     check(Dtype::Float32, src.len(), dt, values_in(dt, out.len()))?;
     let r = profile.float_to_int;
     let nan = profile.nan_sign;
     match dt {
-        Dtype::Uint8 => encode_ints::<1>(src, out, |f| [to_u8(f, r)]),
-        Dtype::Int8 => encode_ints::<1>(src, out, |f| to_i8(f, r).to_le_bytes()),
+        Dtype::Uint8 => encode_ints::<1, _>(src, out, |f| [to_u8(f, r)]),
+        Dtype::Int8 => encode_ints::<1, _>(src, out, |f| to_i8(f, r).to_le_bytes()),
         Dtype::Float4E2m1fnX4 => encode_x4(E2M1FN, Policy::of(profile, E2M1FN), 2, src, out),
         Dtype::Float8E3 => minifloat::encode_slice(E3M4, Policy::of(profile, E3M4), src, out),
         Dtype::Float8E4 => minifloat::encode_slice(E4M3, Policy::of(profile, E4M3), src, out),
         Dtype::Float8E4m3fn => minifloat::encode_slice(E4M3FN, Policy::of(profile, E4M3FN), src, out),
         Dtype::Float8E5 => minifloat::encode_slice(E5M2, Policy::of(profile, E5M2), src, out),
         Dtype::Float8E8m0fnu => match profile.e8m0 {
-            E8m0Mode::RawByte => encode_ints::<1>(src, out, |f| [to_u8(f, r)]),
-            E8m0Mode::Exponent => encode_ints::<1>(src, out, |f| [f32_to_e8m0_exponent(f.to_bits())]),
+            E8m0Mode::RawByte => encode_ints::<1, _>(src, out, |f| [to_u8(f, r)]),
+            E8m0Mode::Exponent => encode_ints::<1, _>(src, out, |f| [f32_to_e8m0_exponent(f.to_bits())]),
         },
         Dtype::Float8E4m3fnX4 => encode_x4(E4M3FN, Policy::of(profile, E4M3FN), 4, src, out),
         Dtype::Float8E5m2X4 => encode_x4(E5M2, Policy::of(profile, E5M2), 4, src, out),
-        Dtype::Uint16 => encode_ints::<2>(src, out, |f| to_u16(f, r).to_le_bytes()),
-        Dtype::Int16 => encode_ints::<2>(src, out, |f| to_i16(f, r).to_le_bytes()),
-        Dtype::Bfloat16 => encode_ints::<2>(src, out, |f| f32_to_bf16_bits(f.to_bits(), nan).to_le_bytes()),
+        Dtype::Uint16 => encode_ints::<2, _>(src, out, |f| to_u16(f, r).to_le_bytes()),
+        Dtype::Int16 => encode_ints::<2, _>(src, out, |f| to_i16(f, r).to_le_bytes()),
+        Dtype::Bfloat16 => encode_ints::<2, _>(src, out, |f| f32_to_bf16_bits(f.to_bits(), nan).to_le_bytes()),
         Dtype::Float16 => {
             let payload = profile.f16_nan_payload;
-            encode_ints::<2>(src, out, |f| f32_to_f16_bits(f, nan, payload).to_le_bytes());
+            encode_ints::<2, _>(src, out, |f| f32_to_f16_bits(f, nan, payload).to_le_bytes());
         }
-        Dtype::Uint32 => encode_ints::<4>(src, out, |f| to_u32(f, r).to_le_bytes()),
-        Dtype::Int32 => encode_ints::<4>(src, out, |f| to_i32(f, r).to_le_bytes()),
-        Dtype::Float32 => encode_ints::<4>(src, out, f32::to_le_bytes),
-        Dtype::Float32r => encode_ints::<4>(src, out, |f| f32_to_f32r_bits(f.to_bits(), nan).to_le_bytes()),
-        Dtype::Uint64 => encode_ints::<8>(src, out, |f| to_u64(f, r).to_le_bytes()),
-        Dtype::Int64 => encode_ints::<8>(src, out, |f| to_i64(f, r).to_le_bytes()),
+        Dtype::Uint32 => encode_ints::<4, _>(src, out, |f| to_u32(f, r).to_le_bytes()),
+        Dtype::Int32 => encode_ints::<4, _>(src, out, |f| to_i32(f, r).to_le_bytes()),
+        Dtype::Float32 => encode_ints::<4, I>(src, out, f32::to_le_bytes),
+        Dtype::Float32r => encode_ints::<4, _>(src, out, |f| f32_to_f32r_bits(f.to_bits(), nan).to_le_bytes()),
+        Dtype::Uint64 => encode_ints::<8, _>(src, out, |f| to_u64(f, r).to_le_bytes()),
+        Dtype::Int64 => encode_ints::<8, _>(src, out, |f| to_i64(f, r).to_le_bytes()),
     }
     Ok(())
 }
@@ -302,6 +318,13 @@ pub fn cast(
             d.copy_from_slice(&(int_value(src_dt, s) as u64).to_le_bytes()[..ds]);
         }
         return Ok(());
+    }
+    // One side is fp32 memory: convert straight between it and the other side.
+    if dst_dt == Dtype::Float32 {
+        return decode_into(src_dt, src, dst.as_chunks_mut::<4>().0, profile);
+    }
+    if src_dt == Dtype::Float32 {
+        return encode_from(dst_dt, src.as_chunks::<4>().0, dst, profile);
     }
     // Chunks that are whole containers on both sides (4 values per x4 container).
     const CHUNK: usize = 1024;

@@ -11,6 +11,37 @@
 
 use crate::profile::{NanSign, Profile};
 
+/// Where an fp32 value lives: an `f32`, or the 4 little-endian bytes of one (so casts from or to
+/// fp32 memory run one loop, with no intermediate buffer).
+pub trait F32Slot: Copy {
+    /// Wraps a value.
+    fn put(f: f32) -> Self;
+    /// The value.
+    fn get(self) -> f32;
+}
+
+impl F32Slot for f32 {
+    #[inline(always)]
+    fn put(f: f32) -> Self {
+        f
+    }
+    #[inline(always)]
+    fn get(self) -> f32 {
+        self
+    }
+}
+
+impl F32Slot for [u8; 4] {
+    #[inline(always)]
+    fn put(f: f32) -> Self {
+        f.to_le_bytes()
+    }
+    #[inline(always)]
+    fn get(self) -> f32 {
+        f32::from_le_bytes(self)
+    }
+}
+
 /// How a format spends its top exponent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Style {
@@ -295,13 +326,13 @@ impl Encoder {
     }
 
     /// Encodes a slice with the format fixed at compile time.
-    fn encode_slice_const<const FMT: u8>(&self, src: &[f32], dst: &mut [u8]) {
+    fn encode_slice_const<const FMT: u8, I: F32Slot>(&self, src: &[I], dst: &mut [u8]) {
         let f = CONST_FORMATS[FMT as usize];
         let e = Encoder::new(f, Policy { saturate: false, nan: NanOut::Keep });
         let (shift, round_half, rebias, magic, min_normal, max_code) =
             (e.shift, e.round_half, e.rebias, e.magic, e.min_normal, e.max_code);
         for (d, s) in dst.iter_mut().zip(src) {
-            *d = self.encode_with(shift, round_half, rebias, magic, min_normal, max_code, s.to_bits());
+            *d = self.encode_with(shift, round_half, rebias, magic, min_normal, max_code, s.get().to_bits());
         }
     }
 }
@@ -315,25 +346,25 @@ pub fn encode(f: Format, p: Policy, bits: u32) -> u8 {
 }
 
 /// Encodes a slice; the five known formats get a loop with their parameters as constants.
-pub fn encode_slice(f: Format, p: Policy, src: &[f32], dst: &mut [u8]) {
+pub fn encode_slice<I: F32Slot>(f: Format, p: Policy, src: &[I], dst: &mut [u8]) {
     let e = Encoder::new(f, p);
     match CONST_FORMATS.iter().position(|c| *c == f) {
-        Some(0) => e.encode_slice_const::<0>(src, dst),
-        Some(1) => e.encode_slice_const::<1>(src, dst),
-        Some(2) => e.encode_slice_const::<2>(src, dst),
-        Some(3) => e.encode_slice_const::<3>(src, dst),
-        Some(4) => e.encode_slice_const::<4>(src, dst),
+        Some(0) => e.encode_slice_const::<0, I>(src, dst),
+        Some(1) => e.encode_slice_const::<1, I>(src, dst),
+        Some(2) => e.encode_slice_const::<2, I>(src, dst),
+        Some(3) => e.encode_slice_const::<3, I>(src, dst),
+        Some(4) => e.encode_slice_const::<4, I>(src, dst),
         _ => {
             for (d, s) in dst.iter_mut().zip(src) {
-                *d = e.encode(s.to_bits());
+                *d = e.encode(s.get().to_bits());
             }
         }
     }
 }
 
 /// Decodes a slice through a table.
-pub fn decode_slice(table: &[u32; 256], src: &[u8], dst: &mut [f32]) {
+pub fn decode_slice<O: F32Slot>(table: &[u32; 256], src: &[u8], dst: &mut [O]) {
     for (d, s) in dst.iter_mut().zip(src) {
-        *d = f32::from_bits(table[usize::from(*s)]);
+        *d = O::put(f32::from_bits(table[usize::from(*s)]));
     }
 }
