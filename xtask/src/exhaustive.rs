@@ -91,10 +91,10 @@ pub fn run(names: &[String]) -> bool {
                             let (g, w) = (fast.encode(b), slow.encode(b));
                             if g != w {
                                 bad.fetch_add(1, Ordering::Relaxed);
-                                if let Ok(mut v) = first.lock() {
-                                    if v.len() < 5 {
-                                        v.push(format!("fp32 {b:08X}: reference {w:02X}, encoder {g:02X}"));
-                                    }
+                                if let Ok(mut v) = first.lock()
+                                    && v.len() < 5
+                                {
+                                    v.push(format!("fp32 {b:08X}: reference {w:02X}, encoder {g:02X}"));
                                 }
                             }
                         }

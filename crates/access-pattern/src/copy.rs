@@ -14,22 +14,22 @@ use crate::{ApError, Layout, check_bounds};
 /// `out` must hold exactly the pattern's elements.
 pub fn read(buf: &[u8], layout: &Layout, p: &Pattern<'_>, out: &mut [u8]) -> Result<(), ApError> {
     let runs = prepare(layout, p, buf.len(), out.len())?;
-    if is_transpose_shaped(layout, p.elem_size, &runs) {
-        if let Some((bases, block)) = runs.clone().into_blocks() {
-            let g = Gather2d {
-                origin: layout.origin() as i64,
-                block,
-                len: runs.run_len() as usize,
-                stride: runs.stride(),
-            };
-            match p.elem_size {
-                1 => g.run::<1>(buf, out, bases),
-                2 => g.run::<2>(buf, out, bases),
-                4 => g.run::<4>(buf, out, bases),
-                _ => g.run::<8>(buf, out, bases),
-            }
-            return Ok(());
+    if is_transpose_shaped(layout, p.elem_size, &runs)
+        && let Some((bases, block)) = runs.clone().into_blocks()
+    {
+        let g = Gather2d {
+            origin: layout.origin() as i64,
+            block,
+            len: runs.run_len() as usize,
+            stride: runs.stride(),
+        };
+        match p.elem_size {
+            1 => g.run::<1>(buf, out, bases),
+            2 => g.run::<2>(buf, out, bases),
+            4 => g.run::<4>(buf, out, bases),
+            _ => g.run::<8>(buf, out, bases),
         }
+        return Ok(());
     }
     match p.elem_size {
         1 => walk::<1>(layout, p, runs, &mut ReadOp { buf, out }),
@@ -116,6 +116,7 @@ impl Gather2d {
                                 d.copy_from_slice(e);
                             }
                         }
+                        #[allow(clippy::needless_range_loop, reason = "a transpose indexes tmp[jj][ii]")]
                         for ii in 0..T {
                             let o = ((i0 + ii) * n + j0) * W;
                             for (jj, d) in tile[o..o + T * W].chunks_exact_mut(W).enumerate() {

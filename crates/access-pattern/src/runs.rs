@@ -105,11 +105,11 @@ impl Runs {
             }
         }
         let mut stride = 1;
-        if len == 1 {
-            if let Some(last) = dims.pop() {
-                len = last.num as u64;
-                stride = last.step;
-            }
+        if len == 1
+            && let Some(last) = dims.pop()
+        {
+            len = last.num as u64;
+            stride = last.step;
         }
         let runs = total / len;
         Ok(Runs {

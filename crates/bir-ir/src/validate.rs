@@ -433,14 +433,14 @@ impl Validator<'_> {
                         format!("acc must be ZeroAccumulate or LoadAccumulate, found {}", c.acc),
                     );
                 }
-                if let Some(Operand::Imm { dtype, .. }) = i.ins.get(1) {
-                    if *dtype != Dtype::Float32 {
-                        self.err(
-                            ErrorKind::Dtype,
-                            "ins[1].dtype",
-                            format!("the initial value must be float32, found {dtype}"),
-                        );
-                    }
+                if let Some(Operand::Imm { dtype, .. }) = i.ins.get(1)
+                    && *dtype != Dtype::Float32
+                {
+                    self.err(
+                        ErrorKind::Dtype,
+                        "ins[1].dtype",
+                        format!("the initial value must be float32, found {dtype}"),
+                    );
                 }
             }
             Op::StreamShuffle(s) => {
@@ -464,25 +464,27 @@ impl Validator<'_> {
             }
             Op::StreamTranspose(_) => self.same_dtype(i, "StreamTranspose does not support cast"),
             Op::IndirectLoad(_) | Op::IndirectSave(_) | Op::IndirectSaveAccumulate(_) => {
-                if let Some(d) = dtype_of(1) {
-                    if !matches!(d, Dtype::Int32 | Dtype::Uint64 | Dtype::Int64) {
-                        self.err(
-                            ErrorKind::Dtype,
-                            "ins[1].dtype",
-                            format!("index dtype must be int32, uint64 or int64 (seed 000 §6.1), found {d}"),
-                        );
-                    }
+                if let Some(d) = dtype_of(1)
+                    && !matches!(d, Dtype::Int32 | Dtype::Uint64 | Dtype::Int64)
+                {
+                    self.err(
+                        ErrorKind::Dtype,
+                        "ins[1].dtype",
+                        format!("index dtype must be int32, uint64 or int64 (seed 000 §6.1), found {d}"),
+                    );
                 }
-                if i.opcode() == Opcode::IndirectLoad {
-                    if let Some(last) = i.out_ap(0).and_then(|a| a.pairs.last()) {
-                        if last.step != 1 {
-                            self.err(
-                                ErrorKind::ApShape,
-                                "outs[0].ap",
-                                format!("must have step 1 in the final dim of the IndirectLoad output AP, found {}", last.step),
-                            );
-                        }
-                    }
+                if i.opcode() == Opcode::IndirectLoad
+                    && let Some(last) = i.out_ap(0).and_then(|a| a.pairs.last())
+                    && last.step != 1
+                {
+                    self.err(
+                        ErrorKind::ApShape,
+                        "outs[0].ap",
+                        format!(
+                            "must have step 1 in the final dim of the IndirectLoad output AP, found {}",
+                            last.step
+                        ),
+                    );
                 }
                 if let Op::IndirectSaveAccumulate(s) = &i.op {
                     self.reduce_op("op", s.op);
@@ -526,14 +528,15 @@ impl Validator<'_> {
                         ),
                     );
                 }
-                if let Some(op) = d.cce_op {
-                    if d.mode == CopyMode::Cce && !matches!(op, AluOp::Add | AluOp::Max | AluOp::Min) {
-                        self.err(
-                            ErrorKind::BadField,
-                            "cce_op",
-                            format!("CCE reduces with add, max or min, found {op}"),
-                        );
-                    }
+                if let Some(op) = d.cce_op
+                    && d.mode == CopyMode::Cce
+                    && !matches!(op, AluOp::Add | AluOp::Max | AluOp::Min)
+                {
+                    self.err(
+                        ErrorKind::BadField,
+                        "cce_op",
+                        format!("CCE reduces with add, max or min, found {op}"),
+                    );
                 }
             }
             Op::DMATrigger(t) => {
@@ -581,14 +584,14 @@ impl Validator<'_> {
     }
 
     fn same_dtype(&mut self, i: &Instruction, message: &str) {
-        if let (Some(a), Some(b)) = (i.in_ap(0), i.out_ap(0)) {
-            if a.dtype != b.dtype {
-                self.err(
-                    ErrorKind::Dtype,
-                    "outs[0].dtype",
-                    format!("{message}: ins[0] is {}, outs[0] is {}", a.dtype, b.dtype),
-                );
-            }
+        if let (Some(a), Some(b)) = (i.in_ap(0), i.out_ap(0))
+            && a.dtype != b.dtype
+        {
+            self.err(
+                ErrorKind::Dtype,
+                "outs[0].dtype",
+                format!("{message}: ins[0] is {}, outs[0] is {}", a.dtype, b.dtype),
+            );
         }
     }
 

@@ -296,7 +296,7 @@ pub mod ts_int_cmp_ops {
 pub fn f32_to_u64_addr(f: f32) -> u64 {
     const TWO_63: f32 = 9_223_372_036_854_775_808.0;
     fn cvttss2si(v: f32) -> u64 {
-        if v.is_nan() || v >= TWO_63 || v < -TWO_63 { 0x8000_0000_0000_0000 } else { v as i64 as u64 }
+        if v.is_nan() || !(-TWO_63..TWO_63).contains(&v) { 0x8000_0000_0000_0000 } else { v as i64 as u64 }
     }
     if f < TWO_63 { cvttss2si(f) } else { cvttss2si(f - TWO_63) ^ 0x8000_0000_0000_0000 }
 }

@@ -267,7 +267,9 @@ fn encode_from<I: F32Slot>(
         Dtype::Float8E5m2X4 => encode_x4(E5M2, Policy::of(profile, E5M2), 4, src, out),
         Dtype::Uint16 => encode_ints::<2, _>(src, out, |f| to_u16(f, r).to_le_bytes()),
         Dtype::Int16 => encode_ints::<2, _>(src, out, |f| to_i16(f, r).to_le_bytes()),
-        Dtype::Bfloat16 => encode_ints::<2, _>(src, out, |f| f32_to_bf16_bits(f.to_bits(), nan).to_le_bytes()),
+        Dtype::Bfloat16 => {
+            encode_ints::<2, _>(src, out, |f| f32_to_bf16_bits(f.to_bits(), nan).to_le_bytes())
+        }
         Dtype::Float16 => {
             let payload = profile.f16_nan_payload;
             encode_ints::<2, _>(src, out, |f| f32_to_f16_bits(f, nan, payload).to_le_bytes());
@@ -275,7 +277,9 @@ fn encode_from<I: F32Slot>(
         Dtype::Uint32 => encode_ints::<4, _>(src, out, |f| to_u32(f, r).to_le_bytes()),
         Dtype::Int32 => encode_ints::<4, _>(src, out, |f| to_i32(f, r).to_le_bytes()),
         Dtype::Float32 => encode_ints::<4, I>(src, out, f32::to_le_bytes),
-        Dtype::Float32r => encode_ints::<4, _>(src, out, |f| f32_to_f32r_bits(f.to_bits(), nan).to_le_bytes()),
+        Dtype::Float32r => {
+            encode_ints::<4, _>(src, out, |f| f32_to_f32r_bits(f.to_bits(), nan).to_le_bytes())
+        }
         Dtype::Uint64 => encode_ints::<8, _>(src, out, |f| to_u64(f, r).to_le_bytes()),
         Dtype::Int64 => encode_ints::<8, _>(src, out, |f| to_i64(f, r).to_le_bytes()),
     }

@@ -678,15 +678,15 @@ impl Cx {
                 }
             }
         });
-        if let (Some(loc), Some((set, set_name))) = (loc, &set) {
-            if self.loc_owner.get(loc.index()) != Some(set) {
-                let field = o.field("memsetref");
-                self.err(
-                    ErrorKind::RefMismatch,
-                    &field,
-                    format!("the memref's location does not belong to allocation '{set_name}'"),
-                );
-            }
+        if let (Some(loc), Some((set, set_name))) = (loc, &set)
+            && self.loc_owner.get(loc.index()) != Some(set)
+        {
+            let field = o.field("memsetref");
+            self.err(
+                ErrorKind::RefMismatch,
+                &field,
+                format!("the memref's location does not belong to allocation '{set_name}'"),
+            );
         }
         let dtype = o.req(self, "dtype", Cx::enum_name::<Dtype>);
         let offset = o.opt(self, "offset", Cx::int).unwrap_or(0);
