@@ -1,5 +1,18 @@
 //! The BIR functional simulator: memory store, instruction visitor and the `birsim` CLI.
 //!
-//! This crate will own (issue "simulator"): the lazily created, 0xFF-filled memory objects
-//! (re-facts §5), the visitor that runs a validated program in order, and the elementwise,
-//! reduce, data-movement and indirect kernels built on the lower crates.
+//! [`Simulator`] runs a [`bir_ir::Validated`] program's entry function in order (blocks, `Loop`
+//! repetitions), dispatching once per instruction on its typed opcode (re-facts §5). Operands are
+//! read through the AP walk ([`access_pattern`], seed 000 §1), computed in the op's domain (fp32,
+//! int32 or 64-bit) with the [`numerics`] functor tables, and written back cast to the output
+//! dtype under the selected fidelity [`numerics::Profile`]. Guest faults come back as
+//! [`Outcome::Faulted`]; an `Err` is a birsim bug.
+
+pub mod exec;
+mod fault;
+pub mod io;
+pub mod memory;
+pub mod npy;
+
+pub use exec::{Outcome, Simulator, TraceEntry};
+pub use fault::{Fault, FaultKind, SimError};
+pub use memory::Memory;

@@ -1,0 +1,305 @@
+//! `birsim`: run, validate or list a BIR JSON program from the command line.
+//!
+//! Exit codes: 0 success, 1 the program faulted while running, 2 bad input or usage,
+//! 3 an internal birsim error (a bug; please report it).
+
+use bir_ir::{Function, Node, Operand, Program, ValidateOptions, json, validate};
+use numerics::Profile;
+use simulator::npy::Npy;
+use simulator::{Outcome, Simulator, io};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+birsim: a bit-exact functional simulator for Neuron BIR
+
+usage:
+  birsim run PROGRAM.json [--input NAME=FILE.npy]... [--output NAME=FILE.npy]...
+             [--out-dir DIR] [--profile refsim|nki] [--trace FILE.jsonl] [--memory-cap BYTES]
+  birsim validate PROGRAM.json [--memory-cap BYTES]
+  birsim dump PROGRAM.json
+  birsim --help | --version
+
+NAME is an allocation (memory location set) or memory location name. Tensors are .npy files:
+float32 as <f4, float16 as <f2, integers as themselves, and bfloat16, fp8, float32r and the
+packed _x4 types as unsigned integers of the same width holding the raw bits. An input's shape
+must equal its allocation's tensor_shape. Outputs are written only after the whole program ran,
+each atomically; --out-dir writes every output allocation as NAME.npy.
+
+exit codes: 0 ok, 1 the program faulted, 2 bad input or usage, 3 internal error";
+
+/// A user-facing failure: message and exit code.
+struct Exit(u8, String);
+
+fn bad(msg: impl Into<String>) -> Exit {
+    Exit(2, msg.into())
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match dispatch(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Exit(code, msg)) => {
+            eprintln!("birsim: {msg}");
+            ExitCode::from(code)
+        }
+    }
+}
+
+fn dispatch(args: &[String]) -> Result<(), Exit> {
+    match args.first().map(String::as_str) {
+        Some("run") => run(&args[1..]),
+        Some("validate") => validate_cmd(&args[1..]),
+        Some("dump") => dump(&args[1..]),
+        Some("--help" | "-h" | "help") => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        Some("--version" | "-V") => {
+            println!("birsim {}", env!("CARGO_PKG_VERSION"));
+            Ok(())
+        }
+        Some(other) => Err(bad(format!("unknown command `{other}`\n\n{USAGE}"))),
+        None => Err(bad(USAGE)),
+    }
+}
+
+/// Options after the program path.
+#[derive(Default)]
+struct RunOptions {
+    program: PathBuf,
+    inputs: Vec<(String, PathBuf)>,
+    outputs: Vec<(String, PathBuf)>,
+    out_dir: Option<PathBuf>,
+    profile: Option<String>,
+    trace: Option<PathBuf>,
+    memory_cap: Option<u64>,
+}
+
+fn parse(args: &[String], allowed: &[&str]) -> Result<RunOptions, Exit> {
+    let mut o = RunOptions::default();
+    let mut program = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let (flag, inline) = match a.split_once('=') {
+            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_owned())),
+            _ => (a.as_str(), None),
+        };
+        if !flag.starts_with("--") {
+            if program.replace(PathBuf::from(a)).is_some() {
+                return Err(bad(format!("unexpected argument `{a}` (one PROGRAM.json only)")));
+            }
+            continue;
+        }
+        if !allowed.contains(&flag) {
+            return Err(bad(format!("unknown option `{flag}`\n\n{USAGE}")));
+        }
+        let value = match inline {
+            Some(v) => v,
+            None => it.next().cloned().ok_or_else(|| bad(format!("{flag} needs a value")))?,
+        };
+        let pair = |v: &str| -> Result<(String, PathBuf), Exit> {
+            let (n, f) =
+                v.split_once('=').ok_or_else(|| bad(format!("{flag} {v}: expected NAME=FILE.npy")))?;
+            Ok((n.to_owned(), PathBuf::from(f)))
+        };
+        match flag {
+            "--input" => o.inputs.push(pair(&value)?),
+            "--output" => o.outputs.push(pair(&value)?),
+            "--out-dir" => o.out_dir = Some(PathBuf::from(value)),
+            "--profile" => o.profile = Some(value),
+            "--trace" => o.trace = Some(PathBuf::from(value)),
+            "--memory-cap" => {
+                o.memory_cap = Some(
+                    value
+                        .parse()
+                        .map_err(|_| bad(format!("--memory-cap {value}: expected a number of bytes")))?,
+                )
+            }
+            _ => return Err(bad(format!("unknown option `{flag}`"))),
+        }
+    }
+    o.program = program.ok_or_else(|| bad(format!("missing PROGRAM.json\n\n{USAGE}")))?;
+    Ok(o)
+}
+
+fn load(path: &Path) -> Result<Program, Exit> {
+    let bytes = std::fs::read(path).map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?;
+    json::load_slice(&bytes).map_err(|e| bad(format!("{}: {e}", path.display())))
+}
+
+fn options(o: &RunOptions) -> ValidateOptions {
+    let mut v = ValidateOptions::default();
+    if let Some(cap) = o.memory_cap {
+        v.memory_cap_bytes = cap;
+    }
+    v
+}
+
+fn validate_cmd(args: &[String]) -> Result<(), Exit> {
+    let o = parse(args, &["--memory-cap"])?;
+    let p = load(&o.program)?;
+    match validate(&p, &options(&o)) {
+        Ok(_) => {
+            let mut n = 0;
+            p.functions.iter().for_each(|f| f.for_each_instruction(&mut |_| n += 1));
+            println!("{}: ok ({} function(s), {n} instruction(s))", o.program.display(), p.functions.len());
+            Ok(())
+        }
+        Err(d) => Err(bad(format!("{}: {} problem(s):\n{d}", o.program.display(), d.len()))),
+    }
+}
+
+fn shape_str(s: &[u64]) -> String {
+    format!("({})", s.iter().map(u64::to_string).collect::<Vec<_>>().join(", "))
+}
+
+/// Writes `bytes` to `path` through a temporary file in the same folder and a rename.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Exit> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let file = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{file}.birsim-{}.tmp", std::process::id()));
+    std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path)).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        bad(format!("cannot write {}: {e}", path.display()))
+    })
+}
+
+fn run(args: &[String]) -> Result<(), Exit> {
+    let o = parse(args, &["--input", "--output", "--out-dir", "--profile", "--trace", "--memory-cap"])?;
+    let profile = match o.profile.as_deref() {
+        None => Profile::refsim(),
+        Some(p) => Profile::named(p).ok_or_else(|| bad(format!("--profile {p}: expected refsim or nki")))?,
+    };
+    let program = load(&o.program)?;
+    let valid = validate(&program, &options(&o))
+        .map_err(|d| bad(format!("{}: {} problem(s):\n{d}", o.program.display(), d.len())))?;
+    let f = &program.functions[0];
+
+    // Resolve every name and read every input before running anything.
+    let mut inputs = Vec::new();
+    for (name, path) in &o.inputs {
+        let t = io::resolve(f, name).map_err(|e| bad(format!("--input {name}: {e}")))?;
+        let bytes = std::fs::read(path)
+            .map_err(|e| bad(format!("--input {name}: cannot read {}: {e}", path.display())))?;
+        let npy = Npy::parse(&bytes).map_err(|e| bad(format!("--input {name}: {}: {e}", path.display())))?;
+        io::check_input(&t, name, &npy)
+            .map_err(|e| bad(format!("--input {name}: {}: {e}", path.display())))?;
+        inputs.push((t, npy));
+    }
+    let resolve =
+        |name: &str, flag: &str| io::resolve(f, name).map_err(|e| bad(format!("{flag} {name}: {e}")));
+    let mut outputs: Vec<(io::Tensor, PathBuf)> = Vec::new();
+    for (name, path) in &o.outputs {
+        outputs.push((resolve(name, "--output")?, path.clone()));
+    }
+    if let Some(dir) = &o.out_dir {
+        if !dir.is_dir() {
+            return Err(bad(format!("--out-dir {}: not a directory", dir.display())));
+        }
+        for a in f.allocations.iter().filter(|a| a.kind.is_output()) {
+            outputs.push((resolve(&a.name, "--out-dir")?, dir.join(format!("{}.npy", a.name))));
+        }
+    }
+
+    let mut sim = Simulator::new(valid, profile);
+    if o.trace.is_some() {
+        sim.enable_trace();
+    }
+    for (t, npy) in &inputs {
+        io::load(&mut sim, t, npy).map_err(bad)?;
+    }
+    let outcome = sim.run().map_err(|e| Exit(3, e.to_string()))?;
+    if let Some(path) = &o.trace {
+        let mut text = String::new();
+        for e in sim.trace() {
+            let line = serde_json::json!({
+                "index": e.index, "name": e.name, "opcode": e.opcode, "bytes_written": e.bytes_written,
+                "checksums": e.checksums.iter().map(|c| format!("fnv1a64:{c:016x}")).collect::<Vec<_>>(),
+            });
+            text.push_str(&line.to_string());
+            text.push('\n');
+        }
+        write_atomically(path, text.as_bytes())?;
+    }
+    if let Outcome::Faulted(fault) = outcome {
+        return Err(Exit(1, format!("the program faulted after {} instruction(s): {fault}", sim.executed())));
+    }
+    // Read every output before writing any, so a failure leaves no partial set behind.
+    let arrays: Vec<(Npy, &PathBuf)> =
+        outputs.iter().map(|(t, path)| (io::read(&mut sim, t), path)).collect();
+    for (npy, path) in &arrays {
+        write_atomically(path, &npy.to_bytes())?;
+    }
+    eprintln!("birsim: ok: {} instruction(s) executed, {} output(s) written", sim.executed(), outputs.len());
+    Ok(())
+}
+
+fn dump(args: &[String]) -> Result<(), Exit> {
+    let o = parse(args, &[])?;
+    let p = load(&o.program)?;
+    println!("arch {} · version {}", p.arch, p.version);
+    for f in &p.functions {
+        println!("\nfunction {}", f.name);
+        println!("  allocations:");
+        for a in &f.allocations {
+            println!("    {} {} {} {}", a.name, a.kind, a.dtype, shape_str(&a.tensor_shape));
+            for l in a.locations.iter().filter_map(|id| f.location(*id)) {
+                println!(
+                    "      {} {} dims [{}, {}] base {} addr {}{}",
+                    l.name,
+                    l.mem_type,
+                    l.partitions,
+                    l.bytes_per_partition,
+                    l.base,
+                    l.addr,
+                    if l.allocated { " allocated" } else { "" }
+                );
+            }
+        }
+        println!("  body:");
+        list(f, &f.body, 4);
+    }
+    Ok(())
+}
+
+fn operand(f: &Function, a: &Operand) -> String {
+    match a {
+        Operand::Ap(ap) => {
+            let name = f.location(ap.loc).map_or("?", |l| l.name.as_str());
+            let pairs: Vec<String> = ap.pairs.iter().map(|p| format!("[{},{}]", p.step, p.num)).collect();
+            let dynamic = if ap.dynamic.is_some() { " +dyn" } else { "" };
+            format!("{name}:{}@{}{}{dynamic}", ap.dtype, ap.offset, pairs.join(""))
+        }
+        Operand::Imm { dtype, value } => format!("imm {dtype} {value:?}"),
+        other => other.kind_name().to_owned(),
+    }
+}
+
+fn list(f: &Function, nodes: &[Node], indent: usize) {
+    let pad = " ".repeat(indent);
+    for (k, n) in nodes.iter().enumerate() {
+        match n {
+            Node::Block(b) => {
+                println!("{pad}block {}", b.name);
+                list(f, &b.body, indent + 2);
+            }
+            Node::Loop(l) => {
+                println!("{pad}loop {} for {} in {}..{} step {}", l.name, l.var, l.lb, l.ub, l.stride);
+                list(f, &l.body, indent + 2);
+            }
+            Node::Inst(i) => {
+                let ins: Vec<String> = i.ins.iter().map(|a| operand(f, a)).collect();
+                let outs: Vec<String> = i.outs.iter().map(|a| operand(f, a)).collect();
+                println!(
+                    "{pad}#{k} {} {} [{}] {} <- {}",
+                    i.name,
+                    i.opcode(),
+                    i.engine.name(),
+                    outs.join(", "),
+                    ins.join(", ")
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! The memory store (re-facts §5 "Memory model", "MemoryObject"): one owner for the bytes of every
+//! memory location, created lazily and filled with 0xFF (the reference's uninitialised marker).
+//!
+//! Locations marked `allocated` in SB or PSUM live in one shared arena per space (128 partitions ×
+//! the arch's bytes per partition), so post-allocation dumps that reuse SBUF space see each other's
+//! bytes where they overlap. Every other location (unallocated SB/PSUM, DRAM, Input, Output) has a
+//! private buffer: packed rows, or flat bytes.
+
+use access_pattern::Layout;
+use bir_ir::{
+    Function, LocId, MemoryLocation, MemoryType, NUM_PARTITIONS, PSUM_BYTES_PER_PARTITION, Validated,
+};
+
+/// Which buffer a location lives in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Home {
+    Private(LocId),
+    SbArena,
+    PsumArena,
+}
+
+/// The bytes of every memory location of the entry function.
+#[derive(Debug)]
+pub struct Memory {
+    homes: Vec<(Home, Layout)>,
+    private: Vec<Option<Vec<u8>>>,
+    sb: Option<Vec<u8>>,
+    psum: Option<Vec<u8>>,
+    sb_row: u64,
+}
+
+/// The uninitialised-memory fill byte.
+pub const UNINIT: u8 = 0xFF;
+
+impl Memory {
+    /// The store for a validated program's entry function. Nothing is allocated until touched.
+    pub fn new(program: &Validated<'_>) -> Memory {
+        let p = program.program();
+        let sb_row = p.arch.sbuf_bytes_per_partition();
+        let f = &p.functions[0];
+        let homes = f
+            .locations
+            .iter()
+            .enumerate()
+            .map(|(k, l)| home_of(l, LocId(k as u32), sb_row))
+            .collect::<Vec<_>>();
+        Memory { private: vec![None; homes.len()], homes, sb: None, psum: None, sb_row }
+    }
+
+    /// The layout of a location's elements in its buffer.
+    pub fn layout(&self, loc: LocId) -> Layout {
+        self.homes[loc.index()].1
+    }
+
+    fn span(&self, home: Home, layout: Layout) -> usize {
+        match home {
+            Home::Private(_) => layout.span().unwrap_or(0),
+            Home::SbArena => (NUM_PARTITIONS * self.sb_row) as usize,
+            Home::PsumArena => (NUM_PARTITIONS * PSUM_BYTES_PER_PARTITION) as usize,
+        }
+    }
+
+    /// The buffer holding a location (created, 0xFF-filled, on first use) and its layout there.
+    pub fn buffer_mut(&mut self, loc: LocId) -> (&mut [u8], Layout) {
+        let (home, layout) = self.homes[loc.index()];
+        let n = self.span(home, layout);
+        let slot = match home {
+            Home::Private(id) => &mut self.private[id.index()],
+            Home::SbArena => &mut self.sb,
+            Home::PsumArena => &mut self.psum,
+        };
+        (slot.get_or_insert_with(|| vec![UNINIT; n]), layout)
+    }
+
+    /// Whether a location's buffer exists yet.
+    pub fn is_touched(&self, loc: LocId) -> bool {
+        match self.homes[loc.index()].0 {
+            Home::Private(id) => self.private[id.index()].is_some(),
+            Home::SbArena => self.sb.is_some(),
+            Home::PsumArena => self.psum.is_some(),
+        }
+    }
+
+    /// Loads a location from bytes in tensor order: a flat location takes them from its byte 0; a
+    /// partitioned one takes `bytes.len() / partitions` bytes per partition, row by row.
+    pub fn load(&mut self, loc: &MemoryLocation, id: LocId, bytes: &[u8]) -> Result<(), String> {
+        let (buf, layout) = self.buffer_mut(id);
+        let start = layout.origin();
+        if layout.is_flat() {
+            let size = loc.partitions.saturating_mul(loc.bytes_per_partition) as usize;
+            if bytes.len() > size {
+                return Err(format!(
+                    "{} bytes do not fit location '{}' ({size} bytes)",
+                    bytes.len(),
+                    loc.name
+                ));
+            }
+            buf[start..start + bytes.len()].copy_from_slice(bytes);
+            return Ok(());
+        }
+        let parts = loc.partitions as usize;
+        if parts == 0 || bytes.len() % parts != 0 || bytes.len() / parts > loc.bytes_per_partition as usize {
+            return Err(format!(
+                "{} bytes do not split into {} partitions of at most {} bytes (location '{}')",
+                bytes.len(),
+                parts,
+                loc.bytes_per_partition,
+                loc.name
+            ));
+        }
+        let row = bytes.len() / parts;
+        for (p, chunk) in bytes.chunks_exact(row).enumerate() {
+            let at = layout.address(0, 1).unwrap_or(start) + p * row_stride(&layout, loc);
+            buf[at..at + row].copy_from_slice(chunk);
+        }
+        Ok(())
+    }
+
+    /// Reads `len` bytes of a location back in tensor order (the inverse of [`Memory::load`]).
+    pub fn dump(&mut self, loc: &MemoryLocation, id: LocId, len: usize) -> Vec<u8> {
+        let (buf, layout) = self.buffer_mut(id);
+        let start = layout.origin();
+        if layout.is_flat() {
+            return buf[start..start + len].to_vec();
+        }
+        let parts = (loc.partitions as usize).max(1);
+        let row = len / parts;
+        let stride = row_stride(&layout, loc);
+        (0..parts).flat_map(|p| buf[start + p * stride..start + p * stride + row].iter().copied()).collect()
+    }
+}
+
+/// Buffer bytes between a partitioned location's rows.
+fn row_stride(layout: &Layout, loc: &MemoryLocation) -> usize {
+    match (layout.address(0, 1), layout.address(loc.bytes_per_partition as i64, 1)) {
+        (Some(a), Some(b)) => b - a,
+        _ => loc.bytes_per_partition as usize,
+    }
+}
+
+fn home_of(l: &MemoryLocation, id: LocId, sb_row: u64) -> (Home, Layout) {
+    let arena = match (l.allocated, l.mem_type) {
+        (true, MemoryType::Sb) => Some((Home::SbArena, sb_row)),
+        (true, MemoryType::Psum) => Some((Home::PsumArena, PSUM_BYTES_PER_PARTITION)),
+        _ => None,
+    };
+    if let Some((home, row)) = arena {
+        if let Some(layout) = Layout::in_arena(l, row) {
+            return (home, layout);
+        }
+    }
+    (Home::Private(id), Layout::private(l))
+}
+
+/// The entry function of a program.
+pub fn entry<'p>(program: &Validated<'p>) -> &'p Function {
+    &program.program().functions[0]
+}

@@ -1,0 +1,157 @@
+//! Reading and writing NumPy `.npy` files (format versions 1.0–3.0, little-endian, C order): the
+//! tensor exchange format of the `birsim` CLI and the program conformance suites.
+
+/// An array: its dtype descriptor (e.g. `<f4`), shape and raw little-endian data.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Npy {
+    /// NumPy dtype string, normalised to its little-endian form (`<f4`, `|u1`, …).
+    pub descr: String,
+    /// Shape.
+    pub shape: Vec<u64>,
+    /// Element bytes, C order.
+    pub data: Vec<u8>,
+}
+
+/// Why bytes are not a usable `.npy`.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum NpyError {
+    /// Not an .npy file.
+    #[error("not an .npy file (bad magic or version)")]
+    Magic,
+    /// The header does not parse.
+    #[error("malformed .npy header: {0}")]
+    Header(String),
+    /// Fortran order is not supported.
+    #[error("Fortran-order arrays are not supported; save the array with C order")]
+    Fortran,
+    /// The data length does not match the header.
+    #[error("the .npy data has {got} bytes; its header promises {want}")]
+    Length {
+        /// Bytes the header implies.
+        want: u64,
+        /// Bytes present.
+        got: u64,
+    },
+}
+
+/// Bytes per element of a descriptor, if it is one we know.
+pub fn descr_size(descr: &str) -> Option<u64> {
+    let kind = descr.get(1..2)?;
+    let n: u64 = descr.get(2..)?.parse().ok()?;
+    matches!(kind, "f" | "u" | "i" | "b").then_some(n)
+}
+
+fn normalise(descr: &str) -> String {
+    // A one-byte type has no byte order: NumPy writes `|u1`; accept `<u1` too.
+    match descr.strip_prefix(['<', '|', '=']) {
+        Some(rest) if rest.ends_with('1') && !rest.starts_with('f') => format!("|{rest}"),
+        Some(rest) => format!("<{rest}"),
+        None => descr.to_owned(),
+    }
+}
+
+impl Npy {
+    /// Parses an `.npy` file.
+    pub fn parse(bytes: &[u8]) -> Result<Npy, NpyError> {
+        if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
+            return Err(NpyError::Magic);
+        }
+        let (header_len, start) = match bytes[6] {
+            1 => (usize::from(u16::from_le_bytes([bytes[8], bytes[9]])), 10),
+            2 | 3 if bytes.len() >= 12 => {
+                (u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize, 12)
+            }
+            _ => return Err(NpyError::Magic),
+        };
+        let header = bytes
+            .get(start..start + header_len)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .ok_or_else(|| NpyError::Header("truncated or not UTF-8".into()))?;
+        let field = |key: &str| -> Result<&str, NpyError> {
+            let k =
+                header.find(&format!("'{key}'")).ok_or_else(|| NpyError::Header(format!("no '{key}'")))?;
+            let rest = &header[k + key.len() + 2..];
+            let colon = rest.find(':').ok_or_else(|| NpyError::Header(format!("no value for '{key}'")))?;
+            Ok(rest[colon + 1..].trim_start())
+        };
+        let descr_v = field("descr")?;
+        let descr = descr_v
+            .strip_prefix('\'')
+            .and_then(|r| r.split('\'').next())
+            .ok_or_else(|| NpyError::Header("descr is not a string".into()))?;
+        if descr.starts_with('>') {
+            return Err(NpyError::Header(format!("big-endian dtype {descr} is not supported")));
+        }
+        if field("fortran_order")?.starts_with("True") {
+            return Err(NpyError::Fortran);
+        }
+        let shape_v = field("shape")?;
+        let inner = shape_v
+            .strip_prefix('(')
+            .and_then(|r| r.split(')').next())
+            .ok_or_else(|| NpyError::Header("shape is not a tuple".into()))?;
+        let shape = inner
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| {
+                s.trim_end_matches('L')
+                    .parse::<u64>()
+                    .map_err(|_| NpyError::Header(format!("bad dimension {s}")))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let descr = normalise(descr);
+        let size =
+            descr_size(&descr).ok_or_else(|| NpyError::Header(format!("unsupported dtype {descr}")))?;
+        let data = bytes[start + header_len..].to_vec();
+        let want = shape.iter().try_fold(size, |a, d| a.checked_mul(*d)).unwrap_or(u64::MAX);
+        if want != data.len() as u64 {
+            return Err(NpyError::Length { want, got: data.len() as u64 });
+        }
+        Ok(Npy { descr, shape, data })
+    }
+
+    /// The file bytes (format 1.0, or 2.0 for very long headers).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let shape = match self.shape.len() {
+            1 => format!("({},)", self.shape[0]),
+            _ => format!("({})", self.shape.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")),
+        };
+        let mut header = format!("{{'descr': '{}', 'fortran_order': False, 'shape': {shape}, }}", self.descr);
+        // Pad so the data starts on a 64-byte boundary, ending the header with a newline.
+        let total = 10 + header.len() + 1;
+        header.push_str(&" ".repeat((64 - total % 64) % 64));
+        header.push('\n');
+        let mut out = Vec::with_capacity(10 + header.len() + self.data.len());
+        out.extend_from_slice(b"\x93NUMPY\x01\x00");
+        out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+        out.extend_from_slice(header.as_bytes());
+        out.extend_from_slice(&self.data);
+        out
+    }
+}
+
+/// The `.npy` descriptor for a BIR dtype: floats NumPy has natively (`<f4`, `<f2`), integers as
+/// themselves, and every other format (bf16, fp8, fp32r, packed `_x4`, e8m0) as an unsigned
+/// integer of its container width holding the raw bits.
+pub fn descr_for(dt: bir_ir::Dtype) -> &'static str {
+    use bir_ir::Dtype::*;
+    match dt {
+        Float32 => "<f4",
+        Float16 => "<f2",
+        Int8 => "|i1",
+        Int16 => "<i2",
+        Int32 => "<i4",
+        Int64 => "<i8",
+        Uint8 => "|u1",
+        Uint16 => "<u2",
+        Uint32 => "<u4",
+        Uint64 => "<u8",
+        other => match other.size() {
+            1 => "|u1",
+            2 => "<u2",
+            4 => "<u4",
+            _ => "<u8",
+        },
+    }
+}
