@@ -14,6 +14,7 @@ mod access_pattern;
 mod bir_ir;
 mod case;
 mod numerics;
+mod program;
 
 use case::Case;
 use std::io::{IsTerminal, Write};
@@ -112,6 +113,7 @@ fn run_case(case: &Case) -> Outcome {
         "bir-ir" => bir_ir::run(case),
         "access-pattern" => access_pattern::run(case),
         "numerics" => numerics::run(case),
+        s if s.starts_with("programs/") => program::run(case),
         other => Outcome::Fail(format!("no runner for suite `{other}`")),
     }
 }

@@ -1,0 +1,600 @@
+#!/usr/bin/env python3
+"""Writes the `programs/elementwise` conformance suite: BIR JSON programs, .npy inputs and the
+expected .npy outputs, computed here with NumPy / ml_dtypes (pinned in oracle/requirements.txt)
+from the semantics the seed and docs/fidelity.md state, independently of birsim:
+
+  * elementwise math in float32 (IEEE, correctly rounded, as NumPy float32 arrays compute it);
+  * sequential folds written as explicit loops (NumPy's own reductions are pairwise);
+  * refsim narrowing: fp8 saturates, NaN canonical with the sign dropped (fidelity N2-N4);
+  * the ASSUMED choices (comparisons write 1.0/0.0, max/min NaN rule, int32 saturating ALU,
+    Pool's 4-lane average) stated as NumPy formulas below.
+
+Run: .venv/bin/python conformance/programs/elementwise/make_cases.py
+"""
+import ctypes
+import json
+import os
+import shutil
+import warnings
+
+import ml_dtypes as md
+import numpy as np
+
+warnings.simplefilter("ignore")
+HERE = os.path.dirname(os.path.abspath(__file__))
+F32 = np.float32
+RNG = np.random.default_rng(20261130)
+
+# ---------------------------------------------------------------- dtypes and refsim narrowing
+STORE = {"float32": np.float32, "bfloat16": np.uint16, "float16": np.float16, "float8_e4m3fn": np.uint8,
+         "float8e5": np.uint8, "float8e4": np.uint8, "int32": np.int32, "uint8": np.uint8, "int8": np.int8,
+         "uint32": np.uint32, "uint64": np.uint64, "int16": np.int16, "uint16": np.uint16}
+SIZE = {"float32": 4, "bfloat16": 2, "float16": 2, "float8_e4m3fn": 1, "float8e5": 1, "float8e4": 1,
+        "int32": 4, "uint8": 1, "int8": 1, "uint32": 4, "uint64": 8, "int16": 2, "uint16": 2}
+ML = {"bfloat16": md.bfloat16, "float8_e4m3fn": md.float8_e4m3fn, "float8e5": md.float8_e5m2,
+      "float8e4": md.float8_e4m3}
+FP8 = {"float8_e4m3fn": (0x7F, 0x7E), "float8e5": (0x7E, 0x7B), "float8e4": (0x7C, 0x77)}
+
+
+def decode(raw, dt):
+    """Stored values -> float32."""
+    if dt in ML:
+        return raw.view(ML[dt]).astype(F32)
+    return raw.astype(F32)
+
+
+def encode(x, dt, profile="refsim"):
+    """float32 -> stored values under a profile."""
+    x = np.asarray(x, F32)
+    nan = np.isnan(x)
+    neg = np.signbit(x)
+    if dt == "float32":
+        return x.copy()
+    if dt == "bfloat16":
+        b = x.astype(md.bfloat16).view(np.uint16)
+        return np.where(nan, 0x7FC0, b).astype(np.uint16) if profile == "refsim" else b
+    if dt == "float16":
+        h = x.astype(np.float16)
+        return np.where(nan, np.uint16(0x7E00).view(np.float16), h).astype(np.float16) if profile == "refsim" else h
+    if dt in FP8:
+        ml = x.astype(ML[dt]).view(np.uint8)
+        if profile != "refsim":
+            return ml
+        nan_code, max_code = FP8[dt]
+        over = ~nan & ~np.isfinite(ml.view(ML[dt]).astype(F32))
+        sat = np.where(over, np.where(neg, 0x80 | max_code, max_code), ml)
+        return np.where(nan, nan_code, sat).astype(np.uint8)
+    # Integers: round half even, clamp, NaN -> MAX/MIN by sign (unsigned: 0 if negative).
+    info = np.iinfo(STORE[dt])
+    r = np.rint(np.where(nan, 0, x).astype(np.float64))
+    r = np.clip(r, info.min, info.max)
+    nanv = np.where(neg, info.min if info.min < 0 else 0, info.max)
+    return np.where(nan, nanv, r).astype(STORE[dt])
+
+
+# ---------------------------------------------------------------- the fp32 ALU (ts_ops)
+# pow is the platform libm's powf, as the reference (C++) calls it; NumPy's float32 power may use
+# its own SIMD code, which differs in the last bit on some inputs.
+_LIBM = ctypes.CDLL("libm.so.6")
+_LIBM.powf.argtypes = [ctypes.c_float, ctypes.c_float]
+_LIBM.powf.restype = ctypes.c_float
+
+
+def powf(a, x):
+    return np.array([_LIBM.powf(float(u), float(v)) for u, v in zip(a.reshape(-1), x.reshape(-1))],
+                    F32).reshape(a.shape)
+
+
+def truth(b):
+    return b.astype(F32)
+
+
+def fmax(a, x):
+    return np.where(np.isnan(a) | (x > a), x, a).astype(F32)
+
+
+def fmin(a, x):
+    return np.where(np.isnan(a) | (x < a), x, a).astype(F32)
+
+
+TS = {
+    "bypass": lambda a, x: a,
+    "add": lambda a, x: a + x,
+    "subtract": lambda a, x: a - x,
+    "mult": lambda a, x: a * x,
+    "divide": lambda a, x: a / x,
+    "max": fmax,
+    "min": fmin,
+    "logical_and": lambda a, x: truth((a != 0) & (x != 0)),
+    "logical_or": lambda a, x: truth((a != 0) | (x != 0)),
+    "logical_xor": lambda a, x: truth((a != 0) != (x != 0)),
+    "is_equal": lambda a, x: truth(a == x),
+    "not_equal": lambda a, x: truth(a != x),
+    "is_gt": lambda a, x: truth(a > x),
+    "is_ge": lambda a, x: truth(a >= x),
+    "is_lt": lambda a, x: truth(a < x),
+    "is_le": lambda a, x: truth(a <= x),
+    "pow": powf,
+    "rsqrt": lambda a, x: F32(1) / np.sqrt(a),
+    "abs": lambda a, x: np.abs(a),
+    "abs_max": lambda a, x: fmax(np.abs(a), np.abs(x)),
+    "abs_min": lambda a, x: fmin(np.abs(a), np.abs(x)),
+}
+
+
+def ts(op, a, x):
+    a, x = np.broadcast_arrays(np.asarray(a, F32), np.asarray(x, F32))
+    return np.asarray(TS[op](a, x), F32)
+
+
+I32 = np.iinfo(np.int32)
+
+
+def sat32(v):
+    return np.clip(v, I32.min, I32.max).astype(np.int32)
+
+
+def in_width(c, w):
+    return (c >= 0) & (c < w)
+
+
+TS_INT = {
+    "bypass": lambda a, x: a,
+    "bitwise_not": lambda a, x: ~a,
+    "bitwise_and": lambda a, x: a & x,
+    "bitwise_or": lambda a, x: a | x,
+    "bitwise_xor": lambda a, x: a ^ x,
+    "add": lambda a, x: sat32(a.astype(np.int64) + x),
+    "subtract": lambda a, x: sat32(a.astype(np.int64) - x),
+    "mult": lambda a, x: sat32(a.astype(np.int64) * x),
+    "max": lambda a, x: np.maximum(a, x),
+    "min": lambda a, x: np.minimum(a, x),
+    "arith_shift_left": lambda a, x: np.where(in_width(x, 32), (a.astype(np.int64) << np.clip(x, 0, 31)).astype(np.int64).astype(np.uint64).astype(np.uint32).view(np.int32), 0).astype(np.int32),
+    "arith_shift_right": lambda a, x: (a >> np.where(in_width(x, 32), x, 31)).astype(np.int32),
+    "logical_shift_right": lambda a, x: np.where(in_width(x, 32), (a.view(np.uint32) >> np.clip(x, 0, 31).astype(np.uint32)).view(np.int32), 0).astype(np.int32),
+}
+
+
+def ts_int(op, a, x):
+    a, x = np.broadcast_arrays(np.asarray(a, np.int32), np.asarray(x, np.int32))
+    return np.asarray(TS_INT[op](a, x)).astype(np.int32)
+
+
+# ---------------------------------------------------------------- program building
+class Prog:
+    def __init__(self, profile="refsim"):
+        self.allocs, self.insts, self.inputs, self.outputs = [], [], {}, {}
+        self.profile = profile
+        self.sb_addr = 0
+
+    def _alloc(self, name, kind, dt, shape, typ, dims, addr=0, base=0):
+        self.allocs.append({"Skind": "memory_location_set", "name": name, "kind": kind, "dtype": dt,
+                            "tensor_shape": list(shape), "partition_dim": 0,
+                            "memorylocations": [{"Skind": "memory_location", "name": name, "type": typ,
+                                                 "addr": addr, "dims": dims, "base": base, "bank": 0,
+                                                 "allocated": False}]})
+
+    def dram_in(self, name, dt, raw):
+        raw = np.ascontiguousarray(raw)
+        p = raw.shape[0]
+        self._alloc(name, "ExternalInput", dt, raw.shape, "Input", [p, raw.nbytes // p])
+        self.inputs[name] = raw
+
+    def dram_out(self, name, dt, shape, expected):
+        p = shape[0]
+        n = int(np.prod(shape))
+        self._alloc(name, "ExternalOutput", dt, shape, "Output", [p, n * SIZE[dt] // p])
+        self.outputs[name] = np.ascontiguousarray(expected).reshape(shape)
+
+    def sb(self, name, dt, parts, row_bytes, base=0):
+        self._alloc(name, "Internal", dt, [parts, row_bytes // SIZE[dt]], "SB", [parts, row_bytes], 0, base)
+
+    def inst(self, opcode, ins, outs, **fields):
+        self.insts.append(dict({"opcode": opcode, "name": f"i{len(self.insts)}", "engine": "DVE",
+                                "ins": ins, "outs": outs}, **fields))
+
+    def program(self):
+        return {"arch": "gen3", "version": 2, "functions": [{"name": "sg0000", "allocations": self.allocs,
+                "blocks": [{"name": "Block1", "instructions": self.insts}]}]}
+
+
+def ap(mem, dt, pairs, offset=0):
+    return {"kind": "physical_ap", "memref": mem, "memsetref": mem, "dtype": dt, "offset": offset, "ap": pairs}
+
+
+def imm(v, dt="float32"):
+    return {"kind": "imm_value", "dtype": dt, "value": v}
+
+
+def tile(mem, dt, p, f, offset=0):
+    return ap(mem, dt, [[f, p], [1, f]], offset)
+
+
+CASES = {}
+
+
+def case(name, prog, note):
+    CASES[name] = (prog, note)
+
+
+def data(shape, kind="normal", specials=True):
+    if kind == "positive":
+        x = RNG.uniform(0.01, 100, shape)
+    elif kind == "small_int":
+        x = RNG.integers(-4, 5, shape)
+    elif kind == "int":
+        x = RNG.integers(-1000, 1000, shape)
+    else:
+        x = RNG.standard_normal(shape) * 10
+    x = x.astype(F32)
+    if specials and kind == "normal":
+        flat = x.reshape(-1)
+        flat[:6] = [np.nan, np.inf, -np.inf, -0.0, 0.0, F32(3.4e38)]
+    return x
+
+
+def unary_program(dt_in, dt_out, x_raw, p, f, opcode, expected, **fields):
+    """Load x into SB, run one instruction tile -> tile, save."""
+    g = Prog()
+    g.dram_in("x", dt_in, x_raw)
+    g.sb("xt", dt_in, p, f * SIZE[dt_in])
+    g.sb("yt", dt_out, p, f * SIZE[dt_out])
+    g.inst("Load", [tile("x", dt_in, p, f)], [tile("xt", dt_in, p, f)])
+    g.inst(opcode, [tile("xt", dt_in, p, f)] + fields.pop("extra_ins", []), [fields.pop("out_ap", tile("yt", dt_out, p, f))], **fields)
+    out_shape = expected.shape
+    g.dram_out("y", dt_out, out_shape, expected)
+    n = int(np.prod(out_shape))
+    op_ = out_shape[0]
+    g.inst("Save", [ap("yt", dt_out, [[n // op_ * 0 + f, op_], [1, n // op_]])], [tile("y", dt_out, op_, n // op_)])
+    return g
+
+
+def fix_save(g, dt_out, p_out, f_out, f_row):
+    g.insts[-1]["ins"] = [ap("yt", dt_out, [[f_row, p_out], [1, f_out]])]
+
+
+# ---------------------------------------------------------------- A: every ts_ops op on fp32
+P, F = 32, 16
+for op in TS:
+    kind = {"rsqrt": "positive", "pow": "small_int"}.get(op, "normal")
+    x = data((P, F), kind)
+    c = {"pow": 3.0, "divide": -2.5, "rsqrt": 0.0}.get(op, 1.5)
+    y = ts(op, x, F32(c))
+    g = unary_program("float32", "float32", x, P, F, "TensorScalar", y, op0=op, const0=c, reverse0=False,
+                      op1="bypass", const1=0.0, reverse1=False)
+    case(f"ts_{op}_fp32", g, f"TensorScalar {op} on fp32 (ts_ops)")
+
+# ---------------------------------------------------------------- B: other float dtypes
+for dt, profile in [("bfloat16", "refsim"), ("float16", "refsim"), ("float8_e4m3fn", "refsim"),
+                    ("float8e5", "nki"), ("float8e4", "refsim"), ("bfloat16", "nki")]:
+    for op, c, rev in [("mult", 3.0, False), ("subtract", 2.0, True), ("max", -1.0, False)]:
+        x32 = data((P, F)) * F32(20)
+        raw = encode(x32, dt, profile)
+        xd = decode(raw, dt)
+        y = encode(ts(op, F32(c), xd) if rev else ts(op, xd, F32(c)), dt, profile)
+        g = unary_program(dt, dt, raw, P, F, "TensorScalar", y, op0=op, const0=c, reverse0=rev,
+                          op1="bypass", const1=0.0, reverse1=False)
+        g.profile = profile
+        case(f"ts_{op}_{dt}_{profile}", g, f"TensorScalar {op} (reverse={rev}) on {dt}, {profile} narrowing")
+
+# ---------------------------------------------------------------- C: bitvec ops -> ts_int_ops on int32
+for op, c in [("bitwise_and", 0xF0F), ("bitwise_or", 0x1010), ("bitwise_xor", -1), ("bitwise_not", 0),
+              ("arith_shift_left", 3), ("arith_shift_right", 2), ("logical_shift_right", 28), ("arith_shift_left", 40)]:
+    x = RNG.integers(-2**31, 2**31, (P, F), dtype=np.int64).astype(np.int32)
+    y = ts_int(op, x, np.int32(c))
+    g = unary_program("int32", "int32", x, P, F, "TensorScalar", y, op0=op, const0=float(c), reverse0=False,
+                      op1="bypass", const1=0.0, reverse1=False)
+    case(f"ts_int_{op}_{c}".replace("-", "m"), g, f"bitvec TensorScalar {op} {c} on int32 (ts_int_ops)")
+
+# int32 data with an arithmetic op runs in fp32 (exact only below 2^24) and narrows by RNE + saturate.
+x = np.array(RNG.integers(-2**31, 2**31, (P, F), dtype=np.int64), np.int32)
+y = encode(ts("add", x.astype(F32), F32(0.5)), "int32")
+case("ts_add_int32_via_fp32", unary_program("int32", "int32", x, P, F, "TensorScalar", y, op0="add", const0=0.5,
+     reverse0=False, op1="bypass", const1=0.0, reverse1=False), "int32 data, arithmetic op: fp32 path")
+
+# ---------------------------------------------------------------- two stages and NKI doc examples
+x = data((P, F))
+case("nki_a_minus_1", unary_program("float32", "float32", x, P, F, "TensorScalar", ts("subtract", x, F32(1)),
+     op0="subtract", const0=1.0, reverse0=False, op1="bypass", const1=0.0, reverse1=False), "NKI doc: a - 1")
+case("nki_1_minus_c", unary_program("float32", "float32", x, P, F, "TensorScalar", ts("subtract", F32(1), x),
+     op0="subtract", const0=1.0, reverse0=True, op1="bypass", const1=0.0, reverse1=False), "NKI doc: 1 - c (reverse0)")
+case("nki_e_mult_f_plus_2_5", unary_program("float32", "float32", x, P, F, "TensorScalar",
+     ts("add", ts("mult", x, F32(-3.0)), F32(2.5)), op0="mult", const0=-3.0, reverse0=False, op1="add", const1=2.5,
+     reverse1=False), "NKI doc: e*f + 2.5 (two stages)")
+case("ts_two_stage_reverse1", unary_program("float32", "float32", x, P, F, "TensorScalar",
+     ts("divide", F32(8), ts("add", x, F32(1))), op0="add", const0=1.0, reverse0=False, op1="divide", const1=8.0,
+     reverse1=True), "stage 1 reversed: 8 / (x + 1)")
+case("ts_bypass_reversed_gives_scalar", unary_program("float32", "float32", x, P, F, "TensorScalar",
+     ts("bypass", F32(7), x), op0="bypass", const0=7.0, reverse0=True, op1="bypass", const1=0.0, reverse1=False),
+     "bypass with reverse0 returns the scalar (seed pseudocode)")
+
+
+# ---------------------------------------------------------------- D: TensorTensor
+def binary_program(dt_a, dt_b, dt_out, a_raw, b_raw, p, f, expected, profile="refsim", prev=None, **fields):
+    g = Prog(profile)
+    g.dram_in("a", dt_a, a_raw)
+    g.dram_in("b", dt_b, b_raw)
+    for n, d in (("at", dt_a), ("bt", dt_b), ("yt", dt_out)):
+        g.sb(n, d, p, f * SIZE[d])
+    g.inst("Load", [tile("a", dt_a, p, f)], [tile("at", dt_a, p, f)])
+    g.inst("Load", [tile("b", dt_b, p, f)], [tile("bt", dt_b, p, f)])
+    if prev is not None:
+        g.dram_in("prev", dt_out, prev)
+        g.inst("Load", [tile("prev", dt_out, p, f)], [tile("yt", dt_out, p, f)])
+    g.inst("TensorTensor", [tile("at", dt_a, p, f), tile("bt", dt_b, p, f)], [tile("yt", dt_out, p, f)], **fields)
+    g.dram_out("y", dt_out, (p, f), expected)
+    g.inst("Save", [tile("yt", dt_out, p, f)], [tile("y", dt_out, p, f)])
+    return g
+
+
+for op in ["add", "subtract", "mult", "divide", "max", "min", "is_ge", "not_equal", "pow"]:
+    kind = "small_int" if op == "pow" else "normal"
+    a, b = data((P, F), kind), data((P, F), kind, specials=False)
+    if op == "pow":
+        a = np.abs(a) + F32(1)
+    case(f"tt_{op}_fp32", binary_program("float32", "float32", "float32", a, b, P, F, ts(op, a, b), op=op),
+         f"TensorTensor {op} fp32")
+a, b = data((P, F)), data((P, F))
+ab, bb = encode(a, "bfloat16"), encode(b, "bfloat16")
+case("nki_a_plus_b_bf16", binary_program("bfloat16", "bfloat16", "bfloat16", ab, bb, P, F,
+     encode(ts("add", decode(ab, "bfloat16"), decode(bb, "bfloat16")), "bfloat16"), op="add"), "NKI doc: a + b in bf16")
+case("tt_mixed_f16_f32_to_bf16", binary_program("float16", "float32", "bfloat16", a.astype(np.float16), b, P, F,
+     encode(ts("mult", a.astype(np.float16).astype(F32), b), "bfloat16"), op="mult"), "mixed input dtypes, cast on write")
+ia = RNG.integers(-2**31, 2**31, (P, F), dtype=np.int64).astype(np.int32)
+ib = RNG.integers(-2**31, 2**31, (P, F), dtype=np.int64).astype(np.int32)
+for op in ["add", "subtract", "mult", "max", "bitwise_and"]:
+    case(f"tt_{op}_int32", binary_program("int32", "int32", "int32", ia, ib, P, F, ts_int(op, ia, ib), op=op),
+         f"TensorTensor {op} on int32 (ts_int_ops, saturating)")
+prev = data((P, F), specials=False)
+case("tt_add_accumulate", binary_program("float32", "float32", "float32", a, b, P, F,
+     ts("add", ts("mult", a, b), prev), prev=prev, op="mult", acc="AddAccumulate"), "TensorTensor accumulate into out")
+
+
+# ---------------------------------------------------------------- E: TensorScalarPtr
+def ptr_program(x, s0, s1, expected, p, f, dt="float32", out_dt="float32", **fields):
+    g = Prog()
+    g.dram_in("x", dt, x)
+    g.sb("xt", dt, p, f * SIZE[dt])
+    g.sb("yt", out_dt, p, f * SIZE[out_dt])
+    ins = [tile("xt", dt, p, f)]
+    g.inst("Load", [tile("x", dt, p, f)], [tile("xt", dt, p, f)])
+    for k, s in enumerate((s0, s1)):
+        if s is None:
+            continue
+        if isinstance(s, float):
+            ins.append(imm(s))
+            continue
+        g.dram_in(f"s{k}", "float32", s.reshape(p, -1))
+        g.sb(f"s{k}t", "float32", p, s.size // p * 4)
+        g.inst("Load", [tile(f"s{k}", "float32", p, s.size // p)], [tile(f"s{k}t", "float32", p, s.size // p)])
+        ins.append(tile(f"s{k}t", "float32", p, s.size // p))
+    g.inst("TensorScalarPtr", ins, [tile("yt", out_dt, p, f)], **fields)
+    g.dram_out("y", out_dt, (p, f), expected)
+    g.inst("Save", [tile("yt", out_dt, p, f)], [tile("y", out_dt, p, f)])
+    return g
+
+
+x = data((P, F))
+s0 = data((P, 1), specials=False)
+s1 = data((P, 1), specials=False)
+case("tsp_per_partition_mult_add", ptr_program(x, s0, s1, ts("add", ts("mult", x, s0), s1), P, F, op0="mult",
+     reverse0=False, op1="add", reverse1=False), "TensorScalarPtr: one scalar per partition, x*s0+s1")
+case("tsp_reverse_divide_imm", ptr_program(x, s0, 4.0, ts("subtract", F32(4), ts("divide", s0, x)), P, F,
+     op0="divide", reverse0=True, op1="subtract", reverse1=True), "TensorScalarPtr: reversed stages, AP and imm scalars")
+case("tsp_one_scalar_missing_second", ptr_program(x, s0, None, ts("max", x, s0), P, F, op0="max", reverse0=False,
+     op1="add", reverse1=False), "TensorScalarPtr: a missing second scalar passes the value through")
+se = data((P, F), specials=False)
+case("tsp_per_element_scalars", ptr_program(x, se, None, ts("is_lt", x, se), P, F, op0="is_lt", reverse0=False,
+     op1="bypass", reverse1=False), "TensorScalarPtr: one scalar per element")
+
+
+# ---------------------------------------------------------------- F: TensorReduce
+def reduce_program(x_raw, dt, pairs_in, pairs_out, out_shape, expected, out_dt="float32", prev=None, **fields):
+    g = Prog()
+    p = x_raw.shape[0]
+    row = x_raw.nbytes // p
+    g.dram_in("x", dt, x_raw)
+    g.sb("xt", dt, p, row)
+    flat_pairs = [[row // SIZE[dt], p], [1, row // SIZE[dt]]]
+    g.inst("Load", [ap("x", dt, flat_pairs)], [ap("xt", dt, flat_pairs)])
+    op_, of = out_shape
+    g.sb("yt", out_dt, max(op_, 1), max(of, 1) * SIZE[out_dt])
+    if prev is not None:
+        g.dram_in("prev", out_dt, prev.reshape(out_shape))
+        g.inst("Load", [tile("prev", out_dt, op_, of)], [tile("yt", out_dt, op_, of)])
+    g.inst("TensorReduce", [ap("xt", dt, pairs_in)], [ap("yt", out_dt, pairs_out)], **fields)
+    g.dram_out("y", out_dt, out_shape, expected)
+    g.inst("Save", [tile("yt", out_dt, op_, of)], [tile("y", out_dt, op_, of)])
+    return g
+
+
+def fold(x, axis_sizes, op):
+    """Sequential fold of the trailing axes of x (shape [..., K]) in row-major order."""
+    k = x.shape[-1]
+    acc = x[..., 0].astype(F32)
+    for j in range(1, k):
+        acc = TS[op](acc, x[..., j]).astype(F32)
+    return acc
+
+
+W, Z, Y, X = 8, 2, 3, 4
+x4 = data((W, Z, Y, X))
+pairs4 = [[Z * Y * X, W], [Y * X, Z], [X, Y], [1, X]]
+for axis, keep in [("X", 3), ("XY", 2), ("XYZ", 1)]:
+    kept = x4.shape[:keep]
+    for op in (["add", "max"] if axis == "X" else ["add", "min"]):
+        src = x4.reshape(int(np.prod(kept)), -1)
+        y = fold(src, None, op).reshape(W, -1)
+        case(f"reduce_{op}_{axis}", reduce_program(x4.reshape(W, -1), "float32", pairs4,
+             [[y.shape[1], W], [1, y.shape[1]]], y.shape, y, op=op, axis=axis), f"TensorReduce {op} over {axis}")
+y = fold(x4.reshape(1, -1), None, "add").reshape(1, 1)
+case("reduce_add_XYZW", reduce_program(x4.reshape(W, -1), "float32", pairs4, [[1, 1], [1, 1]], (1, 1), y, op="add",
+     axis="XYZW"), "TensorReduce add over XYZW (the partition dim too)")
+x2 = data((P, F), specials=False)
+yc = fold(x2.T.copy(), None, "add").reshape(1, F)
+case("reduce_add_C", reduce_program(x2, "float32", [[F, P], [1, F]], [[F, 1], [1, F]], (1, F), yc, op="add",
+     axis="C"), "TensorReduce add across partitions (C)")
+yw = fold(x2.reshape(1, -1), None, "max").reshape(1, 1)
+case("reduce_max_XYZWC", reduce_program(x2, "float32", [[F, P], [1, F]], [[1, 1], [1, 1]], (1, 1), yw, op="max",
+     axis="XYZWC"), "TensorReduce max over everything (XYZWC)")
+n = F
+avg = x2[:, 0] / F32(n)
+inv = F32(1) / F32(n)
+for j in range(1, n):
+    avg = (avg + inv * x2[:, j]).astype(F32)
+case("reduce_average_X", reduce_program(x2, "float32", [[F, P], [1, F]], [[1, P], [1, 1]], (P, 1),
+     avg.reshape(P, 1), op="average", axis="X"), "TensorReduce average: divide first, running mean")
+case("nki_sum_axis_1_negate", reduce_program(x2, "float32", [[F, P], [1, F]], [[1, P], [1, 1]], (P, 1),
+     (-fold(x2, None, "add")).reshape(P, 1), op="add", axis="X", negate=True), "NKI doc: sum along axis 1, negated")
+case("reduce_mult_X", reduce_program(x2 / F32(8), "float32", [[F, P], [1, F]], [[1, P], [1, 1]], (P, 1),
+     fold(x2 / F32(8), None, "mult").reshape(P, 1), op="mult", axis="X"), "TensorReduce mult")
+prev = data((P, 1), specials=False)
+case("reduce_add_accumulate", reduce_program(x2, "float32", [[F, P], [1, F]], [[1, P], [1, 1]], (P, 1),
+     (-fold(x2, None, "add") + prev[:, 0]).reshape(P, 1), prev=prev, op="add", axis="X", negate=True,
+     acc="AddAccumulate"), "TensorReduce: negate after the fold, then accumulate")
+xi = RNG.integers(-2**30, 2**30, (P, F), dtype=np.int64).astype(np.int32)
+acc_i = xi[:, 0].astype(np.int64)
+for j in range(1, F):
+    acc_i = np.clip(acc_i + xi[:, j], I32.min, I32.max)
+case("reduce_add_int32", reduce_program(xi, "int32", [[F, P], [1, F]], [[1, P], [1, 1]], (P, 1),
+     acc_i.astype(np.int32).reshape(P, 1), out_dt="int32", op="add", axis="X"), "TensorReduce add on int32 (saturating)")
+xb = encode(x2, "bfloat16")
+case("reduce_max_bf16_to_fp32", reduce_program(xb, "bfloat16", [[F, P], [1, F]], [[1, P], [1, 1]], (P, 1),
+     fold(decode(xb, "bfloat16"), None, "max").reshape(P, 1), op="max", axis="X"), "TensorReduce max, bf16 in, fp32 out")
+
+
+# ---------------------------------------------------------------- G: Pool
+def pool_expect(x, func, wy, wx):
+    win = x.reshape(x.shape[0], -1, wy * wx)
+    if func == "Max":
+        acc = np.full(win.shape[:2], -np.finfo(F32).max, F32)
+        for j in range(win.shape[2]):
+            v = win[..., j]
+            acc = np.where(np.isnan(v), acc, np.where(np.isnan(acc) | (v >= acc), v, acc)).astype(F32)
+        return acc
+    n = wy * wx
+    body = n // 4 * 4
+    lanes = np.zeros(win.shape[:2] + (4,), F32)
+    for j in range(0, body, 4):
+        lanes = (lanes + win[..., j:j + 4]).astype(F32)
+    s = ((lanes[..., 0] + lanes[..., 1]) + (lanes[..., 2] + lanes[..., 3])).astype(F32)
+    for j in range(body, n):
+        s = (s + win[..., j]).astype(F32)
+    return (s.astype(np.float64) * (1.0 / n)).astype(F32)
+
+
+for func, wy, wx in [("Max", 2, 3), ("Avg", 3, 5), ("Avg", 4, 4)]:
+    nw = 3
+    xp = data((P, nw * wy * wx), specials=(func == "Max"))
+    y = pool_expect(xp, func, wy, wx)
+    g = reduce_program(xp, "float32", [[nw * wy * wx, P], [wy * wx, nw], [wx, wy], [1, wx]], [[nw, P], [1, nw]],
+                       (P, nw), y, func=func)
+    g.insts[-2]["opcode"] = "Pool"
+    g.insts[-2]["engine"] = "Pool"
+    case(f"pool_{func.lower()}_{wy}x{wx}", g, f"Pool {func} over a {wy}x{wx} window")
+
+
+# ---------------------------------------------------------------- H: TensorScalarCache
+def cache_expect(x, op0, op1, rev0, rev1, init, every):
+    c = np.array(init, F32)
+    outs = []
+    for j in range(x.shape[1]):
+        a = ts(op0, c, x[:, j]) if rev0 else ts(op0, x[:, j], c)
+        b = ts(op1, c, a) if rev1 else ts(op1, a, c)
+        c = b
+        outs.append(b)
+    return np.stack(outs, axis=1) if every else c.reshape(-1, 1)
+
+
+xs = data((P, F), specials=False) / F32(4)
+for mode, op0, op1, init, rev, note in [
+        ("Reduce", "add", "bypass", None, False, "Reduce: sum with a zero-initialised cache"),
+        ("Cumulative", "add", "bypass", None, False, "NKI doc: cumulative sum"),
+        ("TensorScan", "mult", "add", 0.5, False, "NKI doc: scan recurrence c = x*c + c from a loaded 0.5"),
+        ("TensorScan", "subtract", "max", -1.0, True, "TensorScan with both stages reversed")]:
+    init_v = np.full(P, init if init is not None else 0.0, F32)
+    every = mode != "Reduce"
+    y = cache_expect(xs, op0, op1, rev, rev, init_v, every)
+    fields = {"op0": op0, "reverse0": rev, "op1": op1, "reverse1": rev, "mode": mode,
+              "acc": "LoadAccumulate" if init is not None else "ZeroAccumulate"}
+    extra = [imm(init)] if init is not None else []
+    out_f = F if every else 1
+    g = unary_program("float32", "float32", xs, P, F, "TensorScalarCache", y, extra_ins=extra,
+                      out_ap=ap("yt", "float32", [[F, P], [1, out_f]]), **fields)
+    fix_save(g, "float32", P, out_f, F)
+    case(f"cache_{mode.lower()}_{op0}_{op1}", g, f"TensorScalarCache {note}")
+
+
+# ---------------------------------------------------------------- I/J: partition slices, strided and broadcast APs
+for start in (32, 64, 96):
+    x = data((128, F))
+    pitch = F
+    g = Prog()
+    g.dram_in("x", "float32", x)
+    g.sb("xt", "float32", 128, F * 4)
+    g.sb("yt", "float32", 128, F * 4)
+    g.inst("Load", [tile("x", "float32", 128, F)], [tile("xt", "float32", 128, F)])
+    g.inst("Memset", [], [tile("yt", "float32", 128, F)], mode="Const", constant=0)
+    g.inst("TensorScalar", [tile("xt", "float32", 32, F, start * pitch)], [tile("yt", "float32", 32, F, start * pitch)],
+           op0="mult", const0=2.0, reverse0=False, op1="add", const1=-1.0, reverse1=False)
+    y = np.zeros((128, F), F32)
+    y[start:start + 32] = ts("add", ts("mult", x[start:start + 32], F32(2)), F32(-1))
+    g.dram_out("y", "float32", (128, F), y)
+    g.inst("Save", [tile("yt", "float32", 128, F)], [tile("y", "float32", 128, F)])
+    case(f"partition_slice_{start}", g, f"TensorScalar on partitions {start}..{start + 32}, the rest Memset 0")
+
+x = data((P, 2 * F))
+g = Prog()
+g.dram_in("x", "float32", x)
+g.sb("xt", "float32", P, 2 * F * 4)
+g.sb("yt", "float32", P, F * 4)
+g.inst("Load", [tile("x", "float32", P, 2 * F)], [tile("xt", "float32", P, 2 * F)])
+g.inst("TensorScalar", [ap("xt", "float32", [[2 * F, P], [2, F]], 1)], [tile("yt", "float32", P, F)], op0="add",
+       const0=1.0, reverse0=False, op1="bypass", const1=0.0, reverse1=False)
+g.dram_out("y", "float32", (P, F), ts("add", x[:, 1::2], F32(1)))
+g.inst("Save", [tile("yt", "float32", P, F)], [tile("y", "float32", P, F)])
+case("strided_odd_columns", g, "strided input AP: every other column from offset 1")
+
+g = Prog()
+g.dram_in("x", "float32", x)
+g.sb("xt", "float32", P, 2 * F * 4)
+g.sb("yt", "float32", P, F * 4)
+g.inst("Load", [tile("x", "float32", P, 2 * F)], [tile("xt", "float32", P, 2 * F)])
+g.inst("TensorTensor", [ap("xt", "float32", [[2 * F, P], [0, F]], 3), ap("xt", "float32", [[2 * F, P], [-1, F]], 2 * F - 1)],
+       [tile("yt", "float32", P, F)], op="subtract")
+g.dram_out("y", "float32", (P, F), ts("subtract", np.repeat(x[:, 3:4], F, axis=1), x[:, ::-1][:, :F]))
+g.inst("Save", [tile("yt", "float32", P, F)], [tile("y", "float32", P, F)])
+case("broadcast_minus_reversed", g, "broadcast (step 0) minus a reversed (step -1) row")
+
+# ---------------------------------------------------------------- L: copies with casts
+for src_dt, dst_dt in [("float32", "bfloat16"), ("bfloat16", "float32"), ("float32", "float8_e4m3fn"),
+                       ("float32", "int8"), ("float16", "float8e5")]:
+    x32 = data((P, F)) * F32(50)
+    raw = encode(x32, src_dt)
+    y = encode(decode(raw, src_dt), dst_dt)
+    g = unary_program(src_dt, dst_dt, raw, P, F, "TensorCopy", y)
+    case(f"copy_{src_dt}_to_{dst_dt}", g, f"TensorCopy casting {src_dt} to {dst_dt} (refsim)")
+
+
+def write_all():
+    for d in os.listdir(HERE):
+        if os.path.isdir(os.path.join(HERE, d)):
+            shutil.rmtree(os.path.join(HERE, d))
+    for name, (g, note) in CASES.items():
+        d = os.path.join(HERE, name)
+        os.makedirs(d)
+        with open(os.path.join(d, "case.json"), "w") as f:
+            json.dump(g.program(), f, indent=1)
+        lines = [f"# {note}", "# expected outputs from make_cases.py (NumPy / ml_dtypes)", f"profile: {g.profile}"]
+        for k, v in g.inputs.items():
+            np.save(os.path.join(d, f"in_{k}.npy"), v)
+            lines.append(f"input {k} = in_{k}.npy")
+        for k, v in g.outputs.items():
+            np.save(os.path.join(d, f"expected_{k}.npy"), v)
+            lines.append(f"output {k} = expected_{k}.npy")
+        with open(os.path.join(d, "case.expect"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+    print(f"{len(CASES)} cases")
+
+
+write_all()
