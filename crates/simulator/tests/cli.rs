@@ -1,0 +1,222 @@
+//! The `birsim` binary, run as a user would: the happy path, every input error with its exit
+//! code and message, and that failures create or truncate no output file.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+fn example(file: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/sub_one").join(file)
+}
+
+/// A fresh scratch folder per test.
+fn scratch() -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let d = std::env::temp_dir().join(format!(
+        "birsim-cli-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Runs birsim; returns (exit code, stdout, stderr).
+fn birsim(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_birsim")).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+fn s(p: &Path) -> String {
+    p.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn runs_the_example_bit_exactly_with_a_trace() {
+    let d = scratch();
+    let (b, trace) = (d.join("b.npy"), d.join("t.jsonl"));
+    let (code, _, err) = birsim(&[
+        "run",
+        &s(&example("program.json")),
+        "--input",
+        &format!("a={}", s(&example("a.npy"))),
+        "--output",
+        &format!("b={}", s(&b)),
+        "--trace",
+        &s(&trace),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // The expected file was written by NumPy (examples/sub_one/make_input.py).
+    assert_eq!(std::fs::read(&b).unwrap(), std::fs::read(example("expected_b.npy")).unwrap());
+    let lines: Vec<String> = std::fs::read_to_string(&trace).unwrap().lines().map(str::to_owned).collect();
+    assert_eq!(lines.len(), 3);
+    assert!(
+        lines[1].contains("\"opcode\":\"TensorScalar\"") && lines[1].contains("fnv1a64:"),
+        "{}",
+        lines[1]
+    );
+}
+
+#[test]
+fn out_dir_writes_every_output_allocation() {
+    let d = scratch();
+    let (code, _, err) = birsim(&[
+        "run",
+        &s(&example("program.json")),
+        "--input",
+        &format!("a_set={}", s(&example("a.npy"))),
+        "--out-dir",
+        &s(&d),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        std::fs::read(d.join("b_set.npy")).unwrap(),
+        std::fs::read(example("expected_b.npy")).unwrap()
+    );
+}
+
+/// Runs a failing command and checks its exit code, message, and that `out` is untouched.
+fn fails(args: &[&str], code: i32, message: &str, out: &Path) {
+    let before = std::fs::read(out).ok();
+    let (got, _, err) = birsim(args);
+    assert_eq!(got, code, "exit code of {args:?}; stderr: {err}");
+    assert!(err.contains(message), "stderr of {args:?} should contain {message:?}:\n{err}");
+    assert_eq!(std::fs::read(out).ok(), before, "the output file changed");
+    let leftovers: Vec<_> = std::fs::read_dir(out.parent().unwrap())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "temporary files left behind: {leftovers:?}");
+}
+
+/// A hand-written .npy file (so the test does not rely on our own writer).
+fn npy(descr: &str, shape: &str, bytes: usize) -> Vec<u8> {
+    let mut h = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}").into_bytes();
+    while (10 + h.len() + 1) % 64 != 0 {
+        h.push(b' ');
+    }
+    h.push(b'\n');
+    let mut f = b"\x93NUMPY\x01\x00".to_vec();
+    f.extend_from_slice(&(h.len() as u16).to_le_bytes());
+    f.extend_from_slice(&h);
+    f.extend(std::iter::repeat_n(0u8, bytes));
+    f
+}
+
+#[test]
+fn input_errors_exit_2_and_write_nothing() {
+    let d = scratch();
+    let b = d.join("b.npy");
+    let prog = s(&example("program.json"));
+    let out = format!("b={}", s(&b));
+    fails(
+        &["run", &prog, "--input", "a=/nonexistent/a.npy", "--output", &out],
+        2,
+        "cannot read /nonexistent/a.npy",
+        &b,
+    );
+    let wrong_shape = d.join("shape.npy");
+    std::fs::write(&wrong_shape, npy("<f4", "(512, 128)", 512 * 128 * 4)).unwrap();
+    fails(
+        &["run", &prog, "--input", &format!("a={}", s(&wrong_shape)), "--output", &out],
+        2,
+        "has shape (512, 128)",
+        &b,
+    );
+    let wrong_dtype = d.join("dtype.npy");
+    std::fs::write(&wrong_dtype, npy("<f2", "(128, 512)", 128 * 512 * 2)).unwrap();
+    fails(
+        &["run", &prog, "--input", &format!("a={}", s(&wrong_dtype)), "--output", &out],
+        2,
+        "needs <f4",
+        &b,
+    );
+    let not_npy = d.join("text.npy");
+    std::fs::write(&not_npy, "hello").unwrap();
+    fails(
+        &["run", &prog, "--input", &format!("a={}", s(&not_npy)), "--output", &out],
+        2,
+        "not an .npy file",
+        &b,
+    );
+    let a = format!("a={}", s(&example("a.npy")));
+    fails(
+        &["run", &prog, "--input", "zzz=x.npy", "--output", &out],
+        2,
+        "no allocation or memory location is named 'zzz'",
+        &b,
+    );
+    fails(&["run", &prog, "--input", &a, "--output", "zzz=/tmp/z.npy"], 2, "--output zzz", &b);
+    let bad_json = d.join("bad.json");
+    std::fs::write(&bad_json, "{\"functions\": [").unwrap();
+    fails(&["run", &s(&bad_json), "--output", &out], 2, "not valid JSON at line 1", &b);
+    let invalid = d.join("invalid.json");
+    let text = std::fs::read_to_string(example("program.json")).unwrap().replacen(
+        "\"subtract\"",
+        "\"frobnicate\"",
+        1,
+    );
+    std::fs::write(&invalid, text).unwrap();
+    fails(&["run", &s(&invalid), "--output", &out], 2, "unknown ALU op \"frobnicate\"", &b);
+    fails(&["run", &prog, "--profile", "fast"], 2, "expected refsim or nki", &b);
+    fails(&["frobnicate"], 2, "unknown command", &b);
+    fails(&["run"], 2, "missing PROGRAM.json", &b);
+    assert!(!b.exists(), "no output may be created by a failed run");
+}
+
+#[test]
+fn a_faulting_program_exits_1_and_leaves_outputs_untouched() {
+    let d = scratch();
+    let b = d.join("b.npy");
+    std::fs::write(&b, b"previous contents").unwrap();
+    // Replace the TensorScalar by an opcode this version does not run yet.
+    let text = std::fs::read_to_string(example("program.json")).unwrap();
+    let text = text.replacen("\"opcode\":\"TensorScalar\"", "\"opcode\":\"StreamTranspose\"", 1);
+    let prog = d.join("transpose.json");
+    std::fs::write(&prog, text).unwrap();
+    fails(
+        &[
+            "run",
+            &s(&prog),
+            "--input",
+            &format!("a={}", s(&example("a.npy"))),
+            "--output",
+            &format!("b={}", s(&b)),
+        ],
+        1,
+        "not implemented yet: StreamTranspose",
+        &b,
+    );
+    assert_eq!(std::fs::read(&b).unwrap(), b"previous contents");
+}
+
+#[test]
+fn validate_and_dump() {
+    let (code, out, _) = birsim(&["validate", &s(&example("program.json"))]);
+    assert_eq!(code, 0);
+    assert!(out.contains("ok (1 function(s), 3 instruction(s))"), "{out}");
+    let d = scratch();
+    let invalid = d.join("invalid.json");
+    let text = std::fs::read_to_string(example("program.json")).unwrap().replacen(
+        "\"memref\":\"a_tile\",\"memsetref\":\"a_tile_set\",\"dtype\":\"float32\",\n            \"offset\":0",
+        "\"memref\":\"nope\",\"memsetref\":\"a_tile_set\",\"dtype\":\"float32\",\n            \"offset\":0",
+        1,
+    );
+    std::fs::write(&invalid, &text).unwrap();
+    let (code, _, err) = birsim(&["validate", &s(&invalid)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("memref 'nope' names no memory location") && err.contains("instruction #1"),
+        "{err}"
+    );
+    let (code, out, _) = birsim(&["dump", &s(&example("program.json"))]);
+    assert_eq!(code, 0);
+    assert!(out.contains("a_tile SB dims [128, 2048]") && out.contains("TensorScalar"), "{out}");
+}
