@@ -3,7 +3,7 @@
 //! shared/reference/peers.md, measured on the same kind of machine.
 
 use access_pattern::{Layout, Pattern, read, write};
-use bir_ir::{ApPair, Dtype};
+use bir_ir::{ApPair, BirEnum, Dtype};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -86,6 +86,153 @@ pub fn run(filter: &[String]) {
         if want(name) {
             conversion(name, from, to, peer_ms * factor, target);
         }
+    }
+    if want("sim-tensor-scalar") {
+        sim_tensor_scalar(factor);
+    }
+    if want("sim-reduce") {
+        sim_reduce();
+    }
+    if want("sim-tiny") {
+        sim_tiny();
+    }
+}
+
+/// A one-function program over flat DRAM tensors `x` and `y` ([parts, free] of `dt`).
+fn program(
+    parts: usize,
+    free: usize,
+    dt: &str,
+    out_free: usize,
+    inst: &str,
+    body_wrap: impl Fn(String) -> String,
+) -> String {
+    let size = Dtype::from_name(dt).map_or(4, |d| d.size());
+    let alloc = |name: &str, f: usize| {
+        format!(
+            r#"{{"name":"{name}","kind":"Internal","dtype":"{dt}","tensor_shape":[{parts},{f}],
+               "memorylocations":[{{"name":"{name}","type":"DRAM","dims":[{parts},{}]}}]}}"#,
+            f * size
+        )
+    };
+    format!(
+        r#"{{"arch":"gen4","functions":[{{"name":"f","allocations":[{},{}],"blocks":[{}]}}]}}"#,
+        alloc("x", free),
+        alloc("y", out_free),
+        body_wrap(inst.to_owned())
+    )
+}
+
+fn ap(mem: &str, dt: &str, parts: usize, free: usize) -> String {
+    format!(r#"{{"kind":"physical_ap","memref":"{mem}","dtype":"{dt}","ap":[[{free},{parts}],[1,{free}]]}}"#)
+}
+
+/// Loads, validates and times `reps` runs of a program (after one warm-up run).
+fn time_program(text: &str, reps: usize) -> Option<(Duration, u64)> {
+    let p = bir_ir::json::load_str(text).ok()?;
+    let v = bir_ir::validate(&p, &Default::default()).ok()?;
+    let mut sim = simulator::Simulator::new(v, numerics::Profile::refsim());
+    let mut ok = true;
+    let t = time(reps, || {
+        ok &= matches!(sim.run(), Ok(simulator::Outcome::Finished));
+    });
+    ok.then(|| (t, sim.executed()))
+}
+
+fn sim_tensor_scalar(factor: f64) {
+    let (parts, free) = (128usize, 65536usize);
+    let n = parts * free;
+    // Baseline: the same math as a plain Rust loop over slices.
+    let xs: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 * 0.5).collect();
+    let mut ys = vec![0f32; n];
+    let base = time(9, || {
+        for (y, x) in ys.iter_mut().zip(&xs) {
+            *y = *x * 1.5 + 0.25;
+        }
+        black_box(&ys);
+    });
+    // (dtype, peer figure in ms from peers.md or None, target)
+    for (dt, peer, target) in
+        [("float32", None, 1.2), ("bfloat16", Some(5.64), 4.0), ("float8_e4m3fn", Some(94.0), 15.0)]
+    {
+        let inst = format!(
+            r#"{{"opcode":"TensorScalar","name":"ts","op0":"mult","const0":1.5,"op1":"add","const1":0.25,"ins":[{}],"outs":[{}]}}"#,
+            ap("x", dt, parts, free),
+            ap("y", dt, parts, free)
+        );
+        let Some((t, _)) = time_program(&program(parts, free, dt, free, &inst, |i| i), 5) else {
+            println!("{:<44} FAILED to run", format!("sim-tensor-scalar x*s0+s1 {dt}"));
+            continue;
+        };
+        let ratio = match peer {
+            None => format!(
+                "{:.2}x plain Rust loop time (target <= {target})",
+                t.as_secs_f64() / base.as_secs_f64()
+            ),
+            Some(peer_ms) => format!("{:.1}x ml_dtypes (target >= {target}x)", peer_ms * factor / ms(t)),
+        };
+        println!(
+            "{:<44} {:>8.3} {:>12.3e} {ratio}",
+            format!("sim-tensor-scalar x*s0+s1 {dt}"),
+            ms(t),
+            n as f64 / t.as_secs_f64()
+        );
+    }
+}
+
+fn sim_reduce() {
+    let (parts, free) = (128usize, 65536usize);
+    let xs: Vec<f32> = (0..parts * free).map(|i| (i % 977) as f32 * 0.25).collect();
+    let mut sums = vec![0f32; parts];
+    // Baseline: 16 independent accumulators per row (reassociates; the practical limit).
+    let base = time(9, || {
+        for (s, row) in sums.iter_mut().zip(xs.chunks_exact(free)) {
+            let mut acc = [0f32; 16];
+            for c in row.chunks_exact(16) {
+                for (a, x) in acc.iter_mut().zip(c) {
+                    *a += *x;
+                }
+            }
+            *s = acc.iter().sum();
+        }
+        black_box(&sums);
+    });
+    let inst = format!(
+        r#"{{"opcode":"TensorReduce","name":"r","op":"add","axis":"X","ins":[{}],"outs":[{}]}}"#,
+        ap("x", "float32", parts, free),
+        ap("y", "float32", parts, 1)
+    );
+    match time_program(&program(parts, free, "float32", 1, &inst, |i| i), 5) {
+        Some((t, _)) => println!(
+            "{:<44} {:>8.3} {:>12.3e} {:.2}x 16-accumulator loop time (target <= 3)",
+            "sim-reduce add over the free axis (in order)",
+            ms(t),
+            (parts * free) as f64 / t.as_secs_f64(),
+            t.as_secs_f64() / base.as_secs_f64()
+        ),
+        None => println!("sim-reduce FAILED to run"),
+    }
+}
+
+fn sim_tiny() {
+    let inst = format!(
+        r#"{{"opcode":"TensorScalar","name":"ts","op0":"add","const0":1.0,"ins":[{}],"outs":[{}]}}"#,
+        ap("x", "float32", 1, 1),
+        ap("y", "float32", 1, 1)
+    );
+    let wrap = |i: String| {
+        format!(
+            r#"{{"opcode":"Loop","name":"l","LoopAxis":{{"name":"i","lb":0,"ub":100000}},"blocks":[{i}]}}"#
+        )
+    };
+    match time_program(&program(1, 1, "float32", 1, &inst, wrap), 3) {
+        Some((t, _)) => println!(
+            "{:<44} {:>8.3} {:>12.3e} instructions/s (target >= 1e6)",
+            "sim-tiny 100,000 one-element instructions",
+            ms(t),
+            100_000.0 / t.as_secs_f64()
+        ),
+        None => println!("sim-tiny FAILED to run"),
     }
 }
 

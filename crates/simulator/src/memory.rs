@@ -99,7 +99,10 @@ impl Memory {
             return Ok(());
         }
         let parts = loc.partitions as usize;
-        if parts == 0 || bytes.len() % parts != 0 || bytes.len() / parts > loc.bytes_per_partition as usize {
+        if parts == 0
+            || !bytes.len().is_multiple_of(parts)
+            || bytes.len() / parts > loc.bytes_per_partition as usize
+        {
             return Err(format!(
                 "{} bytes do not split into {} partitions of at most {} bytes (location '{}')",
                 bytes.len(),
@@ -144,10 +147,10 @@ fn home_of(l: &MemoryLocation, id: LocId, sb_row: u64) -> (Home, Layout) {
         (true, MemoryType::Psum) => Some((Home::PsumArena, PSUM_BYTES_PER_PARTITION)),
         _ => None,
     };
-    if let Some((home, row)) = arena {
-        if let Some(layout) = Layout::in_arena(l, row) {
-            return (home, layout);
-        }
+    if let Some((home, row)) = arena
+        && let Some(layout) = Layout::in_arena(l, row)
+    {
+        return (home, layout);
     }
     (Home::Private(id), Layout::private(l))
 }

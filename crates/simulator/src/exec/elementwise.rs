@@ -5,11 +5,12 @@
 //! instruction: int32 with `ts_int_ops` for bitvec instructions, 64-bit with `ta_ops` for
 //! `is_tensor_scalar_addr`, else fp32 with `ts_ops`. Each stage is one monomorphic pass per op.
 
-use super::{Res, Simulator, elements, fault, i32_bytes, i32s, i64_bytes, i64s, imm_f32};
+use super::{Res, Simulator, Written, elements, fault, i32_bytes, i32s, i64_bytes, i64s, imm_f32, pieces};
 use crate::fault::FaultKind;
 use bir_ir::ops::{TensorScalarFields, TensorScalarPtrFields, TensorTensorFields};
 use bir_ir::{AluClass, AluOp, Dtype, EngineAccumulationType, Instruction, Operand};
 use numerics::alu::{F32Op, F32Visitor, I32Op, I32Visitor, I64Op, I64Visitor, ta_ops, ts_int_ops, ts_ops};
+use numerics::minifloat::F32Slot;
 
 /// The compute domain of an instruction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,11 +52,34 @@ fn stage<T: Copy>(vals: &mut [T], s: &Scalars<T>, rev: bool, f: impl Fn(T, T) ->
     }
 }
 
-struct StageF32<'a>(&'a mut [f32], &'a Scalars<f32>, bool);
-impl F32Visitor for StageF32<'_> {
+/// A stage over fp32 values held as `f32`s or as their little-endian bytes (so fp32 data needs no
+/// decode pass).
+struct StageF32<'a, S>(&'a mut [S], &'a Scalars<f32>, bool);
+impl<S: F32Slot> F32Visitor for StageF32<'_, S> {
     type Out = ();
     fn visit<O: F32Op>(self) {
-        stage(self.0, self.1, self.2, O::apply);
+        let (vals, s, rev) = (self.0, self.1, self.2);
+        match s {
+            Scalars::Absent => {}
+            Scalars::One(c) => {
+                let c = *c;
+                if rev {
+                    vals.iter_mut().for_each(|v| *v = S::put(O::apply(c, v.get())));
+                } else {
+                    vals.iter_mut().for_each(|v| *v = S::put(O::apply(v.get(), c)));
+                }
+            }
+            Scalars::Every { vals: sv, stride } => {
+                for (chunk, c) in vals.chunks_mut(*stride).zip(sv) {
+                    let c = *c;
+                    if rev {
+                        chunk.iter_mut().for_each(|v| *v = S::put(O::apply(c, v.get())));
+                    } else {
+                        chunk.iter_mut().for_each(|v| *v = S::put(O::apply(v.get(), c)));
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -116,7 +140,7 @@ impl<'p> Simulator<'p> {
             return fault(FaultKind::Shape, "a scalar operand must be an AP or an imm_value");
         };
         let count = elements(ap)?;
-        if count == 0 || total % count != 0 {
+        if count == 0 || !total.is_multiple_of(count) {
             return fault(
                 FaultKind::Shape,
                 format!(
@@ -148,9 +172,37 @@ impl<'p> Simulator<'p> {
         domain: Domain,
         (op0, s0, rev0): (AluOp, ScalarSet, bool),
         (op1, s1, rev1): (AluOp, ScalarSet, bool),
-        regions: &mut Vec<Vec<u8>>,
+        regions: &mut Written,
     ) -> Res<()> {
         let (inp, out) = (self.in_ap(i, 0)?, self.out_ap(i, 0)?);
+        // fp32 with immediate (or absent) scalars runs partition block by partition block.
+        let uniform = |s: &Scalars<f32>| !matches!(s, Scalars::Every { .. });
+        if domain == Domain::F32
+            && uniform(&s0.f)
+            && uniform(&s1.f)
+            && let Some(pieces) = pieces(&[inp, out])?
+        {
+            if inp.dtype == Dtype::Float32 && out.dtype == Dtype::Float32 {
+                // fp32 in and out: the stages run on the bytes themselves.
+                let mut v: Vec<[u8; 4]> = Vec::new();
+                for piece in &pieces {
+                    v.resize(elements(&piece[0])?, [0; 4]);
+                    self.read_into(&piece[0], v.as_flattened_mut())?;
+                    ts_ops::with(op0, StageF32(&mut v, &s0.f, rev0))?;
+                    ts_ops::with(op1, StageF32(&mut v, &s1.f, rev1))?;
+                    self.write_slice(&piece[1], v.as_flattened(), regions)?;
+                }
+                return Ok(());
+            }
+            let mut v = Vec::new();
+            for piece in &pieces {
+                self.read_f32_into(&piece[0], &mut v)?;
+                ts_ops::with(op0, StageF32(&mut v, &s0.f, rev0))?;
+                ts_ops::with(op1, StageF32(&mut v, &s1.f, rev1))?;
+                self.write_f32_from(&piece[1], &v, regions)?;
+            }
+            return Ok(());
+        }
         match domain {
             Domain::F32 => {
                 let mut v = self.read_f32(inp)?;
@@ -178,7 +230,7 @@ impl<'p> Simulator<'p> {
         &mut self,
         i: &'p Instruction,
         t: &TensorScalarFields,
-        regions: &mut Vec<Vec<u8>>,
+        regions: &mut Written,
     ) -> Res<()> {
         let domain = if is_bitvec(&[t.op0, t.op1]) { Domain::I32 } else { Domain::F32 };
         let s0 = ScalarSet::one(t.const0.get(), domain, self)?;
@@ -191,7 +243,7 @@ impl<'p> Simulator<'p> {
         &mut self,
         i: &'p Instruction,
         t: &TensorScalarPtrFields,
-        regions: &mut Vec<Vec<u8>>,
+        regions: &mut Written,
     ) -> Res<()> {
         if t.apply_transpose
             || t.is_scalar_tensor_tensor
@@ -221,7 +273,7 @@ impl<'p> Simulator<'p> {
         &mut self,
         i: &'p Instruction,
         t: &TensorTensorFields,
-        regions: &mut Vec<Vec<u8>>,
+        regions: &mut Written,
     ) -> Res<()> {
         let (a, b, out) = (self.in_ap(i, 0)?, self.in_ap(i, 1)?, self.out_ap(i, 0)?);
         let (na, nb) = (elements(a)?, elements(b)?);

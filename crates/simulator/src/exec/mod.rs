@@ -74,6 +74,9 @@ pub struct Simulator<'p> {
     trace: Option<Vec<TraceEntry>>,
     executed: u64,
     context: Vec<String>,
+    /// Reused buffers of the chunked kernels (no fresh pages per chunk).
+    scratch_bytes: Vec<u8>,
+    scratch_out: Vec<u8>,
 }
 
 impl<'p> Simulator<'p> {
@@ -86,6 +89,8 @@ impl<'p> Simulator<'p> {
             trace: None,
             executed: 0,
             context: Vec::new(),
+            scratch_bytes: Vec::new(),
+            scratch_out: Vec::new(),
         }
     }
 
@@ -148,8 +153,7 @@ impl<'p> Simulator<'p> {
     }
 
     fn instruction(&mut self, i: &'p Instruction) -> Res<()> {
-        let written_before = self.trace.as_ref().map(|_| ());
-        let mut regions = Vec::new();
+        let mut regions = Written { tracing: self.trace.is_some(), ..Written::default() };
         match &i.op {
             Op::GenericCopy(_) | Op::AbstractCopy(_) | Op::TensorCopy(_) | Op::Load(_) | Op::Save(_) => {
                 self.copy(i, &mut regions)?
@@ -170,13 +174,13 @@ impl<'p> Simulator<'p> {
             },
         }
         self.executed += 1;
-        if let (Some(trace), Some(())) = (self.trace.as_mut(), written_before) {
+        if let Some(trace) = self.trace.as_mut() {
             trace.push(TraceEntry {
                 index: self.executed - 1,
                 name: i.name.clone(),
                 opcode: i.opcode().name(),
-                bytes_written: regions.iter().map(|r: &Vec<u8>| r.len() as u64).sum(),
-                checksums: regions.iter().map(|r| fnv1a(r)).collect(),
+                bytes_written: regions.bytes,
+                checksums: if regions.bytes > 0 { vec![regions.hash] } else { Vec::new() },
             });
         }
         Ok(())
@@ -218,18 +222,104 @@ impl<'p> Simulator<'p> {
         Ok(out)
     }
 
-    /// Writes bytes of the AP's dtype through the AP; returns them for the trace.
+    /// Writes bytes of the AP's dtype through the AP, recording them for the trace.
     pub(crate) fn write_bytes(
         &mut self,
         ap: &AccessPattern,
         bytes: Vec<u8>,
-        regions: &mut Vec<Vec<u8>>,
+        regions: &mut Written,
     ) -> Res<()> {
         let p = Self::pattern(ap)?;
         let (buf, layout) = self.memory.buffer_mut(ap.loc);
         access_pattern::write(buf, &layout, &p, &bytes).map_err(ap_fault)?;
-        regions.push(bytes);
+        regions.record(&bytes);
         Ok(())
+    }
+
+    /// Reads the AP's element bytes into `out` (exactly their size).
+    pub(crate) fn read_into(&mut self, ap: &AccessPattern, out: &mut [u8]) -> Res<()> {
+        let p = Self::pattern(ap)?;
+        let (buf, layout) = self.memory.buffer_mut(ap.loc);
+        access_pattern::read(buf, &layout, &p, out).map_err(ap_fault)
+    }
+
+    /// Writes element bytes through the AP, recording them for the trace.
+    pub(crate) fn write_slice(&mut self, ap: &AccessPattern, bytes: &[u8], regions: &mut Written) -> Res<()> {
+        let p = Self::pattern(ap)?;
+        let (buf, layout) = self.memory.buffer_mut(ap.loc);
+        access_pattern::write(buf, &layout, &p, bytes).map_err(ap_fault)?;
+        regions.record(bytes);
+        Ok(())
+    }
+
+    /// The AP's elements decoded to fp32 into `out` (resized), through a reused byte buffer.
+    pub(crate) fn read_f32_into(&mut self, ap: &AccessPattern, out: &mut Vec<f32>) -> Res<()> {
+        let p = Self::pattern(ap)?;
+        let n = p.elements().map_err(ap_fault)? as usize;
+        let mut bytes = std::mem::take(&mut self.scratch_bytes);
+        bytes.resize(n * ap.dtype.size(), 0);
+        let (buf, layout) = self.memory.buffer_mut(ap.loc);
+        let r = access_pattern::read(buf, &layout, &p, &mut bytes).map_err(ap_fault);
+        out.resize(n * ap.dtype.lanes(), 0.0);
+        let r = r.and_then(|()| Ok(numerics::decode_to_f32(ap.dtype, &bytes, out, &self.profile)?));
+        self.scratch_bytes = bytes;
+        r
+    }
+
+    /// Encodes fp32 values to the AP's dtype through a reused buffer and writes them.
+    pub(crate) fn write_f32_from(
+        &mut self,
+        ap: &AccessPattern,
+        vals: &[f32],
+        regions: &mut Written,
+    ) -> Res<()> {
+        let p = Self::pattern(ap)?;
+        let n = p.elements().map_err(ap_fault)? as usize;
+        if n * ap.dtype.lanes() != vals.len() {
+            return fault(
+                FaultKind::Shape,
+                format!(
+                    "the output AP holds {} values but the operation produced {}",
+                    n * ap.dtype.lanes(),
+                    vals.len()
+                ),
+            );
+        }
+        let mut bytes = std::mem::take(&mut self.scratch_out);
+        bytes.resize(n * ap.dtype.size(), 0);
+        let r = numerics::encode_from_f32(ap.dtype, vals, &mut bytes, &self.profile)
+            .map_err(Stop::from)
+            .and_then(|()| {
+                let (buf, layout) = self.memory.buffer_mut(ap.loc);
+                access_pattern::write(buf, &layout, &p, &bytes).map_err(ap_fault)
+            });
+        regions.record(&bytes);
+        self.scratch_out = bytes;
+        r
+    }
+
+    /// Copies an AP's elements to another AP of the same dtype through a reused buffer.
+    pub(crate) fn copy_same(
+        &mut self,
+        src: &AccessPattern,
+        dst: &AccessPattern,
+        regions: &mut Written,
+    ) -> Res<()> {
+        let (ps, pd) = (Self::pattern(src)?, Self::pattern(dst)?);
+        let (ns, nd) = (ps.elements().map_err(ap_fault)?, pd.elements().map_err(ap_fault)?);
+        if ns != nd {
+            return fault(FaultKind::Shape, format!("the source has {ns} elements but the destination {nd}"));
+        }
+        let mut bytes = std::mem::take(&mut self.scratch_bytes);
+        bytes.resize(ns as usize * src.dtype.size(), 0);
+        let (buf, layout) = self.memory.buffer_mut(src.loc);
+        let r = access_pattern::read(buf, &layout, &ps, &mut bytes).map_err(ap_fault).and_then(|()| {
+            let (buf, layout) = self.memory.buffer_mut(dst.loc);
+            access_pattern::write(buf, &layout, &pd, &bytes).map_err(ap_fault)
+        });
+        regions.record(&bytes);
+        self.scratch_bytes = bytes;
+        r
     }
 
     /// The AP's elements decoded to fp32.
@@ -241,12 +331,7 @@ impl<'p> Simulator<'p> {
     }
 
     /// Encodes fp32 values to the AP's dtype and writes them through it.
-    pub(crate) fn write_f32(
-        &mut self,
-        ap: &AccessPattern,
-        vals: &[f32],
-        regions: &mut Vec<Vec<u8>>,
-    ) -> Res<()> {
+    pub(crate) fn write_f32(&mut self, ap: &AccessPattern, vals: &[f32], regions: &mut Written) -> Res<()> {
         let n = elements(ap)?;
         if n * ap.dtype.lanes() != vals.len() {
             return fault(
@@ -278,7 +363,7 @@ impl<'p> Simulator<'p> {
         ap: &AccessPattern,
         from: Dtype,
         bytes: &[u8],
-        regions: &mut Vec<Vec<u8>>,
+        regions: &mut Written,
     ) -> Res<()> {
         let n = elements(ap)?;
         let values = numerics::codec::values_in(from, bytes.len());
@@ -295,6 +380,66 @@ impl<'p> Simulator<'p> {
         numerics::cast(from, bytes, ap.dtype, &mut out, &self.profile)?;
         self.write_bytes(ap, out, regions)
     }
+}
+
+/// The number of elements a chunked kernel processes at once: large enough to amortise per-chunk
+/// work, small enough that the passes over a chunk stay in L1.
+const CHUNK_ELEMENTS: usize = 1 << 13;
+
+/// Partitions `[p0, p0 + k)` of an AP: the same free dims, its first level cut down.
+pub(crate) fn sub_ap(ap: &AccessPattern, p0: usize, k: usize) -> AccessPattern {
+    let mut a = ap.clone();
+    if let Some(first) = a.pairs.first_mut() {
+        a.offset += first.step * p0 as i64;
+        first.num = k as i64;
+    }
+    a
+}
+
+/// How to split APs of one elementwise instruction into partition blocks: `Some((parts, per))`
+/// when every AP has the same partition count and free size (so blocks line up), with `per`
+/// partitions per block; `None` when they differ (process whole tensors).
+pub(crate) fn partition_blocks(aps: &[&AccessPattern]) -> Res<Option<(usize, usize)>> {
+    let mut first = None;
+    for ap in aps {
+        let s = shape(ap)?;
+        if *first.get_or_insert(s) != s || ap.dynamic.is_some() {
+            return Ok(None);
+        }
+    }
+    Ok(first.map(|(parts, free)| (parts, (CHUNK_ELEMENTS / free.max(1)).clamp(1, parts.max(1)))))
+}
+
+/// Splits same-shaped APs into aligned pieces of about [`CHUNK_ELEMENTS`] elements, in element
+/// order: blocks of whole partitions, or, when every AP's free part is one contiguous level,
+/// pieces of a partition row. `None` when the APs cannot be split in step.
+pub(crate) fn pieces(aps: &[&AccessPattern]) -> Res<Option<Vec<Vec<AccessPattern>>>> {
+    let Some((parts, per)) = partition_blocks(aps)? else { return Ok(None) };
+    let (_, free) = shape(aps[0])?;
+    let row_contiguous = aps.iter().all(|a| a.pairs.len() == 2 && a.pairs[1].step == 1);
+    let mut out = Vec::new();
+    if per == 1 && free > CHUNK_ELEMENTS && row_contiguous {
+        for p in 0..parts {
+            for j0 in (0..free).step_by(CHUNK_ELEMENTS) {
+                let len = CHUNK_ELEMENTS.min(free - j0);
+                out.push(
+                    aps.iter()
+                        .map(|a| {
+                            let mut s = sub_ap(a, p, 1);
+                            s.offset += j0 as i64;
+                            s.pairs[1].num = len as i64;
+                            s
+                        })
+                        .collect(),
+                );
+            }
+        }
+    } else {
+        for p0 in (0..parts).step_by(per) {
+            out.push(aps.iter().map(|a| sub_ap(a, p0, per.min(parts - p0))).collect());
+        }
+    }
+    Ok(Some(out))
 }
 
 /// Elements of an AP.
@@ -317,9 +462,37 @@ fn ap_fault(e: ApError) -> Stop {
     Stop::Fault(kind, e.to_string())
 }
 
-/// FNV-1a, 64-bit: a stable checksum for the trace.
-pub fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+/// FNV-1a 64 offset basis.
+const FNV_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// Continues an FNV-1a, 64-bit hash over `bytes`: a stable checksum for the trace, equal for a
+/// region written in one piece or in chunks.
+pub fn fnv1a(hash: u64, bytes: &[u8]) -> u64 {
+    bytes.iter().fold(hash, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// What an instruction wrote, for the trace: byte count and a running checksum of its output
+/// region in AP order. Nothing is kept when not tracing.
+#[derive(Debug)]
+pub(crate) struct Written {
+    tracing: bool,
+    bytes: u64,
+    hash: u64,
+}
+
+impl Default for Written {
+    fn default() -> Self {
+        Written { tracing: false, bytes: 0, hash: FNV_BASIS }
+    }
+}
+
+impl Written {
+    fn record(&mut self, bytes: &[u8]) {
+        self.bytes += bytes.len() as u64;
+        if self.tracing {
+            self.hash = fnv1a(self.hash, bytes);
+        }
+    }
 }
 
 /// Bytes of `i32`s.

@@ -1,16 +1,18 @@
 //! TensorReduce (seed 000 §3.1), Pool (§3.2) and TensorScalarCache (§4).
 
-use super::{Res, Simulator, elements, fault, i32_bytes, i32s, imm_f32, shape};
+use super::{Res, Simulator, Written, elements, fault, i32_bytes, i32s, imm_f32, shape, sub_ap};
 use crate::fault::FaultKind;
 use bir_ir::ops::{PoolFields, TensorReduceFields, TensorScalarCacheFields};
-use bir_ir::{AluOp, AxisListType, Dtype, EngineAccumulationType, Instruction, PoolFunctionType, TscMode};
+use bir_ir::{
+    AccessPattern, AluOp, AxisListType, Dtype, EngineAccumulationType, Instruction, PoolFunctionType, TscMode,
+};
 use numerics::alu::{ts_int_ops, ts_ops};
 
 /// The 32 × 32 partition transpose of `apply_transpose` (seed 000 §3.1), with StreamTranspose's
 /// index mapping (§5.3): element (p, e) goes to partition `(p & ~31) | (e & 31)`, element
 /// `(e & ~31) | (p & 31)` (ASSUMED: the same mapping).
 fn transpose32(v: &[f32], parts: usize, free: usize) -> Option<Vec<f32>> {
-    if parts % 32 != 0 || free % 32 != 0 {
+    if !parts.is_multiple_of(32) || !free.is_multiple_of(32) {
         return None;
     }
     let mut out = vec![0f32; v.len()];
@@ -34,6 +36,54 @@ fn fmaxf(x: f32, y: f32) -> f32 {
     }
 }
 
+/// Folds consecutive rows of `extent` values, strictly in order within each row. Sixteen rows go
+/// at once: the block is laid out column by column so the sixteen independent folds run as one
+/// vector operation per column (SIMD across rows, never reassociating a row).
+struct FoldRows<'a> {
+    v: &'a [f32],
+    extent: usize,
+    out: &'a mut Vec<f32>,
+}
+
+impl numerics::alu::F32Visitor for FoldRows<'_> {
+    type Out = ();
+    fn visit<O: numerics::alu::F32Op>(self) {
+        const L: usize = 16;
+        const T: usize = 64;
+        let (v, extent) = (self.v, self.extent.max(1));
+        let mut tile = [[0f32; L]; T];
+        for block in v.chunks(L * extent) {
+            let rows: Vec<&[f32]> = block.chunks_exact(extent).collect();
+            if rows.len() < L {
+                for row in rows {
+                    let acc = row[1..].iter().fold(row[0], |acc, x| O::apply(acc, *x));
+                    self.out.push(acc);
+                }
+                continue;
+            }
+            let mut acc = [0f32; L];
+            for (a, row) in acc.iter_mut().zip(&rows) {
+                *a = row[0];
+            }
+            // Columns 1.. in L1-sized tiles, transposed so each step is one [f32; 16] operation.
+            for j0 in (1..extent).step_by(T) {
+                let n = T.min(extent - j0);
+                for (l, row) in rows.iter().enumerate() {
+                    for (col, x) in tile[..n].iter_mut().zip(&row[j0..j0 + n]) {
+                        col[l] = *x;
+                    }
+                }
+                for col in &tile[..n] {
+                    for (a, x) in acc.iter_mut().zip(col) {
+                        *a = O::apply(*a, *x);
+                    }
+                }
+            }
+            self.out.extend_from_slice(&acc);
+        }
+    }
+}
+
 /// Whether an accumulation type adds the result into the output.
 fn adds(acc: Option<EngineAccumulationType>) -> bool {
     matches!(acc, Some(EngineAccumulationType::Accumulate | EngineAccumulationType::AddAccumulate))
@@ -46,7 +96,7 @@ impl<'p> Simulator<'p> {
         &mut self,
         i: &'p Instruction,
         t: &TensorReduceFields,
-        regions: &mut Vec<Vec<u8>>,
+        regions: &mut Written,
     ) -> Res<()> {
         let (inp, out) = (self.in_ap(i, 0)?, self.out_ap(i, 0)?);
         if inp.dynamic.is_some() && t.axis != AxisListType::X {
@@ -106,6 +156,21 @@ impl<'p> Simulator<'p> {
             }
             return self.write_from(out, Dtype::Int32, &i32_bytes(&res), regions);
         }
+        if step == 1
+            && t.op != AluOp::Average
+            && !t.apply_transpose
+            && inp.pairs.len() == 2
+            && n_out == nums[0]
+        {
+            // One fold per partition: read 16 partitions at a time into a reused buffer.
+            let mut res = Vec::with_capacity(n_out);
+            let mut v = Vec::new();
+            for p0 in (0..n_out).step_by(16) {
+                self.read_f32_into(&sub_ap(inp, p0, 16.min(n_out - p0)), &mut v)?;
+                ts_ops::with(t.op, FoldRows { v: &v, extent, out: &mut res })?;
+            }
+            return self.finish_reduce(out, res, t, regions);
+        }
         let mut v = self.read_f32(inp)?;
         if t.apply_transpose {
             let (parts, free) = shape(inp)?;
@@ -120,7 +185,10 @@ impl<'p> Simulator<'p> {
             };
         }
         let mut res = Vec::with_capacity(n_out);
-        if t.op == AluOp::Average {
+        if step == 1 && t.op != AluOp::Average {
+            // Contiguous folds: 16 outputs at a time, each lane folding its own row in order.
+            ts_ops::with(t.op, FoldRows { v: &v, extent, out: &mut res })?;
+        } else if t.op == AluOp::Average {
             // Divide first, then a running mean: acc = in0 / N; acc = acc + (1/N)·x.
             let n = extent as f32;
             let inv = 1.0 / n;
@@ -141,6 +209,17 @@ impl<'p> Simulator<'p> {
                 res.push(acc);
             }
         }
+        self.finish_reduce(out, res, t, regions)
+    }
+
+    /// Negate after the fold, then accumulate into the output, then write (seed 000 §3.1).
+    fn finish_reduce(
+        &mut self,
+        out: &AccessPattern,
+        mut res: Vec<f32>,
+        t: &TensorReduceFields,
+        regions: &mut Written,
+    ) -> Res<()> {
         if t.negate {
             res.iter_mut().for_each(|x| *x = -*x);
         }
@@ -153,7 +232,7 @@ impl<'p> Simulator<'p> {
 
     /// Pool: a window of the two innermost dims; Max from −FLT_MAX with `fmaxf`, Avg as an SSE
     /// 4-lane sum times 1/N (seed 000 §3.2).
-    pub(crate) fn pool(&mut self, i: &'p Instruction, p: &PoolFields, regions: &mut Vec<Vec<u8>>) -> Res<()> {
+    pub(crate) fn pool(&mut self, i: &'p Instruction, p: &PoolFields, regions: &mut Written) -> Res<()> {
         let (inp, out) = (self.in_ap(i, 0)?, self.out_ap(i, 0)?);
         let n = inp.pairs.len();
         if n < 2 {
@@ -193,7 +272,7 @@ impl<'p> Simulator<'p> {
         &mut self,
         i: &'p Instruction,
         t: &TensorScalarCacheFields,
-        regions: &mut Vec<Vec<u8>>,
+        regions: &mut Written,
     ) -> Res<()> {
         let (inp, out) = (self.in_ap(i, 0)?, self.out_ap(i, 0)?);
         let (parts, free) = shape(inp)?;
