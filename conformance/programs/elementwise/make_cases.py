@@ -463,6 +463,15 @@ case("reduce_max_bf16_to_fp32", reduce_program(xb, "bfloat16", [[F, P], [1, F]],
      fold(decode(xb, "bfloat16"), None, "max").reshape(P, 1), op="max", axis="X"), "TensorReduce max, bf16 in, fp32 out")
 
 
+# apply_transpose: fp32, then each 32 x 32 block transposed in place (StreamTranspose's mapping).
+for n in (32, 64):
+    xt = data((n, n), specials=False)
+    tr = xt.reshape(n // 32, 32, n // 32, 32).transpose(0, 3, 2, 1).reshape(n, n)
+    case(f"reduce_add_apply_transpose_{n}", reduce_program(xt, "float32", [[n, n], [1, n]], [[1, n], [1, 1]], (n, 1),
+         fold(tr, None, "add").reshape(n, 1), op="add", axis="X", apply_transpose=True),
+         f"TensorReduce with apply_transpose on {n}x{n}: 32x32 blocks transposed, then reduced")
+
+
 # ---------------------------------------------------------------- G: Pool
 def pool_expect(x, func, wy, wx):
     win = x.reshape(x.shape[0], -1, wy * wx)

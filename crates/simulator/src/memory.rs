@@ -27,6 +27,10 @@ pub struct Memory {
     sb: Option<Vec<u8>>,
     psum: Option<Vec<u8>>,
     sb_row: u64,
+    /// Written-shadows (re-facts §5 "MemoryObject"): zero where nothing was written yet, 0xFF
+    /// where a tracked write landed; created on demand, for PSUM's first-write-copies rule.
+    shadows: Vec<Option<Vec<u8>>>,
+    psum_shadow: Option<Vec<u8>>,
 }
 
 /// The uninitialised-memory fill byte.
@@ -44,7 +48,15 @@ impl Memory {
             .enumerate()
             .map(|(k, l)| home_of(l, LocId(k as u32), sb_row))
             .collect::<Vec<_>>();
-        Memory { private: vec![None; homes.len()], homes, sb: None, psum: None, sb_row }
+        Memory {
+            private: vec![None; homes.len()],
+            shadows: vec![None; homes.len()],
+            homes,
+            sb: None,
+            psum: None,
+            sb_row,
+            psum_shadow: None,
+        }
     }
 
     /// The layout of a location's elements in its buffer.
@@ -70,6 +82,23 @@ impl Memory {
             Home::PsumArena => &mut self.psum,
         };
         (slot.get_or_insert_with(|| vec![UNINIT; n]), layout)
+    }
+
+    /// A location's buffer together with its written-shadow (same size, zero-filled when created)
+    /// and its layout: what a tracked write (a matmul into PSUM, seed 000 §1.3) needs to decide per
+    /// element between copying and accumulating. Allocated SB locations share the SB arena's data
+    /// but keep a private shadow.
+    pub fn buffer_and_shadow_mut(&mut self, loc: LocId) -> (&mut [u8], &mut [u8], Layout) {
+        let (home, layout) = self.homes[loc.index()];
+        let n = self.span(home, layout);
+        let (data, shadow) = match home {
+            Home::Private(id) => (&mut self.private[id.index()], &mut self.shadows[id.index()]),
+            Home::SbArena => (&mut self.sb, &mut self.shadows[loc.index()]),
+            Home::PsumArena => (&mut self.psum, &mut self.psum_shadow),
+        };
+        let data = data.get_or_insert_with(|| vec![UNINIT; n]);
+        let shadow = shadow.get_or_insert_with(|| vec![0; n]);
+        (data, shadow, layout)
     }
 
     /// Whether a location's buffer exists yet.
