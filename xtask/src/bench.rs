@@ -96,6 +96,75 @@ pub fn run(filter: &[String]) {
     if want("sim-tiny") {
         sim_tiny();
     }
+    if want("sim-peak-memory") {
+        sim_peak_memory();
+    }
+}
+
+/// `birsim run` on 512 MiB of tensors (a 256 MiB input, a 256 MiB output): its peak resident set
+/// against the target of 1.1 × the tensor bytes + 50 MiB.
+fn sim_peak_memory() {
+    use std::io::Write;
+    let (parts, free) = (128usize, 1usize << 19);
+    let bytes = parts * free * 4;
+    let dir = std::env::temp_dir().join(format!("birsim-bench-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let text = program(
+        parts,
+        free,
+        "float32",
+        free,
+        &format!(
+            r#"{{"opcode":"TensorScalar","name":"ts","op0":"mult","const0":2.0,"ins":[{}],"outs":[{}]}}"#,
+            ap("x", "float32", parts, free),
+            ap("y", "float32", parts, free)
+        ),
+        |i| i,
+    )
+    .replace(r#""kind":"Internal""#, r#""kind":"ExternalInput""#);
+    let (prog, input, output) = (dir.join("p.json"), dir.join("x.npy"), dir.join("y.npy"));
+    let written = std::fs::write(&prog, text).and_then(|()| {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&input)?);
+        f.write_all(&simulator::npy::header_bytes("<f4", &[parts as u64, free as u64]))?;
+        let zeros = vec![0u8; 1 << 20];
+        for _ in 0..bytes >> 20 {
+            f.write_all(&zeros)?;
+        }
+        f.flush()
+    });
+    let built = std::process::Command::new(env!("CARGO"))
+        .args(["build", "--release", "-q", "-p", "simulator", "--bin", "birsim"])
+        .status()
+        .is_ok_and(|s| s.success());
+    let birsim = super::verify::root().join("target/release/birsim");
+    let run = (written.is_ok() && built)
+        .then(|| {
+            std::process::Command::new(&birsim)
+                .args(["run", &prog.to_string_lossy(), "--input", &format!("x={}", input.display())])
+                .arg("--output")
+                .arg(format!("y={}", output.display()))
+                .env("BIRSIM_REPORT_PEAK_RSS", "1")
+                .output()
+                .ok()
+        })
+        .flatten();
+    let _ = std::fs::remove_dir_all(&dir);
+    let peak_kb = run.as_ref().and_then(|o| {
+        let err = String::from_utf8_lossy(&o.stderr);
+        err.lines().find_map(|l| l.split("VmHWM:").nth(1)?.split_whitespace().next()?.parse::<f64>().ok())
+    });
+    match peak_kb {
+        Some(kb) => {
+            let (peak, tensors) = (kb / 1024.0, (2 * bytes) as f64 / (1 << 20) as f64);
+            let limit = 1.1 * tensors + 50.0;
+            println!(
+                "{:<44} peak {peak:.0} MiB for {tensors:.0} MiB of tensors: {:.2}x the target (1.1x + 50 MiB = {limit:.0} MiB; <= 1 is ok)",
+                "sim-peak-memory birsim run",
+                peak / limit
+            );
+        }
+        None => println!("sim-peak-memory FAILED to run birsim ({})", birsim.display()),
+    }
 }
 
 /// A one-function program over flat DRAM tensors `x` and `y` ([parts, free] of `dt`).

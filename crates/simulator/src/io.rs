@@ -58,34 +58,78 @@ pub fn resolve(f: &Function, name: &str) -> Result<Tensor, String> {
     Ok(Tensor { loc, dtype: alloc.dtype, shape: alloc.tensor_shape.clone() })
 }
 
-/// Checks an array against the tensor NAME stands for (dtype descriptor and shape).
-pub fn check_input(t: &Tensor, name: &str, npy: &Npy) -> Result<(), String> {
+/// Checks an array's dtype descriptor and shape against the tensor NAME stands for.
+pub fn check_header(t: &Tensor, name: &str, descr: &str, shape: &[u64]) -> Result<(), String> {
     let want = descr_for(t.dtype);
-    if npy.descr != want {
-        return Err(format!(
-            "the array has dtype {}, but '{name}' is {} and needs {want}",
-            npy.descr, t.dtype
-        ));
+    if descr != want {
+        return Err(format!("the array has dtype {descr}, but '{name}' is {} and needs {want}", t.dtype));
     }
-    if npy.shape != t.shape {
+    if shape != t.shape {
         return Err(format!(
             "the array has shape {}, but '{name}' has tensor_shape {}",
-            shape_str(&npy.shape),
+            shape_str(shape),
             shape_str(&t.shape)
         ));
     }
     Ok(())
 }
 
-/// Loads a checked array into the simulator's memory.
+/// Checks an in-memory array against the tensor NAME stands for.
+pub fn check_input(t: &Tensor, name: &str, npy: &Npy) -> Result<(), String> {
+    check_header(t, name, &npy.descr, &npy.shape)
+}
+
+/// Loads a checked in-memory array into the simulator's memory.
 pub fn load(sim: &mut Simulator<'_>, t: &Tensor, npy: &Npy) -> Result<(), String> {
     let loc = &sim.function().locations[t.loc.index()];
     sim.memory.load(loc, t.loc, &npy.data)
 }
 
-/// Reads a tensor back as an array.
-pub fn read(sim: &mut Simulator<'_>, t: &Tensor) -> Npy {
+/// An input file whose header has been read and checked; [`load_file`] streams its data in.
+pub struct OpenInput {
+    file: std::io::BufReader<std::fs::File>,
+    tensor: Tensor,
+}
+
+/// Opens an `.npy` input for NAME: reads and checks its header and data length, nothing more.
+pub fn open_input(f: &Function, name: &str, path: &std::path::Path) -> Result<OpenInput, String> {
+    let tensor = resolve(f, name)?;
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let mut file = std::io::BufReader::new(file);
+    let h = crate::npy::read_header(&mut file).map_err(|e| format!("{}: {e}", path.display()))?;
+    check_header(&tensor, name, &h.descr, &h.shape).map_err(|e| format!("{}: {e}", path.display()))?;
+    let data = len.saturating_sub(h.data_offset);
+    if data != h.data_len() {
+        return Err(format!(
+            "{}: the file holds {data} data bytes; its header promises {}",
+            path.display(),
+            h.data_len()
+        ));
+    }
+    Ok(OpenInput { file, tensor })
+}
+
+/// Streams an opened input straight into the simulator's memory (no intermediate copy).
+pub fn load_file(sim: &mut Simulator<'_>, input: OpenInput) -> Result<(), String> {
+    use std::io::Read;
+    let OpenInput { mut file, tensor: t } = input;
     let loc = &sim.function().locations[t.loc.index()];
-    let data = sim.memory.dump(loc, t.loc, t.bytes());
-    Npy { descr: descr_for(t.dtype).to_owned(), shape: t.shape.clone(), data }
+    sim.memory.load_with(loc, t.loc, t.bytes(), |dst| {
+        file.read_exact(dst).map_err(|e| format!("reading input: {e}"))
+    })
+}
+
+/// Streams a tensor from the simulator's memory into `out` as an `.npy` file.
+pub fn save(sim: &mut Simulator<'_>, t: &Tensor, out: &mut impl std::io::Write) -> Result<(), String> {
+    out.write_all(&crate::npy::header_bytes(descr_for(t.dtype), &t.shape)).map_err(|e| e.to_string())?;
+    let loc = &sim.function().locations[t.loc.index()];
+    sim.memory.dump_with(loc, t.loc, t.bytes(), |src| out.write_all(src).map_err(|e| e.to_string()))
+}
+
+/// Reads a tensor back as an in-memory array.
+pub fn read(sim: &mut Simulator<'_>, t: &Tensor) -> Result<Npy, String> {
+    let loc = &sim.function().locations[t.loc.index()];
+    let data = sim.memory.dump(loc, t.loc, t.bytes())?;
+    Ok(Npy { descr: descr_for(t.dtype).to_owned(), shape: t.shape.clone(), data })
 }

@@ -110,56 +110,75 @@ impl Memory {
         }
     }
 
-    /// Loads a location from bytes in tensor order: a flat location takes them from its byte 0; a
-    /// partitioned one takes `bytes.len() / partitions` bytes per partition, row by row.
-    pub fn load(&mut self, loc: &MemoryLocation, id: LocId, bytes: &[u8]) -> Result<(), String> {
-        let (buf, layout) = self.buffer_mut(id);
-        let start = layout.origin();
-        if layout.is_flat() {
-            let size = loc.partitions.saturating_mul(loc.bytes_per_partition) as usize;
-            if bytes.len() > size {
-                return Err(format!(
-                    "{} bytes do not fit location '{}' ({size} bytes)",
-                    bytes.len(),
-                    loc.name
-                ));
-            }
-            buf[start..start + bytes.len()].copy_from_slice(bytes);
-            return Ok(());
-        }
-        let parts = loc.partitions as usize;
-        if parts == 0
-            || !bytes.len().is_multiple_of(parts)
-            || bytes.len() / parts > loc.bytes_per_partition as usize
-        {
-            return Err(format!(
-                "{} bytes do not split into {} partitions of at most {} bytes (location '{}')",
-                bytes.len(),
-                parts,
-                loc.bytes_per_partition,
-                loc.name
-            ));
-        }
-        let row = bytes.len() / parts;
-        for (p, chunk) in bytes.chunks_exact(row).enumerate() {
-            let at = layout.address(0, 1).unwrap_or(start) + p * row_stride(&layout, loc);
-            buf[at..at + row].copy_from_slice(chunk);
-        }
-        Ok(())
+    /// Fills `len` bytes of a location in tensor order, handing `fill` each destination piece in
+    /// turn: a flat location from its byte 0; a partitioned one `len / partitions` bytes per
+    /// partition, row by row. Nothing is buffered, so a file can stream straight in.
+    pub fn load_with(
+        &mut self,
+        loc: &MemoryLocation,
+        id: LocId,
+        len: usize,
+        mut fill: impl FnMut(&mut [u8]) -> Result<(), String>,
+    ) -> Result<(), String> {
+        let pieces = pieces(loc, self.layout(id), len)?;
+        let (buf, _) = self.buffer_mut(id);
+        pieces.into_iter().try_for_each(|(at, n)| fill(&mut buf[at..at + n]))
     }
 
-    /// Reads `len` bytes of a location back in tensor order (the inverse of [`Memory::load`]).
-    pub fn dump(&mut self, loc: &MemoryLocation, id: LocId, len: usize) -> Vec<u8> {
-        let (buf, layout) = self.buffer_mut(id);
-        let start = layout.origin();
-        if layout.is_flat() {
-            return buf[start..start + len].to_vec();
-        }
-        let parts = (loc.partitions as usize).max(1);
-        let row = len / parts;
-        let stride = row_stride(&layout, loc);
-        (0..parts).flat_map(|p| buf[start + p * stride..start + p * stride + row].iter().copied()).collect()
+    /// Hands `sink` `len` bytes of a location in tensor order (the inverse of [`Memory::load_with`]).
+    pub fn dump_with(
+        &mut self,
+        loc: &MemoryLocation,
+        id: LocId,
+        len: usize,
+        mut sink: impl FnMut(&[u8]) -> Result<(), String>,
+    ) -> Result<(), String> {
+        let pieces = pieces(loc, self.layout(id), len)?;
+        let (buf, _) = self.buffer_mut(id);
+        pieces.into_iter().try_for_each(|(at, n)| sink(&buf[at..at + n]))
     }
+
+    /// Loads a location from bytes in tensor order (see [`Memory::load_with`]).
+    pub fn load(&mut self, loc: &MemoryLocation, id: LocId, bytes: &[u8]) -> Result<(), String> {
+        let mut rest = bytes;
+        self.load_with(loc, id, bytes.len(), |dst| {
+            let (head, tail) = rest.split_at(dst.len());
+            dst.copy_from_slice(head);
+            rest = tail;
+            Ok(())
+        })
+    }
+
+    /// Reads `len` bytes of a location back in tensor order.
+    pub fn dump(&mut self, loc: &MemoryLocation, id: LocId, len: usize) -> Result<Vec<u8>, String> {
+        let mut out = Vec::with_capacity(len);
+        self.dump_with(loc, id, len, |src| {
+            out.extend_from_slice(src);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+}
+
+/// The (buffer byte, length) pieces holding `len` bytes of a location in tensor order.
+fn pieces(loc: &MemoryLocation, layout: Layout, len: usize) -> Result<Vec<(usize, usize)>, String> {
+    let start = layout.origin();
+    if layout.is_flat() {
+        let size = loc.partitions.saturating_mul(loc.bytes_per_partition) as usize;
+        if len > size {
+            return Err(format!("{len} bytes do not fit location '{}' ({size} bytes)", loc.name));
+        }
+        return Ok(vec![(start, len)]);
+    }
+    let parts = loc.partitions as usize;
+    if parts == 0 || len % parts != 0 || len / parts > loc.bytes_per_partition as usize {
+        return Err(format!(
+            "{len} bytes do not split into {parts} partitions of at most {} bytes (location '{}')",
+            loc.bytes_per_partition, loc.name
+        ));
+    }
+    let (row, stride) = (len / parts, row_stride(&layout, loc));
+    Ok((0..parts).map(|p| (start + p * stride, row)).collect())
 }
 
 /// Buffer bytes between a partitioned location's rows.

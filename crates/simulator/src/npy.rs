@@ -50,85 +50,122 @@ fn normalise(descr: &str) -> String {
     }
 }
 
+/// An array's header: dtype descriptor (normalised), shape, and where the data starts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// NumPy dtype string, little-endian form.
+    pub descr: String,
+    /// Shape.
+    pub shape: Vec<u64>,
+    /// Byte offset of the data in the file.
+    pub data_offset: u64,
+}
+
+impl Header {
+    /// Data bytes the header promises.
+    pub fn data_len(&self) -> u64 {
+        let size = descr_size(&self.descr).unwrap_or(1);
+        self.shape.iter().try_fold(size, |a, d| a.checked_mul(*d)).unwrap_or(u64::MAX)
+    }
+}
+
+/// Reads an `.npy` header, leaving `r` at the first data byte.
+pub fn read_header(r: &mut impl std::io::Read) -> Result<Header, NpyError> {
+    let mut pre = [0u8; 10];
+    r.read_exact(&mut pre).map_err(|_| NpyError::Magic)?;
+    if &pre[..6] != b"\x93NUMPY" {
+        return Err(NpyError::Magic);
+    }
+    let (header_len, start) = match pre[6] {
+        1 => (usize::from(u16::from_le_bytes([pre[8], pre[9]])), 10),
+        2 | 3 => {
+            let mut more = [0u8; 2];
+            r.read_exact(&mut more).map_err(|_| NpyError::Magic)?;
+            (u32::from_le_bytes([pre[8], pre[9], more[0], more[1]]) as usize, 12)
+        }
+        _ => return Err(NpyError::Magic),
+    };
+    if header_len > 1 << 20 {
+        return Err(NpyError::Header(format!("a {header_len}-byte header is implausible")));
+    }
+    let mut h = vec![0u8; header_len];
+    r.read_exact(&mut h).map_err(|_| NpyError::Header("truncated".into()))?;
+    let header = std::str::from_utf8(&h).map_err(|_| NpyError::Header("not UTF-8".into()))?;
+    parse_header(header, (start + header_len) as u64)
+}
+
+fn parse_header(header: &str, data_offset: u64) -> Result<Header, NpyError> {
+    let field = |key: &str| -> Result<&str, NpyError> {
+        let k = header.find(&format!("'{key}'")).ok_or_else(|| NpyError::Header(format!("no '{key}'")))?;
+        let rest = &header[k + key.len() + 2..];
+        let colon = rest.find(':').ok_or_else(|| NpyError::Header(format!("no value for '{key}'")))?;
+        Ok(rest[colon + 1..].trim_start())
+    };
+    let descr_v = field("descr")?;
+    let descr = descr_v
+        .strip_prefix('\'')
+        .and_then(|r| r.split('\'').next())
+        .ok_or_else(|| NpyError::Header("descr is not a string".into()))?;
+    if descr.starts_with('>') {
+        return Err(NpyError::Header(format!("big-endian dtype {descr} is not supported")));
+    }
+    if field("fortran_order")?.starts_with("True") {
+        return Err(NpyError::Fortran);
+    }
+    let shape_v = field("shape")?;
+    let inner = shape_v
+        .strip_prefix('(')
+        .and_then(|r| r.split(')').next())
+        .ok_or_else(|| NpyError::Header("shape is not a tuple".into()))?;
+    let shape = inner
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            s.trim_end_matches('L').parse::<u64>().map_err(|_| NpyError::Header(format!("bad dimension {s}")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let descr = normalise(descr);
+    descr_size(&descr).ok_or_else(|| NpyError::Header(format!("unsupported dtype {descr}")))?;
+    Ok(Header { descr, shape, data_offset })
+}
+
 impl Npy {
-    /// Parses an `.npy` file.
+    /// Parses an `.npy` file held in memory.
     pub fn parse(bytes: &[u8]) -> Result<Npy, NpyError> {
-        if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
-            return Err(NpyError::Magic);
+        let mut r = bytes;
+        let h = read_header(&mut r)?;
+        let want = h.data_len();
+        if want != r.len() as u64 {
+            return Err(NpyError::Length { want, got: r.len() as u64 });
         }
-        let (header_len, start) = match bytes[6] {
-            1 => (usize::from(u16::from_le_bytes([bytes[8], bytes[9]])), 10),
-            2 | 3 if bytes.len() >= 12 => {
-                (u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize, 12)
-            }
-            _ => return Err(NpyError::Magic),
-        };
-        let header = bytes
-            .get(start..start + header_len)
-            .and_then(|h| std::str::from_utf8(h).ok())
-            .ok_or_else(|| NpyError::Header("truncated or not UTF-8".into()))?;
-        let field = |key: &str| -> Result<&str, NpyError> {
-            let k =
-                header.find(&format!("'{key}'")).ok_or_else(|| NpyError::Header(format!("no '{key}'")))?;
-            let rest = &header[k + key.len() + 2..];
-            let colon = rest.find(':').ok_or_else(|| NpyError::Header(format!("no value for '{key}'")))?;
-            Ok(rest[colon + 1..].trim_start())
-        };
-        let descr_v = field("descr")?;
-        let descr = descr_v
-            .strip_prefix('\'')
-            .and_then(|r| r.split('\'').next())
-            .ok_or_else(|| NpyError::Header("descr is not a string".into()))?;
-        if descr.starts_with('>') {
-            return Err(NpyError::Header(format!("big-endian dtype {descr} is not supported")));
-        }
-        if field("fortran_order")?.starts_with("True") {
-            return Err(NpyError::Fortran);
-        }
-        let shape_v = field("shape")?;
-        let inner = shape_v
-            .strip_prefix('(')
-            .and_then(|r| r.split(')').next())
-            .ok_or_else(|| NpyError::Header("shape is not a tuple".into()))?;
-        let shape = inner
-            .split(',')
-            .map(str::trim)
-            .filter(|s| !s.is_empty())
-            .map(|s| {
-                s.trim_end_matches('L')
-                    .parse::<u64>()
-                    .map_err(|_| NpyError::Header(format!("bad dimension {s}")))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let descr = normalise(descr);
-        let size =
-            descr_size(&descr).ok_or_else(|| NpyError::Header(format!("unsupported dtype {descr}")))?;
-        let data = bytes[start + header_len..].to_vec();
-        let want = shape.iter().try_fold(size, |a, d| a.checked_mul(*d)).unwrap_or(u64::MAX);
-        if want != data.len() as u64 {
-            return Err(NpyError::Length { want, got: data.len() as u64 });
-        }
-        Ok(Npy { descr, shape, data })
+        Ok(Npy { descr: h.descr, shape: h.shape, data: r.to_vec() })
     }
 
-    /// The file bytes (format 1.0, or 2.0 for very long headers).
+    /// The file bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let shape = match self.shape.len() {
-            1 => format!("({},)", self.shape[0]),
-            _ => format!("({})", self.shape.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")),
-        };
-        let mut header = format!("{{'descr': '{}', 'fortran_order': False, 'shape': {shape}, }}", self.descr);
-        // Pad so the data starts on a 64-byte boundary, ending the header with a newline.
-        let total = 10 + header.len() + 1;
-        header.push_str(&" ".repeat((64 - total % 64) % 64));
-        header.push('\n');
-        let mut out = Vec::with_capacity(10 + header.len() + self.data.len());
-        out.extend_from_slice(b"\x93NUMPY\x01\x00");
-        out.extend_from_slice(&(header.len() as u16).to_le_bytes());
-        out.extend_from_slice(header.as_bytes());
+        let mut out = header_bytes(&self.descr, &self.shape);
         out.extend_from_slice(&self.data);
         out
     }
+}
+
+/// A format 1.0 header for an array (data then follows on a 64-byte boundary).
+pub fn header_bytes(descr: &str, shape: &[u64]) -> Vec<u8> {
+    let shape = match shape.len() {
+        1 => format!("({},)", shape[0]),
+        _ => format!("({})", shape.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")),
+    };
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    // Pad so the data starts on a 64-byte boundary, ending the header with a newline.
+    let total = 10 + header.len() + 1;
+    header.push_str(&" ".repeat((64 - total % 64) % 64));
+    header.push('\n');
+    let mut out = Vec::with_capacity(10 + header.len());
+    out.extend_from_slice(b"\x93NUMPY\x01\x00");
+    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    out.extend_from_slice(header.as_bytes());
+    out
 }
 
 /// The `.npy` descriptor for a BIR dtype: floats NumPy has natively (`<f4`, `<f2`), integers as

@@ -42,7 +42,7 @@ fn run(p: usize, f: usize, yf: usize, inst: &str, x: &[f32]) -> Vec<f32> {
     let npy = Npy { descr: "<f4".into(), shape: vec![p as u64, f as u64], data };
     io::load(&mut sim, &io::resolve(f0, "x").unwrap(), &npy).unwrap();
     assert_eq!(sim.run().unwrap(), Outcome::Finished);
-    let out = io::read(&mut sim, &io::resolve(f0, "y").unwrap());
+    let out = io::read(&mut sim, &io::resolve(f0, "y").unwrap()).unwrap();
     out.data.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
 

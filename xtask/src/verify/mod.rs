@@ -76,7 +76,8 @@ pub enum Outcome {
     Skip(String),
 }
 
-fn root() -> PathBuf {
+/// The workspace root.
+pub fn root() -> PathBuf {
     // xtask lives in <root>/xtask.
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf)
 }

@@ -43,7 +43,7 @@ fn check(case: &Case) -> Result<(), String> {
     let mut problems = Vec::new();
     for (name, path) in &case.outputs {
         let want = read_npy(path)?;
-        let got = io::read(&mut sim, &io::resolve(f, name)?);
+        let got = io::read(&mut sim, &io::resolve(f, name)?)?;
         if (got.descr.as_str(), &got.shape) != (want.descr.as_str(), &want.shape) {
             problems.push(format!(
                 "{name}: birsim wrote {} {:?}, expected {} {:?}",

@@ -5,7 +5,6 @@
 
 use bir_ir::{Function, Node, Operand, Program, ValidateOptions, json, validate};
 use numerics::Profile;
-use simulator::npy::Npy;
 use simulator::{Outcome, Simulator, io};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -154,12 +153,23 @@ fn shape_str(s: &[u64]) -> String {
     format!("({})", s.iter().map(u64::to_string).collect::<Vec<_>>().join(", "))
 }
 
-/// Writes `bytes` to `path` through a temporary file in the same folder and a rename.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), Exit> {
+/// Writes `path` through a temporary file in the same folder and a rename, so a reader never
+/// sees a partial file and a failure leaves the old one untouched.
+fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> Result<(), String>,
+) -> Result<(), Exit> {
+    use std::io::Write;
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let file = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dir.join(format!(".{file}.birsim-{}.tmp", std::process::id()));
-    std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path)).map_err(|e| {
+    let result = std::fs::File::create(&tmp).map_err(|e| e.to_string()).and_then(|f| {
+        let mut w = std::io::BufWriter::new(f);
+        write(&mut w)?;
+        w.flush().map_err(|e| e.to_string())?;
+        std::fs::rename(&tmp, path).map_err(|e| e.to_string())
+    });
+    result.map_err(|e| {
         let _ = std::fs::remove_file(&tmp);
         bad(format!("cannot write {}: {e}", path.display()))
     })
@@ -179,13 +189,7 @@ fn run(args: &[String]) -> Result<(), Exit> {
     // Resolve every name and read every input before running anything.
     let mut inputs = Vec::new();
     for (name, path) in &o.inputs {
-        let t = io::resolve(f, name).map_err(|e| bad(format!("--input {name}: {e}")))?;
-        let bytes = std::fs::read(path)
-            .map_err(|e| bad(format!("--input {name}: cannot read {}: {e}", path.display())))?;
-        let npy = Npy::parse(&bytes).map_err(|e| bad(format!("--input {name}: {}: {e}", path.display())))?;
-        io::check_input(&t, name, &npy)
-            .map_err(|e| bad(format!("--input {name}: {}: {e}", path.display())))?;
-        inputs.push((t, npy));
+        inputs.push(io::open_input(f, name, path).map_err(|e| bad(format!("--input {name}: {e}")))?);
     }
     let resolve =
         |name: &str, flag: &str| io::resolve(f, name).map_err(|e| bad(format!("{flag} {name}: {e}")));
@@ -206,8 +210,8 @@ fn run(args: &[String]) -> Result<(), Exit> {
     if o.trace.is_some() {
         sim.enable_trace();
     }
-    for (t, npy) in &inputs {
-        io::load(&mut sim, t, npy).map_err(bad)?;
+    for input in inputs {
+        io::load_file(&mut sim, input).map_err(bad)?;
     }
     let outcome = sim.run().map_err(|e| Exit(3, e.to_string()))?;
     if let Some(path) = &o.trace {
@@ -220,18 +224,26 @@ fn run(args: &[String]) -> Result<(), Exit> {
             text.push_str(&line.to_string());
             text.push('\n');
         }
-        write_atomically(path, text.as_bytes())?;
+        write_atomically(path, |w| {
+            use std::io::Write;
+            w.write_all(text.as_bytes()).map_err(|e| e.to_string())
+        })?;
     }
     if let Outcome::Faulted(fault) = outcome {
         return Err(Exit(1, format!("the program faulted after {} instruction(s): {fault}", sim.executed())));
     }
-    // Read every output before writing any, so a failure leaves no partial set behind.
-    let arrays: Vec<(Npy, &PathBuf)> =
-        outputs.iter().map(|(t, path)| (io::read(&mut sim, t), path)).collect();
-    for (npy, path) in &arrays {
-        write_atomically(path, &npy.to_bytes())?;
+    // Each output streams from memory into a temporary file, renamed into place only when whole.
+    for (t, path) in &outputs {
+        write_atomically(path, |w| io::save(&mut sim, t, w))?;
     }
     eprintln!("birsim: ok: {} instruction(s) executed, {} output(s) written", sim.executed(), outputs.len());
+    if std::env::var_os("BIRSIM_REPORT_PEAK_RSS").is_some() {
+        // For `cargo xtask bench`: the peak resident set, from the kernel's own accounting.
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        if let Some(line) = status.lines().find(|l| l.starts_with("VmHWM:")) {
+            eprintln!("birsim: peak {line}");
+        }
+    }
     Ok(())
 }
 
