@@ -171,7 +171,7 @@ fn pieces(loc: &MemoryLocation, layout: Layout, len: usize) -> Result<Vec<(usize
         return Ok(vec![(start, len)]);
     }
     let parts = loc.partitions as usize;
-    if parts == 0 || len % parts != 0 || len / parts > loc.bytes_per_partition as usize {
+    if parts == 0 || !len.is_multiple_of(parts) || len / parts > loc.bytes_per_partition as usize {
         return Err(format!(
             "{len} bytes do not split into {parts} partitions of at most {} bytes (location '{}')",
             loc.bytes_per_partition, loc.name
