@@ -101,6 +101,37 @@ impl Memory {
         (data, shadow, layout)
     }
 
+    /// Lends `f` a source location's buffer and a distinct destination location's buffer at once
+    /// (with their layouts). `None` when both live in the same buffer (an arena, or one location):
+    /// the caller then goes through a copy.
+    pub fn with_two<R>(
+        &mut self,
+        src: LocId,
+        dst: LocId,
+        f: impl FnOnce(&[u8], Layout, &mut [u8], Layout) -> R,
+    ) -> Option<R> {
+        let (hs, ls) = self.homes[src.index()];
+        let (hd, ld) = self.homes[dst.index()];
+        if hs == hd {
+            return None;
+        }
+        // Take the source out (creating it if needed), lend both, put it back.
+        self.buffer_mut(src);
+        let taken = match hs {
+            Home::Private(id) => self.private[id.index()].take(),
+            Home::SbArena => self.sb.take(),
+            Home::PsumArena => self.psum.take(),
+        }?;
+        let (dbuf, _) = self.buffer_mut(dst);
+        let r = f(&taken, ls, dbuf, ld);
+        match hs {
+            Home::Private(id) => self.private[id.index()] = Some(taken),
+            Home::SbArena => self.sb = Some(taken),
+            Home::PsumArena => self.psum = Some(taken),
+        }
+        Some(r)
+    }
+
     /// Whether a location's buffer exists yet.
     pub fn is_touched(&self, loc: LocId) -> bool {
         match self.homes[loc.index()].0 {

@@ -8,7 +8,7 @@
 use super::{Res, Simulator, Written, elements, fault, i32_bytes, i32s, i64_bytes, i64s, imm_f32, pieces};
 use crate::fault::FaultKind;
 use bir_ir::ops::{TensorScalarFields, TensorScalarPtrFields, TensorTensorFields};
-use bir_ir::{AluClass, AluOp, Dtype, EngineAccumulationType, Instruction, Operand};
+use bir_ir::{AccessPattern, AluClass, AluOp, Dtype, EngineAccumulationType, Instruction, Operand};
 use numerics::alu::{F32Op, F32Visitor, I32Op, I32Visitor, I64Op, I64Visitor, ta_ops, ts_int_ops, ts_ops};
 use numerics::minifloat::F32Slot;
 
@@ -99,6 +99,79 @@ impl I64Visitor for StageI64<'_> {
     }
 }
 
+/// A storage format the fused pass reads and writes directly: fp32 bytes, or bf16 bits.
+pub(crate) trait Codec: Copy {
+    /// One stored value.
+    type C: Copy;
+    fn decode(c: Self::C) -> f32;
+    fn encode(self, f: f32) -> Self::C;
+}
+
+/// fp32 as little-endian bytes.
+#[derive(Clone, Copy)]
+pub(crate) struct Fp32;
+impl Codec for Fp32 {
+    type C = [u8; 4];
+    #[inline(always)]
+    fn decode(c: [u8; 4]) -> f32 {
+        f32::from_le_bytes(c)
+    }
+    #[inline(always)]
+    fn encode(self, f: f32) -> [u8; 4] {
+        f.to_le_bytes()
+    }
+}
+
+/// bf16 as little-endian bytes, narrowed with the profile's NaN rule.
+#[derive(Clone, Copy)]
+struct Bf16(numerics::NanSign);
+impl Codec for Bf16 {
+    type C = [u8; 2];
+    #[inline(always)]
+    fn decode(c: [u8; 2]) -> f32 {
+        f32::from_bits(u32::from(u16::from_le_bytes(c)) << 16)
+    }
+    #[inline(always)]
+    fn encode(self, f: f32) -> [u8; 2] {
+        numerics::codec::f32_to_bf16_bits(f.to_bits(), self.0).to_le_bytes()
+    }
+}
+
+/// Both stages fused into one pass, for immediate scalars: `v = op1(op0(v, c0), c1)` with each
+/// stage's operands swapped by its reverse flag, from `src` (or in place) into `vals`.
+struct Fused<'a, K: Codec> {
+    codec: K,
+    /// The source when it is not `vals` itself (a direct buffer-to-buffer pass).
+    src: Option<&'a [K::C]>,
+    vals: &'a mut [K::C],
+    c: (f32, f32),
+    rev: (bool, bool),
+    op1: AluOp,
+}
+
+impl<K: Codec> F32Visitor for Fused<'_, K> {
+    type Out = Result<(), numerics::NumericsError>;
+    fn visit<O0: F32Op>(self) -> Self::Out {
+        struct Second<'a, O0, K: Codec>(Fused<'a, K>, std::marker::PhantomData<O0>);
+        impl<O0: F32Op, K: Codec> F32Visitor for Second<'_, O0, K> {
+            type Out = ();
+            fn visit<O1: F32Op>(self) {
+                let Fused { codec, src, vals, c: (c0, c1), rev: (r0, r1), .. } = self.0;
+                let f = |x: f32| {
+                    let t = if r0 { O0::apply(c0, x) } else { O0::apply(x, c0) };
+                    codec.encode(if r1 { O1::apply(c1, t) } else { O1::apply(t, c1) })
+                };
+                match src {
+                    Some(src) => vals.iter_mut().zip(src).for_each(|(v, x)| *v = f(K::decode(*x))),
+                    None => vals.iter_mut().for_each(|v| *v = f(K::decode(*v))),
+                }
+            }
+        }
+        let op1 = self.op1;
+        ts_ops::with(op1, Second::<O0, K>(self, std::marker::PhantomData))
+    }
+}
+
 /// Element-wise `a[k] = op(a[k], b[k])`.
 struct PairF32<'a>(&'a mut [f32], &'a [f32]);
 impl F32Visitor for PairF32<'_> {
@@ -114,6 +187,26 @@ impl I32Visitor for PairI32<'_> {
     fn visit<O: I32Op>(self) {
         self.0.iter_mut().zip(self.1).for_each(|(a, b)| *a = O::apply(*a, *b));
     }
+}
+
+/// The buffer byte range of an AP that is one contiguous run in a linear layout, if it is.
+pub(crate) fn contiguous(
+    layout: &access_pattern::Layout,
+    ap: &AccessPattern,
+) -> Res<Option<std::ops::Range<usize>>> {
+    if ap.dynamic.is_some() || !layout.is_linear(ap.dtype.size()) {
+        return Ok(None);
+    }
+    let p = access_pattern::Pattern::of(ap);
+    access_pattern::check_bounds(layout, &p).map_err(super::ap_fault)?;
+    let Ok(mut runs) = p.runs() else { return Ok(None) };
+    if runs.remaining() != 1 || runs.stride() != 1 {
+        return Ok(None);
+    }
+    let Some(run) = runs.next() else { return Ok(None) };
+    let size = ap.dtype.size();
+    let start = layout.origin() + run.start as usize * size;
+    Ok(Some(start..start + run.len as usize * size))
 }
 
 /// The reference's bitvec predicate is not pinned (re-facts §2); ours: an instruction is bitvec
@@ -178,18 +271,38 @@ impl<'p> Simulator<'p> {
         // fp32 with immediate (or absent) scalars runs partition block by partition block.
         let uniform = |s: &Scalars<f32>| !matches!(s, Scalars::Every { .. });
         if domain == Domain::F32
+            && inp.dtype == out.dtype
+            && matches!(inp.dtype, Dtype::Float32 | Dtype::Bfloat16)
+            && let (Scalars::One(a), Scalars::One(b)) = (&s0.f, &s1.f)
+            && self.tensor_scalar_direct(inp, out, op0, op1, (*a, *b), (rev0, rev1), regions)?
+        {
+            return Ok(());
+        }
+        if domain == Domain::F32
             && uniform(&s0.f)
             && uniform(&s1.f)
             && let Some(pieces) = pieces(&[inp, out])?
         {
             if inp.dtype == Dtype::Float32 && out.dtype == Dtype::Float32 {
-                // fp32 in and out: the stages run on the bytes themselves.
+                // fp32 in and out: the stages run on the bytes themselves, fused into one pass
+                // when both scalars are immediates.
+                let consts = match (&s0.f, &s1.f) {
+                    (Scalars::One(a), Scalars::One(b)) => Some((*a, *b)),
+                    _ => None,
+                };
                 let mut v: Vec<[u8; 4]> = Vec::new();
                 for piece in &pieces {
                     v.resize(elements(&piece[0])?, [0; 4]);
                     self.read_into(&piece[0], v.as_flattened_mut())?;
-                    ts_ops::with(op0, StageF32(&mut v, &s0.f, rev0))?;
-                    ts_ops::with(op1, StageF32(&mut v, &s1.f, rev1))?;
+                    if let Some(c) = consts {
+                        ts_ops::with(
+                            op0,
+                            Fused { codec: Fp32, src: None, vals: &mut v, c, rev: (rev0, rev1), op1 },
+                        )??;
+                    } else {
+                        ts_ops::with(op0, StageF32(&mut v, &s0.f, rev0))?;
+                        ts_ops::with(op1, StageF32(&mut v, &s1.f, rev1))?;
+                    }
                     self.write_slice(&piece[1], v.as_flattened(), regions)?;
                 }
                 return Ok(());
@@ -223,6 +336,44 @@ impl<'p> Simulator<'p> {
                 self.write_from(out, Dtype::Uint64, &i64_bytes(&v), regions)
             }
         }
+    }
+
+    /// The fused pass straight from the source buffer into a different destination buffer, for
+    /// fp32 → fp32 or bf16 → bf16 when both APs are single contiguous runs. Returns false when
+    /// that does not apply.
+    #[allow(clippy::too_many_arguments, reason = "the two stages' fields")]
+    fn tensor_scalar_direct(
+        &mut self,
+        inp: &AccessPattern,
+        out: &AccessPattern,
+        op0: AluOp,
+        op1: AluOp,
+        c: (f32, f32),
+        rev: (bool, bool),
+        regions: &mut Written,
+    ) -> Res<bool> {
+        let (Some(a), Some(b)) =
+            (contiguous(&self.memory.layout(inp.loc), inp)?, contiguous(&self.memory.layout(out.loc), out)?)
+        else {
+            return Ok(false);
+        };
+        let nan = self.profile().nan_sign;
+        let done = self.memory.with_two(inp.loc, out.loc, |sb, _, db, _| match inp.dtype {
+            Dtype::Bfloat16 => {
+                let (src, vals) = (sb[a.clone()].as_chunks::<2>().0, db[b.clone()].as_chunks_mut::<2>().0);
+                ts_ops::with(op0, Fused { codec: Bf16(nan), src: Some(src), vals, c, rev, op1 })
+            }
+            _ => {
+                let (src, vals) = (sb[a.clone()].as_chunks::<4>().0, db[b.clone()].as_chunks_mut::<4>().0);
+                ts_ops::with(op0, Fused { codec: Fp32, src: Some(src), vals, c, rev, op1 })
+            }
+        });
+        let Some(r) = done else { return Ok(false) };
+        r??;
+        let n = b.len() as u64;
+        let memory = &mut self.memory;
+        regions.record_region(|| memory.buffer_mut(out.loc).0[b.clone()].to_vec(), n);
+        Ok(true)
     }
 
     /// TensorScalar: immediates `const0`/`const1` (seed 000 §2.2).

@@ -384,7 +384,7 @@ impl<'p> Simulator<'p> {
 
 /// The number of elements a chunked kernel processes at once: large enough to amortise per-chunk
 /// work, small enough that the passes over a chunk stay in L1.
-const CHUNK_ELEMENTS: usize = 1 << 13;
+const CHUNK_ELEMENTS: usize = 1 << 15;
 
 /// Partitions `[p0, p0 + k)` of an AP: the same free dims, its first level cut down.
 pub(crate) fn sub_ap(ap: &AccessPattern, p0: usize, k: usize) -> AccessPattern {
@@ -454,7 +454,7 @@ pub(crate) fn shape(ap: &AccessPattern) -> Res<(usize, usize)> {
     Ok((parts, n / parts))
 }
 
-fn ap_fault(e: ApError) -> Stop {
+pub(crate) fn ap_fault(e: ApError) -> Stop {
     let kind = match e {
         ApError::OutOfBounds { .. } => FaultKind::OutOfBounds,
         _ => FaultKind::Shape,
@@ -487,6 +487,14 @@ impl Default for Written {
 }
 
 impl Written {
+    /// Records a region written in place: `bytes` counts it, `read` fetches it only when tracing.
+    pub(crate) fn record_region(&mut self, read: impl FnOnce() -> Vec<u8>, bytes: u64) {
+        self.bytes += bytes;
+        if self.tracing {
+            self.hash = fnv1a(self.hash, &read());
+        }
+    }
+
     fn record(&mut self, bytes: &[u8]) {
         self.bytes += bytes.len() as u64;
         if self.tracing {

@@ -1,5 +1,6 @@
 //! TensorReduce (seed 000 §3.1), Pool (§3.2) and TensorScalarCache (§4).
 
+use super::elementwise::{Codec, Fp32, contiguous};
 use super::{Res, Simulator, Written, elements, fault, i32_bytes, i32s, imm_f32, shape, sub_ap};
 use crate::fault::FaultKind;
 use bir_ir::ops::{PoolFields, TensorReduceFields, TensorScalarCacheFields};
@@ -39,13 +40,14 @@ fn fmaxf(x: f32, y: f32) -> f32 {
 /// Folds consecutive rows of `extent` values, strictly in order within each row. Sixteen rows go
 /// at once: the block is laid out column by column so the sixteen independent folds run as one
 /// vector operation per column (SIMD across rows, never reassociating a row).
-struct FoldRows<'a> {
-    v: &'a [f32],
+struct FoldRows<'a, K: Codec> {
+    v: &'a [K::C],
     extent: usize,
     out: &'a mut Vec<f32>,
+    codec: std::marker::PhantomData<K>,
 }
 
-impl numerics::alu::F32Visitor for FoldRows<'_> {
+impl<K: Codec> numerics::alu::F32Visitor for FoldRows<'_, K> {
     type Out = ();
     fn visit<O: numerics::alu::F32Op>(self) {
         const L: usize = 16;
@@ -53,24 +55,24 @@ impl numerics::alu::F32Visitor for FoldRows<'_> {
         let (v, extent) = (self.v, self.extent.max(1));
         let mut tile = [[0f32; L]; T];
         for block in v.chunks(L * extent) {
-            let rows: Vec<&[f32]> = block.chunks_exact(extent).collect();
+            let rows: Vec<&[K::C]> = block.chunks_exact(extent).collect();
             if rows.len() < L {
                 for row in rows {
-                    let acc = row[1..].iter().fold(row[0], |acc, x| O::apply(acc, *x));
+                    let acc = row[1..].iter().fold(K::decode(row[0]), |acc, x| O::apply(acc, K::decode(*x)));
                     self.out.push(acc);
                 }
                 continue;
             }
             let mut acc = [0f32; L];
             for (a, row) in acc.iter_mut().zip(&rows) {
-                *a = row[0];
+                *a = K::decode(row[0]);
             }
             // Columns 1.. in L1-sized tiles, transposed so each step is one [f32; 16] operation.
             for j0 in (1..extent).step_by(T) {
                 let n = T.min(extent - j0);
                 for (l, row) in rows.iter().enumerate() {
                     for (col, x) in tile[..n].iter_mut().zip(&row[j0..j0 + n]) {
-                        col[l] = *x;
+                        col[l] = K::decode(*x);
                     }
                 }
                 for col in &tile[..n] {
@@ -81,6 +83,21 @@ impl numerics::alu::F32Visitor for FoldRows<'_> {
             }
             self.out.extend_from_slice(&acc);
         }
+    }
+}
+
+/// Plain `f32` values (already decoded).
+#[derive(Clone, Copy)]
+struct F32Values;
+impl Codec for F32Values {
+    type C = f32;
+    #[inline(always)]
+    fn decode(c: f32) -> f32 {
+        c
+    }
+    #[inline(always)]
+    fn encode(self, f: f32) -> f32 {
+        f
     }
 }
 
@@ -159,6 +176,20 @@ impl<'p> Simulator<'p> {
         if step == 1
             && t.op != AluOp::Average
             && !t.apply_transpose
+            && inp.dtype == Dtype::Float32
+            && let Some(range) = contiguous(&self.memory.layout(inp.loc), inp)?
+        {
+            // One contiguous fp32 run: fold straight from memory, no copy.
+            let mut res = Vec::with_capacity(n_out);
+            let (buf, _) = self.memory.buffer_mut(inp.loc);
+            let v = buf[range].as_chunks::<4>().0;
+            let fold = FoldRows::<Fp32> { v, extent, out: &mut res, codec: std::marker::PhantomData };
+            ts_ops::with(t.op, fold)?;
+            return self.finish_reduce(out, res, t, regions);
+        }
+        if step == 1
+            && t.op != AluOp::Average
+            && !t.apply_transpose
             && inp.pairs.len() == 2
             && n_out == nums[0]
         {
@@ -167,7 +198,9 @@ impl<'p> Simulator<'p> {
             let mut v = Vec::new();
             for p0 in (0..n_out).step_by(16) {
                 self.read_f32_into(&sub_ap(inp, p0, 16.min(n_out - p0)), &mut v)?;
-                ts_ops::with(t.op, FoldRows { v: &v, extent, out: &mut res })?;
+                let fold =
+                    FoldRows::<F32Values> { v: &v, extent, out: &mut res, codec: std::marker::PhantomData };
+                ts_ops::with(t.op, fold)?;
             }
             return self.finish_reduce(out, res, t, regions);
         }
@@ -187,7 +220,9 @@ impl<'p> Simulator<'p> {
         let mut res = Vec::with_capacity(n_out);
         if step == 1 && t.op != AluOp::Average {
             // Contiguous folds: 16 outputs at a time, each lane folding its own row in order.
-            ts_ops::with(t.op, FoldRows { v: &v, extent, out: &mut res })?;
+            let fold =
+                FoldRows::<F32Values> { v: &v, extent, out: &mut res, codec: std::marker::PhantomData };
+            ts_ops::with(t.op, fold)?;
         } else if t.op == AluOp::Average {
             // Divide first, then a running mean: acc = in0 / N; acc = acc + (1/N)·x.
             let n = extent as f32;
