@@ -38,8 +38,8 @@ fn fmaxf(x: f32, y: f32) -> f32 {
 }
 
 /// Folds consecutive rows of `extent` values, strictly in order within each row. Sixteen rows go
-/// at once: the block is laid out column by column so the sixteen independent folds run as one
-/// vector operation per column (SIMD across rows, never reassociating a row).
+/// at once in lockstep, so the sixteen independent folds of a column run as one vector operation
+/// (SIMD across rows, never reassociating a row: peers.md's note on bit-exact reductions).
 struct FoldRows<'a, K: Codec> {
     v: &'a [K::C],
     extent: usize,
@@ -51,9 +51,7 @@ impl<K: Codec> numerics::alu::F32Visitor for FoldRows<'_, K> {
     type Out = ();
     fn visit<O: numerics::alu::F32Op>(self) {
         const L: usize = 16;
-        const T: usize = 64;
         let (v, extent) = (self.v, self.extent.max(1));
-        let mut tile = [[0f32; L]; T];
         for block in v.chunks(L * extent) {
             let rows: Vec<&[K::C]> = block.chunks_exact(extent).collect();
             if rows.len() < L {
@@ -63,22 +61,15 @@ impl<K: Codec> numerics::alu::F32Visitor for FoldRows<'_, K> {
                 }
                 continue;
             }
-            let mut acc = [0f32; L];
-            for (a, row) in acc.iter_mut().zip(&rows) {
-                *a = K::decode(row[0]);
-            }
-            // Columns 1.. in L1-sized tiles, transposed so each step is one [f32; 16] operation.
-            for j0 in (1..extent).step_by(T) {
-                let n = T.min(extent - j0);
-                for (l, row) in rows.iter().enumerate() {
-                    for (col, x) in tile[..n].iter_mut().zip(&row[j0..j0 + n]) {
-                        col[l] = K::decode(*x);
-                    }
-                }
-                for col in &tile[..n] {
-                    for (a, x) in acc.iter_mut().zip(col) {
-                        *a = O::apply(*a, *x);
-                    }
+            // Sixteen rows of exactly `extent` values, folded in lockstep: each lane folds its own
+            // row in order; the lanes are independent, so the sixteen operations per column run as
+            // one vector operation.
+            let r: [&[K::C]; L] = std::array::from_fn(|l| &rows[l][..extent]);
+            let mut acc: [f32; L] = std::array::from_fn(|l| K::decode(r[l][0]));
+            #[allow(clippy::needless_range_loop, reason = "lockstep over sixteen rows")]
+            for j in 1..extent {
+                for l in 0..L {
+                    acc[l] = O::apply(acc[l], K::decode(r[l][j]));
                 }
             }
             self.out.extend_from_slice(&acc);
