@@ -585,6 +585,31 @@ for src_dt, dst_dt in [("float32", "bfloat16"), ("bfloat16", "float32"), ("float
     case(f"copy_{src_dt}_to_{dst_dt}", g, f"TensorCopy casting {src_dt} to {dst_dt} (refsim)")
 
 
+# ---------------------------------------------------------------- M: an AP dtype other than the memory's
+# Elements are addressed in the memory's dtype and converted (fidelity S2).
+x = data((P, F)) * F32(3)
+g = Prog()
+g.dram_in("x", "float32", x)
+g.sb("xt", "float32", P, F * 4)
+g.sb("yt", "bfloat16", P, F * 2)
+g.inst("Load", [tile("x", "float32", P, F)], [tile("xt", "float32", P, F)])
+g.inst("TensorCopy", [tile("xt", "bfloat16", P, F)], [tile("yt", "bfloat16", P, F)])
+g.dram_out("y", "bfloat16", (P, F), encode(x, "bfloat16"))
+g.inst("Save", [tile("yt", "bfloat16", P, F)], [tile("y", "bfloat16", P, F)])
+case("ap_dtype_bf16_reads_fp32_memory", g, "a bf16 AP over fp32 memory reads each element cast to bf16")
+
+g = Prog()
+g.dram_in("x", "float32", x)
+g.sb("xt", "float32", P, F * 4)
+g.sb("yt", "float32", P, F * 4)
+g.inst("Load", [tile("x", "float32", P, F)], [tile("xt", "float32", P, F)])
+g.inst("TensorScalar", [tile("xt", "float32", P, F)], [tile("yt", "float16", P, F)], op0="mult", const0=2.0,
+       reverse0=False, op1="bypass", const1=0.0, reverse1=False)
+g.dram_out("y", "float32", (P, F), encode(ts("mult", x, F32(2)), "float16").astype(F32))
+g.inst("Save", [tile("yt", "float32", P, F)], [tile("y", "float32", P, F)])
+case("ap_dtype_fp16_writes_fp32_memory", g, "an fp16 output AP over fp32 memory: the value narrows to fp16, then widens")
+
+
 def write_all():
     for d in os.listdir(HERE):
         if os.path.isdir(os.path.join(HERE, d)):

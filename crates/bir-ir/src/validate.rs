@@ -383,7 +383,9 @@ impl Validator<'_> {
         if !shape_ok {
             return;
         }
-        match static_extent(ap, loc) {
+        // Elements are addressed in the dtype the memory holds (a differing AP dtype casts).
+        let elem_size = f.allocation(loc.alloc).map_or(ap.dtype.size(), |a| a.dtype.size());
+        match static_extent(ap, loc, elem_size) {
             Ok(_) => {}
             Err(ExtentError::Overflow { dim }) => self.err(
                 ErrorKind::Overflow,
@@ -635,11 +637,16 @@ pub enum ExtentError {
     },
 }
 
-/// The lowest and highest element index an AP reaches (relative to the location start, in
-/// elements of the AP dtype, bir-json.md "Access-pattern units"), checked against the
-/// location's capacity: `partitions × (bytes per partition / dtype size)` elements for SB/PSUM,
-/// `total bytes / dtype size` for flat memory. The AP must have levels with `num ≥ 1`.
-pub fn static_extent(ap: &AccessPattern, loc: &MemoryLocation) -> Result<(i64, i64), ExtentError> {
+/// The lowest and highest element index an AP reaches (relative to the location start,
+/// bir-json.md "Access-pattern units"), checked against the location's capacity in elements of
+/// `elem_size` bytes (the size of the dtype the memory holds: its allocation's):
+/// `partitions × (bytes per partition / elem_size)` for SB/PSUM, `total bytes / elem_size` for
+/// flat memory. The AP must have levels with `num ≥ 1`.
+pub fn static_extent(
+    ap: &AccessPattern,
+    loc: &MemoryLocation,
+    elem_size: usize,
+) -> Result<(i64, i64), ExtentError> {
     let mut lo = ap.offset;
     let mut hi = ap.offset;
     for (dim, p) in ap.pairs.iter().enumerate() {
@@ -650,7 +657,7 @@ pub fn static_extent(ap: &AccessPattern, loc: &MemoryLocation) -> Result<(i64, i
             hi = hi.checked_add(span).ok_or(ExtentError::Overflow { dim })?;
         }
     }
-    let size = ap.dtype.size() as u64;
+    let size = elem_size.max(1) as u64;
     let limit = if loc.mem_type.is_partitioned() {
         loc.partitions.saturating_mul(loc.bytes_per_partition / size)
     } else {

@@ -60,7 +60,8 @@ fn ap(dtype: Dtype, offset: i64, pairs: &[(i64, i64)]) -> AccessPattern {
 // step * (num - 1) overflows at level 1.
 #[case(ap(Dtype::Float32, 0, &[(512, 2), (1 << 40, 1 << 40)]), Err(ExtentError::Overflow { dim: 1 }))]
 fn extents(#[case] a: AccessPattern, #[case] want: Result<(i64, i64), ExtentError>) {
-    assert_eq!(static_extent(&a, &sb(128, 2048)), want);
+    let size = a.dtype.size();
+    assert_eq!(static_extent(&a, &sb(128, 2048), size), want);
 }
 
 #[test]
@@ -68,7 +69,7 @@ fn dram_extent_is_flat() {
     let mut loc = sb(1, 256);
     loc.mem_type = MemoryType::Dram;
     // 64 fp32 in 256 bytes, even though there is one "partition".
-    assert_eq!(static_extent(&ap(Dtype::Float32, 0, &[(8, 8), (1, 8)]), &loc), Ok((0, 63)));
+    assert_eq!(static_extent(&ap(Dtype::Float32, 0, &[(8, 8), (1, 8)]), &loc, 4), Ok((0, 63)));
 }
 
 fn one_scalar_program(const0: &str) -> String {

@@ -352,6 +352,9 @@ impl<'p> Simulator<'p> {
         rev: (bool, bool),
         regions: &mut Written,
     ) -> Res<bool> {
+        if !self.uncast(inp) || !self.uncast(out) {
+            return Ok(false);
+        }
         let (Some(a), Some(b)) =
             (contiguous(&self.memory.layout(inp.loc), inp)?, contiguous(&self.memory.layout(out.loc), out)?)
         else {

@@ -212,32 +212,72 @@ impl<'p> Simulator<'p> {
         Ok(Pattern::of(ap))
     }
 
-    /// The AP's elements as bytes of its dtype, in AP order.
+    /// The dtype a location's memory holds: its allocation's.
+    pub(crate) fn storage(&self, ap: &AccessPattern) -> Dtype {
+        self.f
+            .locations
+            .get(ap.loc.index())
+            .and_then(|l| self.f.allocation(l.alloc))
+            .map_or(ap.dtype, |a| a.dtype)
+    }
+
+    /// True when the AP reads its memory as the dtype it holds (no cast at the memory boundary).
+    pub(crate) fn uncast(&self, ap: &AccessPattern) -> bool {
+        self.storage(ap) == ap.dtype
+    }
+
+    /// The AP's elements as bytes of its dtype, in AP order. When the memory holds another dtype,
+    /// the elements are addressed in that dtype and converted (re-facts §4: a MemoryObject read
+    /// through an AP of another dtype is cast, element for element).
     pub(crate) fn read_bytes(&mut self, ap: &AccessPattern) -> Res<Vec<u8>> {
-        let p = Self::pattern(ap)?;
+        let storage = self.storage(ap);
+        let mut p = Self::pattern(ap)?;
+        p.elem_size = storage.size();
         let n = p.elements().map_err(ap_fault)? as usize;
-        let mut out = vec![0u8; n * ap.dtype.size()];
+        let mut raw = vec![0u8; n * storage.size()];
         let (buf, layout) = self.memory.buffer_mut(ap.loc);
-        access_pattern::read(buf, &layout, &p, &mut out).map_err(ap_fault)?;
+        access_pattern::read(buf, &layout, &p, &mut raw).map_err(ap_fault)?;
+        if storage == ap.dtype {
+            return Ok(raw);
+        }
+        let values = numerics::codec::values_in(storage, raw.len());
+        let mut out = vec![0u8; values / ap.dtype.lanes() * ap.dtype.size()];
+        numerics::cast(storage, &raw, ap.dtype, &mut out, &self.profile)?;
         Ok(out)
     }
 
-    /// Writes bytes of the AP's dtype through the AP, recording them for the trace.
+    /// Writes bytes of the AP's dtype through the AP (converted to the memory's dtype when it
+    /// holds another), recording them for the trace.
     pub(crate) fn write_bytes(
         &mut self,
         ap: &AccessPattern,
         bytes: Vec<u8>,
         regions: &mut Written,
     ) -> Res<()> {
-        let p = Self::pattern(ap)?;
+        let storage = self.storage(ap);
+        let mut p = Self::pattern(ap)?;
+        p.elem_size = storage.size();
+        let raw = if storage == ap.dtype {
+            bytes
+        } else {
+            let values = numerics::codec::values_in(ap.dtype, bytes.len());
+            let mut raw = vec![0u8; values / storage.lanes() * storage.size()];
+            numerics::cast(ap.dtype, &bytes, storage, &mut raw, &self.profile)?;
+            raw
+        };
         let (buf, layout) = self.memory.buffer_mut(ap.loc);
-        access_pattern::write(buf, &layout, &p, &bytes).map_err(ap_fault)?;
-        regions.record(&bytes);
+        access_pattern::write(buf, &layout, &p, &raw).map_err(ap_fault)?;
+        regions.record(&raw);
         Ok(())
     }
 
     /// Reads the AP's element bytes into `out` (exactly their size).
     pub(crate) fn read_into(&mut self, ap: &AccessPattern, out: &mut [u8]) -> Res<()> {
+        if !self.uncast(ap) {
+            let bytes = self.read_bytes(ap)?;
+            out.copy_from_slice(&bytes);
+            return Ok(());
+        }
         let p = Self::pattern(ap)?;
         let (buf, layout) = self.memory.buffer_mut(ap.loc);
         access_pattern::read(buf, &layout, &p, out).map_err(ap_fault)
@@ -245,6 +285,9 @@ impl<'p> Simulator<'p> {
 
     /// Writes element bytes through the AP, recording them for the trace.
     pub(crate) fn write_slice(&mut self, ap: &AccessPattern, bytes: &[u8], regions: &mut Written) -> Res<()> {
+        if !self.uncast(ap) {
+            return self.write_bytes(ap, bytes.to_vec(), regions);
+        }
         let p = Self::pattern(ap)?;
         let (buf, layout) = self.memory.buffer_mut(ap.loc);
         access_pattern::write(buf, &layout, &p, bytes).map_err(ap_fault)?;
@@ -254,6 +297,10 @@ impl<'p> Simulator<'p> {
 
     /// The AP's elements decoded to fp32 into `out` (resized), through a reused byte buffer.
     pub(crate) fn read_f32_into(&mut self, ap: &AccessPattern, out: &mut Vec<f32>) -> Res<()> {
+        if !self.uncast(ap) {
+            *out = self.read_f32(ap)?;
+            return Ok(());
+        }
         let p = Self::pattern(ap)?;
         let n = p.elements().map_err(ap_fault)? as usize;
         let mut bytes = std::mem::take(&mut self.scratch_bytes);
@@ -273,6 +320,9 @@ impl<'p> Simulator<'p> {
         vals: &[f32],
         regions: &mut Written,
     ) -> Res<()> {
+        if !self.uncast(ap) {
+            return self.write_f32(ap, vals, regions);
+        }
         let p = Self::pattern(ap)?;
         let n = p.elements().map_err(ap_fault)? as usize;
         if n * ap.dtype.lanes() != vals.len() {
@@ -305,6 +355,16 @@ impl<'p> Simulator<'p> {
         dst: &AccessPattern,
         regions: &mut Written,
     ) -> Res<()> {
+        if !self.uncast(src) || !self.uncast(dst) {
+            let bytes = self.read_bytes(src)?;
+            if bytes.len() != elements(dst)? * dst.dtype.size() {
+                return fault(
+                    FaultKind::Shape,
+                    "the source and destination hold different numbers of elements",
+                );
+            }
+            return self.write_bytes(dst, bytes, regions);
+        }
         let (ps, pd) = (Self::pattern(src)?, Self::pattern(dst)?);
         let (ns, nd) = (ps.elements().map_err(ap_fault)?, pd.elements().map_err(ap_fault)?);
         if ns != nd {

@@ -168,6 +168,7 @@ impl<'p> Simulator<'p> {
             && t.op != AluOp::Average
             && !t.apply_transpose
             && inp.dtype == Dtype::Float32
+            && self.uncast(inp)
             && let Some(range) = contiguous(&self.memory.layout(inp.loc), inp)?
         {
             // One contiguous fp32 run: fold straight from memory, no copy.
