@@ -51,6 +51,17 @@ fn combine_f32(op: MemoryReductionOp, dst: f32, src: f32) -> f32 {
     }
 }
 
+/// Integers: add wraps, min/max are signed (re-facts §8).
+#[inline(always)]
+fn int_op<T: num_traits::PrimInt + num_traits::WrappingAdd>(op: MemoryReductionOp, d: T, s: T) -> T {
+    match op {
+        MemoryReductionOp::Add => d.wrapping_add(&s),
+        MemoryReductionOp::Min => d.min(s),
+        MemoryReductionOp::Max => d.max(s),
+        MemoryReductionOp::Copy => s,
+    }
+}
+
 fn fp8(op: MemoryReductionOp, f: Format, table: &[u32; 256], p: Policy, dst: &mut [u8], src: &[u8]) {
     let enc = minifloat::Encoder::new(f, p);
     for (d, s) in dst.iter_mut().zip(src) {
@@ -111,24 +122,10 @@ pub fn accumulate_slice(
             combine_f32(op, f32::from_le_bytes(d), f32::from_le_bytes(s)).to_le_bytes()
         }),
         Dtype::Int32 => lanes::<4>(dst, src, |d, s| {
-            let (d, s) = (i32::from_le_bytes(d), i32::from_le_bytes(s));
-            match op {
-                MemoryReductionOp::Add => d.wrapping_add(s),
-                MemoryReductionOp::Min => d.min(s),
-                MemoryReductionOp::Max => d.max(s),
-                MemoryReductionOp::Copy => s,
-            }
-            .to_le_bytes()
+            int_op(op, i32::from_le_bytes(d), i32::from_le_bytes(s)).to_le_bytes()
         }),
         Dtype::Int64 => lanes::<8>(dst, src, |d, s| {
-            let (d, s) = (i64::from_le_bytes(d), i64::from_le_bytes(s));
-            match op {
-                MemoryReductionOp::Add => d.wrapping_add(s),
-                MemoryReductionOp::Min => d.min(s),
-                MemoryReductionOp::Max => d.max(s),
-                MemoryReductionOp::Copy => s,
-            }
-            .to_le_bytes()
+            int_op(op, i64::from_le_bytes(d), i64::from_le_bytes(s)).to_le_bytes()
         }),
         _ => return Err(NumericsError::UnsupportedReduceDtype(dtype, op)),
     }

@@ -272,35 +272,10 @@ impl Encoder {
         }
     }
 
-    /// Encodes one fp32 bit pattern (see the module doc).
+    /// Encodes one fp32 bit pattern (see the module doc). Written with masks rather than `if`s
+    /// so that LLVM keeps it branch-free and vectorises slice loops.
     #[inline(always)]
     pub fn encode(&self, bits: u32) -> u8 {
-        self.encode_with(
-            self.shift,
-            self.round_half,
-            self.rebias,
-            self.magic,
-            self.min_normal,
-            self.max_code,
-            bits,
-        )
-    }
-
-    /// [`Encoder::encode`] with the format's parameters passed in, so a caller that knows the
-    /// format at compile time gets them folded into immediates. Written with masks rather than
-    /// `if`s so that LLVM keeps it branch-free and vectorises slice loops.
-    #[inline(always)]
-    #[allow(clippy::too_many_arguments, reason = "the format parameters, folded by the caller")]
-    fn encode_with(
-        &self,
-        shift: u32,
-        round_half: u32,
-        rebias: u32,
-        magic: u32,
-        min_normal: u32,
-        max_code: u32,
-        bits: u32,
-    ) -> u8 {
         /// All ones when `x` (an i32-range difference) is negative.
         #[inline(always)]
         fn neg(x: u32) -> u32 {
@@ -314,25 +289,25 @@ impl Encoder {
         let sign = (bits & 0x8000_0000) >> self.sign_shift;
         let a = bits & 0x7FFF_FFFF;
         // Normal range: RNE on the fp32 bits, then re-bias the exponent.
-        let rounded = a.wrapping_add(round_half + ((a >> shift) & 1));
-        let normal = (rounded >> shift).wrapping_sub(rebias);
+        let rounded = a.wrapping_add(self.round_half + ((a >> self.shift) & 1));
+        let normal = (rounded >> self.shift).wrapping_sub(self.rebias);
         // Subnormal range: adding 2^k, whose ulp is the target's subnormal step, rounds by RNE.
-        let sub = (f32::from_bits(a) + f32::from_bits(magic)).to_bits().wrapping_sub(magic);
-        let code = pick(neg(a.wrapping_sub(min_normal)), sub, normal);
+        let sub = (f32::from_bits(a) + f32::from_bits(self.magic)).to_bits().wrapping_sub(self.magic);
+        let code = pick(neg(a.wrapping_sub(self.min_normal)), sub, normal);
         let overflow = pick(negative, self.overflow[1], self.overflow[0]);
         let nan = pick(negative, self.nan[1], self.nan[0]);
-        let out = pick(neg(max_code.wrapping_sub(code)), overflow, sign | code);
+        let out = pick(neg(self.max_code.wrapping_sub(code)), overflow, sign | code);
         pick(neg(0x7F80_0000u32.wrapping_sub(a)), nan, out) as u8
     }
 
-    /// Encodes a slice with the format fixed at compile time.
+    /// Encodes a slice with the format fixed at compile time: the format's fields come from a
+    /// constant, so they fold into immediates; only the policy's codes are read from `self`.
     fn encode_slice_const<const FMT: u8, I: F32Slot>(&self, src: &[I], dst: &mut [u8]) {
-        let f = CONST_FORMATS[FMT as usize];
-        let e = Encoder::new(f, Policy { saturate: false, nan: NanOut::Keep });
-        let (shift, round_half, rebias, magic, min_normal, max_code) =
-            (e.shift, e.round_half, e.rebias, e.magic, e.min_normal, e.max_code);
+        let constant =
+            Encoder::new(CONST_FORMATS[FMT as usize], Policy { saturate: false, nan: NanOut::Keep });
+        let e = Encoder { nan: self.nan, overflow: self.overflow, ..constant };
         for (d, s) in dst.iter_mut().zip(src) {
-            *d = self.encode_with(shift, round_half, rebias, magic, min_normal, max_code, s.get().to_bits());
+            *d = e.encode(s.get().to_bits());
         }
     }
 }

@@ -324,17 +324,7 @@ impl<'p> Simulator<'p> {
             return self.write_f32(ap, vals, regions);
         }
         let p = Self::pattern(ap)?;
-        let n = p.elements().map_err(ap_fault)? as usize;
-        if n * ap.dtype.lanes() != vals.len() {
-            return fault(
-                FaultKind::Shape,
-                format!(
-                    "the output AP holds {} values but the operation produced {}",
-                    n * ap.dtype.lanes(),
-                    vals.len()
-                ),
-            );
-        }
+        let n = holds(ap, vals.len())?;
         let mut bytes = std::mem::take(&mut self.scratch_out);
         bytes.resize(n * ap.dtype.size(), 0);
         let r = numerics::encode_from_f32(ap.dtype, vals, &mut bytes, &self.profile)
@@ -392,17 +382,7 @@ impl<'p> Simulator<'p> {
 
     /// Encodes fp32 values to the AP's dtype and writes them through it.
     pub(crate) fn write_f32(&mut self, ap: &AccessPattern, vals: &[f32], regions: &mut Written) -> Res<()> {
-        let n = elements(ap)?;
-        if n * ap.dtype.lanes() != vals.len() {
-            return fault(
-                FaultKind::Shape,
-                format!(
-                    "the output AP holds {} values but the operation produced {}",
-                    n * ap.dtype.lanes(),
-                    vals.len()
-                ),
-            );
-        }
+        let n = holds(ap, vals.len())?;
         let mut bytes = vec![0u8; n * ap.dtype.size()];
         numerics::encode_from_f32(ap.dtype, vals, &mut bytes, &self.profile)?;
         self.write_bytes(ap, bytes, regions)
@@ -500,6 +480,21 @@ pub(crate) fn pieces(aps: &[&AccessPattern]) -> Res<Option<Vec<Vec<AccessPattern
         }
     }
     Ok(Some(out))
+}
+
+/// The elements of an output AP, checked to hold exactly `values` values.
+fn holds(ap: &AccessPattern, values: usize) -> Res<usize> {
+    let n = elements(ap)?;
+    if n * ap.dtype.lanes() != values {
+        return fault(
+            FaultKind::Shape,
+            format!(
+                "the output AP holds {} values but the operation produced {values}",
+                n * ap.dtype.lanes()
+            ),
+        );
+    }
+    Ok(n)
 }
 
 /// Elements of an AP.
