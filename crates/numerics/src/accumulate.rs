@@ -88,8 +88,15 @@ pub fn accumulate_slice(
     src: &[u8],
     profile: &Profile,
 ) -> Result<(), NumericsError> {
-    let n = dst.len().min(src.len());
-    let (dst, src) = (&mut dst[..n], &src[..n]);
+    let size = dtype.size();
+    if dst.len() != src.len() || dst.len() % size != 0 {
+        return Err(NumericsError::LengthMismatch {
+            src: dtype,
+            src_values: src.len() / size,
+            dst: dtype,
+            dst_values: dst.len() / size,
+        });
+    }
     if op == MemoryReductionOp::Copy {
         dst.copy_from_slice(src);
         return Ok(());

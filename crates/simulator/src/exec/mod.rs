@@ -405,17 +405,7 @@ impl<'p> Simulator<'p> {
         bytes: &[u8],
         regions: &mut Written,
     ) -> Res<()> {
-        let n = elements(ap)?;
-        let values = numerics::codec::values_in(from, bytes.len());
-        if n * ap.dtype.lanes() != values {
-            return fault(
-                FaultKind::Shape,
-                format!(
-                    "the output AP holds {} values but the operation produced {values}",
-                    n * ap.dtype.lanes()
-                ),
-            );
-        }
+        let n = holds(ap, numerics::codec::values_in(from, bytes.len()))?;
         let mut out = vec![0u8; n * ap.dtype.size()];
         numerics::cast(from, bytes, ap.dtype, &mut out, &self.profile)?;
         self.write_bytes(ap, out, regions)
