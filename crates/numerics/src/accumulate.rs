@@ -89,7 +89,7 @@ pub fn accumulate_slice(
     profile: &Profile,
 ) -> Result<(), NumericsError> {
     let size = dtype.size();
-    if dst.len() != src.len() || dst.len() % size != 0 {
+    if dst.len() != src.len() || !dst.len().is_multiple_of(size) {
         return Err(NumericsError::LengthMismatch {
             src: dtype,
             src_values: src.len() / size,
