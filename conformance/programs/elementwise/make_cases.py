@@ -28,9 +28,9 @@ RNG = np.random.default_rng(20261130)
 # ---------------------------------------------------------------- dtypes and refsim narrowing
 STORE = {"float32": np.float32, "bfloat16": np.uint16, "float16": np.float16, "float8_e4m3fn": np.uint8,
          "float8e5": np.uint8, "float8e4": np.uint8, "int32": np.int32, "uint8": np.uint8, "int8": np.int8,
-         "uint32": np.uint32, "uint64": np.uint64, "int16": np.int16, "uint16": np.uint16}
+         "uint32": np.uint32, "uint64": np.uint64, "int16": np.int16, "uint16": np.uint16, "int64": np.int64}
 SIZE = {"float32": 4, "bfloat16": 2, "float16": 2, "float8_e4m3fn": 1, "float8e5": 1, "float8e4": 1,
-        "int32": 4, "uint8": 1, "int8": 1, "uint32": 4, "uint64": 8, "int16": 2, "uint16": 2}
+        "int32": 4, "uint8": 1, "int8": 1, "uint32": 4, "uint64": 8, "int16": 2, "uint16": 2, "int64": 8}
 ML = {"bfloat16": md.bfloat16, "float8_e4m3fn": md.float8_e4m3fn, "float8e5": md.float8_e5m2,
       "float8e4": md.float8_e4m3}
 FP8 = {"float8_e4m3fn": (0x7F, 0x7E), "float8e5": (0x7E, 0x7B), "float8e4": (0x7C, 0x77)}
@@ -277,6 +277,17 @@ for dt, profile in [("bfloat16", "refsim"), ("float16", "refsim"), ("float8_e4m3
         g.profile = profile
         case(f"ts_{op}_{dt}_{profile}", g, f"TensorScalar {op} (reverse={rev}) on {dt}, {profile} narrowing")
 
+# every ts_ops op on bf16, fp16 and fp8 data too (refsim narrowing of the fp32 result)
+for dt in ("bfloat16", "float16", "float8_e4m3fn"):
+    for op in TS:
+        kind = {"rsqrt": "positive", "pow": "small_int"}.get(op, "normal")
+        raw = encode(data((P, F), kind), dt)
+        xd = decode(raw, dt)
+        c = {"pow": 2.0, "divide": -2.5, "rsqrt": 0.0}.get(op, 1.5)
+        g = unary_program(dt, dt, raw, P, F, "TensorScalar", encode(ts(op, xd, F32(c)), dt), op0=op, const0=c,
+                          reverse0=False, op1="bypass", const1=0.0, reverse1=False)
+        case(f"ts_{op}_{dt}", g, f"TensorScalar {op} on {dt} (ts_ops, refsim narrowing)")
+
 # ---------------------------------------------------------------- C: bitvec ops -> ts_int_ops on int32
 for op, c in [("bitwise_and", 0xF0F), ("bitwise_or", 0x1010), ("bitwise_xor", -1), ("bitwise_not", 0),
               ("arith_shift_left", 3), ("arith_shift_right", 2), ("logical_shift_right", 28), ("arith_shift_left", 40)]:
@@ -345,6 +356,34 @@ ib = RNG.integers(-2**31, 2**31, (P, F), dtype=np.int64).astype(np.int32)
 for op in ["add", "subtract", "mult", "max", "bitwise_and"]:
     case(f"tt_{op}_int32", binary_program("int32", "int32", "int32", ia, ib, P, F, ts_int(op, ia, ib), op=op),
          f"TensorTensor {op} on int32 (ts_int_ops, saturating)")
+# every ts_int_ops member on int32 TensorTensor data (ASSUMED semantics, fidelity N17)
+def int_div(a, b):
+    a64, b64 = a.astype(np.int64), b.astype(np.int64)
+    q = np.where(b64 == 0, 0, np.abs(a64) // np.where(b64 == 0, 1, np.abs(b64)) * np.sign(a64) * np.sign(b64))
+    return sat32(q)
+
+
+def int_mod(a, b):
+    a64, b64 = a.astype(np.int64), b.astype(np.int64)
+    r = np.where(b64 == 0, 0, np.fmod(a64, np.where(b64 == 0, 1, b64)))
+    return r.astype(np.int32)
+
+
+TS_INT.update({
+    "divide": int_div,
+    "mod": int_mod,
+    "mod_int": int_mod,
+    "logical_shift_left": lambda a, x: np.where(in_width(x, 32), (a.view(np.uint32).astype(np.uint64) << np.clip(x, 0, 31).astype(np.uint64)).astype(np.uint32).view(np.int32), 0).astype(np.int32),
+})
+sa = RNG.integers(-2**31, 2**31, (P, F), dtype=np.int64).astype(np.int32)
+sb = RNG.integers(-40, 40, (P, F), dtype=np.int64).astype(np.int32)
+sb[0, :4] = [0, -1, 31, 32]
+for op in sorted(TS_INT):
+    if f"tt_{op}_int32" in CASES:
+        continue
+    case(f"tt_{op}_int32", binary_program("int32", "int32", "int32", sa, sb, P, F, ts_int(op, sa, sb), op=op),
+         f"TensorTensor {op} on int32 (ts_int_ops)")
+
 prev = data((P, F), specials=False)
 case("tt_add_accumulate", binary_program("float32", "float32", "float32", a, b, P, F,
      ts("add", ts("mult", a, b), prev), prev=prev, op="mult", acc="AddAccumulate"), "TensorTensor accumulate into out")
@@ -383,6 +422,40 @@ case("tsp_reverse_divide_imm", ptr_program(x, s0, 4.0, ts("subtract", F32(4), ts
      op0="divide", reverse0=True, op1="subtract", reverse1=True), "TensorScalarPtr: reversed stages, AP and imm scalars")
 case("tsp_one_scalar_missing_second", ptr_program(x, s0, None, ts("max", x, s0), P, F, op0="max", reverse0=False,
      op1="add", reverse1=False), "TensorScalarPtr: a missing second scalar passes the value through")
+# every ta_ops member: the 64-bit address path (is_tensor_scalar_addr), on non-negative int64 data
+# below 2^24 so refsim's int -> int casts through fp32 are exact; 64-bit ops wrap (fidelity N17/N18).
+MASK64 = (1 << 64) - 1
+TA = {
+    "bypass": lambda a, x: a, "bitwise_not": lambda a, x: ~a, "add": lambda a, x: a + x,
+    "subtract": lambda a, x: a - x, "mult": lambda a, x: a * x, "max": max, "min": min,
+    "bitwise_and": lambda a, x: a & x, "bitwise_or": lambda a, x: a | x, "bitwise_xor": lambda a, x: a ^ x,
+    "arith_shift_left": lambda a, x: a << x, "arith_shift_right": lambda a, x: a >> x,
+    "logical_shift_left": lambda a, x: a << x, "logical_shift_right": lambda a, x: (a & MASK64) >> x,
+}
+xa = RNG.integers(0, 1 << 20, (P, F), dtype=np.int64)
+for op, f in TA.items():
+    c = 3
+    def wrap(v):
+        v &= MASK64
+        return v - (1 << 64) if v >= 1 << 63 else v
+    raw = [wrap(f(int(v), c)) for v in xa.reshape(-1)]
+    # The u64 result narrows to int64 through fp32 (refsim): round to fp32, then clamp to int64.
+    y = []
+    for r in raw:
+        f32v = float(np.float32(float(r & MASK64)))
+        y.append(int(f32v) if f32v < 2**63 else 2**63 - 1)
+    y = np.array(y, np.int64).reshape(P, F)
+    g = Prog()
+    g.dram_in("x", "int64", xa)
+    g.sb("xt", "int64", P, F * 8)
+    g.sb("yt", "int64", P, F * 8)
+    g.inst("Load", [tile("x", "int64", P, F)], [tile("xt", "int64", P, F)])
+    g.inst("TensorScalarPtr", [tile("xt", "int64", P, F), imm(float(c))], [tile("yt", "int64", P, F)], op0=op,
+           reverse0=False, op1="bypass", reverse1=False, is_tensor_scalar_addr=True)
+    g.dram_out("y", "int64", (P, F), y)
+    g.inst("Save", [tile("yt", "int64", P, F)], [tile("y", "int64", P, F)])
+    case(f"tsp_addr_{op}", g, f"TensorScalarPtr {op} on the 64-bit address path (ta_ops)")
+
 se = data((P, F), specials=False)
 case("tsp_per_element_scalars", ptr_program(x, se, None, ts("is_lt", x, se), P, F, op0="is_lt", reverse0=False,
      op1="bypass", reverse1=False), "TensorScalarPtr: one scalar per element")
