@@ -1,6 +1,9 @@
-//! The chunked and SIMD-across-partitions kernels against slow obvious references written here:
-//! random shapes (including fewer than 16 partitions and rows longer than a chunk), every result
-//! compared bit for bit.
+//! The chunked, fused and SIMD-across-partitions kernels against slow obvious references written
+//! here: random shapes (including fewer than 16 partitions and rows longer than a chunk), every
+//! result compared bit for bit. What is under test is the pipelines, not the ops: the reduce
+//! reference spells its ops out, and the TensorScalar reference applies numerics' functors one
+//! element at a time (their semantics are tested on their own in numerics/tests/alu.rs and by the
+//! NumPy-oracle programs).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
 use bir_ir::{AluOp, ValidateOptions, json, validate};
