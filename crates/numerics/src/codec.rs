@@ -22,6 +22,59 @@ fn check(src: Dtype, src_values: usize, dst: Dtype, dst_values: usize) -> Result
     }
 }
 
+// ----- element codecs for fused passes -----
+
+/// How a fused pass reads and writes one stored element: fp32 straight from its bytes, as plain
+/// `f32`, or as bf16 bits narrowed under the profile's NaN rule. Kernels are generic over it, so
+/// one monomorphic loop runs per (storage format, op) pair with no per-element dispatch.
+pub trait Codec: Copy {
+    /// One stored element.
+    type C: Copy;
+    /// Its value.
+    fn decode(c: Self::C) -> f32;
+    /// A value stored.
+    fn encode(self, f: f32) -> Self::C;
+}
+
+/// Any [`F32Slot`] (plain `f32`, or fp32 as little-endian bytes) as a stateless codec.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Slot<S>(std::marker::PhantomData<S>);
+
+impl<S: F32Slot> Slot<S> {
+    /// The codec.
+    pub const fn new() -> Self {
+        Slot(std::marker::PhantomData)
+    }
+}
+
+impl<S: F32Slot> Codec for Slot<S> {
+    type C = S;
+    #[inline(always)]
+    fn decode(c: S) -> f32 {
+        c.get()
+    }
+    #[inline(always)]
+    fn encode(self, f: f32) -> S {
+        S::put(f)
+    }
+}
+
+/// bf16 as little-endian bytes, narrowed with RNE and the profile's NaN rule (re-facts §4).
+#[derive(Clone, Copy, Debug)]
+pub struct Bf16(pub NanSign);
+
+impl Codec for Bf16 {
+    type C = [u8; 2];
+    #[inline(always)]
+    fn decode(c: [u8; 2]) -> f32 {
+        f32::from_bits(u32::from(u16::from_le_bytes(c)) << 16)
+    }
+    #[inline(always)]
+    fn encode(self, f: f32) -> [u8; 2] {
+        f32_to_bf16_bits(f.to_bits(), self.0).to_le_bytes()
+    }
+}
+
 // ----- scalar pieces -----
 
 /// fp16 bits → fp32 bits, exact; a NaN keeps its payload (as NumPy widens it).

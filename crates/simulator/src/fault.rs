@@ -1,10 +1,17 @@
 //! Guest faults (the program did something the reference rejects at run time) kept apart from
 //! simulator bugs (style.md practice 7): a fault is an outcome, an error means birsim is broken.
+//!
+//! Both carry typed payloads — the operand, the field, the offending values — so a library user
+//! can match on why a run stopped; `Display` is the message. Constructors are `#[cold]`: the
+//! kernels' hot paths only ever carry a pointer-sized `Result` error.
 
+use access_pattern::ApError;
+use bir_ir::{AluOp, Dtype, EngineAccumulationType, Opcode};
+use numerics::NumericsError;
 use std::fmt;
 
 /// The class of a guest fault.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FaultKind {
     /// An opcode (or a form of one) this version does not run yet.
     NotImplemented,
@@ -21,7 +28,7 @@ pub enum FaultKind {
 }
 
 impl FaultKind {
-    /// Stable name.
+    /// Stable name (the `.expect` files and the CLI print it).
     pub fn name(self) -> &'static str {
         match self {
             FaultKind::NotImplemented => "not-implemented",
@@ -34,24 +41,205 @@ impl FaultKind {
     }
 }
 
+/// Which operand of an instruction a fault concerns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Slot {
+    /// `ins[k]`.
+    In(usize),
+    /// `outs[k]`.
+    Out(usize),
+}
+
+impl fmt::Display for Slot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Slot::In(k) => write!(f, "ins[{k}]"),
+            Slot::Out(k) => write!(f, "outs[{k}]"),
+        }
+    }
+}
+
+/// Why a guest fault happened, with the values involved.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum FaultCause {
+    /// A form of an opcode this version does not run yet.
+    #[error("not implemented yet: {feature}")]
+    NotImplemented {
+        /// What is missing (an opcode, a mode, a flag).
+        feature: &'static str,
+    },
+    /// An opcode this version does not run yet.
+    #[error("not implemented yet: {0}")]
+    OpcodeNotImplemented(Opcode),
+    /// A numerics error on an operand (an ALU op outside its table, a cast that cannot fit).
+    #[error("{slot}: {error}")]
+    Numerics {
+        /// The operand.
+        slot: Slot,
+        /// What numerics said.
+        error: NumericsError,
+    },
+    /// An accumulate (read-modify-write) into a dtype `cast_copy_or_accumulate` cannot reduce
+    /// (re-facts §8: only float8e3, float8e4, float8e5, bfloat16, float16, int32, float32, int64).
+    #[error(
+        "{slot}: cannot accumulate ({acc}) into {dtype}: cast_accumulate reduces only float8e3, float8e4, float8e5, bfloat16, float16, int32, float32 and int64"
+    )]
+    NotReducible {
+        /// The output operand.
+        slot: Slot,
+        /// Its dtype.
+        dtype: Dtype,
+        /// The accumulation the instruction asked for.
+        acc: EngineAccumulationType,
+    },
+    /// An instruction's ALU op field names an op outside the table its kernel uses (seed 000
+    /// §2.1), or one with no memory-side reduction.
+    #[error("{field}: {error}")]
+    Op {
+        /// The field (`op0`, `op1`, `op`, ...).
+        field: &'static str,
+        /// What numerics said.
+        error: NumericsError,
+    },
+    /// An op the kernel does not support in this form.
+    #[error("{what} does not support op {op}")]
+    UnsupportedOp {
+        /// The kernel form ("a cross-partition reduce").
+        what: &'static str,
+        /// The op.
+        op: AluOp,
+    },
+    /// An access pattern that cannot be walked over its location.
+    #[error("{slot}: {error}")]
+    Access {
+        /// The operand.
+        slot: Slot,
+        /// What the AP walk said.
+        error: ApError,
+    },
+    /// An operand that must hold a given number of values holds another.
+    #[error("{slot} holds {actual} values but {expected} are needed ({why})")]
+    Count {
+        /// The operand.
+        slot: Slot,
+        /// Values the operation needs there.
+        expected: u64,
+        /// Values the operand holds.
+        actual: u64,
+        /// Which rule fixes the count.
+        why: &'static str,
+    },
+    /// Scalars that do not divide the data evenly.
+    #[error(
+        "{slot}: {scalars} scalars do not divide the {elements} data elements evenly (one per partition or per element)"
+    )]
+    ScalarCount {
+        /// The scalar operand.
+        slot: Slot,
+        /// Its element count.
+        scalars: u64,
+        /// The data element count.
+        elements: u64,
+    },
+    /// An operand of the wrong kind (an immediate where an AP is needed, or the reverse).
+    #[error("{slot} must be {want}")]
+    OperandKind {
+        /// The operand.
+        slot: Slot,
+        /// What it must be.
+        want: &'static str,
+    },
+    /// An AP with fewer dims than the operation folds.
+    #[error("{slot}: {why}")]
+    Dims {
+        /// The operand.
+        slot: Slot,
+        /// The rule that failed.
+        why: &'static str,
+    },
+    /// A field value the reference asserts on.
+    #[error("{field}: {why}")]
+    BadField {
+        /// The field.
+        field: &'static str,
+        /// The rule.
+        why: &'static str,
+    },
+}
+
+impl FaultCause {
+    /// The class.
+    pub fn kind(&self) -> FaultKind {
+        match self {
+            FaultCause::NotImplemented { .. } | FaultCause::OpcodeNotImplemented(_) => {
+                FaultKind::NotImplemented
+            }
+            FaultCause::Numerics { error, .. } => match error {
+                NumericsError::UnsupportedOp { .. } => FaultKind::UnsupportedOp,
+                NumericsError::LengthMismatch { .. } => FaultKind::Shape,
+                _ => FaultKind::Numerics,
+            },
+            FaultCause::NotReducible { .. } => FaultKind::Numerics,
+            FaultCause::Op { error, .. } => match error {
+                NumericsError::UnsupportedOp { .. } => FaultKind::UnsupportedOp,
+                _ => FaultKind::Numerics,
+            },
+            FaultCause::UnsupportedOp { .. } => FaultKind::UnsupportedOp,
+            FaultCause::Access { error, .. } => match error {
+                ApError::OutOfBounds { .. } => FaultKind::OutOfBounds,
+                _ => FaultKind::Shape,
+            },
+            FaultCause::Count { .. }
+            | FaultCause::ScalarCount { .. }
+            | FaultCause::OperandKind { .. }
+            | FaultCause::Dims { .. } => FaultKind::Shape,
+            FaultCause::BadField { .. } => FaultKind::BadField,
+        }
+    }
+}
+
 /// A guest fault, located at the instruction that raised it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Fault {
-    /// What kind.
+    /// What kind (the same as `cause.kind()`).
     pub kind: FaultKind,
     /// `instruction #k 'name' (Opcode)` with its block path.
     pub at: String,
-    /// What happened and, where possible, what to change.
-    pub message: String,
+    /// The instruction's name.
+    pub instruction: String,
+    /// Its opcode.
+    pub opcode: Opcode,
+    /// Why, with the values involved.
+    pub cause: FaultCause,
+}
+
+impl Fault {
+    /// The message (the cause's `Display`).
+    pub fn message(&self) -> String {
+        self.cause.to_string()
+    }
 }
 
 impl fmt::Display for Fault {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {} [{}]", self.at, self.message, self.kind.name())
+        write!(f, "{}: {} [{}]", self.at, self.cause, self.kind.name())
     }
 }
 
 /// A simulator bug: an internal invariant did not hold. Never the program's fault.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("birsim internal error (please report): {0}")]
-pub struct SimError(pub String);
+#[error("birsim internal error (please report): {what}{}", match detail { Some(d) => format!(" ({d})"), None => String::new() })]
+pub struct SimError {
+    /// The invariant that failed.
+    pub what: &'static str,
+    /// The values involved, if any.
+    pub detail: Option<String>,
+}
+
+impl SimError {
+    /// A bug with no further detail.
+    #[cold]
+    pub fn new(what: &'static str) -> SimError {
+        SimError { what, detail: None }
+    }
+}

@@ -85,38 +85,37 @@ pub fn load(sim: &mut Simulator<'_>, t: &Tensor, npy: &Npy) -> Result<(), String
     sim.memory.load(loc, t.loc, &npy.data)
 }
 
-/// An input file whose header has been read and checked; [`load_file`] streams its data in.
-pub struct OpenInput {
-    file: std::io::BufReader<std::fs::File>,
+/// An `.npy` input whose header has been read and checked; [`load_input`] streams its data in.
+pub struct OpenInput<R> {
+    reader: R,
     tensor: Tensor,
 }
 
-/// Opens an `.npy` input for NAME: reads and checks its header and data length, nothing more.
-pub fn open_input(f: &Function, name: &str, path: &std::path::Path) -> Result<OpenInput, String> {
+/// Reads and checks an `.npy` header for NAME from `reader`, nothing more. `total_len` is the
+/// whole stream's length (a file's size), so a short or overlong data part is refused before any
+/// byte is loaded. The caller opens the file (the library never touches the file system).
+pub fn open_input<R: std::io::Read>(
+    f: &Function,
+    name: &str,
+    mut reader: R,
+    total_len: u64,
+) -> Result<OpenInput<R>, String> {
     let tensor = resolve(f, name)?;
-    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let mut file = std::io::BufReader::new(file);
-    let h = crate::npy::read_header(&mut file).map_err(|e| format!("{}: {e}", path.display()))?;
-    check_header(&tensor, name, &h.descr, &h.shape).map_err(|e| format!("{}: {e}", path.display()))?;
-    let data = len.saturating_sub(h.data_offset);
+    let h = crate::npy::read_header(&mut reader).map_err(|e| e.to_string())?;
+    check_header(&tensor, name, &h.descr, &h.shape)?;
+    let data = total_len.saturating_sub(h.data_offset);
     if data != h.data_len() {
-        return Err(format!(
-            "{}: the file holds {data} data bytes; its header promises {}",
-            path.display(),
-            h.data_len()
-        ));
+        return Err(format!("the file holds {data} data bytes; its header promises {}", h.data_len()));
     }
-    Ok(OpenInput { file, tensor })
+    Ok(OpenInput { reader, tensor })
 }
 
 /// Streams an opened input straight into the simulator's memory (no intermediate copy).
-pub fn load_file(sim: &mut Simulator<'_>, input: OpenInput) -> Result<(), String> {
-    use std::io::Read;
-    let OpenInput { mut file, tensor: t } = input;
+pub fn load_input<R: std::io::Read>(sim: &mut Simulator<'_>, input: OpenInput<R>) -> Result<(), String> {
+    let OpenInput { mut reader, tensor: t } = input;
     let loc = &sim.function().locations[t.loc.index()];
     sim.memory.load_with(loc, t.loc, t.bytes(), |dst| {
-        file.read_exact(dst).map_err(|e| format!("reading input: {e}"))
+        reader.read_exact(dst).map_err(|e| format!("reading input: {e}"))
     })
 }
 

@@ -7,9 +7,7 @@
 //! private buffer: packed rows, or flat bytes.
 
 use access_pattern::Layout;
-use bir_ir::{
-    Function, LocId, MemoryLocation, MemoryType, NUM_PARTITIONS, PSUM_BYTES_PER_PARTITION, Validated,
-};
+use bir_ir::{LocId, MemoryLocation, MemoryType, NUM_PARTITIONS, PSUM_BYTES_PER_PARTITION, Validated};
 
 /// Which buffer a location lives in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,6 +130,12 @@ impl Memory {
         Some(r)
     }
 
+    /// Whether two locations live in the same buffer (one location, or one shared arena), so
+    /// their bytes may overlap.
+    pub fn same_buffer(&self, a: LocId, b: LocId) -> bool {
+        self.homes[a.index()].0 == self.homes[b.index()].0
+    }
+
     /// Whether a location's buffer exists yet.
     pub fn is_touched(&self, loc: LocId) -> bool {
         match self.homes[loc.index()].0 {
@@ -232,9 +236,4 @@ fn home_of(l: &MemoryLocation, id: LocId, sb_row: u64) -> (Home, Layout) {
         return (home, layout);
     }
     (Home::Private(id), Layout::private(l))
-}
-
-/// The entry function of a program.
-pub fn entry<'p>(program: &Validated<'p>) -> &'p Function {
-    &program.program().functions[0]
 }

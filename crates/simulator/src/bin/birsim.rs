@@ -15,6 +15,7 @@ birsim: a bit-exact functional simulator for Neuron BIR
 usage:
   birsim run PROGRAM.json [--input NAME=FILE.npy]... [--output NAME=FILE.npy]...
              [--out-dir DIR] [--profile refsim|nki] [--trace FILE.jsonl] [--memory-cap BYTES]
+             [--fp8-saturate on|off] [--tsc-reverse direction|operands]
   birsim validate PROGRAM.json [--memory-cap BYTES]
   birsim dump PROGRAM.json
   birsim --help | --version
@@ -24,6 +25,11 @@ float32 as <f4, float16 as <f2, integers as themselves, and bfloat16, fp8, float
 packed _x4 types as unsigned integers of the same width holding the raw bits. An input's shape
 must equal its allocation's tensor_shape. Outputs are written only after the whole program ran,
 each atomically; --out-dir writes every output allocation as NAME.npy.
+
+--fp8-saturate overrides the profile's FP8 overflow rule (refsim: on, the reference
+interpreter's libBIR default; off: overflow and FP32_MIN/MAX become +-Inf, as AWS documents for
+the hardware). --tsc-reverse picks what TensorScalarCache's reverse flags do: `direction` (the
+default) also scans from the last element, `operands` only swaps operands (docs/fidelity.md S14).
 
 exit codes: 0 ok, 1 the program faulted, 2 bad input or usage, 3 internal error";
 
@@ -73,6 +79,8 @@ struct RunOptions {
     profile: Option<String>,
     trace: Option<PathBuf>,
     memory_cap: Option<u64>,
+    fp8_saturate: Option<bool>,
+    tsc_reverse: Option<bool>,
 }
 
 fn parse(args: &[String], allowed: &[&str]) -> Result<RunOptions, Exit> {
@@ -107,6 +115,20 @@ fn parse(args: &[String], allowed: &[&str]) -> Result<RunOptions, Exit> {
             "--output" => o.outputs.push(pair(&value)?),
             "--out-dir" => o.out_dir = Some(PathBuf::from(value)),
             "--profile" => o.profile = Some(value),
+            "--fp8-saturate" => {
+                o.fp8_saturate = Some(match value.as_str() {
+                    "on" => true,
+                    "off" => false,
+                    _ => return Err(bad(format!("--fp8-saturate {value}: expected on or off"))),
+                })
+            }
+            "--tsc-reverse" => {
+                o.tsc_reverse = Some(match value.as_str() {
+                    "direction" => true,
+                    "operands" => false,
+                    _ => return Err(bad(format!("--tsc-reverse {value}: expected direction or operands"))),
+                })
+            }
             "--trace" => o.trace = Some(PathBuf::from(value)),
             "--memory-cap" => {
                 o.memory_cap = Some(
@@ -176,11 +198,26 @@ fn write_atomically(
 }
 
 fn run(args: &[String]) -> Result<(), Exit> {
-    let o = parse(args, &["--input", "--output", "--out-dir", "--profile", "--trace", "--memory-cap"])?;
-    let profile = match o.profile.as_deref() {
+    let o = parse(
+        args,
+        &[
+            "--input",
+            "--output",
+            "--out-dir",
+            "--profile",
+            "--trace",
+            "--memory-cap",
+            "--fp8-saturate",
+            "--tsc-reverse",
+        ],
+    )?;
+    let mut profile = match o.profile.as_deref() {
         None => Profile::refsim(),
         Some(p) => Profile::named(p).ok_or_else(|| bad(format!("--profile {p}: expected refsim or nki")))?,
     };
+    if let Some(sat) = o.fp8_saturate {
+        profile.fp8_saturate = sat;
+    }
     let program = load(&o.program)?;
     let valid = validate(&program, &options(&o))
         .map_err(|d| bad(format!("{}: {} problem(s):\n{d}", o.program.display(), d.len())))?;
@@ -189,7 +226,15 @@ fn run(args: &[String]) -> Result<(), Exit> {
     // Resolve every name and read every input before running anything.
     let mut inputs = Vec::new();
     for (name, path) in &o.inputs {
-        inputs.push(io::open_input(f, name, path).map_err(|e| bad(format!("--input {name}: {e}")))?);
+        let open = || -> Result<_, String> {
+            io::resolve(f, name)?;
+            let file =
+                std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+            io::open_input(f, name, std::io::BufReader::new(file), len)
+                .map_err(|e| format!("{}: {e}", path.display()))
+        };
+        inputs.push(open().map_err(|e| bad(format!("--input {name}: {e}")))?);
     }
     let resolve =
         |name: &str, flag: &str| io::resolve(f, name).map_err(|e| bad(format!("{flag} {name}: {e}")));
@@ -207,11 +252,14 @@ fn run(args: &[String]) -> Result<(), Exit> {
     }
 
     let mut sim = Simulator::new(valid, profile);
+    if let Some(direction) = o.tsc_reverse {
+        sim.set_options(simulator::Options { reverse_flags_reverse_scan: direction });
+    }
     if o.trace.is_some() {
         sim.enable_trace();
     }
     for input in inputs {
-        io::load_file(&mut sim, input).map_err(bad)?;
+        io::load_input(&mut sim, input).map_err(bad)?;
     }
     let outcome = sim.run().map_err(|e| Exit(3, e.to_string()))?;
     if let Some(path) = &o.trace {

@@ -1,42 +1,47 @@
 //! The copy family — GenericCopy, AbstractCopy, TensorCopy, Load, Save all run `doCopy` (seed 000
-//! §5.1): read the source AP, cast when the dtypes differ, write the destination AP — and Memset
-//! in constant mode (§5.4).
+//! §5.1): read the whole source AP, cast when the dtypes differ, then write the destination AP —
+//! and Memset in constant mode (§5.4).
 
-use super::{Res, Simulator, Written, elements, fault, pieces};
-use crate::fault::FaultKind;
+use super::operand::pieces;
+use super::{Arg, Res, Simulator, Written, not_implemented};
 use bir_ir::ops::MemsetFields;
-use bir_ir::{AccessPattern, Instruction, MemsetMode};
+use bir_ir::{Instruction, MemsetMode};
 
 impl<'p> Simulator<'p> {
-    /// `doCopy`: a strided/broadcast copy with cast-on-copy.
+    /// `doCopy`: a strided/broadcast copy with cast-on-copy. Disjoint operands go piece by piece
+    /// through a reused buffer; overlapping ones read the whole source first (§5.1:
+    /// `tmp = read(srcAP); write(dstAP, tmp)`).
     pub(crate) fn copy(&mut self, i: &'p Instruction, regions: &mut Written) -> Res<()> {
-        let (src, dst) = (self.in_ap(i, 0)?, self.out_ap(i, 0)?);
-        if let Some(pieces) = pieces(&[src, dst])? {
+        let (src, dst) = (self.input(i, 0)?, self.output(i, 0)?);
+        if !self.overlaps(&[src], &[dst])
+            && let Some(pieces) = pieces(&[src, dst])?
+        {
             for piece in &pieces {
-                self.copy_aps(&piece[0], &piece[1], regions)?;
+                self.copy_aps(src.with(&piece[0]), dst.with(&piece[1]), regions)?;
             }
             return Ok(());
         }
         self.copy_aps(src, dst, regions)
     }
 
-    fn copy_aps(&mut self, src: &AccessPattern, dst: &AccessPattern, regions: &mut Written) -> Res<()> {
-        if src.dtype == dst.dtype {
-            return self.copy_same(src, dst, regions);
-        }
-        let bytes = self.read_bytes(src)?;
-        self.write_from(dst, src.dtype, &bytes, regions)
+    fn copy_aps(&mut self, src: Arg<'_>, dst: Arg<'_>, regions: &mut Written) -> Res<()> {
+        let mut bytes = self.pool.take();
+        let r = self
+            .read(src, dst.ap.dtype, &mut bytes)
+            .and_then(|()| self.write(dst, dst.ap.dtype, &bytes, regions));
+        self.pool.give(bytes);
+        r
     }
 
     /// Memset: every element gets the low `dtype size` bytes of `constant` (seed 000 §5.4).
     pub(crate) fn memset(&mut self, i: &'p Instruction, m: &MemsetFields, regions: &mut Written) -> Res<()> {
         if m.mode == MemsetMode::Random {
-            return fault(FaultKind::NotImplemented, "not implemented yet: Memset in Random mode");
+            return not_implemented("Memset in Random mode");
         }
-        let out = self.out_ap(i, 0)?;
-        let size = out.dtype.size();
+        let out = self.output(i, 0)?;
+        let size = out.ap.dtype.size();
         let word = u64::from(m.constant).to_le_bytes();
-        let bytes = word[..size].repeat(elements(out)?);
-        self.write_bytes(out, bytes, regions)
+        let bytes = word[..size].repeat(out.elements()?);
+        self.write(out, out.ap.dtype, &bytes, regions)
     }
 }

@@ -4,12 +4,16 @@
 //! set, and a missing scalar passing the value through. The domain is chosen once per
 //! instruction: int32 with `ts_int_ops` for bitvec instructions, 64-bit with `ta_ops` for
 //! `is_tensor_scalar_addr`, else fp32 with `ts_ops`. Each stage is one monomorphic pass per op.
+//! An accumulating TensorTensor folds its result into the output through the shared accumulate
+//! (`doEngineAccumReduce`, §2.3).
 
-use super::{Res, Simulator, Written, elements, fault, i32_bytes, i32s, i64_bytes, i64s, imm_f32, pieces};
-use crate::fault::FaultKind;
+use super::operand::pieces;
+use super::{Arg, Res, Simulator, Written, fault, not_implemented};
+use crate::fault::{FaultCause, Slot};
 use bir_ir::ops::{TensorScalarFields, TensorScalarPtrFields, TensorTensorFields};
-use bir_ir::{AccessPattern, AluClass, AluOp, Dtype, EngineAccumulationType, Instruction, Operand};
+use bir_ir::{AluClass, AluOp, Dtype, EngineAccumulationType, Instruction, Operand};
 use numerics::alu::{F32Op, F32Visitor, I32Op, I32Visitor, I64Op, I64Visitor, ta_ops, ts_int_ops, ts_ops};
+use numerics::codec::{Bf16, Codec, Slot as Plain};
 use numerics::minifloat::F32Slot;
 
 /// The compute domain of an instruction.
@@ -27,26 +31,30 @@ pub(crate) enum Scalars<T> {
     Every { vals: Vec<T>, stride: usize },
 }
 
-/// Applies one stage in place: `v = rev ? f(s, v) : f(v, s)`.
-fn stage<T: Copy>(vals: &mut [T], s: &Scalars<T>, rev: bool, f: impl Fn(T, T) -> T) {
+/// Applies one stage in place: `v = rev ? f(s, v) : f(v, s)`, with `f` a functor's `apply` so
+/// the loop is monomorphic.
+#[inline(always)]
+fn stage<S: Copy, T: Copy>(
+    vals: &mut [S],
+    s: &Scalars<T>,
+    rev: bool,
+    get: impl Fn(S) -> T,
+    put: impl Fn(T) -> S,
+    f: impl Fn(T, T) -> T,
+) {
+    let run = |chunk: &mut [S], c: T| {
+        if rev {
+            chunk.iter_mut().for_each(|v| *v = put(f(c, get(*v))));
+        } else {
+            chunk.iter_mut().for_each(|v| *v = put(f(get(*v), c)));
+        }
+    };
     match s {
         Scalars::Absent => {}
-        Scalars::One(c) => {
-            let c = *c;
-            if rev {
-                vals.iter_mut().for_each(|v| *v = f(c, *v));
-            } else {
-                vals.iter_mut().for_each(|v| *v = f(*v, c));
-            }
-        }
+        Scalars::One(c) => run(vals, *c),
         Scalars::Every { vals: sv, stride } => {
             for (chunk, c) in vals.chunks_mut(*stride).zip(sv) {
-                let c = *c;
-                if rev {
-                    chunk.iter_mut().for_each(|v| *v = f(c, *v));
-                } else {
-                    chunk.iter_mut().for_each(|v| *v = f(*v, c));
-                }
+                run(chunk, *c);
             }
         }
     }
@@ -58,82 +66,23 @@ struct StageF32<'a, S>(&'a mut [S], &'a Scalars<f32>, bool);
 impl<S: F32Slot> F32Visitor for StageF32<'_, S> {
     type Out = ();
     fn visit<O: F32Op>(self) {
-        let (vals, s, rev) = (self.0, self.1, self.2);
-        match s {
-            Scalars::Absent => {}
-            Scalars::One(c) => {
-                let c = *c;
-                if rev {
-                    vals.iter_mut().for_each(|v| *v = S::put(O::apply(c, v.get())));
-                } else {
-                    vals.iter_mut().for_each(|v| *v = S::put(O::apply(v.get(), c)));
-                }
-            }
-            Scalars::Every { vals: sv, stride } => {
-                for (chunk, c) in vals.chunks_mut(*stride).zip(sv) {
-                    let c = *c;
-                    if rev {
-                        chunk.iter_mut().for_each(|v| *v = S::put(O::apply(c, v.get())));
-                    } else {
-                        chunk.iter_mut().for_each(|v| *v = S::put(O::apply(v.get(), c)));
-                    }
-                }
-            }
-        }
+        stage(self.0, self.1, self.2, S::get, S::put, O::apply);
     }
 }
 
-struct StageI32<'a>(&'a mut [i32], &'a Scalars<i32>, bool);
+struct StageI32<'a>(&'a mut [[u8; 4]], &'a Scalars<i32>, bool);
 impl I32Visitor for StageI32<'_> {
     type Out = ();
     fn visit<O: I32Op>(self) {
-        stage(self.0, self.1, self.2, O::apply);
+        stage(self.0, self.1, self.2, i32::from_le_bytes, i32::to_le_bytes, O::apply);
     }
 }
 
-struct StageI64<'a>(&'a mut [i64], &'a Scalars<i64>, bool);
+struct StageI64<'a>(&'a mut [[u8; 8]], &'a Scalars<i64>, bool);
 impl I64Visitor for StageI64<'_> {
     type Out = ();
     fn visit<O: I64Op>(self) {
-        stage(self.0, self.1, self.2, O::apply);
-    }
-}
-
-/// A storage format the fused pass reads and writes directly: fp32 bytes, or bf16 bits.
-pub(crate) trait Codec: Copy {
-    /// One stored value.
-    type C: Copy;
-    fn decode(c: Self::C) -> f32;
-    fn encode(self, f: f32) -> Self::C;
-}
-
-/// fp32 as little-endian bytes.
-#[derive(Clone, Copy)]
-pub(crate) struct Fp32;
-impl Codec for Fp32 {
-    type C = [u8; 4];
-    #[inline(always)]
-    fn decode(c: [u8; 4]) -> f32 {
-        f32::from_le_bytes(c)
-    }
-    #[inline(always)]
-    fn encode(self, f: f32) -> [u8; 4] {
-        f.to_le_bytes()
-    }
-}
-
-/// bf16 as little-endian bytes, narrowed with the profile's NaN rule.
-#[derive(Clone, Copy)]
-struct Bf16(numerics::NanSign);
-impl Codec for Bf16 {
-    type C = [u8; 2];
-    #[inline(always)]
-    fn decode(c: [u8; 2]) -> f32 {
-        f32::from_bits(u32::from(u16::from_le_bytes(c)) << 16)
-    }
-    #[inline(always)]
-    fn encode(self, f: f32) -> [u8; 2] {
-        numerics::codec::f32_to_bf16_bits(f.to_bits(), self.0).to_le_bytes()
+        stage(self.0, self.1, self.2, i64::from_le_bytes, i64::to_le_bytes, O::apply);
     }
 }
 
@@ -181,32 +130,14 @@ impl F32Visitor for PairF32<'_> {
     }
 }
 
-struct PairI32<'a>(&'a mut [i32], &'a [i32]);
+struct PairI32<'a>(&'a mut [[u8; 4]], &'a [[u8; 4]]);
 impl I32Visitor for PairI32<'_> {
     type Out = ();
     fn visit<O: I32Op>(self) {
-        self.0.iter_mut().zip(self.1).for_each(|(a, b)| *a = O::apply(*a, *b));
+        self.0.iter_mut().zip(self.1).for_each(|(a, b)| {
+            *a = O::apply(i32::from_le_bytes(*a), i32::from_le_bytes(*b)).to_le_bytes();
+        });
     }
-}
-
-/// The buffer byte range of an AP that is one contiguous run in a linear layout, if it is.
-pub(crate) fn contiguous(
-    layout: &access_pattern::Layout,
-    ap: &AccessPattern,
-) -> Res<Option<std::ops::Range<usize>>> {
-    if ap.dynamic.is_some() || !layout.is_linear(ap.dtype.size()) {
-        return Ok(None);
-    }
-    let p = access_pattern::Pattern::of(ap);
-    access_pattern::check_bounds(layout, &p).map_err(super::ap_fault)?;
-    let Ok(mut runs) = p.runs() else { return Ok(None) };
-    if runs.remaining() != 1 || runs.stride() != 1 {
-        return Ok(None);
-    }
-    let Some(run) = runs.next() else { return Ok(None) };
-    let size = ap.dtype.size();
-    let start = layout.origin() + run.start as usize * size;
-    Ok(Some(start..start + run.len as usize * size))
 }
 
 /// The reference's bitvec predicate is not pinned (re-facts §2); ours: an instruction is bitvec
@@ -215,167 +146,213 @@ fn is_bitvec(ops: &[AluOp]) -> bool {
     ops.iter().any(|o| o.class() == AluClass::Bitvec)
 }
 
-/// fp32 → int32 as the reference casts (RNE, saturating).
-fn f32_to_i32(x: f32, sim: &Simulator<'_>) -> Res<i32> {
-    let mut out = [0u8; 4];
-    numerics::cast(Dtype::Float32, &x.to_le_bytes(), Dtype::Int32, &mut out, sim.profile())?;
-    Ok(i32::from_le_bytes(out))
+/// An op field's numerics error.
+#[cold]
+fn op_error(field: &'static str) -> impl FnOnce(numerics::NumericsError) -> super::Stop {
+    move |error| FaultCause::Op { field, error }.into()
+}
+
+/// The accumulation an instruction asks of its output, if it adds into it.
+fn adds(acc: Option<EngineAccumulationType>) -> Option<EngineAccumulationType> {
+    acc.filter(|a| matches!(a, EngineAccumulationType::Accumulate | EngineAccumulationType::AddAccumulate))
 }
 
 impl<'p> Simulator<'p> {
-    /// A scalar operand in a domain, for `total` data elements.
-    fn scalars(&mut self, op: Option<&Operand>, domain: Domain, total: usize) -> Res<ScalarSet> {
-        let Some(op) = op else { return Ok(ScalarSet::absent()) };
-        if let Some(c) = imm_f32(op) {
-            return ScalarSet::one(c, domain, self);
+    /// An fp32 immediate in `domain`: as is, RNE-saturated to int32, or by the 64-bit path's
+    /// float conversion (re-facts §2).
+    fn scalar_one(&self, c: f32, domain: Domain) -> Res<ScalarSet> {
+        Ok(match domain {
+            Domain::F32 => ScalarSet { f: Scalars::One(c), ..ScalarSet::absent() },
+            Domain::I32 => {
+                let mut out = [0u8; 4];
+                numerics::cast(Dtype::Float32, &c.to_le_bytes(), Dtype::Int32, &mut out, self.profile())
+                    .map_err(op_error("scalar"))?;
+                ScalarSet { i: Scalars::One(i32::from_le_bytes(out)), ..ScalarSet::absent() }
+            }
+            Domain::I64 => {
+                ScalarSet { l: Scalars::One(numerics::alu::f32_to_u64_addr(c) as i64), ..ScalarSet::absent() }
+            }
+        })
+    }
+
+    /// A scalar operand (`ins[k]`) in a domain, for `total` data elements.
+    fn scalars(&mut self, i: &'p Instruction, k: usize, domain: Domain, total: usize) -> Res<ScalarSet> {
+        let Some(op) = i.ins.get(k) else { return Ok(ScalarSet::absent()) };
+        if let Operand::Imm { value, .. } = op {
+            return self.scalar_one(value.as_f64() as f32, domain);
         }
         let Some(ap) = op.as_ap() else {
-            return fault(FaultKind::Shape, "a scalar operand must be an AP or an imm_value");
+            return fault(FaultCause::OperandKind { slot: Slot::In(k), want: "an AP or an imm_value" });
         };
-        let count = elements(ap)?;
+        let a = Arg { slot: Slot::In(k), ap };
+        let count = a.elements()?;
         if count == 0 || !total.is_multiple_of(count) {
-            return fault(
-                FaultKind::Shape,
-                format!(
-                    "{count} scalars do not divide the {total} data elements evenly (one per partition or per element)"
-                ),
-            );
+            return fault(FaultCause::ScalarCount {
+                slot: a.slot,
+                scalars: count as u64,
+                elements: total as u64,
+            });
         }
         let stride = total / count;
         Ok(match domain {
             Domain::F32 => {
-                ScalarSet { f: Scalars::Every { vals: self.read_f32(ap)?, stride }, ..ScalarSet::absent() }
+                let mut vals = Vec::new();
+                self.read_f32(a, &mut vals)?;
+                ScalarSet { f: Scalars::Every { vals, stride }, ..ScalarSet::absent() }
             }
-            Domain::I32 => ScalarSet {
-                i: Scalars::Every { vals: i32s(&self.read_as(ap, Dtype::Int32)?), stride },
-                ..ScalarSet::absent()
-            },
-            Domain::I64 => ScalarSet {
-                l: Scalars::Every { vals: i64s(&self.read_as(ap, Dtype::Uint64)?), stride },
-                ..ScalarSet::absent()
-            },
+            Domain::I32 => {
+                let mut bytes = Vec::new();
+                self.read(a, Dtype::Int32, &mut bytes)?;
+                let vals = bytes.as_chunks::<4>().0.iter().map(|c| i32::from_le_bytes(*c)).collect();
+                ScalarSet { i: Scalars::Every { vals, stride }, ..ScalarSet::absent() }
+            }
+            Domain::I64 => {
+                let mut bytes = Vec::new();
+                self.read(a, Dtype::Uint64, &mut bytes)?;
+                let vals = bytes.as_chunks::<8>().0.iter().map(|c| i64::from_le_bytes(*c)).collect();
+                ScalarSet { l: Scalars::Every { vals, stride }, ..ScalarSet::absent() }
+            }
         })
     }
 
     /// Runs the two stages over the instruction's data in `domain` and writes the output.
-    #[allow(clippy::too_many_arguments, reason = "the two stages' fields")]
     fn two_stages(
         &mut self,
         i: &'p Instruction,
         domain: Domain,
-        (op0, s0, rev0): (AluOp, ScalarSet, bool),
-        (op1, s1, rev1): (AluOp, ScalarSet, bool),
+        stages: [(AluOp, ScalarSet, bool); 2],
         regions: &mut Written,
     ) -> Res<()> {
-        let (inp, out) = (self.in_ap(i, 0)?, self.out_ap(i, 0)?);
-        // fp32 with immediate (or absent) scalars runs partition block by partition block.
-        let uniform = |s: &Scalars<f32>| !matches!(s, Scalars::Every { .. });
-        if domain == Domain::F32
-            && inp.dtype == out.dtype
-            && matches!(inp.dtype, Dtype::Float32 | Dtype::Bfloat16)
-            && let (Scalars::One(a), Scalars::One(b)) = (&s0.f, &s1.f)
-            && self.tensor_scalar_direct(inp, out, op0, op1, (*a, *b), (rev0, rev1), regions)?
+        let [(op0, s0, rev0), (op1, s1, rev1)] = stages;
+        let (inp, out) = (self.input(i, 0)?, self.output(i, 0)?);
+        let consts = match (&s0.f, &s1.f) {
+            (Scalars::One(a), Scalars::One(b)) if domain == Domain::F32 => Some((*a, *b)),
+            _ => None,
+        };
+        if let Some(c) = consts
+            && inp.ap.dtype == out.ap.dtype
+            && matches!(inp.ap.dtype, Dtype::Float32 | Dtype::Bfloat16)
+            && self.tensor_scalar_direct(inp, out, op0, op1, c, (rev0, rev1), regions)?
         {
             return Ok(());
         }
+        let uniform = |s: &Scalars<f32>| !matches!(s, Scalars::Every { .. });
         if domain == Domain::F32
             && uniform(&s0.f)
             && uniform(&s1.f)
+            && !self.overlaps(&[inp], &[out])
             && let Some(pieces) = pieces(&[inp, out])?
         {
-            if inp.dtype == Dtype::Float32 && out.dtype == Dtype::Float32 {
+            if inp.ap.dtype == Dtype::Float32 && out.ap.dtype == Dtype::Float32 {
                 // fp32 in and out: the stages run on the bytes themselves, fused into one pass
                 // when both scalars are immediates.
-                let consts = match (&s0.f, &s1.f) {
-                    (Scalars::One(a), Scalars::One(b)) => Some((*a, *b)),
-                    _ => None,
-                };
-                let mut v: Vec<[u8; 4]> = Vec::new();
-                for piece in &pieces {
-                    v.resize(elements(&piece[0])?, [0; 4]);
-                    self.read_into(&piece[0], v.as_flattened_mut())?;
-                    if let Some(c) = consts {
-                        ts_ops::with(
-                            op0,
-                            Fused { codec: Fp32, src: None, vals: &mut v, c, rev: (rev0, rev1), op1 },
-                        )??;
-                    } else {
-                        ts_ops::with(op0, StageF32(&mut v, &s0.f, rev0))?;
-                        ts_ops::with(op1, StageF32(&mut v, &s1.f, rev1))?;
+                let mut bytes = self.pool.take();
+                let r = (|| {
+                    for piece in &pieces {
+                        let (pi, po) = (inp.with(&piece[0]), out.with(&piece[1]));
+                        self.read(pi, Dtype::Float32, &mut bytes)?;
+                        let v = bytes.as_chunks_mut::<4>().0;
+                        if let Some(c) = consts {
+                            let fused =
+                                Fused { codec: Plain::new(), src: None, vals: v, c, rev: (rev0, rev1), op1 };
+                            ts_ops::with(op0, fused).map_err(op_error("op0"))?.map_err(op_error("op1"))?;
+                        } else {
+                            ts_ops::with(op0, StageF32(v, &s0.f, rev0)).map_err(op_error("op0"))?;
+                            ts_ops::with(op1, StageF32(v, &s1.f, rev1)).map_err(op_error("op1"))?;
+                        }
+                        self.write(po, Dtype::Float32, &bytes, regions)?;
                     }
-                    self.write_slice(&piece[1], v.as_flattened(), regions)?;
+                    Ok(())
+                })();
+                self.pool.give(bytes);
+                return r;
+            }
+            let mut v = self.pool.take_f32();
+            let r = (|| {
+                for piece in &pieces {
+                    self.read_f32(inp.with(&piece[0]), &mut v)?;
+                    ts_ops::with(op0, StageF32(&mut v, &s0.f, rev0)).map_err(op_error("op0"))?;
+                    ts_ops::with(op1, StageF32(&mut v, &s1.f, rev1)).map_err(op_error("op1"))?;
+                    self.write_f32(out.with(&piece[1]), &v, regions)?;
                 }
-                return Ok(());
-            }
-            let mut v = Vec::new();
-            for piece in &pieces {
-                self.read_f32_into(&piece[0], &mut v)?;
-                ts_ops::with(op0, StageF32(&mut v, &s0.f, rev0))?;
-                ts_ops::with(op1, StageF32(&mut v, &s1.f, rev1))?;
-                self.write_f32_from(&piece[1], &v, regions)?;
-            }
-            return Ok(());
+                Ok(())
+            })();
+            self.pool.give_f32(v);
+            return r;
         }
+        // The whole tensor: every input read before the output is written.
         match domain {
             Domain::F32 => {
-                let mut v = self.read_f32(inp)?;
-                ts_ops::with(op0, StageF32(&mut v, &s0.f, rev0))?;
-                ts_ops::with(op1, StageF32(&mut v, &s1.f, rev1))?;
-                self.write_f32(out, &v, regions)
+                let mut v = self.pool.take_f32();
+                let r = (|| {
+                    self.read_f32(inp, &mut v)?;
+                    ts_ops::with(op0, StageF32(&mut v, &s0.f, rev0)).map_err(op_error("op0"))?;
+                    ts_ops::with(op1, StageF32(&mut v, &s1.f, rev1)).map_err(op_error("op1"))?;
+                    self.write_f32(out, &v, regions)
+                })();
+                self.pool.give_f32(v);
+                r
             }
             Domain::I32 => {
-                let mut v = i32s(&self.read_as(inp, Dtype::Int32)?);
-                ts_int_ops::with(op0, StageI32(&mut v, &s0.i, rev0))?;
-                ts_int_ops::with(op1, StageI32(&mut v, &s1.i, rev1))?;
-                self.write_from(out, Dtype::Int32, &i32_bytes(&v), regions)
+                let mut b = self.pool.take();
+                let r = (|| {
+                    self.read(inp, Dtype::Int32, &mut b)?;
+                    let v = b.as_chunks_mut::<4>().0;
+                    ts_int_ops::with(op0, StageI32(v, &s0.i, rev0)).map_err(op_error("op0"))?;
+                    ts_int_ops::with(op1, StageI32(v, &s1.i, rev1)).map_err(op_error("op1"))?;
+                    self.write(out, Dtype::Int32, &b, regions)
+                })();
+                self.pool.give(b);
+                r
             }
             Domain::I64 => {
-                let mut v = i64s(&self.read_as(inp, Dtype::Uint64)?);
-                ta_ops::with(op0, StageI64(&mut v, &s0.l, rev0))?;
-                ta_ops::with(op1, StageI64(&mut v, &s1.l, rev1))?;
-                self.write_from(out, Dtype::Uint64, &i64_bytes(&v), regions)
+                let mut b = self.pool.take();
+                let r = (|| {
+                    self.read(inp, Dtype::Uint64, &mut b)?;
+                    let v = b.as_chunks_mut::<8>().0;
+                    ta_ops::with(op0, StageI64(v, &s0.l, rev0)).map_err(op_error("op0"))?;
+                    ta_ops::with(op1, StageI64(v, &s1.l, rev1)).map_err(op_error("op1"))?;
+                    self.write(out, Dtype::Uint64, &b, regions)
+                })();
+                self.pool.give(b);
+                r
             }
         }
     }
 
     /// The fused pass straight from the source buffer into a different destination buffer, for
-    /// fp32 → fp32 or bf16 → bf16 when both APs are single contiguous runs. Returns false when
-    /// that does not apply.
-    #[allow(clippy::too_many_arguments, reason = "the two stages' fields")]
+    /// fp32 → fp32 or bf16 → bf16 when both APs are single contiguous runs in distinct buffers.
+    /// Returns false when that does not apply.
+    #[expect(clippy::too_many_arguments, reason = "the two stages' fields")]
     fn tensor_scalar_direct(
         &mut self,
-        inp: &AccessPattern,
-        out: &AccessPattern,
+        inp: Arg<'_>,
+        out: Arg<'_>,
         op0: AluOp,
         op1: AluOp,
         c: (f32, f32),
         rev: (bool, bool),
         regions: &mut Written,
     ) -> Res<bool> {
-        if !self.uncast(inp) || !self.uncast(out) {
-            return Ok(false);
-        }
-        let (Some(a), Some(b)) =
-            (contiguous(&self.memory.layout(inp.loc), inp)?, contiguous(&self.memory.layout(out.loc), out)?)
-        else {
+        let (Some(a), Some(b)) = (self.contiguous(inp)?, self.contiguous(out)?) else {
             return Ok(false);
         };
         let nan = self.profile().nan_sign;
-        let done = self.memory.with_two(inp.loc, out.loc, |sb, _, db, _| match inp.dtype {
+        let done = self.memory.with_two(inp.ap.loc, out.ap.loc, |sb, _, db, _| match inp.ap.dtype {
             Dtype::Bfloat16 => {
                 let (src, vals) = (sb[a.clone()].as_chunks::<2>().0, db[b.clone()].as_chunks_mut::<2>().0);
                 ts_ops::with(op0, Fused { codec: Bf16(nan), src: Some(src), vals, c, rev, op1 })
             }
             _ => {
                 let (src, vals) = (sb[a.clone()].as_chunks::<4>().0, db[b.clone()].as_chunks_mut::<4>().0);
-                ts_ops::with(op0, Fused { codec: Fp32, src: Some(src), vals, c, rev, op1 })
+                ts_ops::with(op0, Fused { codec: Plain::new(), src: Some(src), vals, c, rev, op1 })
             }
         });
         let Some(r) = done else { return Ok(false) };
-        r??;
+        r.map_err(op_error("op0"))?.map_err(op_error("op1"))?;
         let n = b.len() as u64;
         let memory = &mut self.memory;
-        regions.record_region(|| memory.buffer_mut(out.loc).0[b.clone()].to_vec(), n);
+        regions.record_region(|| memory.buffer_mut(out.ap.loc).0[b.clone()].to_vec(), n);
         Ok(true)
     }
 
@@ -387,9 +364,9 @@ impl<'p> Simulator<'p> {
         regions: &mut Written,
     ) -> Res<()> {
         let domain = if is_bitvec(&[t.op0, t.op1]) { Domain::I32 } else { Domain::F32 };
-        let s0 = ScalarSet::one(t.const0.get(), domain, self)?;
-        let s1 = ScalarSet::one(t.const1.get(), domain, self)?;
-        self.two_stages(i, domain, (t.op0, s0, t.reverse0), (t.op1, s1, t.reverse1), regions)
+        let s0 = self.scalar_one(t.const0.get(), domain)?;
+        let s1 = self.scalar_one(t.const1.get(), domain)?;
+        self.two_stages(i, domain, [(t.op0, s0, t.reverse0), (t.op1, s1, t.reverse1)], regions)
     }
 
     /// TensorScalarPtr: scalars from `ins[1]` and `ins[2]` (seed 000 §2.2).
@@ -404,9 +381,8 @@ impl<'p> Simulator<'p> {
             || t.is_tensor_tensor_scan
             || t.acc.is_some_and(|a| a != EngineAccumulationType::Idle)
         {
-            return fault(
-                FaultKind::NotImplemented,
-                "not implemented yet: TensorScalarPtr with apply_transpose, is_scalar_tensor_tensor, is_tensor_tensor_scan or acc",
+            return not_implemented(
+                "TensorScalarPtr with apply_transpose, is_scalar_tensor_tensor, is_tensor_tensor_scan or acc",
             );
         }
         let domain = if t.is_tensor_scalar_addr {
@@ -416,10 +392,10 @@ impl<'p> Simulator<'p> {
         } else {
             Domain::F32
         };
-        let total = elements(self.in_ap(i, 0)?)?;
-        let s0 = self.scalars(i.ins.get(1), domain, total)?;
-        let s1 = self.scalars(i.ins.get(2), domain, total)?;
-        self.two_stages(i, domain, (t.op0, s0, t.reverse0), (t.op1, s1, t.reverse1), regions)
+        let total = self.input(i, 0)?.elements()?;
+        let s0 = self.scalars(i, 1, domain, total)?;
+        let s1 = self.scalars(i, 2, domain, total)?;
+        self.two_stages(i, domain, [(t.op0, s0, t.reverse0), (t.op1, s1, t.reverse1)], regions)
     }
 
     /// TensorTensor: `out = op(in0, in1)`, optionally accumulated into the output (seed 000 §2.3).
@@ -429,31 +405,71 @@ impl<'p> Simulator<'p> {
         t: &TensorTensorFields,
         regions: &mut Written,
     ) -> Res<()> {
-        let (a, b, out) = (self.in_ap(i, 0)?, self.in_ap(i, 1)?, self.out_ap(i, 0)?);
-        let (na, nb) = (elements(a)?, elements(b)?);
+        let (a, b, out) = (self.input(i, 0)?, self.input(i, 1)?, self.output(i, 0)?);
+        let (na, nb) = (a.elements()?, b.elements()?);
         if na != nb {
-            return fault(FaultKind::Shape, format!("ins[0] has {na} elements but ins[1] has {nb}"));
+            return fault(FaultCause::Count {
+                slot: b.slot,
+                expected: na as u64,
+                actual: nb as u64,
+                why: "TensorTensor's two inputs hold the same number of elements",
+            });
         }
-        let accumulate =
-            matches!(t.acc, Some(EngineAccumulationType::Accumulate | EngineAccumulationType::AddAccumulate));
-        if a.dtype.is_integer() && b.dtype.is_integer() {
-            let mut x = i32s(&self.read_as(a, Dtype::Int32)?);
-            let y = i32s(&self.read_as(b, Dtype::Int32)?);
-            ts_int_ops::with(t.op, PairI32(&mut x, &y))?;
-            if accumulate {
-                let prev = i32s(&self.read_as(out, Dtype::Int32)?);
-                ts_int_ops::with(AluOp::Add, PairI32(&mut x, &prev))?;
+        let acc = adds(t.acc);
+        if a.ap.dtype.is_integer() && b.ap.dtype.is_integer() {
+            let (mut x, mut y) = (self.pool.take(), self.pool.take());
+            let r = (|| {
+                self.read(a, Dtype::Int32, &mut x)?;
+                self.read(b, Dtype::Int32, &mut y)?;
+                ts_int_ops::with(t.op, PairI32(x.as_chunks_mut::<4>().0, y.as_chunks::<4>().0))
+                    .map_err(op_error("op"))?;
+                match acc {
+                    Some(acc) => self.accumulate(out, acc, Dtype::Int32, &x, regions),
+                    None => self.write(out, Dtype::Int32, &x, regions),
+                }
+            })();
+            self.pool.give(x);
+            self.pool.give(y);
+            return r;
+        }
+        let chunks = if self.overlaps(&[a, b], &[out]) { None } else { pieces(&[a, b, out])? };
+        let whole;
+        let list: &[Vec<bir_ir::AccessPattern>] = match &chunks {
+            Some(p) => p,
+            None => {
+                whole = [vec![a.ap.clone(), b.ap.clone(), out.ap.clone()]];
+                &whole
             }
-            return self.write_from(out, Dtype::Int32, &i32_bytes(&x), regions);
-        }
-        let mut x = self.read_f32(a)?;
-        let y = self.read_f32(b)?;
-        ts_ops::with(t.op, PairF32(&mut x, &y))?;
-        if accumulate {
-            let prev = self.read_f32(out)?;
-            ts_ops::with(AluOp::Add, PairF32(&mut x, &prev))?;
-        }
-        self.write_f32(out, &x, regions)
+        };
+        let (mut x, mut y) = (self.pool.take_f32(), self.pool.take_f32());
+        let r = (|| {
+            for piece in list {
+                self.read_f32(a.with(&piece[0]), &mut x)?;
+                self.read_f32(b.with(&piece[1]), &mut y)?;
+                ts_ops::with(t.op, PairF32(&mut x, &y)).map_err(op_error("op"))?;
+                self.finish_f32(out.with(&piece[2]), &x, acc, regions)?;
+            }
+            Ok(())
+        })();
+        self.pool.give_f32(x);
+        self.pool.give_f32(y);
+        r
+    }
+
+    /// Writes fp32 results, or accumulates them into the output when `acc` asks to.
+    pub(crate) fn finish_f32(
+        &mut self,
+        out: Arg<'_>,
+        vals: &[f32],
+        acc: Option<EngineAccumulationType>,
+        regions: &mut Written,
+    ) -> Res<()> {
+        let Some(acc) = acc else { return self.write_f32(out, vals, regions) };
+        let mut bytes = self.pool.take();
+        bytes.extend(vals.iter().flat_map(|v| v.to_le_bytes()));
+        let r = self.accumulate(out, acc, Dtype::Float32, &bytes, regions);
+        self.pool.give(bytes);
+        r
     }
 }
 
@@ -467,17 +483,5 @@ pub(crate) struct ScalarSet {
 impl ScalarSet {
     fn absent() -> ScalarSet {
         ScalarSet { f: Scalars::Absent, i: Scalars::Absent, l: Scalars::Absent }
-    }
-
-    /// An fp32 immediate in `domain`: as is, RNE-saturated to int32, or by the 64-bit path's
-    /// float conversion (re-facts §2).
-    fn one(c: f32, domain: Domain, sim: &Simulator<'_>) -> Res<ScalarSet> {
-        Ok(match domain {
-            Domain::F32 => ScalarSet { f: Scalars::One(c), ..ScalarSet::absent() },
-            Domain::I32 => ScalarSet { i: Scalars::One(f32_to_i32(c, sim)?), ..ScalarSet::absent() },
-            Domain::I64 => {
-                ScalarSet { l: Scalars::One(numerics::alu::f32_to_u64_addr(c) as i64), ..ScalarSet::absent() }
-            }
-        })
     }
 }

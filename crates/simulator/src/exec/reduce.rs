@@ -1,13 +1,17 @@
-//! TensorReduce (seed 000 §3.1), Pool (§3.2) and TensorScalarCache (§4).
+//! TensorReduce (seed 000 §3.1) and Pool (§3.2).
+//!
+//! The folded dims come from the AP's [W,Z,Y,X] letters (docs/bir-json.md "Dim letters"): W is
+//! level 0, X the innermost level, and a short AP's missing middle dims are size 1, so no axis
+//! but XYZW / C / XYZWC ever folds the partition dim. Every fold runs strictly in element order
+//! within its output (a left fold; never reassociated), dispatched once on the op into a
+//! monomorphic loop.
 
-use super::elementwise::{Codec, Fp32, contiguous};
-use super::{Res, Simulator, Written, elements, fault, i32_bytes, i32s, imm_f32, shape, sub_ap};
-use crate::fault::FaultKind;
-use bir_ir::ops::{PoolFields, TensorReduceFields, TensorScalarCacheFields};
-use bir_ir::{
-    AccessPattern, AluOp, AxisListType, Dtype, EngineAccumulationType, Instruction, PoolFunctionType, TscMode,
-};
-use numerics::alu::{ts_int_ops, ts_ops};
+use super::{Arg, Res, Simulator, Written, fault};
+use crate::fault::FaultCause;
+use bir_ir::ops::{PoolFields, TensorReduceFields};
+use bir_ir::{AluOp, AxisListType, Dtype, EngineAccumulationType, Instruction, PoolFunctionType};
+use numerics::alu::{F32Op, F32Visitor, I32Op, I32Visitor, ts_int_ops, ts_ops};
+use std::marker::PhantomData;
 
 /// The 32 × 32 partition transpose of `apply_transpose` (seed 000 §3.1), with StreamTranspose's
 /// index mapping (§5.3): element (p, e) goes to partition `(p & ~31) | (e & 31)`, element
@@ -37,81 +41,201 @@ fn fmaxf(x: f32, y: f32) -> f32 {
     }
 }
 
+/// How a fold starts and steps.
+pub(crate) trait Comb<T>: Copy {
+    /// The accumulator from a fold's first value.
+    fn first(self, x: T) -> T;
+    /// The next step.
+    fn next(self, acc: T, x: T) -> T;
+}
+
+/// A left fold by an ALU functor: `acc = x0; acc = op(acc, x)`.
+pub(crate) struct ByOp<O>(PhantomData<O>);
+
+impl<O> Clone for ByOp<O> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<O> Copy for ByOp<O> {}
+
+impl<O: F32Op> Comb<f32> for ByOp<O> {
+    #[inline(always)]
+    fn first(self, x: f32) -> f32 {
+        x
+    }
+    #[inline(always)]
+    fn next(self, acc: f32, x: f32) -> f32 {
+        O::apply(acc, x)
+    }
+}
+
+/// The same over int32 with a `ts_int_ops` functor.
+struct ByIntOp<O>(PhantomData<O>);
+
+impl<O> Clone for ByIntOp<O> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<O> Copy for ByIntOp<O> {}
+
+impl<O: I32Op> Comb<i32> for ByIntOp<O> {
+    #[inline(always)]
+    fn first(self, x: i32) -> i32 {
+        x
+    }
+    #[inline(always)]
+    fn next(self, acc: i32, x: i32) -> i32 {
+        O::apply(acc, x)
+    }
+}
+
+/// The divide-first running mean (seed 000 §3.1, CONFIRMED): `acc = x0 / N`, then
+/// `acc = acc + (1/N)·x`, the product and the sum each rounded to fp32.
+#[derive(Clone, Copy)]
+struct Average {
+    n: f32,
+    inv: f32,
+}
+
+impl Comb<f32> for Average {
+    #[inline(always)]
+    fn first(self, x: f32) -> f32 {
+        x / self.n
+    }
+    #[inline(always)]
+    fn next(self, acc: f32, x: f32) -> f32 {
+        acc + self.inv * x
+    }
+}
+
 /// Folds consecutive rows of `extent` values, strictly in order within each row. Sixteen rows go
 /// at once in lockstep, so the sixteen independent folds of a column run as one vector operation
 /// (SIMD across rows, never reassociating a row: peers.md's note on bit-exact reductions).
-struct FoldRows<'a, K: Codec> {
-    v: &'a [K::C],
+fn fold_rows<S: Copy, T: Copy>(
+    v: &[S],
     extent: usize,
-    out: &'a mut Vec<f32>,
-    codec: std::marker::PhantomData<K>,
+    get: impl Fn(S) -> T,
+    c: impl Comb<T>,
+    out: &mut Vec<T>,
+) {
+    const L: usize = 16;
+    let extent = extent.max(1);
+    let mut blocks = v.chunks_exact(L * extent);
+    for block in &mut blocks {
+        let r: [&[S]; L] = std::array::from_fn(|l| &block[l * extent..(l + 1) * extent]);
+        let mut acc: [T; L] = std::array::from_fn(|l| c.first(get(r[l][0])));
+        #[expect(clippy::needless_range_loop, reason = "lockstep over sixteen rows")]
+        for j in 1..extent {
+            for l in 0..L {
+                acc[l] = c.next(acc[l], get(r[l][j]));
+            }
+        }
+        out.extend_from_slice(&acc);
+    }
+    for row in blocks.remainder().chunks_exact(extent) {
+        let acc = row[1..].iter().fold(c.first(get(row[0])), |acc, x| c.next(acc, get(*x)));
+        out.push(acc);
+    }
 }
 
-impl<K: Codec> numerics::alu::F32Visitor for FoldRows<'_, K> {
+/// Folds `extent` rows of `n_out` values column by column: output `k` is the in-order fold of
+/// `v[k], v[n_out + k], v[2·n_out + k], …` (the C axis: across partitions, partition 0 first).
+fn fold_cols<T: Copy>(v: &[T], n_out: usize, c: impl Comb<T>, out: &mut Vec<T>) {
+    let mut rows = v.chunks_exact(n_out.max(1));
+    let Some(first) = rows.next() else { return };
+    let start = out.len();
+    out.extend(first.iter().map(|x| c.first(*x)));
+    let acc = &mut out[start..];
+    for row in rows {
+        acc.iter_mut().zip(row).for_each(|(a, x)| *a = c.next(*a, *x));
+    }
+}
+
+/// The shape of a reduce: `n_out` outputs, each folding `extent` elements, laid out as
+/// consecutive rows (`cols == false`) or as columns `n_out` apart (`cols == true`).
+#[derive(Clone, Copy, Debug)]
+struct Shape {
+    n_out: usize,
+    extent: usize,
+    cols: bool,
+}
+
+/// Levels a suffix of `letters` dims of a `levels`-level AP covers: X is the last level, Y and Z
+/// the ones before it, and level 0 (W) is never among them (a short AP's missing middle dims are
+/// size 1).
+fn trailing(levels: usize, letters: usize) -> usize {
+    letters.min(levels.saturating_sub(1))
+}
+
+/// Product of `nums`, checked.
+fn product(nums: &[usize]) -> Option<usize> {
+    nums.iter().try_fold(1usize, |a, &n| a.checked_mul(n))
+}
+
+/// Visits an fp32 op with a reduce's data.
+struct FoldF32<'a, S> {
+    v: &'a [S],
+    shape: Shape,
+    get: fn(S) -> f32,
+    out: &'a mut Vec<f32>,
+}
+
+impl<S: Copy> F32Visitor for FoldF32<'_, S> {
     type Out = ();
-    fn visit<O: numerics::alu::F32Op>(self) {
-        const L: usize = 16;
-        let (v, extent) = (self.v, self.extent.max(1));
-        for block in v.chunks(L * extent) {
-            let rows: Vec<&[K::C]> = block.chunks_exact(extent).collect();
-            if rows.len() < L {
-                for row in rows {
-                    let acc = row[1..].iter().fold(K::decode(row[0]), |acc, x| O::apply(acc, K::decode(*x)));
-                    self.out.push(acc);
-                }
-                continue;
-            }
-            // Sixteen rows of exactly `extent` values, folded in lockstep: each lane folds its own
-            // row in order; the lanes are independent, so the sixteen operations per column run as
-            // one vector operation.
-            let r: [&[K::C]; L] = std::array::from_fn(|l| &rows[l][..extent]);
-            let mut acc: [f32; L] = std::array::from_fn(|l| K::decode(r[l][0]));
-            #[allow(clippy::needless_range_loop, reason = "lockstep over sixteen rows")]
-            for j in 1..extent {
-                for l in 0..L {
-                    acc[l] = O::apply(acc[l], K::decode(r[l][j]));
-                }
-            }
-            self.out.extend_from_slice(&acc);
+    fn visit<O: F32Op>(self) {
+        let c = ByOp::<O>(PhantomData);
+        if self.shape.cols {
+            let vals: Vec<f32> = self.v.iter().map(|x| (self.get)(*x)).collect();
+            fold_cols(&vals, self.shape.n_out, c, self.out);
+        } else {
+            fold_rows(self.v, self.shape.extent, self.get, c, self.out);
         }
     }
 }
 
-/// Plain `f32` values (already decoded).
-#[derive(Clone, Copy)]
-struct F32Values;
-impl Codec for F32Values {
-    type C = f32;
-    #[inline(always)]
-    fn decode(c: f32) -> f32 {
-        c
-    }
-    #[inline(always)]
-    fn encode(self, f: f32) -> f32 {
-        f
+struct FoldI32<'a> {
+    v: &'a [[u8; 4]],
+    shape: Shape,
+    out: &'a mut Vec<i32>,
+}
+
+impl I32Visitor for FoldI32<'_> {
+    type Out = ();
+    fn visit<O: I32Op>(self) {
+        let c = ByIntOp::<O>(PhantomData);
+        if self.shape.cols {
+            let vals: Vec<i32> = self.v.iter().map(|x| i32::from_le_bytes(*x)).collect();
+            fold_cols(&vals, self.shape.n_out, c, self.out);
+        } else {
+            fold_rows(self.v, self.shape.extent, i32::from_le_bytes, c, self.out);
+        }
     }
 }
 
-/// Whether an accumulation type adds the result into the output.
-fn adds(acc: Option<EngineAccumulationType>) -> bool {
-    matches!(acc, Some(EngineAccumulationType::Accumulate | EngineAccumulationType::AddAccumulate))
+/// The accumulation a reduce asks of its output, if it adds into it.
+fn adds(acc: Option<EngineAccumulationType>) -> Option<EngineAccumulationType> {
+    acc.filter(|a| matches!(a, EngineAccumulationType::Accumulate | EngineAccumulationType::AddAccumulate))
 }
 
 impl<'p> Simulator<'p> {
-    /// TensorReduce: fold the innermost `axis` dims (or across partitions), divide-first average,
-    /// negate after the fold, then accumulate into the output (seed 000 §3.1).
+    /// TensorReduce: fold the `axis` dims, divide-first average, negate after the fold, then
+    /// accumulate into the output (seed 000 §3.1).
     pub(crate) fn tensor_reduce(
         &mut self,
         i: &'p Instruction,
         t: &TensorReduceFields,
         regions: &mut Written,
     ) -> Res<()> {
-        let (inp, out) = (self.in_ap(i, 0)?, self.out_ap(i, 0)?);
-        if inp.dynamic.is_some() && t.axis != AxisListType::X {
-            return fault(FaultKind::BadField, "Indirection is only allowed for AxisListType::X");
+        let (inp, out) = (self.input(i, 0)?, self.output(i, 0)?);
+        if inp.ap.dynamic.is_some() && t.axis != AxisListType::X {
+            return fault(FaultCause::BadField {
+                field: "axis",
+                why: "Indirection is only allowed for AxisListType::X",
+            });
         }
-        let cross = t.axis.is_cross_partition();
-        if cross {
+        if t.axis.is_cross_partition() {
             if !matches!(
                 t.op,
                 AluOp::Add
@@ -121,128 +245,87 @@ impl<'p> Simulator<'p> {
                     | AluOp::BitwiseAnd
                     | AluOp::BitwiseXor
             ) {
-                return fault(
-                    FaultKind::UnsupportedOp,
-                    format!("a cross-partition reduce does not support op {}", t.op),
-                );
+                return fault(FaultCause::UnsupportedOp { what: "a cross-partition reduce", op: t.op });
             }
             if t.negate {
-                return fault(FaultKind::BadField, "a cross-partition reduce cannot negate");
+                return fault(FaultCause::BadField {
+                    field: "negate",
+                    why: "a cross-partition reduce cannot negate",
+                });
             }
         }
-        let nums: Vec<usize> = inp.pairs.iter().map(|p| p.num as usize).collect();
-        let total: usize = nums.iter().product();
-        // (outputs, extent, stride between folded elements, stride between outputs)
-        let (n_out, extent, step, out_step) = match t.axis {
-            AxisListType::C => (total / nums[0], nums[0], total / nums[0], 1),
-            AxisListType::Xyzwc => (1, total, 1, 0),
-            axis => {
-                let d = axis.ordinal() as usize + 1;
-                if nums.len() < d {
-                    return fault(
-                        FaultKind::Shape,
-                        format!("Input AP dimension should be larger than num_dims, which is {d}"),
-                    );
+        let shape = reduce_shape(inp, t.axis)?;
+        let acc = adds(t.acc);
+        if inp.ap.dtype.is_integer() && !t.apply_transpose {
+            let mut b = self.pool.take();
+            let r = (|| {
+                self.read(inp, Dtype::Int32, &mut b)?;
+                let mut res = Vec::with_capacity(shape.n_out);
+                let fold = FoldI32 { v: b.as_chunks::<4>().0, shape, out: &mut res };
+                ts_int_ops::with(t.op, fold).map_err(|error| FaultCause::Op { field: "op", error })?;
+                if t.negate {
+                    res.iter_mut().for_each(|x| *x = x.wrapping_neg());
                 }
-                let extent: usize = nums[nums.len() - d..].iter().product();
-                (total / extent, extent, 1, extent)
-            }
-        };
-        let index = |k: usize, j: usize| if step == 1 { k * out_step + j } else { k + j * step };
-        if inp.dtype.is_integer() && !t.apply_transpose {
-            let v = i32s(&self.read_as(inp, Dtype::Int32)?);
-            let f = ts_int_ops::lookup(t.op)?;
-            let mut res: Vec<i32> = (0..n_out)
-                .map(|k| (1..extent).fold(v[index(k, 0)], |acc, j| f(acc, v[index(k, j)])))
-                .collect();
-            if t.negate {
-                res.iter_mut().for_each(|x| *x = x.wrapping_neg());
-            }
-            if adds(t.acc) {
-                let prev = i32s(&self.read_as(out, Dtype::Int32)?);
-                res.iter_mut().zip(prev).for_each(|(a, b)| *a = a.saturating_add(b));
-            }
-            return self.write_from(out, Dtype::Int32, &i32_bytes(&res), regions);
+                let bytes: Vec<u8> = res.iter().flat_map(|x| x.to_le_bytes()).collect();
+                match acc {
+                    Some(acc) => self.accumulate(out, acc, Dtype::Int32, &bytes, regions),
+                    None => self.write(out, Dtype::Int32, &bytes, regions),
+                }
+            })();
+            self.pool.give(b);
+            return r;
         }
-        if step == 1
+        let mut res = Vec::with_capacity(shape.n_out);
+        if !shape.cols
             && t.op != AluOp::Average
             && !t.apply_transpose
-            && inp.dtype == Dtype::Float32
-            && self.uncast(inp)
-            && let Some(range) = contiguous(&self.memory.layout(inp.loc), inp)?
+            && inp.ap.dtype == Dtype::Float32
+            && let Some(range) = self.contiguous(inp)?
         {
             // One contiguous fp32 run: fold straight from memory, no copy.
-            let mut res = Vec::with_capacity(n_out);
-            let (buf, _) = self.memory.buffer_mut(inp.loc);
+            let (buf, _) = self.memory.buffer_mut(inp.ap.loc);
             let v = buf[range].as_chunks::<4>().0;
-            let fold = FoldRows::<Fp32> { v, extent, out: &mut res, codec: std::marker::PhantomData };
-            ts_ops::with(t.op, fold)?;
+            let fold = FoldF32 { v, shape, get: f32::from_le_bytes, out: &mut res };
+            ts_ops::with(t.op, fold).map_err(|error| FaultCause::Op { field: "op", error })?;
             return self.finish_reduce(out, res, t, regions);
         }
-        if step == 1
-            && t.op != AluOp::Average
-            && !t.apply_transpose
-            && inp.pairs.len() == 2
-            && n_out == nums[0]
-        {
-            // One fold per partition: read 16 partitions at a time into a reused buffer.
-            let mut res = Vec::with_capacity(n_out);
-            let mut v = Vec::new();
-            for p0 in (0..n_out).step_by(16) {
-                self.read_f32_into(&sub_ap(inp, p0, 16.min(n_out - p0)), &mut v)?;
-                let fold =
-                    FoldRows::<F32Values> { v: &v, extent, out: &mut res, codec: std::marker::PhantomData };
-                ts_ops::with(t.op, fold)?;
-            }
-            return self.finish_reduce(out, res, t, regions);
-        }
-        let mut v = self.read_f32(inp)?;
-        if t.apply_transpose {
-            let (parts, free) = shape(inp)?;
-            v = match transpose32(&v, parts, free) {
-                Some(tv) => tv,
-                None => {
-                    return fault(
-                        FaultKind::Shape,
-                        "apply_transpose needs partitions and free size that are multiples of 32",
-                    );
+        let mut v = self.pool.take_f32();
+        let r = self.read_f32(inp, &mut v).and_then(|()| {
+            if t.apply_transpose {
+                let (parts, free) = inp.shape()?;
+                match transpose32(&v, parts, free) {
+                    Some(tv) => v = tv,
+                    None => {
+                        return fault(FaultCause::Dims {
+                            slot: inp.slot,
+                            why: "apply_transpose needs partitions and free size that are multiples of 32",
+                        });
+                    }
                 }
-            };
-        }
-        let mut res = Vec::with_capacity(n_out);
-        if step == 1 && t.op != AluOp::Average {
-            // Contiguous folds: 16 outputs at a time, each lane folding its own row in order.
-            let fold =
-                FoldRows::<F32Values> { v: &v, extent, out: &mut res, codec: std::marker::PhantomData };
-            ts_ops::with(t.op, fold)?;
-        } else if t.op == AluOp::Average {
-            // Divide first, then a running mean: acc = in0 / N; acc = acc + (1/N)·x.
-            let n = extent as f32;
-            let inv = 1.0 / n;
-            for k in 0..n_out {
-                let mut acc = v[index(k, 0)] / n;
-                for j in 1..extent {
-                    acc += inv * v[index(k, j)];
-                }
-                res.push(acc);
             }
-        } else {
-            let f = ts_ops::lookup(t.op)?;
-            for k in 0..n_out {
-                let mut acc = v[index(k, 0)];
-                for j in 1..extent {
-                    acc = f(acc, v[index(k, j)]);
+            if t.op == AluOp::Average {
+                let n = shape.extent as f32;
+                let c = Average { n, inv: 1.0 / n };
+                if shape.cols {
+                    fold_cols(&v, shape.n_out, c, &mut res);
+                } else {
+                    fold_rows(&v, shape.extent, |x| x, c, &mut res);
                 }
-                res.push(acc);
+            } else {
+                let fold = FoldF32 { v: &v, shape, get: |x| x, out: &mut res };
+                ts_ops::with(t.op, fold).map_err(|error| FaultCause::Op { field: "op", error })?;
             }
-        }
+            Ok(())
+        });
+        self.pool.give_f32(v);
+        r?;
         self.finish_reduce(out, res, t, regions)
     }
 
-    /// Negate after the fold, then accumulate into the output, then write (seed 000 §3.1).
+    /// Negate after the fold, then accumulate into the output or write (seed 000 §3.1).
     fn finish_reduce(
         &mut self,
-        out: &AccessPattern,
+        out: Arg<'_>,
         mut res: Vec<f32>,
         t: &TensorReduceFields,
         regions: &mut Written,
@@ -250,23 +333,17 @@ impl<'p> Simulator<'p> {
         if t.negate {
             res.iter_mut().for_each(|x| *x = -*x);
         }
-        if adds(t.acc) {
-            let prev = self.read_f32(out)?;
-            res.iter_mut().zip(prev).for_each(|(a, b)| *a += b);
-        }
-        self.write_f32(out, &res, regions)
+        self.finish_f32(out, &res, adds(t.acc), regions)
     }
 
-    /// Pool: a window of the two innermost dims; Max from −FLT_MAX with `fmaxf`, Avg as an SSE
-    /// 4-lane sum times 1/N (seed 000 §3.2).
+    /// Pool: a window of the X and Y dims; Max from −FLT_MAX with `fmaxf`, Avg as an SSE 4-lane
+    /// sum times 1/N (seed 000 §3.2).
     pub(crate) fn pool(&mut self, i: &'p Instruction, p: &PoolFields, regions: &mut Written) -> Res<()> {
-        let (inp, out) = (self.in_ap(i, 0)?, self.out_ap(i, 0)?);
-        let n = inp.pairs.len();
-        if n < 2 {
-            return fault(FaultKind::Shape, "Pool needs an input AP with at least two dims (the window)");
-        }
-        let window = (inp.pairs[n - 1].num * inp.pairs[n - 2].num) as usize;
-        let v = self.read_f32(inp)?;
+        let (inp, out) = (self.input(i, 0)?, self.output(i, 0)?);
+        let nums: Vec<usize> = inp.ap.pairs.iter().map(|p| p.num.max(1) as usize).collect();
+        let window = product(&nums[nums.len() - trailing(nums.len(), 2)..]).unwrap_or(1).max(1);
+        let mut v = self.pool.take_f32();
+        let r = self.read_f32(inp, &mut v);
         let res: Vec<f32> = v
             .chunks_exact(window)
             .map(|w| match p.func {
@@ -289,58 +366,77 @@ impl<'p> Simulator<'p> {
                 }
             })
             .collect();
+        self.pool.give_f32(v);
+        r?;
         self.write_f32(out, &res, regions)
     }
+}
 
-    /// TensorScalarCache: per partition a running cache `c`; per element
-    /// `t = op0(x, c)` then `t = op1(t, c)` (operands swapped by the reverse flags), `c = t`.
-    /// Reduce writes the final `c`; Cumulative and TensorScan write every `t` (seed 000 §4).
-    pub(crate) fn tensor_scalar_cache(
-        &mut self,
-        i: &'p Instruction,
-        t: &TensorScalarCacheFields,
-        regions: &mut Written,
-    ) -> Res<()> {
-        let (inp, out) = (self.in_ap(i, 0)?, self.out_ap(i, 0)?);
-        let (parts, free) = shape(inp)?;
-        let init: Vec<f32> = match (t.acc, i.ins.get(1)) {
-            (EngineAccumulationType::LoadAccumulate, Some(op)) => match (imm_f32(op), op.as_ap()) {
-                (Some(c), _) => vec![c; parts],
-                (None, Some(ap)) => {
-                    let v = self.read_f32(ap)?;
-                    if v.len() != parts {
-                        return fault(
-                            FaultKind::Shape,
-                            format!("the initial value AP has {} elements for {parts} partitions", v.len()),
-                        );
-                    }
-                    v
-                }
-                (None, None) => {
-                    return fault(FaultKind::BadField, "the initial value must be an imm_value or an AP");
-                }
-            },
-            _ => vec![0.0; parts],
-        };
-        let (f0, f1) = (ts_ops::lookup(t.op0)?, ts_ops::lookup(t.op1)?);
-        let v = self.read_f32(inp)?;
-        let every = t.mode != TscMode::Reduce;
-        let mut res = Vec::with_capacity(if every { v.len() } else { parts });
-        for (p, row) in v.chunks(free.max(1)).enumerate().take(parts) {
-            let mut c = init[p];
-            for &x in row {
-                let a = if t.reverse0 { f0(c, x) } else { f0(x, c) };
-                let b = if t.reverse1 { f1(c, a) } else { f1(a, c) };
-                c = b;
-                if every {
-                    res.push(b);
-                }
-            }
-            if !every {
-                res.push(c);
+/// Which elements a TensorReduce folds, from its axis and the input AP's levels.
+fn reduce_shape(inp: Arg<'_>, axis: AxisListType) -> Res<Shape> {
+    let nums: Vec<usize> = inp.ap.pairs.iter().map(|p| p.num.max(1) as usize).collect();
+    let total = inp.elements()?;
+    let levels = nums.len();
+    let extent = match axis {
+        AxisListType::C => {
+            let parts = nums.first().copied().unwrap_or(1);
+            return Ok(Shape { n_out: total / parts, extent: parts, cols: true });
+        }
+        AxisListType::Xyzw | AxisListType::Xyzwc => total,
+        AxisListType::X | AxisListType::Xy | AxisListType::Xyz => {
+            let letters = axis.ordinal() as usize + 1;
+            product(&nums[levels - trailing(levels, letters)..])
+                .ok_or_else(|| inp.access(access_pattern::ApError::Overflow { dim: 0 }))?
+        }
+    };
+    Ok(Shape { n_out: total / extent.max(1), extent: extent.max(1), cols: false })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use numerics::alu::ts_ops;
+
+    /// fold_rows against a plain loop on sizes that are not multiples of the 16 lanes.
+    #[test]
+    fn fold_rows_matches_a_plain_left_fold() {
+        let v: Vec<f32> = (0..37 * 5).map(|k| ((k * 7919) % 1000) as f32 * 1.0e-3 + 1.0e7).collect();
+        let mut got = Vec::new();
+        struct Go<'a>(&'a [f32], &'a mut Vec<f32>);
+        impl F32Visitor for Go<'_> {
+            type Out = ();
+            fn visit<O: F32Op>(self) {
+                fold_rows(self.0, 5, |x| x, ByOp::<O>(PhantomData), self.1);
             }
         }
-        let _ = elements(out)?;
-        self.write_f32(out, &res, regions)
+        ts_ops::with(AluOp::Add, Go(&v, &mut got)).ok();
+        let want: Vec<f32> = v.chunks(5).map(|r| r[1..].iter().fold(r[0], |a, x| a + x)).collect();
+        assert_eq!(
+            got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            want.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+        );
+    }
+
+    /// Divide-first differs from sum-then-divide: the mean of ten 1.0s is 0x3F800001, not 1.0
+    /// (worked with NumPy float32: acc = 1/10, then acc + 0.1f·1 nine times).
+    #[test]
+    fn average_divides_first() {
+        let c = Average { n: 10.0, inv: 1.0 / 10.0 };
+        let mut out = Vec::new();
+        fold_rows(&[1.0f32; 10], 10, |x| x, c, &mut out);
+        fold_cols(&[1.0f32; 10], 1, c, &mut out);
+        assert_eq!(out.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), [0x3F80_0001; 2]);
+    }
+
+    #[rstest::rstest]
+    #[case::two_level_x(2, 1, 1)]
+    #[case::two_level_xy(2, 2, 1)]
+    #[case::two_level_xyz(2, 3, 1)]
+    #[case::three_level_xy(3, 2, 2)]
+    #[case::three_level_xyz(3, 3, 2)]
+    #[case::four_level_xyz(4, 3, 3)]
+    #[case::one_level(1, 1, 0)]
+    fn trailing_levels_never_include_w(#[case] levels: usize, #[case] letters: usize, #[case] want: usize) {
+        assert_eq!(trailing(levels, letters), want);
     }
 }

@@ -1,0 +1,167 @@
+//! TensorScalarCache — the reduce / cumulative / scan recurrence (seed 000 §4).
+//!
+//! Per partition row a running cache `c`; per element `t = op0(x, c)` then `u = op1(t, c)`
+//! (each stage's operands swapped by its reverse flag), `c = u`. Reduce writes the final `c`;
+//! Cumulative and TensorScan write every `u` at its element's position.
+//!
+//! Two choices the seed leaves open (docs/fidelity.md):
+//! - S14: a set `reverse0` or `reverse1` also runs the scan from the last element to the first
+//!   (the seed's prose: "the reverse0/reverse1 flags pick scan direction"); `Options` turns it off.
+//! - S15: the cache is engine state that outlives the instruction, one value per partition row
+//!   per engine, initially 0. `Zero`/`ZeroAccumulate` reset it to 0 and `LoadAccumulate` loads it
+//!   from `ins[1]` (the seed's two initialising cases); `Accumulate`, `AddAccumulate` and `Idle`
+//!   continue from it, as AWS's chained `tensor_scalar_cumulative` calls do.
+
+use super::{Res, Simulator, Written, fault};
+use crate::fault::{FaultCause, Slot};
+use bir_ir::ops::TensorScalarCacheFields;
+use bir_ir::{AluOp, EngineAccumulationType, Instruction, Operand, TscMode};
+use numerics::alu::{F32Op, F32Visitor, ts_ops};
+use std::marker::PhantomData;
+
+/// One instruction's scan over rows of `free` values.
+struct Scan<'a> {
+    v: &'a [f32],
+    free: usize,
+    cache: &'a mut [f32],
+    rev: (bool, bool),
+    backward: bool,
+    every: bool,
+    out: &'a mut Vec<f32>,
+    op1: AluOp,
+}
+
+impl F32Visitor for Scan<'_> {
+    type Out = Result<(), numerics::NumericsError>;
+    fn visit<O0: F32Op>(self) -> Self::Out {
+        struct Second<'a, O0>(Scan<'a>, PhantomData<O0>);
+        impl<O0: F32Op> F32Visitor for Second<'_, O0> {
+            type Out = ();
+            fn visit<O1: F32Op>(self) {
+                let Scan { v, free, cache, rev: (r0, r1), backward, every, out, .. } = self.0;
+                let step = |c: f32, x: f32| {
+                    let t = if r0 { O0::apply(c, x) } else { O0::apply(x, c) };
+                    if r1 { O1::apply(c, t) } else { O1::apply(t, c) }
+                };
+                for (row, c) in v.chunks_exact(free.max(1)).zip(cache.iter_mut()) {
+                    if every {
+                        let start = out.len();
+                        out.resize(start + row.len(), 0.0);
+                        let dst = &mut out[start..];
+                        if backward {
+                            for (d, &x) in dst.iter_mut().zip(row).rev() {
+                                *c = step(*c, x);
+                                *d = *c;
+                            }
+                        } else {
+                            for (d, &x) in dst.iter_mut().zip(row) {
+                                *c = step(*c, x);
+                                *d = *c;
+                            }
+                        }
+                    } else if backward {
+                        *c = row.iter().rev().fold(*c, |c, &x| step(c, x));
+                        out.push(*c);
+                    } else {
+                        *c = row.iter().fold(*c, |c, &x| step(c, x));
+                        out.push(*c);
+                    }
+                }
+            }
+        }
+        let op1 = self.op1;
+        ts_ops::with(op1, Second::<O0>(self, PhantomData))
+    }
+}
+
+impl<'p> Simulator<'p> {
+    /// The initial per-row cache an accumulation type asks for (seed 000 §4; S15).
+    fn initial_cache(
+        &mut self,
+        i: &'p Instruction,
+        acc: EngineAccumulationType,
+        parts: usize,
+    ) -> Res<Vec<f32>> {
+        match acc {
+            EngineAccumulationType::Zero | EngineAccumulationType::ZeroAccumulate => Ok(vec![0.0; parts]),
+            EngineAccumulationType::LoadAccumulate => match i.ins.get(1) {
+                Some(Operand::Imm { value, .. }) => Ok(vec![value.as_f64() as f32; parts]),
+                Some(op) => {
+                    let Some(ap) = op.as_ap() else {
+                        return fault(FaultCause::OperandKind {
+                            slot: Slot::In(1),
+                            want: "an imm_value or an AP",
+                        });
+                    };
+                    let a = super::Arg { slot: Slot::In(1), ap };
+                    let mut v = Vec::new();
+                    self.read_f32(a, &mut v)?;
+                    if v.len() != parts {
+                        return fault(FaultCause::Count {
+                            slot: a.slot,
+                            expected: parts as u64,
+                            actual: v.len() as u64,
+                            why: "the initial value has one value per partition",
+                        });
+                    }
+                    Ok(v)
+                }
+                None => fault(FaultCause::BadField {
+                    field: "acc",
+                    why: "LoadAccumulate needs an initial value in ins[1]",
+                }),
+            },
+            EngineAccumulationType::Accumulate
+            | EngineAccumulationType::AddAccumulate
+            | EngineAccumulationType::Idle => {
+                let mut c = self.engine_cache(i).to_vec();
+                c.resize(parts, 0.0);
+                Ok(c)
+            }
+        }
+    }
+
+    /// The engine's running cache as last left.
+    fn engine_cache(&self, i: &Instruction) -> &[f32] {
+        self.engines.caches.iter().find(|(e, _)| *e == i.engine).map_or(&[], |(_, c)| c.as_slice())
+    }
+
+    /// TensorScalarCache (seed 000 §4).
+    pub(crate) fn tensor_scalar_cache(
+        &mut self,
+        i: &'p Instruction,
+        t: &TensorScalarCacheFields,
+        regions: &mut Written,
+    ) -> Res<()> {
+        let (inp, out) = (self.input(i, 0)?, self.output(i, 0)?);
+        let (parts, free) = inp.shape()?;
+        let mut cache = self.initial_cache(i, t.acc, parts)?;
+        let mut v = self.pool.take_f32();
+        let every = t.mode != TscMode::Reduce;
+        let mut res = self.pool.take_f32();
+        let r = self.read_f32(inp, &mut v).and_then(|()| {
+            let scan = Scan {
+                v: &v,
+                free,
+                cache: &mut cache,
+                rev: (t.reverse0, t.reverse1),
+                backward: self.options.reverse_flags_reverse_scan && (t.reverse0 || t.reverse1),
+                every,
+                out: &mut res,
+                op1: t.op1,
+            };
+            ts_ops::with(t.op0, scan)
+                .map_err(|error| FaultCause::Op { field: "op0", error })?
+                .map_err(|error| FaultCause::Op { field: "op1", error })?;
+            self.write_f32(out, &res, regions)
+        });
+        self.pool.give_f32(v);
+        self.pool.give_f32(res);
+        r?;
+        match self.engines.caches.iter_mut().find(|(e, _)| *e == i.engine) {
+            Some((_, c)) => *c = cache,
+            None => self.engines.caches.push((i.engine, cache)),
+        }
+        Ok(())
+    }
+}

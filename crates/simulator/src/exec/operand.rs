@@ -1,0 +1,489 @@
+//! Operand I/O — the one way kernels read and write memory (seed 000 §1.1: `ins` are read,
+//! `outs` written; every operand is an AP read into a flat buffer or written from one, §1.3).
+//!
+//! - [`Simulator::read`] / [`Simulator::write`]: an AP's elements as bytes of any dtype. The
+//!   conversion chain is always memory dtype → AP dtype → the kernel's dtype (re-facts §4: a
+//!   MemoryObject read through an AP of another dtype is cast, element for element), and back.
+//! - [`Simulator::read_f32`] / [`Simulator::write_f32`]: the same in the fp32 domain.
+//! - [`Simulator::accumulate`]: the read-modify-write fold every accumulating kernel shares
+//!   (`cast_copy_or_accumulate`, re-facts §8).
+//! - [`Simulator::overlaps`]: whether an instruction's outputs share bytes with its inputs, decided
+//!   once per instruction so kernels can pick a path that reads everything before writing (§5.1).
+//!
+//! Buffers come from a [`Pool`], so a kernel allocates nothing once the pool is warm.
+
+use super::{Res, Simulator, Stop, bug, fault, not_implemented};
+use crate::fault::{FaultCause, Slot};
+use access_pattern::{ApError, Pattern};
+use bir_ir::{AccessPattern, Dtype, EngineAccumulationType, Instruction, MemoryReductionOp};
+use std::ops::Range;
+
+/// One operand of an instruction: which slot it is and its AP.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Arg<'a> {
+    pub(crate) slot: Slot,
+    pub(crate) ap: &'a AccessPattern,
+}
+
+impl<'a> Arg<'a> {
+    /// The same slot with another AP (a piece of it).
+    pub(crate) fn with<'b>(self, ap: &'b AccessPattern) -> Arg<'b> {
+        Arg { slot: self.slot, ap }
+    }
+
+    /// The AP's element count (checked arithmetic).
+    pub(crate) fn elements(self) -> Res<usize> {
+        let n = Pattern::of(self.ap).elements().map_err(|e| self.access(e))?;
+        usize::try_from(n).map_err(|_| self.access(ApError::Overflow { dim: 0 }))
+    }
+
+    /// Partitions (the first level's num) and free elements per partition.
+    pub(crate) fn shape(self) -> Res<(usize, usize)> {
+        let n = self.elements()?;
+        let parts = self.ap.pairs.first().map_or(1, |p| p.num.max(1) as usize);
+        Ok((parts, n / parts))
+    }
+
+    /// An AP error on this operand.
+    #[cold]
+    pub(crate) fn access(self, error: ApError) -> Stop {
+        FaultCause::Access { slot: self.slot, error }.into()
+    }
+
+    /// A numerics error on this operand.
+    #[cold]
+    pub(crate) fn numerics(self, error: numerics::NumericsError) -> Stop {
+        FaultCause::Numerics { slot: self.slot, error }.into()
+    }
+}
+
+/// Reused buffers. `take` hands out a cleared buffer (keeping its capacity), `give` returns it.
+#[derive(Debug, Default)]
+pub(crate) struct Pool {
+    bytes: Vec<Vec<u8>>,
+    f32s: Vec<Vec<f32>>,
+}
+
+impl Pool {
+    pub(crate) fn take(&mut self) -> Vec<u8> {
+        let mut v = self.bytes.pop().unwrap_or_default();
+        v.clear();
+        v
+    }
+
+    pub(crate) fn give(&mut self, v: Vec<u8>) {
+        self.bytes.push(v);
+    }
+
+    pub(crate) fn take_f32(&mut self) -> Vec<f32> {
+        let mut v = self.f32s.pop().unwrap_or_default();
+        v.clear();
+        v
+    }
+
+    pub(crate) fn give_f32(&mut self, v: Vec<f32>) {
+        self.f32s.push(v);
+    }
+}
+
+/// Casts `src` (values of `from`) into `out` (resized) as `to`.
+fn cast_into(
+    a: Arg<'_>,
+    from: Dtype,
+    src: &[u8],
+    to: Dtype,
+    out: &mut Vec<u8>,
+    profile: &numerics::Profile,
+) -> Res<()> {
+    let values = numerics::codec::values_in(from, src.len());
+    out.resize(values.div_ceil(to.lanes()) * to.size(), 0);
+    numerics::cast(from, src, to, out, profile).map_err(|e| a.numerics(e))
+}
+
+impl<'p> Simulator<'p> {
+    /// `ins[k]`, which validation made an AP.
+    pub(crate) fn input(&self, i: &'p Instruction, k: usize) -> Res<Arg<'p>> {
+        match i.in_ap(k) {
+            Some(ap) => Ok(Arg { slot: Slot::In(k), ap }),
+            None => bug("a validated input operand is not an access pattern"),
+        }
+    }
+
+    /// `outs[k]`, which validation made an AP.
+    pub(crate) fn output(&self, i: &'p Instruction, k: usize) -> Res<Arg<'p>> {
+        match i.out_ap(k) {
+            Some(ap) => Ok(Arg { slot: Slot::Out(k), ap }),
+            None => bug("a validated output operand is not an access pattern"),
+        }
+    }
+
+    /// The dtype a location's memory holds: its allocation's.
+    pub(crate) fn storage(&self, ap: &AccessPattern) -> Dtype {
+        self.f
+            .locations
+            .get(ap.loc.index())
+            .and_then(|l| self.f.allocation(l.alloc))
+            .map_or(ap.dtype, |a| a.dtype)
+    }
+
+    /// True when the AP reads its memory as the dtype it holds (no cast at the memory boundary).
+    pub(crate) fn uncast(&self, ap: &AccessPattern) -> bool {
+        self.storage(ap) == ap.dtype
+    }
+
+    /// The AP walked in elements of the memory's dtype.
+    fn pattern<'a>(&self, a: Arg<'a>) -> Res<Pattern<'a>> {
+        if a.ap.dynamic.is_some() {
+            return not_implemented("access patterns with a dynamic offset");
+        }
+        let mut p = Pattern::of(a.ap);
+        p.elem_size = self.storage(a.ap).size();
+        Ok(p)
+    }
+
+    /// The AP's elements as stored (memory dtype), into `out` (resized).
+    fn read_raw(&mut self, a: Arg<'_>, out: &mut Vec<u8>) -> Res<()> {
+        let p = self.pattern(a)?;
+        let n = a.elements()?;
+        out.resize(n * p.elem_size, 0);
+        let (buf, layout) = self.memory.buffer_mut(a.ap.loc);
+        access_pattern::read(buf, &layout, &p, out).map_err(|e| a.access(e))
+    }
+
+    /// Writes memory-dtype bytes through the AP, recording them for the trace.
+    fn write_raw(&mut self, a: Arg<'_>, bytes: &[u8], regions: &mut Written) -> Res<()> {
+        let p = self.pattern(a)?;
+        let (buf, layout) = self.memory.buffer_mut(a.ap.loc);
+        access_pattern::write(buf, &layout, &p, bytes).map_err(|e| a.access(e))?;
+        regions.record(bytes);
+        Ok(())
+    }
+
+    /// The AP's elements as values of `to`, into `out` (resized): memory dtype → AP dtype → `to`.
+    pub(crate) fn read(&mut self, a: Arg<'_>, to: Dtype, out: &mut Vec<u8>) -> Res<()> {
+        let storage = self.storage(a.ap);
+        let dt = a.ap.dtype;
+        if storage == dt && dt == to {
+            return self.read_raw(a, out);
+        }
+        let mut raw = self.pool.take();
+        let r = self.read_raw(a, &mut raw).and_then(|()| {
+            if storage == dt || dt == to {
+                cast_into(a, storage, &raw, to, out, &self.profile)
+            } else {
+                let mut mid = self.pool.take();
+                let r = cast_into(a, storage, &raw, dt, &mut mid, &self.profile)
+                    .and_then(|()| cast_into(a, dt, &mid, to, out, &self.profile));
+                self.pool.give(mid);
+                r
+            }
+        });
+        self.pool.give(raw);
+        r
+    }
+
+    /// The AP's elements decoded to fp32, into `out` (resized).
+    pub(crate) fn read_f32(&mut self, a: Arg<'_>, out: &mut Vec<f32>) -> Res<()> {
+        let mut bytes = self.pool.take();
+        let r = self.read(a, a.ap.dtype, &mut bytes).and_then(|()| {
+            out.resize(numerics::codec::values_in(a.ap.dtype, bytes.len()), 0.0);
+            numerics::decode_to_f32(a.ap.dtype, &bytes, out, &self.profile).map_err(|e| a.numerics(e))
+        });
+        self.pool.give(bytes);
+        r
+    }
+
+    /// Checks that an output AP holds exactly `values` values.
+    fn holds(&self, a: Arg<'_>, values: usize) -> Res<()> {
+        let n = a.elements()? * a.ap.dtype.lanes();
+        if n != values {
+            return fault(FaultCause::Count {
+                slot: a.slot,
+                expected: values as u64,
+                actual: n as u64,
+                why: "an output holds exactly the values the operation produces",
+            });
+        }
+        Ok(())
+    }
+
+    /// Writes values of `from` through the AP: `from` → AP dtype → memory dtype.
+    pub(crate) fn write(&mut self, a: Arg<'_>, from: Dtype, bytes: &[u8], regions: &mut Written) -> Res<()> {
+        self.holds(a, numerics::codec::values_in(from, bytes.len()))?;
+        let storage = self.storage(a.ap);
+        let dt = a.ap.dtype;
+        if from == dt && dt == storage {
+            return self.write_raw(a, bytes, regions);
+        }
+        let mut raw = self.pool.take();
+        let r = if from == dt || dt == storage {
+            cast_into(a, from, bytes, storage, &mut raw, &self.profile)
+        } else {
+            let mut mid = self.pool.take();
+            let r = cast_into(a, from, bytes, dt, &mut mid, &self.profile)
+                .and_then(|()| cast_into(a, dt, &mid, storage, &mut raw, &self.profile));
+            self.pool.give(mid);
+            r
+        };
+        let r = r.and_then(|()| self.write_raw(a, &raw, regions));
+        self.pool.give(raw);
+        r
+    }
+
+    /// Encodes fp32 values to the AP's dtype and writes them.
+    pub(crate) fn write_f32(&mut self, a: Arg<'_>, vals: &[f32], regions: &mut Written) -> Res<()> {
+        self.holds(a, vals.len())?;
+        let dt = a.ap.dtype;
+        let mut bytes = self.pool.take();
+        bytes.resize(vals.len().div_ceil(dt.lanes()) * dt.size(), 0);
+        let r = numerics::encode_from_f32(dt, vals, &mut bytes, &self.profile)
+            .map_err(|e| a.numerics(e))
+            .and_then(|()| self.write(a, dt, &bytes, regions));
+        self.pool.give(bytes);
+        r
+    }
+
+    /// The read-modify-write fold of every accumulating kernel (seed 000 §2.3
+    /// `doEngineAccumReduce`, re-facts §8 `cast_copy_or_accumulate`): the result (values of
+    /// `from`) is narrowed to the output's dtype as a plain write would narrow it, then added
+    /// into what the output holds — floats widened to fp32 with the output as the second
+    /// operand and narrowed back (FP8 under config 0), integers with wrap-around. Only the eight
+    /// reducible dtypes accumulate; any other is a fault naming the dtype.
+    pub(crate) fn accumulate(
+        &mut self,
+        a: Arg<'_>,
+        acc: EngineAccumulationType,
+        from: Dtype,
+        result: &[u8],
+        regions: &mut Written,
+    ) -> Res<()> {
+        let dt = a.ap.dtype;
+        if !dt.is_reducible() {
+            return fault(FaultCause::NotReducible { slot: a.slot, dtype: dt, acc });
+        }
+        self.holds(a, numerics::codec::values_in(from, result.len()))?;
+        let (mut mine, mut prev) = (self.pool.take(), self.pool.take());
+        let r = (|| {
+            let src: &[u8] = if from == dt {
+                result
+            } else {
+                cast_into(a, from, result, dt, &mut mine, &self.profile)?;
+                &mine
+            };
+            self.read(a, dt, &mut prev)?;
+            numerics::accumulate_slice(MemoryReductionOp::Add, dt, &mut prev, src, &self.profile)
+                .map_err(|e| a.numerics(e))?;
+            self.write(a, dt, &prev, regions)
+        })();
+        self.pool.give(mine);
+        self.pool.give(prev);
+        r
+    }
+
+    /// Whether any output shares bytes with any input such that a chunked pass (read a piece,
+    /// write a piece) could read bytes it already wrote. Identical APs whose elements are all
+    /// distinct are safe (every element is read before its own write, and by nobody else).
+    pub(crate) fn overlaps(&self, reads: &[Arg<'_>], writes: &[Arg<'_>]) -> bool {
+        writes.iter().any(|w| {
+            reads.iter().any(|r| {
+                if !self.memory.same_buffer(r.ap.loc, w.ap.loc) {
+                    return false;
+                }
+                if r.ap == w.ap && injective(w.ap) {
+                    return false;
+                }
+                match (self.extent(r.ap), self.extent(w.ap)) {
+                    (Some(a), Some(b)) => a.start < b.end && b.start < a.end,
+                    // Out of bounds or overflowing: the kernel faults; take the safe path.
+                    _ => true,
+                }
+            })
+        })
+    }
+
+    /// The buffer bytes an AP can touch (its lowest to its highest element).
+    fn extent(&self, ap: &AccessPattern) -> Option<Range<usize>> {
+        let size = self.storage(ap).size();
+        let (mut lo, mut hi) = (ap.offset, ap.offset);
+        for p in &ap.pairs {
+            let d = p.num.checked_sub(1)?.checked_mul(p.step)?;
+            if d < 0 {
+                lo = lo.checked_add(d)?;
+            } else {
+                hi = hi.checked_add(d)?;
+            }
+        }
+        let layout = self.memory.layout(ap.loc);
+        let (a, b) = (layout.address(lo, size)?, layout.address(hi, size)?);
+        Some(a.min(b)..a.max(b) + size)
+    }
+
+    /// The buffer byte range of an AP that is one contiguous ascending run over memory of its
+    /// own dtype in a linear layout, if it is one.
+    pub(crate) fn contiguous(&self, a: Arg<'_>) -> Res<Option<Range<usize>>> {
+        let layout = self.memory.layout(a.ap.loc);
+        if a.ap.dynamic.is_some() || !self.uncast(a.ap) || !layout.is_linear(a.ap.dtype.size()) {
+            return Ok(None);
+        }
+        let p = Pattern::of(a.ap);
+        access_pattern::check_bounds(&layout, &p).map_err(|e| a.access(e))?;
+        let Ok(mut runs) = p.runs() else { return Ok(None) };
+        if runs.remaining() != 1 || runs.stride() != 1 {
+            return Ok(None);
+        }
+        let Some(run) = runs.next() else { return Ok(None) };
+        let size = a.ap.dtype.size();
+        let start = layout.origin() + run.start as usize * size;
+        Ok(Some(start..start + run.len as usize * size))
+    }
+}
+
+/// True when no two elements of the AP share an address (a sufficient test: sorted by |step|,
+/// each level's step exceeds the span of the levels inside it).
+fn injective(ap: &AccessPattern) -> bool {
+    let mut levels: Vec<(u64, u64)> =
+        ap.pairs.iter().filter(|p| p.num > 1).map(|p| (p.step.unsigned_abs(), p.num as u64)).collect();
+    levels.sort_unstable();
+    let mut span = 0u64;
+    for (step, num) in levels {
+        if step <= span {
+            return false;
+        }
+        match (num - 1).checked_mul(step).and_then(|d| span.checked_add(d)) {
+            Some(s) => span = s,
+            None => return false,
+        }
+    }
+    true
+}
+
+/// The number of elements a chunked kernel processes at once: large enough to amortise per-chunk
+/// work, small enough that the passes over a chunk stay in L1.
+pub(crate) const CHUNK_ELEMENTS: usize = 1 << 15;
+
+/// Partitions `[p0, p0 + k)` of an AP: the same free dims, its first level cut down.
+pub(crate) fn sub_ap(ap: &AccessPattern, p0: usize, k: usize) -> AccessPattern {
+    let mut a = ap.clone();
+    if let Some(first) = a.pairs.first_mut() {
+        a.offset += first.step * p0 as i64;
+        first.num = k as i64;
+    }
+    a
+}
+
+/// Splits same-shaped APs into aligned pieces of about [`CHUNK_ELEMENTS`] elements, in element
+/// order: blocks of whole partitions, or, when every AP's free part is one contiguous level,
+/// pieces of a partition row. `None` when the APs cannot be split in step (different shapes, a
+/// dynamic offset). The caller must have ruled out overlap ([`Simulator::overlaps`]).
+pub(crate) fn pieces(args: &[Arg<'_>]) -> Res<Option<Vec<Vec<AccessPattern>>>> {
+    let mut first = None;
+    for a in args {
+        let s = a.shape()?;
+        if *first.get_or_insert(s) != s || a.ap.dynamic.is_some() {
+            return Ok(None);
+        }
+    }
+    let Some((parts, free)) = first else { return Ok(None) };
+    let per = (CHUNK_ELEMENTS / free.max(1)).clamp(1, parts.max(1));
+    let row_contiguous = args.iter().all(|a| a.ap.pairs.len() == 2 && a.ap.pairs[1].step == 1);
+    let mut out = Vec::new();
+    if per == 1 && free > CHUNK_ELEMENTS && row_contiguous {
+        for p in 0..parts {
+            for j0 in (0..free).step_by(CHUNK_ELEMENTS) {
+                let len = CHUNK_ELEMENTS.min(free - j0);
+                out.push(
+                    args.iter()
+                        .map(|a| {
+                            let mut s = sub_ap(a.ap, p, 1);
+                            s.offset += j0 as i64;
+                            s.pairs[1].num = len as i64;
+                            s
+                        })
+                        .collect(),
+                );
+            }
+        }
+    } else {
+        for p0 in (0..parts).step_by(per) {
+            out.push(args.iter().map(|a| sub_ap(a.ap, p0, per.min(parts - p0))).collect());
+        }
+    }
+    Ok(Some(out))
+}
+
+/// FNV-1a 64 offset basis.
+const FNV_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// Continues an FNV-1a, 64-bit hash over `bytes`: a stable checksum for the trace, equal for a
+/// region written in one piece or in chunks.
+pub fn fnv1a(hash: u64, bytes: &[u8]) -> u64 {
+    bytes.iter().fold(hash, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// What an instruction wrote, for the trace: byte count and a running checksum of its output
+/// region in AP order. Nothing is hashed when not tracing.
+#[derive(Debug)]
+pub(crate) struct Written {
+    tracing: bool,
+    bytes: u64,
+    hash: u64,
+}
+
+impl Written {
+    pub(crate) fn new(tracing: bool) -> Written {
+        Written { tracing, bytes: 0, hash: FNV_BASIS }
+    }
+
+    /// Records a region written in place: `bytes` counts it, `read` fetches it only when tracing.
+    pub(crate) fn record_region(&mut self, read: impl FnOnce() -> Vec<u8>, bytes: u64) {
+        self.bytes += bytes;
+        if self.tracing {
+            self.hash = fnv1a(self.hash, &read());
+        }
+    }
+
+    pub(crate) fn record(&mut self, bytes: &[u8]) {
+        self.bytes += bytes.len() as u64;
+        if self.tracing {
+            self.hash = fnv1a(self.hash, bytes);
+        }
+    }
+
+    pub(crate) fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    pub(crate) fn checksums(&self) -> Vec<u64> {
+        if self.bytes > 0 { vec![self.hash] } else { Vec::new() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::injective;
+    use bir_ir::{AccessPattern, ApPair, Dtype, LocId};
+    use rstest::rstest;
+
+    fn ap(pairs: &[(i64, i64)]) -> AccessPattern {
+        AccessPattern {
+            loc: LocId(0),
+            dtype: Dtype::Float32,
+            offset: 0,
+            pairs: pairs.iter().map(|&(s, n)| ApPair::new(s, n)).collect(),
+            dynamic: None,
+        }
+    }
+
+    #[rstest]
+    #[case::row_major(&[(64, 128), (1, 64)], true)]
+    #[case::broadcast(&[(0, 128), (1, 64)], false)]
+    #[case::overlapping_rows(&[(32, 128), (1, 64)], false)]
+    #[case::reversed(&[(-64, 128), (-1, 64)], true)]
+    #[case::transposed(&[(1, 64), (64, 128)], true)]
+    #[case::unit_dims_ignored(&[(0, 1), (5, 1), (1, 7)], true)]
+    #[case::interleaved(&[(2, 4), (1, 2)], true)]
+    #[case::collide(&[(2, 4), (1, 3)], false)]
+    fn injective_levels(#[case] pairs: &[(i64, i64)], #[case] want: bool) {
+        assert_eq!(injective(&ap(pairs)), want, "{pairs:?}");
+    }
+}
