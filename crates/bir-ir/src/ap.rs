@@ -118,7 +118,7 @@ impl PartialEq for Number {
 
 impl Number {
     /// The value as f64 (integers above 2^53 round).
-    #[allow(clippy::cast_precision_loss, reason = "documented rounding of huge integers")]
+    #[expect(clippy::cast_precision_loss, reason = "documented rounding of huge integers")]
     pub fn as_f64(self) -> f64 {
         match self {
             Number::Int(i) => i as f64,

@@ -413,10 +413,6 @@ bir_enum! {
 }
 
 impl TensorKind {
-    /// True for the kinds a user feeds in (`--input`).
-    pub fn is_input(self) -> bool {
-        matches!(self, TensorKind::ExternalInput | TensorKind::ExternalInputParameter | TensorKind::Input)
-    }
     /// True for the kinds a run produces (`--out-dir`).
     pub fn is_output(self) -> bool {
         matches!(self, TensorKind::ExternalOutput | TensorKind::ExternalOutputParameter | TensorKind::Output)

@@ -15,6 +15,7 @@ use crate::dtype::Dtype;
 use crate::enums::*;
 use crate::opcode::{Op, Opcode};
 use crate::program::*;
+use crate::signature::{Sig, Signature, Slot};
 use std::collections::HashMap;
 
 /// Limits for validation.
@@ -66,69 +67,17 @@ struct Validator<'o> {
     opts: &'o ValidateOptions,
 }
 
-/// What an operand position accepts.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Slot {
-    /// A `physical_ap`.
-    Ap,
-    /// A `physical_ap` or an `imm_value`.
-    ApOrImm,
-    /// Anything.
-    Any,
-}
-
-/// An opcode's operand signature: fixed leading slots (the first `min_ins` required), then
-/// optionally any number of `rest` slots.
-struct Sig {
-    ins: &'static [Slot],
-    min_ins: usize,
-    rest: Option<Slot>,
-    outs: &'static [Slot],
-}
-
-const fn sig(ins: &'static [Slot], min_ins: usize, outs: &'static [Slot]) -> Sig {
-    Sig { ins, min_ins, rest: None, outs }
-}
-
-const fn variadic(ins: &'static [Slot], rest: Slot, outs: &'static [Slot]) -> Sig {
-    Sig { ins, min_ins: ins.len(), rest: Some(rest), outs }
-}
-
-use Slot::{Any, Ap, ApOrImm};
-
-/// The operand signature of a modelled opcode (docs/bir-json.md "Operand order").
+/// The operand signature of an instruction: its opcode's signature column (opcode.rs), with
+/// DMACopy's resolved by its mode.
 fn signature(op: &Op) -> Option<Sig> {
-    Some(match op {
-        Op::GenericCopy(_) | Op::AbstractCopy(_) | Op::TensorCopy(_) | Op::Load(_) | Op::Save(_) => {
-            sig(&[Ap], 1, &[Ap])
-        }
-        Op::TensorScalar(_) | Op::TensorReduce(_) | Op::Pool(_) | Op::TensorScalarAffineSelect(_) => {
-            sig(&[Ap], 1, &[Ap])
-        }
-        Op::StreamShuffle(_) | Op::StreamTranspose(_) => sig(&[Ap], 1, &[Ap]),
-        Op::TensorScalarPtr(_) => sig(&[Ap, ApOrImm, ApOrImm], 1, &[Ap]),
-        Op::TensorScalarCache(_) => sig(&[Ap, ApOrImm], 1, &[Ap]),
-        Op::TensorTensor(_) | Op::Matmult(_) => sig(&[Ap, Ap], 2, &[Ap]),
-        Op::Iota(_) | Op::Memset(_) => sig(&[], 0, &[Ap]),
-        Op::DMACopy(f) if f.mode == CopyMode::Cce => variadic(&[Ap], Ap, &[Ap]),
-        Op::DMACopy(_) => sig(&[Ap], 1, &[Ap]),
-        Op::DMADescriptorCCE(_) => variadic(&[Ap], Ap, &[Ap]),
-        Op::DMADescriptorCopy(_) | Op::DMADescriptorTranspose(_) | Op::DMADescriptorReplicate(_) => {
-            sig(&[Ap], 1, &[Ap])
-        }
-        Op::Select(_) => sig(&[Ap, ApOrImm, ApOrImm], 3, &[Ap]),
-        Op::CopyPredicated(_) => sig(&[ApOrImm, Ap], 2, &[Ap]),
-        Op::IndirectCopy(_)
-        | Op::IndirectLoad(_)
-        | Op::IndirectSave(_)
-        | Op::IndirectSaveAccumulate(_)
-        | Op::Gather(_) => sig(&[Ap, Ap], 2, &[Ap]),
-        Op::GenericIndirectLoad(_) | Op::GenericIndirectSave(_) => variadic(&[Ap, Ap], Ap, &[Ap]),
-        Op::DMATrigger(_) | Op::DMABlock(_) => sig(&[], 0, &[]),
-        Op::Activation(_) => sig(&[Ap, ApOrImm, ApOrImm], 1, &[Ap]),
-        Op::SetRandState(_) => sig(&[Any], 1, &[]),
-        _ => return None,
-    })
+    match op.opcode().signature() {
+        Signature::Unchecked => None,
+        Signature::Fixed(s) => Some(s),
+        Signature::ByCopyMode { plain, cce } => match op {
+            Op::DMACopy(f) if f.mode == CopyMode::Cce => Some(cce),
+            _ => Some(plain),
+        },
+    }
 }
 
 impl Validator<'_> {
@@ -293,12 +242,12 @@ impl Validator<'_> {
         for (k, a) in got.iter().enumerate() {
             let Some(slot) = slots.get(k).copied().or(rest) else { break };
             let ok = match slot {
-                Ap => matches!(a, Operand::Ap(_)),
-                ApOrImm => matches!(a, Operand::Ap(_) | Operand::Imm { .. }),
-                Any => true,
+                Slot::Ap => matches!(a, Operand::Ap(_)),
+                Slot::ApOrImm => matches!(a, Operand::Ap(_) | Operand::Imm { .. }),
+                Slot::Any => true,
             };
             if !ok {
-                let want = if slot == Ap { "a physical_ap" } else { "a physical_ap or an imm_value" };
+                let want = if slot == Slot::Ap { "a physical_ap" } else { "a physical_ap or an imm_value" };
                 self.err(
                     ErrorKind::OperandKind,
                     &format!("{list}[{k}].kind"),
