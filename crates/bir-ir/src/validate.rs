@@ -310,19 +310,28 @@ impl Validator<'_> {
                     format!("must be at least 1, found {}", d.max_index),
                 );
             }
-            if d.indirect_dim as usize >= ap.pairs.len() {
+            if ap.level_of(d.indirect_dim).is_none() {
                 self.err(
                     ErrorKind::BadField,
                     &format!("{field}.indirect_dim"),
-                    format!(
-                        "dim {} does not exist in a {}-level access pattern",
-                        d.indirect_dim,
-                        ap.pairs.len()
-                    ),
+                    padded_dim_message(d.indirect_dim, ap),
                 );
             }
             match &d.source {
-                OffsetSource::Vector(v) => self.ap(&format!("{field}.vector_offset"), v, f),
+                OffsetSource::Vector(v) => {
+                    // The HW-DGE index vector is read as uint16 (seed 000 §7; fidelity J32).
+                    if v.dtype != Dtype::Uint16 {
+                        self.err(
+                            ErrorKind::Dtype,
+                            &format!("{field}.vector_offset.dtype"),
+                            format!(
+                                "vector offset (index) dtype must be uint16 (seed 000 §7), found {}",
+                                v.dtype
+                            ),
+                        );
+                    }
+                    self.ap(&format!("{field}.vector_offset"), v, f)
+                }
                 OffsetSource::Scalar(s) => self.ap(&format!("{field}.scalar_offset"), s, f),
                 OffsetSource::Register(_) => {}
             }
@@ -374,14 +383,18 @@ impl Validator<'_> {
                         ),
                     );
                 }
-                if !matches!(
-                    c.acc,
-                    EngineAccumulationType::LoadAccumulate | EngineAccumulationType::ZeroAccumulate
-                ) {
+                // ZeroAccumulate / LoadAccumulate initialise the per-partition cache; Idle, Zero and
+                // Accumulate continue from the running cache of the previous instance (seed 000 §4;
+                // NKI chains a reset_reduce call with a reduce = Accumulate call; fidelity J33).
+                // AddAccumulate has no TensorScalarCache meaning in any source.
+                if c.acc == EngineAccumulationType::AddAccumulate {
                     self.err(
                         ErrorKind::BadField,
                         "acc",
-                        format!("acc must be ZeroAccumulate or LoadAccumulate, found {}", c.acc),
+                        format!(
+                            "acc must be Idle, Zero, Accumulate, ZeroAccumulate or LoadAccumulate, found {}",
+                            c.acc
+                        ),
                     );
                 }
                 if let Some(Operand::Imm { dtype, .. }) = i.ins.get(1)
@@ -415,15 +428,7 @@ impl Validator<'_> {
             }
             Op::StreamTranspose(_) => self.same_dtype(i, "StreamTranspose does not support cast"),
             Op::IndirectLoad(_) | Op::IndirectSave(_) | Op::IndirectSaveAccumulate(_) => {
-                if let Some(d) = dtype_of(1)
-                    && !matches!(d, Dtype::Int32 | Dtype::Uint64 | Dtype::Int64)
-                {
-                    self.err(
-                        ErrorKind::Dtype,
-                        "ins[1].dtype",
-                        format!("index dtype must be int32, uint64 or int64 (seed 000 §6.1), found {d}"),
-                    );
-                }
+                self.index_dtype(i, 1);
                 if i.opcode() == Opcode::IndirectLoad
                     && let Some(last) = i.out_ap(0).and_then(|a| a.pairs.last())
                     && last.step != 1
@@ -443,6 +448,9 @@ impl Validator<'_> {
             }
             Op::GenericIndirectLoad(g) | Op::GenericIndirectSave(g) => {
                 let indices = i.ins.len().saturating_sub(1);
+                for k in 1..i.ins.len() {
+                    self.index_dtype(i, k);
+                }
                 if g.indirect_dims.len() != indices {
                     self.err(
                         ErrorKind::BadField,
@@ -452,6 +460,19 @@ impl Validator<'_> {
                             g.indirect_dims.len()
                         ),
                     );
+                }
+                // The indexed AP: the table, ins[0] for a load, outs[0] for a save (seed 000 §6.2).
+                let table = if i.opcode() == Opcode::GenericIndirectLoad { i.in_ap(0) } else { i.out_ap(0) };
+                if let Some(table) = table {
+                    for (k, &dim) in g.indirect_dims.iter().enumerate() {
+                        if table.level_of(dim).is_none() {
+                            self.err(
+                                ErrorKind::BadField,
+                                &format!("indirect_dims[{k}]"),
+                                padded_dim_message(dim, table),
+                            );
+                        }
+                    }
                 }
                 if i.opcode() == Opcode::GenericIndirectSave {
                     self.reduce_op("op", g.op);
@@ -534,6 +555,20 @@ impl Validator<'_> {
         }
     }
 
+    /// The Load/Save-family index operand `ins[k]` holds int32, uint64 or int64 (seed 000 §6.1:
+    /// any other dtype throws "…must be uint64"; fidelity J10/J32).
+    fn index_dtype(&mut self, i: &Instruction, k: usize) {
+        if let Some(d) = i.in_ap(k).map(|a| a.dtype)
+            && !matches!(d, Dtype::Int32 | Dtype::Uint64 | Dtype::Int64)
+        {
+            self.err(
+                ErrorKind::Dtype,
+                &format!("ins[{k}].dtype"),
+                format!("index dtype must be int32, uint64 or int64 (seed 000 §6.1), found {d}"),
+            );
+        }
+    }
+
     fn same_dtype(&mut self, i: &Instruction, message: &str) {
         if let (Some(a), Some(b)) = (i.in_ap(0), i.out_ap(0))
             && a.dtype != b.dtype
@@ -557,6 +592,22 @@ impl Validator<'_> {
             );
         }
     }
+}
+
+/// Why `dim` cannot be indexed on `ap`: it is a padded size-1 dim (the dim-letter rule of
+/// [`AccessPattern::level_of`], docs/bir-json.md "Dim letters").
+fn padded_dim_message(dim: IndirectDim, ap: &AccessPattern) -> String {
+    let n = ap.pairs.len();
+    let named: Vec<String> = [IndirectDim::W, IndirectDim::Z, IndirectDim::Y, IndirectDim::X]
+        .into_iter()
+        .filter(|&d| ap.level_of(d).is_some())
+        .map(|d| d.to_string())
+        .collect();
+    format!(
+        "dim {dim} is a padded size-1 dim of a {n}-level access pattern, which has only {} \
+         (docs/bir-json.md \"Dim letters\")",
+        named.join(", ")
+    )
 }
 
 fn geometry(loc: &MemoryLocation) -> String {
