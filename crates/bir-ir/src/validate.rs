@@ -5,8 +5,11 @@
 //! Checked: memory placement (SB/PSUM start partitions 0/32/64/96, partition and byte ranges per
 //! arch), a configurable cap on the memory a program can make us allocate, loop strides, every
 //! opcode's operand counts and kinds (docs/bir-json.md), dtype rules, AP rank and shape (seed 000
-//! §1.3; a negative partition step asserts in the reference, re-facts §6), and that every static
-//! access stays inside its memory location, with checked arithmetic throughout.
+//! §1.3; a negative partition step asserts in the reference, re-facts §6), that dynamic offsets
+//! and GenericIndirect dims name a real level by the one dim-letter rule
+//! ([`AccessPattern::level_of`], docs/bir-json.md "Dim letters"), index dtypes (seed 000 §6.1,
+//! §7), and that every static access stays inside its memory location, with checked arithmetic
+//! throughout.
 
 use crate::alu::AluOp;
 use crate::ap::{AccessPattern, MAX_AP_DIMS, OffsetSource, Operand};
@@ -463,7 +466,8 @@ impl Validator<'_> {
                 }
                 // The indexed AP: the table, ins[0] for a load, outs[0] for a save (seed 000 §6.2).
                 let table = if i.opcode() == Opcode::GenericIndirectLoad { i.in_ap(0) } else { i.out_ap(0) };
-                if let Some(table) = table {
+                // A table AP of the wrong rank already has its own error.
+                if let Some(table) = table.filter(|t| (1..=MAX_AP_DIMS).contains(&t.pairs.len())) {
                     for (k, &dim) in g.indirect_dims.iter().enumerate() {
                         if table.level_of(dim).is_none() {
                             self.err(
