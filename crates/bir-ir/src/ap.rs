@@ -49,7 +49,7 @@ pub struct AccessPattern {
 /// (docs/bir-json.md "Dim letters", fidelity J28/J29).
 ///
 /// W is always level 0 (the partition dim) and X always the last (innermost) level (seed 000
-/// §1.3: Pattern[0] = W, Pattern[3] = X on a 4-level AP). A shorter AP is read as if its missing
+/// §1.3: `Pattern[0]` = W, `Pattern[3]` = X on a 4-level AP). A shorter AP is read as if its missing
 /// middle dims had size 1: `[P]` is W = P (Z = Y = X = 1); `[P, F]` is W = P, Z = 1, Y = 1,
 /// X = F; `[P, A, B]` is W = P, Z = 1, Y = A, X = B; `[P, A, B, C]` is W, Z, Y, X in order. A
 /// 5-level AP `[P, V, A, B, C]` is W = P, Z = A, Y = B, X = C, and level 1 (V) is an extra outer
@@ -110,7 +110,7 @@ impl AccessPattern {
 /// A runtime offset on one AP dim (`DynamicAPINFO`, re-facts §6).
 #[derive(Clone, Debug, PartialEq)]
 pub struct DynamicOffset {
-    /// The AP dim the offset indexes.
+    /// The AP dim the offset indexes; its level is [`AccessPattern::level_of`].
     pub indirect_dim: IndirectDim,
     /// Indices ≥ this are out of bounds.
     pub max_index: i64,
