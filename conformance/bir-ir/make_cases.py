@@ -210,12 +210,51 @@ def gen2_fp8():
     return program(allocs, body, arch="gen2")
 
 
+def letters_and_indices():
+    """The dim-letter rule (docs/bir-json.md "Dim letters"), the index dtypes of the Load/Save
+    family, and TensorScalarCache instances chained on the running cache."""
+    t = lambda m: ap(m, F32, TILE)
+    allocs = base_allocations() + [
+        alloc("i64_set", "Internal", "int64", [128, 2], loc("i64", "SB", [128, 16], addr=1152)),
+    ]
+    three_d = [[64, 128], [16, 4], [1, 16]]
+    four_d = [[64, 128], [32, 2], [8, 4], [1, 8]]
+    cache = lambda name, acc, mode="Reduce": inst(
+        "TensorScalarCache", name, [t("t0")], [ap("t1", F32, ROW)], engine="DVE", op0="add",
+        reverse0=False, op1="bypass", reverse1=False, mode=mode, acc=acc)
+    body = [
+        # XY on [P, F] folds the F of each partition (Y is padded): 128 outputs.
+        inst("TensorReduce", "tr_xy_2", [t("t0")], [ap("t1", F32, ROW)], op="add", axis="XY"),
+        inst("TensorReduce", "tr_xy_3", [ap("t0", F32, three_d)], [ap("t1", F32, ROW)], op="max", axis="XY"),
+        inst("TensorReduce", "tr_x_3", [ap("t0", F32, three_d)], [ap("t1", F32, [[64, 128], [1, 4]])],
+             op="add", axis="X"),
+        inst("TensorReduce", "tr_xyz_4", [ap("t0", F32, four_d)], [ap("t1", F32, ROW)], op="add", axis="XYZ"),
+        # X on a 2-level AP is its level 1, the innermost.
+        inst("TensorCopy", "dyn_x", [ap("t0", F32, TILE, indirect_dim="X", indirect_dim_max_index=64,
+                                        scalar_offset="r0")], [t("t1")]),
+        inst("GenericIndirectLoad", "gil_x_i64",
+             [ap("tab", F32, [[64, 1], [1, 64]]), ap("i64", "int64", [[2, 128], [1, 1]])],
+             [ap("t1", F32, [[64, 4], [1, 64]])], engine="DMA", indirect_dims=["X"]),
+        inst("GenericIndirectSave", "gis_w_u64",
+             [ap("t1", F32, [[64, 4], [1, 64]]), ap("i64", "uint64", [[2, 128], [1, 2]])],
+             [ap("tab", F32, [[64, 1], [1, 64]])], engine="DMA", indirect_dims=["W"], op="add"),
+        # reset_reduce then reduce (NKI): ZeroAccumulate, then Accumulate on the running cache.
+        cache("tsc_reset", "ZeroAccumulate"),
+        cache("tsc_accumulate", "Accumulate"),
+        cache("tsc_idle", "Idle", mode="Cumulative"),
+        cache("tsc_zero", "Zero", mode="TensorScan"),
+    ]
+    return program(allocs, body)
+
+
 def write_valid():
     cases = {
         "all_opcodes": (all_opcodes(), "every modelled opcode, DMA blocks, dynamic offsets, raw opcodes"),
         "loops": (loop_program(), "nested Loop entries, a zero-trip loop with negative stride"),
         "post_allocation": (post_allocation(), "shared allocated SBUF, numeric memory types, {step,num} pairs, nan/inf"),
         "dtypes": (gen2_fp8(), "every dtype spelling, broadcast, negative step, unit dims"),
+        "letters_and_indices": (letters_and_indices(),
+                                "dim letters on 2/3/4-level APs, int64/uint64 indices, chained TensorScalarCache"),
     }
     for name, (prog, what) in cases.items():
         with open(os.path.join(VALID, name + ".json"), "w") as f:
@@ -392,6 +431,13 @@ MALFORMED_CASES = [
         opcode="TensorScalarCache", mode="Reduce", acc="LoadAccumulate",
         ins=[insts(p)[1]["ins"][0], {"kind": "imm_value", "dtype": "int32", "value": 3}])),
      [("dtype", "(TensorScalarCache) › ins[1].dtype", "must be float32")]),
+    ("cache_accumulate_with_init", mut(lambda p: insts(p)[1].update(
+        opcode="TensorScalarCache", mode="Reduce", acc="Accumulate",
+        ins=[insts(p)[1]["ins"][0], {"kind": "imm_value", "dtype": "float32", "value": 3}])),
+     [("bad-field", "(TensorScalarCache) › acc", "3-argument")]),
+    ("cache_add_accumulate", mut(lambda p: insts(p)[1].update(
+        opcode="TensorScalarCache", mode="Reduce", acc="AddAccumulate")),
+     [("bad-field", "(TensorScalarCache) › acc", "Idle, Zero, Accumulate, ZeroAccumulate or LoadAccumulate, found AddAccumulate")]),
     ("cache_bad_mode", mut(lambda p: insts(p)[1].update(opcode="TensorScalarCache", mode="Scan")),
      [("unknown-enum", "(TensorScalarCache) › mode", "unknown TensorScalarCache mode \"Scan\"")]),
     ("loop_zero_stride", mut(lambda p: fn(p)["blocks"].append(
@@ -421,9 +467,27 @@ MALFORMED_CASES = [
         indirect_dim="W", indirect_dim_max_index=4, scalar_offset="r0",
         vector_offset=dict(insts(p)[1]["ins"][0], dtype="uint16"))),
      [("bad-field", I1 + " › ins[0].scalar_offset", "not both")]),
-    ("dynamic_bad_dim", mut(lambda p: insts(p)[1]["ins"][0].update(
-        indirect_dim="X", indirect_dim_max_index=4, scalar_offset="r0")),
-     [("bad-field", I1 + " › ins[0].indirect_dim", "dim X does not exist in a 2-level")]),
+    # Dim letters (docs/bir-json.md "Dim letters"): X is accepted on a 2-level AP
+    # (valid/letters_and_indices); Z and Y are its padded size-1 dims.
+    ("dynamic_padded_dim", mut(lambda p: insts(p)[1]["ins"][0].update(
+        indirect_dim="Z", indirect_dim_max_index=4, scalar_offset="r0")),
+     [("bad-field", I1 + " › ins[0].indirect_dim", "dim Z is a padded size-1 dim of a 2-level access pattern, which has only W, X")]),
+    ("generic_indirect_padded_dim", mut(lambda p: insts(p)[1].update(
+        opcode="GenericIndirectLoad", indirect_dims=["Y"],
+        ins=[insts(p)[1]["ins"][0], dict(insts(p)[1]["ins"][0], dtype="int32")])),
+     [("bad-field", "(GenericIndirectLoad) › indirect_dims[0]", "dim Y is a padded size-1 dim of a 2-level")]),
+    # Index dtypes: Load/Save family int32/uint64/int64 (seed 000 §6.1), HW-DGE vector offset uint16 (§7).
+    ("generic_indirect_load_uint8_index", mut(lambda p: insts(p)[1].update(
+        opcode="GenericIndirectLoad", indirect_dims=["W"],
+        ins=[insts(p)[1]["ins"][0], dict(insts(p)[1]["ins"][0], dtype="uint8")])),
+     [("dtype", "(GenericIndirectLoad) › ins[1].dtype", "must be int32, uint64 or int64 (seed 000 §6.1), found uint8")]),
+    ("generic_indirect_save_float_index", mut(lambda p: insts(p)[1].update(
+        opcode="GenericIndirectSave", indirect_dims=["W", "X"],
+        ins=[insts(p)[1]["ins"][0], dict(insts(p)[1]["ins"][0], dtype="int32"), insts(p)[1]["ins"][0]])),
+     [("dtype", "(GenericIndirectSave) › ins[2].dtype", "must be int32, uint64 or int64 (seed 000 §6.1), found float32")]),
+    ("vector_offset_bad_dtype", mut(lambda p: insts(p)[1]["ins"][0].update(
+        indirect_dim="W", indirect_dim_max_index=4, vector_offset=dict(insts(p)[1]["ins"][0], dtype="int32"))),
+     [("dtype", I1 + " › ins[0].vector_offset.dtype", "must be uint16 (seed 000 §7), found int32")]),
     ("three_errors_at_once", mut(lambda p: (insts(p)[0].update(engine="GPU"), insts(p)[1].update(op1="nope"),
                                            set_ap(p, 2, "memref", "gone"))),
      [("unknown-enum", I0 + " › engine", "unknown engine \"GPU\""),
@@ -454,7 +518,7 @@ def main():
     with open(os.path.join(VALID, "sub_one.expect"), "w") as f:
         f.write("# the b = a - 1.0 example of shared/reference/bir-json.md, spelled out\nexpect: ok\n")
     write_malformed()
-    print(f"{len(MALFORMED_CASES)} malformed cases, 5 valid programs")
+    print(f"{len(MALFORMED_CASES)} malformed cases, 6 valid programs")
 
 
 if __name__ == "__main__":

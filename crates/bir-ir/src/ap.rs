@@ -2,7 +2,7 @@
 //! and registers (bir-json.md "Arguments").
 
 use crate::dtype::Dtype;
-use crate::enums::IndirectDim;
+use crate::enums::{AxisListType, IndirectDim};
 use crate::program::LocId;
 use smallvec::SmallVec;
 
@@ -44,10 +44,73 @@ pub struct AccessPattern {
     pub dynamic: Option<Box<DynamicOffset>>,
 }
 
+/// The dim letters: which level of an AP each of W, Z, Y, X names. This is the one rule every
+/// consumer (validation, reduce/pool axes, dynamic offsets, GenericIndirect dims) uses
+/// (docs/bir-json.md "Dim letters", fidelity J28/J29).
+///
+/// W is always level 0 (the partition dim) and X always the last (innermost) level (seed 000
+/// §1.3: `Pattern[0]` = W, `Pattern[3]` = X on a 4-level AP). A shorter AP is read as if its missing
+/// middle dims had size 1: `[P]` is W = P (Z = Y = X = 1); `[P, F]` is W = P, Z = 1, Y = 1,
+/// X = F; `[P, A, B]` is W = P, Z = 1, Y = A, X = B; `[P, A, B, C]` is W, Z, Y, X in order. A
+/// 5-level AP `[P, V, A, B, C]` is W = P, Z = A, Y = B, X = C, and level 1 (V) is an extra outer
+/// free dim that no letter names (see [`AccessPattern::folds_level`] for how reduces treat it).
+impl AccessPattern {
+    /// The level (index into [`pairs`](Self::pairs)) that `dim` names, or `None` when `dim` is
+    /// a padded size-1 dim of a short AP (and for an AP without levels).
+    ///
+    /// | levels | W | Z | Y | X |
+    /// |---|---|---|---|---|
+    /// | 1 | 0 | – | – | – |
+    /// | 2 | 0 | – | – | 1 |
+    /// | 3 | 0 | – | 1 | 2 |
+    /// | 4 | 0 | 1 | 2 | 3 |
+    /// | 5 | 0 | 2 | 3 | 4 |
+    pub fn level_of(&self, dim: IndirectDim) -> Option<usize> {
+        let n = self.pairs.len();
+        // Distance of the dim from the innermost level: X 0, Y 1, Z 2; W is pinned to level 0.
+        let from_inner = match dim {
+            IndirectDim::W => return (n >= 1).then_some(0),
+            IndirectDim::Z => 2,
+            IndirectDim::Y => 1,
+            IndirectDim::X => 0,
+        };
+        // Level 0 is W, so a free-dim letter needs a level at or after 1.
+        n.checked_sub(1 + from_inner).filter(|&level| level >= 1)
+    }
+
+    /// The letter that names `level`, or `None` for a level past the end or the unnamed extra
+    /// level of a 5-level AP. The inverse of [`level_of`](Self::level_of).
+    pub fn dim_at(&self, level: usize) -> Option<IndirectDim> {
+        [IndirectDim::W, IndirectDim::Z, IndirectDim::Y, IndirectDim::X]
+            .into_iter()
+            .find(|&d| self.level_of(d) == Some(level))
+    }
+
+    /// The size (`num`) of `dim`: its level's `num`, or 1 for a padded dim.
+    pub fn dim_num(&self, dim: IndirectDim) -> i64 {
+        self.level_of(dim).and_then(|l| self.pairs.get(l)).map_or(1, |p| p.num)
+    }
+
+    /// True when a reduce over `axis` folds `level` of this AP: the level's letter is one of
+    /// [`AxisListType::folds`]. The unnamed extra level of a 5-level AP sits between W and Z,
+    /// so it is folded exactly when the axis folds both W and Z (XYZW, XYZWC). A level past the
+    /// end is never folded.
+    pub fn folds_level(&self, axis: AxisListType, level: usize) -> bool {
+        if level >= self.pairs.len() {
+            return false;
+        }
+        let folds = axis.folds();
+        match self.dim_at(level) {
+            Some(d) => folds.contains(&d),
+            None => folds.contains(&IndirectDim::W) && folds.contains(&IndirectDim::Z),
+        }
+    }
+}
+
 /// A runtime offset on one AP dim (`DynamicAPINFO`, re-facts §6).
 #[derive(Clone, Debug, PartialEq)]
 pub struct DynamicOffset {
-    /// The AP dim the offset indexes.
+    /// The AP dim the offset indexes; its level is [`AccessPattern::level_of`].
     pub indirect_dim: IndirectDim,
     /// Indices ≥ this are out of bounds.
     pub max_index: i64,
@@ -118,7 +181,7 @@ impl PartialEq for Number {
 
 impl Number {
     /// The value as f64 (integers above 2^53 round).
-    #[allow(clippy::cast_precision_loss, reason = "documented rounding of huge integers")]
+    #[expect(clippy::cast_precision_loss, reason = "documented rounding of huge integers")]
     pub fn as_f64(self) -> f64 {
         match self {
             Number::Int(i) => i as f64,

@@ -138,11 +138,6 @@ impl Dtype {
         matches!(self.class(), UnsignedInt | SignedInt)
     }
 
-    /// True for float dtypes, packed or not (E8M0 is not counted: it casts as a raw byte).
-    pub fn is_float(self) -> bool {
-        matches!(self.class(), Float | PackedFloat)
-    }
-
     /// True for the eight dtypes `cast_copy_or_accumulate` can add/min/max (re-facts §8, CONFIRMED):
     /// float8e3, float8e4, float8e5, bfloat16, float16, int32, float32, int64.
     pub fn is_reducible(self) -> bool {

@@ -70,12 +70,6 @@ macro_rules! bir_enum {
             pub fn name(self) -> &'static str {
                 <Self as $crate::enum_macro::BirEnum>::name(self)
             }
-            /// Every BIR JSON spelling this variant is read from, canonical first.
-            pub const fn json_names(self) -> &'static [&'static str] {
-                match self {
-                    $( Self::$variant => &[$first $(, $alias)*], )+
-                }
-            }
         }
 
         impl ::std::fmt::Display for $name {

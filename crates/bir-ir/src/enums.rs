@@ -7,22 +7,43 @@ use crate::enum_macro::bir_enum;
 bir_enum! {
     /// Which innermost dims a TensorReduce folds (re-facts §3, CERTAIN).
     pub enum AxisListType ("axis list") {
-        /// The innermost free dim.
+        /// X, the innermost free dim.
         X = 0 => ["X"],
-        /// The two innermost dims.
+        /// Y and X.
         Xy = 1 => ["XY"],
-        /// The three innermost dims.
+        /// Z, Y and X: every free dim.
         Xyz = 2 => ["XYZ"],
-        /// All four dims, the partition dim included.
+        /// W, Z, Y and X: the partition dim included.
         Xyzw = 3 => ["XYZW"],
         /// Everything, across partitions (cross-lane).
         Xyzwc = 4 => ["XYZWC"],
-        /// Across partitions only (cross-lane).
+        /// W only: across partitions (cross-lane).
         C = 5 => ["C"],
     }
 }
 
 impl AxisListType {
+    /// The dims this axis list folds, outermost first, by the dim-letter rule of
+    /// [`AccessPattern::level_of`](crate::AccessPattern::level_of) (seed 000 §3.1; fidelity J28):
+    /// X {X}; XY {Y, X}; XYZ {Z, Y, X}; XYZW and XYZWC {W, Z, Y, X}; C {W}. Only XYZW, C and
+    /// XYZWC fold W, the partition dim. On a short AP a folded padded dim has size 1, so, for
+    /// example, XY on a 2-level `[P, F]` AP folds the F elements of each partition.
+    pub fn folds(self) -> &'static [IndirectDim] {
+        use IndirectDim::{W, X, Y, Z};
+        match self {
+            AxisListType::X => &[X],
+            AxisListType::Xy => &[Y, X],
+            AxisListType::Xyz => &[Z, Y, X],
+            AxisListType::Xyzw | AxisListType::Xyzwc => &[W, Z, Y, X],
+            AxisListType::C => &[W],
+        }
+    }
+
+    /// True when this axis list folds `dim`.
+    pub fn folds_dim(self, dim: IndirectDim) -> bool {
+        self.folds().contains(&dim)
+    }
+
     /// True for the cross-partition (cross-lane) reductions C and XYZWC.
     pub fn is_cross_partition(self) -> bool {
         matches!(self, AxisListType::C | AxisListType::Xyzwc)
@@ -177,15 +198,19 @@ impl MemoryType {
 }
 
 bir_enum! {
-    /// The BIR indirect dim: equals the AP dim index (re-facts §3, CERTAIN).
+    /// The AP dim letters W, Z, Y, X: the BIR indirect dim, and the letters reduce axes fold.
+    /// The ordinal equals the Pattern index on a 4-level AP (re-facts §3, CERTAIN); on any AP
+    /// the level a letter names is [`AccessPattern::level_of`](crate::AccessPattern::level_of).
     pub enum IndirectDim ("indirect dim") {
-        /// Partition dim.
+        /// The partition dim: always level 0.
         W = 0 => ["W", "W0"],
-        /// Second dim.
+        /// The third free dim from the inside: level `n − 3` of an `n ≥ 4`-level AP, a padded
+        /// size-1 dim on shorter APs ([`AccessPattern::level_of`](crate::AccessPattern::level_of)).
         Z = 1 => ["Z", "Z1"],
-        /// Third dim.
+        /// The second free dim from the inside: level `n − 2` of an `n ≥ 3`-level AP, padded on
+        /// shorter APs.
         Y = 2 => ["Y", "Y2"],
-        /// Innermost dim.
+        /// The innermost free dim: always the last level of an `n ≥ 2`-level AP.
         X = 3 => ["X", "X3"],
     }
 }
@@ -413,10 +438,6 @@ bir_enum! {
 }
 
 impl TensorKind {
-    /// True for the kinds a user feeds in (`--input`).
-    pub fn is_input(self) -> bool {
-        matches!(self, TensorKind::ExternalInput | TensorKind::ExternalInputParameter | TensorKind::Input)
-    }
     /// True for the kinds a run produces (`--out-dir`).
     pub fn is_output(self) -> bool {
         matches!(self, TensorKind::ExternalOutput | TensorKind::ExternalOutputParameter | TensorKind::Output)

@@ -21,6 +21,7 @@ pub mod json;
 mod opcode;
 pub mod ops;
 mod program;
+mod signature;
 mod validate;
 
 pub use alu::{AluClass, AluOp};

@@ -7,6 +7,7 @@
 
 use crate::enum_macro::BirEnum;
 use crate::ops::*;
+use crate::signature::{self, Signature};
 
 /// How the reference dispatcher treats an opcode (re-facts §5, CONFIRMED).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -21,133 +22,144 @@ pub enum OpCategory {
     Control,
 }
 
-/// Calls `$m!` with the whole opcode list: `ordinal Name Category Payload,` per opcode.
-/// `Raw` marks an opcode whose fields we do not model yet (kept verbatim).
+/// Calls `$m!` with the whole opcode list: `ordinal Name Category Payload Signature,` per
+/// opcode. `Raw` marks an opcode whose fields we do not model yet (kept verbatim); its signature
+/// is `UNCHECKED`. The signature names a constant of `signature.rs`: the operand kinds and
+/// counts validation checks (docs/bir-json.md "Operand order").
 #[macro_export]
 #[doc(hidden)]
 macro_rules! for_each_opcode {
     ($m:ident) => {
         $m! {
-            0 Generic Base Raw,
-            1 GenericCopy Kernel CopyFields,
-            2 GenericRelu Base Raw,
-            3 AbstractCopy Kernel CopyFields,
-            4 Activation Kernel ActivationFields,
-            5 ReadActivationAccumulator Kernel Raw,
-            6 LoadActFuncSet Kernel Raw,
-            7 MatmultBase Base Raw,
-            8 Matmult Kernel MatmultFields,
-            9 MatmultSparse Kernel Raw,
-            10 Memset Kernel MemsetFields,
-            11 GetGlobalRankId Kernel Raw,
-            12 NoOp NoOp Raw,
-            13 EventSemaphore NoOp Raw,
-            14 GroupResetSemaphores Kernel Raw,
-            15 AllEngineBarrier NoOp Raw,
-            16 Drain Kernel Raw,
-            17 Halt Kernel Raw,
-            18 DMA Base Raw,
-            19 Load Kernel DmaFields,
-            20 Pool Kernel PoolFields,
-            21 Reciprocal Kernel Raw,
-            22 Save Kernel DmaFields,
-            23 TensorCopy Kernel CopyFields,
-            24 TensorCopyDynamicSrc Kernel Raw,
-            25 TensorCopyDynamicDst Kernel Raw,
-            26 IndirectCopy Kernel IndirectCopyFields,
-            27 TensorReduce Kernel TensorReduceFields,
-            28 TensorScalar Kernel TensorScalarFields,
-            29 TensorScalarPtr Kernel TensorScalarPtrFields,
-            30 TensorScalarCache Kernel TensorScalarCacheFields,
-            31 TensorTensor Kernel TensorTensorFields,
-            32 DMACopy Kernel DmaCopyFields,
-            33 GPSIMDSB2SB Kernel Raw,
-            34 BNStats Kernel Raw,
-            35 BNStatsAggregate Kernel Raw,
-            36 BNGradients Kernel Raw,
-            37 BNBackprop Kernel Raw,
-            38 BNBackprop2 Kernel Raw,
-            39 StreamShuffle Kernel StreamShuffleFields,
-            40 StreamTranspose Kernel NoFields,
-            41 ReadVarAddr Kernel Raw,
-            42 GenericIndirectLoad Kernel GenericIndirectFields,
-            43 IndirectLoad Kernel DmaFields,
-            44 GenericIndirectSave Kernel GenericIndirectFields,
-            45 IndirectSave Kernel DmaFields,
-            46 IndirectSaveAccumulate Kernel IndirectSaveAccumulateFields,
-            47 Collective Base Raw,
-            48 CollectiveCompute Kernel Raw,
-            49 CollectiveSend Kernel Raw,
-            50 CollectiveRecv Kernel Raw,
-            51 Select Kernel NoFields,
-            52 CopyPredicated Kernel CopyPredicatedFields,
-            53 CustomOp Kernel Raw,
-            54 BIRKernel Kernel Raw,
-            55 NKIKernel Kernel Raw,
-            56 NKIKLIRKernel Base Raw,
-            57 DevicePrint Kernel Raw,
-            58 GetRandState Kernel Raw,
-            59 SetRandState Kernel NoFields,
-            60 Rand Kernel Raw,
-            61 Iota Kernel IotaFields,
-            62 TensorScalarAffineSelect Kernel AffineSelectFields,
-            63 RangeSelect Kernel Raw,
-            64 GetSequenceBounds Kernel Raw,
-            65 Dropout Kernel Raw,
-            66 GetCurProcessingRankID Kernel Raw,
-            67 DMATrigger Kernel DmaTriggerFields,
-            68 DMADescriptor Base Raw,
-            69 DMADescriptorCopy Kernel DmaDescriptorFields,
-            70 DMADescriptorCCE Kernel DmaDescriptorFields,
-            71 DMADescriptorTranspose Kernel DmaDescriptorFields,
-            72 DMADescriptorReplicate Kernel DmaDescriptorFields,
-            73 RegisterAlu Kernel Raw,
-            74 RegisterMove Kernel Raw,
-            75 TensorLoad Kernel Raw,
-            76 TensorSave Kernel Raw,
-            77 Terminator Base Raw,
-            78 CompareAndBranch Kernel Raw,
-            79 UnconditionalBranch Kernel Raw,
-            80 BranchHint Kernel Raw,
-            81 Return Kernel Raw,
-            82 Exit Kernel Raw,
-            83 Break Kernel Raw,
-            84 Call Kernel Raw,
-            85 SwitchQueueInstance Kernel Raw,
-            86 ResetQueueInstance Kernel Raw,
-            87 CoreBarrier Kernel Raw,
-            88 Max Kernel Raw,
-            89 MaxIndex Kernel Raw,
-            90 MatchReplace Kernel Raw,
-            91 MaxIndexAndMatchReplace Kernel Raw,
-            92 Gather Kernel NoFields,
-            93 InlineASMBytes Base Raw,
-            94 TensorCompletion Kernel Raw,
-            95 MatmultMx Kernel Raw,
-            96 QuantizeMx Kernel Raw,
-            97 Rand2 Kernel Raw,
-            98 RandSetState Kernel Raw,
-            99 RandGetState Kernel Raw,
-            100 Rng Base Raw,
-            101 ActivationReadAccumulator Kernel Raw,
-            102 DveReadAccumulator Kernel Raw,
-            103 Exponential Kernel Raw,
-            104 NonzeroWithCount Base Raw,
-            105 Loop Control Raw,
-            106 DynamicForLoop Control Raw,
-            107 DMABlock Kernel DmaBlockFields,
-            108 DoWhile Control Raw,
-            109 TongaReduceMacroSymbolic Kernel Raw,
+            0 Generic Base Raw UNCHECKED,
+            1 GenericCopy Kernel CopyFields UNARY,
+            2 GenericRelu Base Raw UNCHECKED,
+            3 AbstractCopy Kernel CopyFields UNARY,
+            4 Activation Kernel ActivationFields SCALAR_PTR,
+            5 ReadActivationAccumulator Kernel Raw UNCHECKED,
+            6 LoadActFuncSet Kernel Raw UNCHECKED,
+            7 MatmultBase Base Raw UNCHECKED,
+            8 Matmult Kernel MatmultFields BINARY,
+            9 MatmultSparse Kernel Raw UNCHECKED,
+            10 Memset Kernel MemsetFields FILL,
+            11 GetGlobalRankId Kernel Raw UNCHECKED,
+            12 NoOp NoOp Raw UNCHECKED,
+            13 EventSemaphore NoOp Raw UNCHECKED,
+            14 GroupResetSemaphores Kernel Raw UNCHECKED,
+            15 AllEngineBarrier NoOp Raw UNCHECKED,
+            16 Drain Kernel Raw UNCHECKED,
+            17 Halt Kernel Raw UNCHECKED,
+            18 DMA Base Raw UNCHECKED,
+            19 Load Kernel DmaFields UNARY,
+            20 Pool Kernel PoolFields UNARY,
+            21 Reciprocal Kernel Raw UNCHECKED,
+            22 Save Kernel DmaFields UNARY,
+            23 TensorCopy Kernel CopyFields UNARY,
+            24 TensorCopyDynamicSrc Kernel Raw UNCHECKED,
+            25 TensorCopyDynamicDst Kernel Raw UNCHECKED,
+            26 IndirectCopy Kernel IndirectCopyFields BINARY,
+            27 TensorReduce Kernel TensorReduceFields UNARY,
+            28 TensorScalar Kernel TensorScalarFields UNARY,
+            29 TensorScalarPtr Kernel TensorScalarPtrFields SCALAR_PTR,
+            30 TensorScalarCache Kernel TensorScalarCacheFields CACHE,
+            31 TensorTensor Kernel TensorTensorFields BINARY,
+            32 DMACopy Kernel DmaCopyFields DMA_COPY,
+            33 GPSIMDSB2SB Kernel Raw UNCHECKED,
+            34 BNStats Kernel Raw UNCHECKED,
+            35 BNStatsAggregate Kernel Raw UNCHECKED,
+            36 BNGradients Kernel Raw UNCHECKED,
+            37 BNBackprop Kernel Raw UNCHECKED,
+            38 BNBackprop2 Kernel Raw UNCHECKED,
+            39 StreamShuffle Kernel StreamShuffleFields UNARY,
+            40 StreamTranspose Kernel NoFields UNARY,
+            41 ReadVarAddr Kernel Raw UNCHECKED,
+            42 GenericIndirectLoad Kernel GenericIndirectFields GENERIC_INDIRECT,
+            43 IndirectLoad Kernel DmaFields BINARY,
+            44 GenericIndirectSave Kernel GenericIndirectFields GENERIC_INDIRECT,
+            45 IndirectSave Kernel DmaFields BINARY,
+            46 IndirectSaveAccumulate Kernel IndirectSaveAccumulateFields BINARY,
+            47 Collective Base Raw UNCHECKED,
+            48 CollectiveCompute Kernel Raw UNCHECKED,
+            49 CollectiveSend Kernel Raw UNCHECKED,
+            50 CollectiveRecv Kernel Raw UNCHECKED,
+            51 Select Kernel NoFields SELECT,
+            52 CopyPredicated Kernel CopyPredicatedFields PREDICATED,
+            53 CustomOp Kernel Raw UNCHECKED,
+            54 BIRKernel Kernel Raw UNCHECKED,
+            55 NKIKernel Kernel Raw UNCHECKED,
+            56 NKIKLIRKernel Base Raw UNCHECKED,
+            57 DevicePrint Kernel Raw UNCHECKED,
+            58 GetRandState Kernel Raw UNCHECKED,
+            59 SetRandState Kernel NoFields ANY_IN,
+            60 Rand Kernel Raw UNCHECKED,
+            61 Iota Kernel IotaFields FILL,
+            62 TensorScalarAffineSelect Kernel AffineSelectFields UNARY,
+            63 RangeSelect Kernel Raw UNCHECKED,
+            64 GetSequenceBounds Kernel Raw UNCHECKED,
+            65 Dropout Kernel Raw UNCHECKED,
+            66 GetCurProcessingRankID Kernel Raw UNCHECKED,
+            67 DMATrigger Kernel DmaTriggerFields NO_OPERANDS,
+            68 DMADescriptor Base Raw UNCHECKED,
+            69 DMADescriptorCopy Kernel DmaDescriptorFields UNARY,
+            70 DMADescriptorCCE Kernel DmaDescriptorFields VARIADIC,
+            71 DMADescriptorTranspose Kernel DmaDescriptorFields UNARY,
+            72 DMADescriptorReplicate Kernel DmaDescriptorFields UNARY,
+            73 RegisterAlu Kernel Raw UNCHECKED,
+            74 RegisterMove Kernel Raw UNCHECKED,
+            75 TensorLoad Kernel Raw UNCHECKED,
+            76 TensorSave Kernel Raw UNCHECKED,
+            77 Terminator Base Raw UNCHECKED,
+            78 CompareAndBranch Kernel Raw UNCHECKED,
+            79 UnconditionalBranch Kernel Raw UNCHECKED,
+            80 BranchHint Kernel Raw UNCHECKED,
+            81 Return Kernel Raw UNCHECKED,
+            82 Exit Kernel Raw UNCHECKED,
+            83 Break Kernel Raw UNCHECKED,
+            84 Call Kernel Raw UNCHECKED,
+            85 SwitchQueueInstance Kernel Raw UNCHECKED,
+            86 ResetQueueInstance Kernel Raw UNCHECKED,
+            87 CoreBarrier Kernel Raw UNCHECKED,
+            88 Max Kernel Raw UNCHECKED,
+            89 MaxIndex Kernel Raw UNCHECKED,
+            90 MatchReplace Kernel Raw UNCHECKED,
+            91 MaxIndexAndMatchReplace Kernel Raw UNCHECKED,
+            92 Gather Kernel NoFields BINARY,
+            93 InlineASMBytes Base Raw UNCHECKED,
+            94 TensorCompletion Kernel Raw UNCHECKED,
+            95 MatmultMx Kernel Raw UNCHECKED,
+            96 QuantizeMx Kernel Raw UNCHECKED,
+            97 Rand2 Kernel Raw UNCHECKED,
+            98 RandSetState Kernel Raw UNCHECKED,
+            99 RandGetState Kernel Raw UNCHECKED,
+            100 Rng Base Raw UNCHECKED,
+            101 ActivationReadAccumulator Kernel Raw UNCHECKED,
+            102 DveReadAccumulator Kernel Raw UNCHECKED,
+            103 Exponential Kernel Raw UNCHECKED,
+            104 NonzeroWithCount Base Raw UNCHECKED,
+            105 Loop Control Raw UNCHECKED,
+            106 DynamicForLoop Control Raw UNCHECKED,
+            107 DMABlock Kernel DmaBlockFields NO_OPERANDS,
+            108 DoWhile Control Raw UNCHECKED,
+            109 TongaReduceMacroSymbolic Kernel Raw UNCHECKED,
         }
     };
 }
 
+/// `true` for the `Raw` payload (an unmodelled opcode), `false` for any other payload type.
+macro_rules! is_raw {
+    (Raw) => {
+        true
+    };
+    ($other:ident) => {
+        false
+    };
+}
+
 macro_rules! define_opcodes {
-    ($($ord:literal $name:ident $cat:ident $payload:ident,)*) => {
+    ($($ord:literal $name:ident $cat:ident $payload:ident $sig:ident,)*) => {
         /// A BIR instruction type. The discriminant is the reference ordinal (re-facts §5).
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
         #[repr(u8)]
-        #[allow(clippy::upper_case_acronyms, reason = "names are the BIR JSON opcode strings")]
         pub enum Opcode {
             $(
                 #[doc = concat!("`", stringify!($name), "` (ordinal ", stringify!($ord), ").")]
@@ -198,14 +210,19 @@ macro_rules! define_opcodes {
             /// True when this crate decodes the opcode's own fields into a typed payload.
             pub fn is_modelled(self) -> bool {
                 match self {
-                    $(Self::$name => !matches!(stringify!($payload).as_bytes(), b"Raw"),)*
+                    $(Self::$name => !is_raw!($payload),)*
+                }
+            }
+            /// The operand signature validation checks (the list's signature column).
+            pub(crate) fn signature(self) -> Signature {
+                match self {
+                    $(Self::$name => signature::$sig,)*
                 }
             }
         }
 
         /// An instruction's opcode together with its typed fields: one variant per opcode.
         #[derive(Clone, Debug, PartialEq)]
-        #[allow(clippy::upper_case_acronyms, reason = "names are the BIR JSON opcode strings")]
         pub enum Op {
             $(
                 #[doc = concat!("`", stringify!($name), "`.")]
@@ -229,5 +246,19 @@ for_each_opcode!(define_opcodes);
 impl std::fmt::Display for Opcode {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::signature::Signature;
+
+    /// The signature column is filled in exactly for the modelled opcodes.
+    #[test]
+    fn signature_column_matches_the_payload_column() {
+        for &op in <Opcode as BirEnum>::ALL {
+            assert_eq!(op.is_modelled(), op.signature() != Signature::Unchecked, "{op}");
+        }
     }
 }

@@ -232,7 +232,8 @@ pub struct IndirectSaveAccumulateFields {
 pub struct GenericIndirectFields {
     /// Queue fields.
     pub dma: DmaFields,
-    /// The AP axis each index operand drives, in operand order.
+    /// The table-AP dim each index operand drives, in operand order (the table is `ins[0]` of a
+    /// load, `outs[0]` of a save); its level is [`AccessPattern::level_of`](crate::AccessPattern::level_of).
     pub indirect_dims: Vec<IndirectDim>,
     /// The reduce op on write (Save only; bypass = overwrite).
     pub op: AluOp,

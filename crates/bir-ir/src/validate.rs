@@ -5,8 +5,11 @@
 //! Checked: memory placement (SB/PSUM start partitions 0/32/64/96, partition and byte ranges per
 //! arch), a configurable cap on the memory a program can make us allocate, loop strides, every
 //! opcode's operand counts and kinds (docs/bir-json.md), dtype rules, AP rank and shape (seed 000
-//! §1.3; a negative partition step asserts in the reference, re-facts §6), and that every static
-//! access stays inside its memory location, with checked arithmetic throughout.
+//! §1.3; a negative partition step asserts in the reference, re-facts §6), that dynamic offsets
+//! and GenericIndirect dims name a real level by the one dim-letter rule
+//! ([`AccessPattern::level_of`], docs/bir-json.md "Dim letters"), index dtypes (seed 000 §6.1,
+//! §7), and that every static access stays inside its memory location, with checked arithmetic
+//! throughout.
 
 use crate::alu::AluOp;
 use crate::ap::{AccessPattern, MAX_AP_DIMS, OffsetSource, Operand};
@@ -15,6 +18,7 @@ use crate::dtype::Dtype;
 use crate::enums::*;
 use crate::opcode::{Op, Opcode};
 use crate::program::*;
+use crate::signature::{Sig, Signature, Slot};
 use std::collections::HashMap;
 
 /// Limits for validation.
@@ -66,69 +70,17 @@ struct Validator<'o> {
     opts: &'o ValidateOptions,
 }
 
-/// What an operand position accepts.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Slot {
-    /// A `physical_ap`.
-    Ap,
-    /// A `physical_ap` or an `imm_value`.
-    ApOrImm,
-    /// Anything.
-    Any,
-}
-
-/// An opcode's operand signature: fixed leading slots (the first `min_ins` required), then
-/// optionally any number of `rest` slots.
-struct Sig {
-    ins: &'static [Slot],
-    min_ins: usize,
-    rest: Option<Slot>,
-    outs: &'static [Slot],
-}
-
-const fn sig(ins: &'static [Slot], min_ins: usize, outs: &'static [Slot]) -> Sig {
-    Sig { ins, min_ins, rest: None, outs }
-}
-
-const fn variadic(ins: &'static [Slot], rest: Slot, outs: &'static [Slot]) -> Sig {
-    Sig { ins, min_ins: ins.len(), rest: Some(rest), outs }
-}
-
-use Slot::{Any, Ap, ApOrImm};
-
-/// The operand signature of a modelled opcode (docs/bir-json.md "Operand order").
+/// The operand signature of an instruction: its opcode's signature column (opcode.rs), with
+/// DMACopy's resolved by its mode.
 fn signature(op: &Op) -> Option<Sig> {
-    Some(match op {
-        Op::GenericCopy(_) | Op::AbstractCopy(_) | Op::TensorCopy(_) | Op::Load(_) | Op::Save(_) => {
-            sig(&[Ap], 1, &[Ap])
-        }
-        Op::TensorScalar(_) | Op::TensorReduce(_) | Op::Pool(_) | Op::TensorScalarAffineSelect(_) => {
-            sig(&[Ap], 1, &[Ap])
-        }
-        Op::StreamShuffle(_) | Op::StreamTranspose(_) => sig(&[Ap], 1, &[Ap]),
-        Op::TensorScalarPtr(_) => sig(&[Ap, ApOrImm, ApOrImm], 1, &[Ap]),
-        Op::TensorScalarCache(_) => sig(&[Ap, ApOrImm], 1, &[Ap]),
-        Op::TensorTensor(_) | Op::Matmult(_) => sig(&[Ap, Ap], 2, &[Ap]),
-        Op::Iota(_) | Op::Memset(_) => sig(&[], 0, &[Ap]),
-        Op::DMACopy(f) if f.mode == CopyMode::Cce => variadic(&[Ap], Ap, &[Ap]),
-        Op::DMACopy(_) => sig(&[Ap], 1, &[Ap]),
-        Op::DMADescriptorCCE(_) => variadic(&[Ap], Ap, &[Ap]),
-        Op::DMADescriptorCopy(_) | Op::DMADescriptorTranspose(_) | Op::DMADescriptorReplicate(_) => {
-            sig(&[Ap], 1, &[Ap])
-        }
-        Op::Select(_) => sig(&[Ap, ApOrImm, ApOrImm], 3, &[Ap]),
-        Op::CopyPredicated(_) => sig(&[ApOrImm, Ap], 2, &[Ap]),
-        Op::IndirectCopy(_)
-        | Op::IndirectLoad(_)
-        | Op::IndirectSave(_)
-        | Op::IndirectSaveAccumulate(_)
-        | Op::Gather(_) => sig(&[Ap, Ap], 2, &[Ap]),
-        Op::GenericIndirectLoad(_) | Op::GenericIndirectSave(_) => variadic(&[Ap, Ap], Ap, &[Ap]),
-        Op::DMATrigger(_) | Op::DMABlock(_) => sig(&[], 0, &[]),
-        Op::Activation(_) => sig(&[Ap, ApOrImm, ApOrImm], 1, &[Ap]),
-        Op::SetRandState(_) => sig(&[Any], 1, &[]),
-        _ => return None,
-    })
+    match op.opcode().signature() {
+        Signature::Unchecked => None,
+        Signature::Fixed(s) => Some(s),
+        Signature::ByCopyMode { plain, cce } => match op {
+            Op::DMACopy(f) if f.mode == CopyMode::Cce => Some(cce),
+            _ => Some(plain),
+        },
+    }
 }
 
 impl Validator<'_> {
@@ -293,12 +245,12 @@ impl Validator<'_> {
         for (k, a) in got.iter().enumerate() {
             let Some(slot) = slots.get(k).copied().or(rest) else { break };
             let ok = match slot {
-                Ap => matches!(a, Operand::Ap(_)),
-                ApOrImm => matches!(a, Operand::Ap(_) | Operand::Imm { .. }),
-                Any => true,
+                Slot::Ap => matches!(a, Operand::Ap(_)),
+                Slot::ApOrImm => matches!(a, Operand::Ap(_) | Operand::Imm { .. }),
+                Slot::Any => true,
             };
             if !ok {
-                let want = if slot == Ap { "a physical_ap" } else { "a physical_ap or an imm_value" };
+                let want = if slot == Slot::Ap { "a physical_ap" } else { "a physical_ap or an imm_value" };
                 self.err(
                     ErrorKind::OperandKind,
                     &format!("{list}[{k}].kind"),
@@ -361,19 +313,28 @@ impl Validator<'_> {
                     format!("must be at least 1, found {}", d.max_index),
                 );
             }
-            if d.indirect_dim as usize >= ap.pairs.len() {
+            if ap.level_of(d.indirect_dim).is_none() {
                 self.err(
                     ErrorKind::BadField,
                     &format!("{field}.indirect_dim"),
-                    format!(
-                        "dim {} does not exist in a {}-level access pattern",
-                        d.indirect_dim,
-                        ap.pairs.len()
-                    ),
+                    padded_dim_message(d.indirect_dim, ap),
                 );
             }
             match &d.source {
-                OffsetSource::Vector(v) => self.ap(&format!("{field}.vector_offset"), v, f),
+                OffsetSource::Vector(v) => {
+                    // The HW-DGE index vector is read as uint16 (seed 000 §7; fidelity J32).
+                    if v.dtype != Dtype::Uint16 {
+                        self.err(
+                            ErrorKind::Dtype,
+                            &format!("{field}.vector_offset.dtype"),
+                            format!(
+                                "vector offset (index) dtype must be uint16 (seed 000 §7), found {}",
+                                v.dtype
+                            ),
+                        );
+                    }
+                    self.ap(&format!("{field}.vector_offset"), v, f)
+                }
                 OffsetSource::Scalar(s) => self.ap(&format!("{field}.scalar_offset"), s, f),
                 OffsetSource::Register(_) => {}
             }
@@ -425,14 +386,18 @@ impl Validator<'_> {
                         ),
                     );
                 }
-                if !matches!(
-                    c.acc,
-                    EngineAccumulationType::LoadAccumulate | EngineAccumulationType::ZeroAccumulate
-                ) {
+                // ZeroAccumulate / LoadAccumulate initialise the per-partition cache; Idle, Zero and
+                // Accumulate continue from the running cache of the previous instance (seed 000 §4;
+                // NKI chains a reset_reduce call with a reduce = Accumulate call; fidelity J33).
+                // AddAccumulate has no TensorScalarCache meaning in any source.
+                if c.acc == EngineAccumulationType::AddAccumulate {
                     self.err(
                         ErrorKind::BadField,
                         "acc",
-                        format!("acc must be ZeroAccumulate or LoadAccumulate, found {}", c.acc),
+                        format!(
+                            "acc must be Idle, Zero, Accumulate, ZeroAccumulate or LoadAccumulate, found {}",
+                            c.acc
+                        ),
                     );
                 }
                 if let Some(Operand::Imm { dtype, .. }) = i.ins.get(1)
@@ -466,15 +431,7 @@ impl Validator<'_> {
             }
             Op::StreamTranspose(_) => self.same_dtype(i, "StreamTranspose does not support cast"),
             Op::IndirectLoad(_) | Op::IndirectSave(_) | Op::IndirectSaveAccumulate(_) => {
-                if let Some(d) = dtype_of(1)
-                    && !matches!(d, Dtype::Int32 | Dtype::Uint64 | Dtype::Int64)
-                {
-                    self.err(
-                        ErrorKind::Dtype,
-                        "ins[1].dtype",
-                        format!("index dtype must be int32, uint64 or int64 (seed 000 §6.1), found {d}"),
-                    );
-                }
+                self.index_dtype(i, 1);
                 if i.opcode() == Opcode::IndirectLoad
                     && let Some(last) = i.out_ap(0).and_then(|a| a.pairs.last())
                     && last.step != 1
@@ -494,6 +451,9 @@ impl Validator<'_> {
             }
             Op::GenericIndirectLoad(g) | Op::GenericIndirectSave(g) => {
                 let indices = i.ins.len().saturating_sub(1);
+                for k in 1..i.ins.len() {
+                    self.index_dtype(i, k);
+                }
                 if g.indirect_dims.len() != indices {
                     self.err(
                         ErrorKind::BadField,
@@ -503,6 +463,20 @@ impl Validator<'_> {
                             g.indirect_dims.len()
                         ),
                     );
+                }
+                // The indexed AP: the table, ins[0] for a load, outs[0] for a save (seed 000 §6.2).
+                let table = if i.opcode() == Opcode::GenericIndirectLoad { i.in_ap(0) } else { i.out_ap(0) };
+                // A table AP of the wrong rank already has its own error.
+                if let Some(table) = table.filter(|t| (1..=MAX_AP_DIMS).contains(&t.pairs.len())) {
+                    for (k, &dim) in g.indirect_dims.iter().enumerate() {
+                        if table.level_of(dim).is_none() {
+                            self.err(
+                                ErrorKind::BadField,
+                                &format!("indirect_dims[{k}]"),
+                                padded_dim_message(dim, table),
+                            );
+                        }
+                    }
                 }
                 if i.opcode() == Opcode::GenericIndirectSave {
                     self.reduce_op("op", g.op);
@@ -585,6 +559,20 @@ impl Validator<'_> {
         }
     }
 
+    /// The Load/Save-family index operand `ins[k]` holds int32, uint64 or int64 (seed 000 §6.1:
+    /// any other dtype throws "…must be uint64"; fidelity J10/J32).
+    fn index_dtype(&mut self, i: &Instruction, k: usize) {
+        if let Some(d) = i.in_ap(k).map(|a| a.dtype)
+            && !matches!(d, Dtype::Int32 | Dtype::Uint64 | Dtype::Int64)
+        {
+            self.err(
+                ErrorKind::Dtype,
+                &format!("ins[{k}].dtype"),
+                format!("index dtype must be int32, uint64 or int64 (seed 000 §6.1), found {d}"),
+            );
+        }
+    }
+
     fn same_dtype(&mut self, i: &Instruction, message: &str) {
         if let (Some(a), Some(b)) = (i.in_ap(0), i.out_ap(0))
             && a.dtype != b.dtype
@@ -608,6 +596,22 @@ impl Validator<'_> {
             );
         }
     }
+}
+
+/// Why `dim` cannot be indexed on `ap`: it is a padded size-1 dim (the dim-letter rule of
+/// [`AccessPattern::level_of`], docs/bir-json.md "Dim letters").
+fn padded_dim_message(dim: IndirectDim, ap: &AccessPattern) -> String {
+    let n = ap.pairs.len();
+    let named: Vec<String> = [IndirectDim::W, IndirectDim::Z, IndirectDim::Y, IndirectDim::X]
+        .into_iter()
+        .filter(|&d| ap.level_of(d).is_some())
+        .map(|d| d.to_string())
+        .collect();
+    format!(
+        "dim {dim} is a padded size-1 dim of a {n}-level access pattern, which has only {} \
+         (docs/bir-json.md \"Dim letters\")",
+        named.join(", ")
+    )
 }
 
 fn geometry(loc: &MemoryLocation) -> String {

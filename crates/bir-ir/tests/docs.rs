@@ -1,6 +1,6 @@
 //! docs/bir-json.md is part of the contract: every opcode is listed, and every example loads and
 //! validates with the opcode its heading names.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+#![expect(clippy::unwrap_used, reason = "test code")]
 
 use bir_ir::{BirEnum, Opcode, ValidateOptions, json, validate};
 

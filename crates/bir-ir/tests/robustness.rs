@@ -1,7 +1,7 @@
 //! No input makes the loader or validator panic: every truncation of real dumps, and thousands of
 //! random mutations of their JSON trees, come back as `Ok` or a located error. A program that
 //! loads and validates after mutation must still round-trip.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+#![expect(clippy::unwrap_used, clippy::expect_used, reason = "test code")]
 
 use bir_ir::{ErrorKind, ValidateOptions, json, validate};
 use serde_json::Value;

@@ -1,6 +1,6 @@
 //! Loading, validating and round-tripping real-shaped dumps (the example of bir-json.md and a
 //! dump exercising every modelled opcode).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+#![expect(clippy::unwrap_used, clippy::panic, reason = "test code")]
 
 use bir_ir::{AccessPattern, AluOp, ApPair, Dtype, MemoryType, Op, Opcode, ValidateOptions, json, validate};
 

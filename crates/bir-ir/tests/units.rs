@@ -1,5 +1,5 @@
 //! Hand-worked cases for loop trip counts, static AP extents and the JSON number spellings.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+#![expect(clippy::unwrap_used, reason = "test code")]
 
 use bir_ir::*;
 use rstest::rstest;

@@ -19,7 +19,7 @@ pub(crate) trait OpFields: Sized {
 }
 
 macro_rules! dispatch {
-    ($($ord:literal $name:ident $cat:ident $payload:ident,)*) => {
+    ($($ord:literal $name:ident $cat:ident $payload:ident $sig:ident,)*) => {
         /// Reads the fields of `opcode` from an instruction object.
         pub(crate) fn read_op(opcode: Opcode, o: &Obj<'_>, cx: &mut Cx) -> Op {
             match opcode {

@@ -283,7 +283,7 @@ impl Cx {
     }
 
     /// An fp32 field: the JSON value rounded to nearest f32, as the reference's float fields hold.
-    #[allow(clippy::cast_possible_truncation, reason = "fp32 fields round by design")]
+    #[expect(clippy::cast_possible_truncation, reason = "fp32 fields round by design")]
     pub(crate) fn float32(&mut self, v: &Value, path: &str) -> Option<f32> {
         self.float(v, path).map(|f| f as f32)
     }

@@ -34,7 +34,7 @@ pub(crate) fn float_value(f: f32) -> Value {
         return if f > 0.0 { "inf" } else { "-inf" }.into();
     }
     let short: f64 = f.to_string().parse().unwrap_or(f64::from(f));
-    #[allow(clippy::cast_possible_truncation, reason = "checking the f32 round trip")]
+    #[expect(clippy::cast_possible_truncation, reason = "checking the f32 round trip")]
     let exact = if short as f32 == f { short } else { f64::from(f) };
     serde_json::Number::from_f64(exact).map_or(Value::Null, Value::Number)
 }

@@ -1,0 +1,78 @@
+//! Operand signatures: what each modelled opcode takes in `ins` and `outs` (docs/bir-json.md
+//! "Operand order", fidelity J19). Each opcode's signature is a column of the one opcode list
+//! (`for_each_opcode!` in opcode.rs); the constants here are the values that column names.
+
+/// What an operand position accepts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Slot {
+    /// A `physical_ap`.
+    Ap,
+    /// A `physical_ap` or an `imm_value`.
+    ApOrImm,
+    /// Anything.
+    Any,
+}
+
+/// Fixed leading `ins` slots (the first `min_ins` required), then optionally any number of
+/// `rest` slots; `outs` is exactly `outs`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Sig {
+    pub(crate) ins: &'static [Slot],
+    pub(crate) min_ins: usize,
+    pub(crate) rest: Option<Slot>,
+    pub(crate) outs: &'static [Slot],
+}
+
+/// An opcode's signature column.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Signature {
+    /// An unmodelled opcode (fields kept verbatim): its operands are not checked.
+    Unchecked,
+    /// Always this signature.
+    Fixed(Sig),
+    /// `DMACopy`: `cce` in CopyMode CCE (N inputs), `plain` in every other mode.
+    ByCopyMode {
+        /// Copy, Transpose, Replicate, Dynamic.
+        plain: Sig,
+        /// CCE.
+        cce: Sig,
+    },
+}
+
+use Slot::{Any, Ap, ApOrImm};
+
+const fn sig(ins: &'static [Slot], min_ins: usize, outs: &'static [Slot]) -> Sig {
+    Sig { ins, min_ins, rest: None, outs }
+}
+
+const fn variadic(ins: &'static [Slot], rest: Slot, outs: &'static [Slot]) -> Sig {
+    Sig { ins, min_ins: ins.len(), rest: Some(rest), outs }
+}
+
+/// Unmodelled: not checked.
+pub(crate) const UNCHECKED: Signature = Signature::Unchecked;
+/// `[AP] → [AP]`.
+pub(crate) const UNARY: Signature = Signature::Fixed(sig(&[Ap], 1, &[Ap]));
+/// `[AP, AP] → [AP]`.
+pub(crate) const BINARY: Signature = Signature::Fixed(sig(&[Ap, Ap], 2, &[Ap]));
+/// `[AP, AP, …] → [AP]` (at least one input).
+pub(crate) const VARIADIC: Signature = Signature::Fixed(variadic(&[Ap], Ap, &[Ap]));
+/// `[data AP, s0?, s1?] → [AP]`, each scalar an AP or an immediate.
+pub(crate) const SCALAR_PTR: Signature = Signature::Fixed(sig(&[Ap, ApOrImm, ApOrImm], 1, &[Ap]));
+/// `[data AP, init?] → [AP]` (TensorScalarCache).
+pub(crate) const CACHE: Signature = Signature::Fixed(sig(&[Ap, ApOrImm], 1, &[Ap]));
+/// `[] → [AP]`.
+pub(crate) const FILL: Signature = Signature::Fixed(sig(&[], 0, &[Ap]));
+/// `[pred AP, on_true, on_false] → [AP]`.
+pub(crate) const SELECT: Signature = Signature::Fixed(sig(&[Ap, ApOrImm, ApOrImm], 3, &[Ap]));
+/// `[src, pred AP] → [AP]`.
+pub(crate) const PREDICATED: Signature = Signature::Fixed(sig(&[ApOrImm, Ap], 2, &[Ap]));
+/// `[table or values AP, index AP, index AP…] → [AP]`.
+pub(crate) const GENERIC_INDIRECT: Signature = Signature::Fixed(variadic(&[Ap, Ap], Ap, &[Ap]));
+/// `[] → []`.
+pub(crate) const NO_OPERANDS: Signature = Signature::Fixed(sig(&[], 0, &[]));
+/// `[anything] → []`.
+pub(crate) const ANY_IN: Signature = Signature::Fixed(sig(&[Any], 1, &[]));
+/// DMACopy: `[AP] → [AP]`, or `[AP, AP, …] → [AP]` in CCE mode.
+pub(crate) const DMA_COPY: Signature =
+    Signature::ByCopyMode { plain: sig(&[Ap], 1, &[Ap]), cce: variadic(&[Ap], Ap, &[Ap]) };
