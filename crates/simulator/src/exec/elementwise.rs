@@ -7,7 +7,7 @@
 //! An accumulating TensorTensor folds its result into the output through the shared accumulate
 //! (`doEngineAccumReduce`, §2.3).
 
-use super::operand::pieces;
+use super::operand::{adds, pieces};
 use super::{Arg, Res, Simulator, Written, fault, not_implemented};
 use crate::fault::{FaultCause, Slot};
 use bir_ir::ops::{TensorScalarFields, TensorScalarPtrFields, TensorTensorFields};
@@ -150,11 +150,6 @@ fn is_bitvec(ops: &[AluOp]) -> bool {
 #[cold]
 fn op_error(field: &'static str) -> impl FnOnce(numerics::NumericsError) -> super::Stop {
     move |error| FaultCause::Op { field, error }.into()
-}
-
-/// The accumulation an instruction asks of its output, if it adds into it.
-fn adds(acc: Option<EngineAccumulationType>) -> Option<EngineAccumulationType> {
-    acc.filter(|a| matches!(a, EngineAccumulationType::Accumulate | EngineAccumulationType::AddAccumulate))
 }
 
 impl<'p> Simulator<'p> {
@@ -453,22 +448,6 @@ impl<'p> Simulator<'p> {
         })();
         self.pool.give_f32(x);
         self.pool.give_f32(y);
-        r
-    }
-
-    /// Writes fp32 results, or accumulates them into the output when `acc` asks to.
-    pub(crate) fn finish_f32(
-        &mut self,
-        out: Arg<'_>,
-        vals: &[f32],
-        acc: Option<EngineAccumulationType>,
-        regions: &mut Written,
-    ) -> Res<()> {
-        let Some(acc) = acc else { return self.write_f32(out, vals, regions) };
-        let mut bytes = self.pool.take();
-        bytes.extend(vals.iter().flat_map(|v| v.to_le_bytes()));
-        let r = self.accumulate(out, acc, Dtype::Float32, &bytes, regions);
-        self.pool.give(bytes);
         r
     }
 }

@@ -280,6 +280,22 @@ impl<'p> Simulator<'p> {
         r
     }
 
+    /// Writes fp32 results, or accumulates them into the output when `acc` asks to.
+    pub(crate) fn finish_f32(
+        &mut self,
+        out: Arg<'_>,
+        vals: &[f32],
+        acc: Option<EngineAccumulationType>,
+        regions: &mut Written,
+    ) -> Res<()> {
+        let Some(acc) = acc else { return self.write_f32(out, vals, regions) };
+        let mut bytes = self.pool.take();
+        bytes.extend(vals.iter().flat_map(|v| v.to_le_bytes()));
+        let r = self.accumulate(out, acc, Dtype::Float32, &bytes, regions);
+        self.pool.give(bytes);
+        r
+    }
+
     /// Whether any output shares bytes with any input such that a chunked pass (read a piece,
     /// write a piece) could read bytes it already wrote. Identical APs whose elements are all
     /// distinct are safe (every element is read before its own write, and by nobody else).
@@ -336,6 +352,12 @@ impl<'p> Simulator<'p> {
         let start = layout.origin() + run.start as usize * size;
         Ok(Some(start..start + run.len as usize * size))
     }
+}
+
+/// The accumulation an instruction's `acc` asks of its output, if it adds into it
+/// (`Accumulate`, `AddAccumulate`; seed 000 §2.3, §3.1).
+pub(crate) fn adds(acc: Option<EngineAccumulationType>) -> Option<EngineAccumulationType> {
+    acc.filter(|a| matches!(a, EngineAccumulationType::Accumulate | EngineAccumulationType::AddAccumulate))
 }
 
 /// True when no two elements of the AP share an address (a sufficient test: sorted by |step|,

@@ -6,10 +6,11 @@
 //! within its output (a left fold; never reassociated), dispatched once on the op into a
 //! monomorphic loop.
 
+use super::operand::adds;
 use super::{Arg, Res, Simulator, Written, fault};
 use crate::fault::FaultCause;
 use bir_ir::ops::{PoolFields, TensorReduceFields};
-use bir_ir::{AluOp, AxisListType, Dtype, EngineAccumulationType, Instruction, PoolFunctionType};
+use bir_ir::{AluOp, AxisListType, Dtype, Instruction, PoolFunctionType};
 use numerics::alu::{F32Op, F32Visitor, I32Op, I32Visitor, ts_int_ops, ts_ops};
 use std::marker::PhantomData;
 
@@ -162,13 +163,6 @@ struct Shape {
     cols: bool,
 }
 
-/// Levels a suffix of `letters` dims of a `levels`-level AP covers: X is the last level, Y and Z
-/// the ones before it, and level 0 (W) is never among them (a short AP's missing middle dims are
-/// size 1).
-fn trailing(levels: usize, letters: usize) -> usize {
-    letters.min(levels.saturating_sub(1))
-}
-
 /// Product of `nums`, checked.
 fn product(nums: &[usize]) -> Option<usize> {
     nums.iter().try_fold(1usize, |a, &n| a.checked_mul(n))
@@ -212,11 +206,6 @@ impl I32Visitor for FoldI32<'_> {
             fold_rows(self.v, self.shape.extent, i32::from_le_bytes, c, self.out);
         }
     }
-}
-
-/// The accumulation a reduce asks of its output, if it adds into it.
-fn adds(acc: Option<EngineAccumulationType>) -> Option<EngineAccumulationType> {
-    acc.filter(|a| matches!(a, EngineAccumulationType::Accumulate | EngineAccumulationType::AddAccumulate))
 }
 
 impl<'p> Simulator<'p> {
@@ -340,8 +329,7 @@ impl<'p> Simulator<'p> {
     /// sum times 1/N (seed 000 §3.2).
     pub(crate) fn pool(&mut self, i: &'p Instruction, p: &PoolFields, regions: &mut Written) -> Res<()> {
         let (inp, out) = (self.input(i, 0)?, self.output(i, 0)?);
-        let nums: Vec<usize> = inp.ap.pairs.iter().map(|p| p.num.max(1) as usize).collect();
-        let window = product(&nums[nums.len() - trailing(nums.len(), 2)..]).unwrap_or(1).max(1);
+        let window = pool_window(inp.ap);
         let mut v = self.pool.take_f32();
         let r = self.read_f32(inp, &mut v);
         let res: Vec<f32> = v
@@ -372,24 +360,40 @@ impl<'p> Simulator<'p> {
     }
 }
 
-/// Which elements a TensorReduce folds, from its axis and the input AP's levels.
+/// Which elements a TensorReduce folds, from its axis and the input AP's dim letters
+/// (`AccessPattern::folds_level`, docs/bir-json.md "Dim letters"): a suffix of levels folds
+/// consecutive rows; C folds the partition level alone, as columns.
 fn reduce_shape(inp: Arg<'_>, axis: AxisListType) -> Res<Shape> {
-    let nums: Vec<usize> = inp.ap.pairs.iter().map(|p| p.num.max(1) as usize).collect();
+    let ap = inp.ap;
+    let nums: Vec<usize> = ap.pairs.iter().map(|p| p.num.max(1) as usize).collect();
     let total = inp.elements()?;
-    let levels = nums.len();
-    let extent = match axis {
-        AxisListType::C => {
-            let parts = nums.first().copied().unwrap_or(1);
-            return Ok(Shape { n_out: total / parts, extent: parts, cols: true });
-        }
-        AxisListType::Xyzw | AxisListType::Xyzwc => total,
-        AxisListType::X | AxisListType::Xy | AxisListType::Xyz => {
-            let letters = axis.ordinal() as usize + 1;
-            product(&nums[levels - trailing(levels, letters)..])
-                .ok_or_else(|| inp.access(access_pattern::ApError::Overflow { dim: 0 }))?
-        }
-    };
-    Ok(Shape { n_out: total / extent.max(1), extent: extent.max(1), cols: false })
+    let folded: Vec<bool> = (0..nums.len()).map(|l| ap.folds_level(axis, l)).collect();
+    let first = folded.iter().position(|f| *f).unwrap_or(nums.len());
+    if folded[first..].iter().all(|f| *f) {
+        let extent = product(&nums[first..])
+            .ok_or_else(|| inp.access(access_pattern::ApError::Overflow { dim: first }))?;
+        return Ok(Shape { n_out: total / extent.max(1), extent: extent.max(1), cols: false });
+    }
+    if first == 0 && folded[1..].iter().all(|f| !*f) {
+        let parts = nums[0];
+        return Ok(Shape { n_out: total / parts, extent: parts, cols: true });
+    }
+    fault(FaultCause::Dims {
+        slot: inp.slot,
+        why: "the axis folds levels that are neither a suffix nor the partition level alone",
+    })
+}
+
+/// The Pool window: the X and Y dims of the input (seed 000 §3.2, under the dim-letter rule).
+fn pool_window(ap: &bir_ir::AccessPattern) -> usize {
+    let nums: Vec<usize> = ap
+        .pairs
+        .iter()
+        .enumerate()
+        .filter(|(l, _)| ap.folds_level(AxisListType::Xy, *l))
+        .map(|(_, p)| p.num.max(1) as usize)
+        .collect();
+    product(&nums).unwrap_or(1).max(1)
 }
 
 #[cfg(test)]
@@ -428,15 +432,48 @@ mod tests {
         assert_eq!(out.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), [0x3F80_0001; 2]);
     }
 
+    fn ap(nums: &[i64]) -> bir_ir::AccessPattern {
+        bir_ir::AccessPattern {
+            loc: bir_ir::LocId(0),
+            dtype: Dtype::Float32,
+            offset: 0,
+            pairs: nums.iter().map(|&n| bir_ir::ApPair::new(1, n)).collect(),
+            dynamic: None,
+        }
+    }
+
+    /// (outputs, extent, across partitions) per axis and AP, worked by hand from the letters.
     #[rstest::rstest]
-    #[case::two_level_x(2, 1, 1)]
-    #[case::two_level_xy(2, 2, 1)]
-    #[case::two_level_xyz(2, 3, 1)]
-    #[case::three_level_xy(3, 2, 2)]
-    #[case::three_level_xyz(3, 3, 2)]
-    #[case::four_level_xyz(4, 3, 3)]
-    #[case::one_level(1, 1, 0)]
-    fn trailing_levels_never_include_w(#[case] levels: usize, #[case] letters: usize, #[case] want: usize) {
-        assert_eq!(trailing(levels, letters), want);
+    #[case::two_level_x(&[128, 64], AxisListType::X, (128, 64, false))]
+    #[case::two_level_xy(&[128, 64], AxisListType::Xy, (128, 64, false))]
+    #[case::two_level_xyz(&[128, 64], AxisListType::Xyz, (128, 64, false))]
+    #[case::two_level_xyzw(&[128, 64], AxisListType::Xyzw, (1, 8192, false))]
+    #[case::two_level_c(&[128, 64], AxisListType::C, (64, 128, true))]
+    #[case::three_level_x(&[8, 3, 5], AxisListType::X, (24, 5, false))]
+    #[case::three_level_xy(&[8, 3, 5], AxisListType::Xy, (8, 15, false))]
+    #[case::three_level_xyz(&[8, 3, 5], AxisListType::Xyz, (8, 15, false))]
+    #[case::four_level_xyz(&[4, 2, 3, 5], AxisListType::Xyz, (4, 30, false))]
+    #[case::four_level_xyzwc(&[4, 2, 3, 5], AxisListType::Xyzwc, (1, 120, false))]
+    #[case::one_level_x(&[7], AxisListType::X, (7, 1, false))]
+    fn reduce_shapes_never_fold_w_unless_asked(
+        #[case] nums: &[i64],
+        #[case] axis: AxisListType,
+        #[case] want: (usize, usize, bool),
+    ) {
+        let ap = ap(nums);
+        let s = reduce_shape(Arg { slot: crate::fault::Slot::In(0), ap: &ap }, axis).ok().unwrap_or(Shape {
+            n_out: 0,
+            extent: 0,
+            cols: false,
+        });
+        assert_eq!((s.n_out, s.extent, s.cols), want);
+    }
+
+    #[rstest::rstest]
+    #[case::two_level(&[128, 64], 64)]
+    #[case::three_level(&[8, 3, 5], 15)]
+    #[case::four_level(&[4, 2, 3, 5], 15)]
+    fn pool_window_is_x_and_y(#[case] nums: &[i64], #[case] want: usize) {
+        assert_eq!(pool_window(&ap(nums)), want);
     }
 }
