@@ -1,5 +1,6 @@
 //! Program suites (`programs/*`): run a BIR JSON program on its input tensors and compare every
-//! expected output tensor bit for bit, with hex in failure messages.
+//! expected output tensor bit for bit, with hex in failure messages. A case with a `fault` line
+//! must stop with that guest fault; its `output` tensors (if any) are compared afterwards.
 
 use super::Outcome;
 use super::case::Case;
@@ -21,8 +22,8 @@ fn read_npy(path: &std::path::Path) -> Result<Npy, String> {
 }
 
 fn check(case: &Case) -> Result<(), String> {
-    if case.outputs.is_empty() {
-        return Err("a program case needs `output` tensors".into());
+    if case.outputs.is_empty() && case.fault.is_none() {
+        return Err("a program case needs `output` tensors or a `fault`".into());
     }
     let text = std::fs::read(&case.program).map_err(|e| format!("{}: {e}", case.program.display()))?;
     let program = json::load_slice(&text).map_err(|e| e.to_string())?;
@@ -36,9 +37,27 @@ fn check(case: &Case) -> Result<(), String> {
         io::check_input(&t, name, &npy)?;
         io::load(&mut sim, &t, &npy)?;
     }
-    match sim.run().map_err(|e| e.to_string())? {
-        simulator::Outcome::Finished => {}
-        simulator::Outcome::Faulted(fault) => return Err(format!("the program faulted: {fault}")),
+    let outcome = sim.run().map_err(|e| e.to_string())?;
+    match (outcome, &case.fault) {
+        (simulator::Outcome::Finished, None) => {}
+        (simulator::Outcome::Faulted(fault), None) => return Err(format!("the program faulted: {fault}")),
+        (simulator::Outcome::Finished, Some(want)) => {
+            return Err(format!(
+                "expected a `{}` fault containing {:?}, but the program finished",
+                want.kind, want.message
+            ));
+        }
+        (simulator::Outcome::Faulted(fault), Some(want)) => {
+            let text = fault.to_string();
+            if fault.kind.name() != want.kind || !text.contains(&want.message) {
+                return Err(format!(
+                    "expected a `{}` fault containing {:?}, got a `{}` fault: {text}",
+                    want.kind,
+                    want.message,
+                    fault.kind.name()
+                ));
+            }
+        }
     }
     let mut problems = Vec::new();
     for (name, path) in &case.outputs {
