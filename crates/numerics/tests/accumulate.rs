@@ -65,14 +65,21 @@ fn only_the_eight_reducible_dtypes_reduce() {
     }
 }
 
+/// Three contributions per element into a two-element bf16 slice, narrowed after each one. The
+/// same three values {2^-8, 2^-8, 1.0} land in different orders and so round differently (worked
+/// by hand; bf16 has 8 significant bits, so 1 + 2^-8 is a tie and RNE keeps 1.0):
+/// element 0: (1.0 + 2^-8 → 1.0) + 2^-8 → 1.0 = 0x3F80;
+/// element 1: (0 + 2^-8) + 2^-8 = 2^-7, + 1.0 = 1 + 2^-7 = 0x3F81 (exact).
+/// This fails if a slice pairs dst k with any src other than k, if a step does not narrow to bf16,
+/// or if the combine does not round to nearest even.
 #[test]
-fn slices_accumulate_in_order() {
-    // Three contributions into one fp32 element: ((0 + 1e8) + 1) + (-1e8) = 0 with fp32 rounding.
-    let mut d = 0f32.to_le_bytes().to_vec();
-    for x in [1e8f32, 1.0, -1e8] {
-        accumulate_slice(Add, Dtype::Float32, &mut d, &x.to_le_bytes(), &Profile::refsim()).unwrap();
+fn slices_accumulate_element_by_element_and_round_each_step() {
+    let bf = |a: u16, b: u16| [a.to_le_bytes(), b.to_le_bytes()].concat();
+    let mut d = bf(0x3F80, 0x0000); // [1.0, 0.0]
+    for src in [bf(0x3B80, 0x3B80), bf(0x3B80, 0x3B80), bf(0x0000, 0x3F80)] {
+        accumulate_slice(Add, Dtype::Bfloat16, &mut d, &src, &Profile::refsim()).unwrap();
     }
-    assert_eq!(f32::from_le_bytes([d[0], d[1], d[2], d[3]]), 0.0);
+    assert_eq!(d, bf(0x3F80, 0x3F81));
 }
 
 #[rstest]
