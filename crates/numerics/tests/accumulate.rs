@@ -1,6 +1,5 @@
 //! `cast_copy_or_accumulate`: the accumulate-path vectors of numerics.md §6 and per-dtype/op
 //! tables (expected values worked by hand from re-facts §8).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
 use bir_ir::AluOp;
 use numerics::*;

@@ -1,6 +1,5 @@
 //! The ALU functor tables: membership (re-facts §2) and each op on edge values, worked by hand.
 //! The ASSUMED semantics are the ones docs/fidelity.md N12–N17 record.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
 use bir_ir::AluOp;
 use numerics::NumericsError;

@@ -1,6 +1,6 @@
 //! The twenty vectors of shared/reference/numerics.md §6 (typed in from its table), the
 //! accumulate-path vectors listed under it, and named tests for each ASSUMED encoder choice.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+#![expect(clippy::unwrap_used, reason = "helpers outside #[test] fns unwrap on fixed test data")]
 
 use numerics::*;
 use rstest::rstest;

@@ -134,7 +134,8 @@ impl Case {
                 if kind.is_empty() || kind.contains(char::is_whitespace) {
                     return Err(format!("{}: expected `fault KIND | MESSAGE`", at()));
                 }
-                case.fault = Some(ExpectedFault { kind: kind.to_owned(), message: message.trim().to_owned() });
+                case.fault =
+                    Some(ExpectedFault { kind: kind.to_owned(), message: message.trim().to_owned() });
             } else if let Some(rest) = l.strip_prefix("error ") {
                 let (kind, rest) = rest
                     .split_once(" @ ")

@@ -355,7 +355,14 @@ fn print_table(suites: &[(String, Tally)]) {
     }
     println!(
         "{:w$}  {:>6} {:>6} {:>6} {:>6} {:>11}  {:>6} {:>8}",
-        "total", total.pass, total.fail, total.known, total.skip, total.unexpected_pass, total.facts, total.choices
+        "total",
+        total.pass,
+        total.fail,
+        total.known,
+        total.skip,
+        total.unexpected_pass,
+        total.facts,
+        total.choices
     );
     println!(
         "{} case(s) test seed or documented facts, {} test our ASSUMED choices (`choice:` lines, docs/fidelity.md)",

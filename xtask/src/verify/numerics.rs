@@ -41,7 +41,11 @@ fn check(case: &Case) -> Result<(), String> {
                 inputs.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
             let lanes = dtype.lanes();
             let want_len = xs.len() / lanes * size;
-            lengths(inputs.len() % 4 == 0 && xs.len() % lanes == 0, expected.len(), want_len)?;
+            lengths(
+                inputs.len().is_multiple_of(4) && xs.len().is_multiple_of(lanes),
+                expected.len(),
+                want_len,
+            )?;
             let mut got = vec![0u8; want_len];
             encode_from_f32(dtype, &xs, &mut got, &profile).map_err(|e| e.to_string())?;
             let bad: Vec<String> = got
@@ -61,7 +65,7 @@ fn check(case: &Case) -> Result<(), String> {
         }
         "decode" => {
             let n = inputs.len() / size * dtype.lanes();
-            lengths(inputs.len() % size == 0, expected.len(), n * 4)?;
+            lengths(inputs.len().is_multiple_of(size), expected.len(), n * 4)?;
             let mut got = vec![0f32; n];
             decode_to_f32(dtype, &inputs, &mut got, &profile).map_err(|e| e.to_string())?;
             let bad: Vec<String> = got
