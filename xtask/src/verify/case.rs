@@ -164,3 +164,44 @@ impl Case {
         Ok(case)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(name: &str, text: &str) -> Result<Case, String> {
+        let dir = std::env::temp_dir().join(format!("xtask-case-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let path = dir.join(format!("{name}.expect"));
+        std::fs::write(&path, text).map_err(|e| e.to_string())?;
+        let case = Case::read("programs/t", &path);
+        let _ = std::fs::remove_file(&path);
+        case
+    }
+
+    #[test]
+    fn fault_and_choice_lines() {
+        let c = parse("a", "fault out-of-bounds | past the end\nchoice: S5\nchoice: N17\n").unwrap();
+        let f = c.fault.unwrap();
+        assert_eq!((f.kind.as_str(), f.message.as_str()), ("out-of-bounds", "past the end"));
+        assert_eq!(c.choices, ["S5", "N17"]);
+        assert!(c.outputs.is_empty());
+    }
+
+    #[test]
+    fn a_fault_may_come_with_outputs_but_not_with_another_expectation() {
+        let c = parse("b", "fault shape |\noutput y = y.npy\n").unwrap();
+        assert_eq!(c.fault.map(|f| f.message), Some(String::new()));
+        assert_eq!(c.outputs.len(), 1);
+        assert!(parse("c", "fault shape | x\nexpect: ok\n").is_err());
+        assert!(parse("d", "fault shape | x\nfault numerics | y\n").is_err());
+        assert!(parse("e", "fault shape x\n").is_err(), "the ` |` separator is required");
+        assert!(parse("f", "fault | x\n").is_err(), "KIND is required");
+    }
+
+    #[test]
+    fn a_choice_is_one_id() {
+        assert!(parse("g", "choice:\nexpect: ok\n").is_err());
+        assert!(parse("h", "choice: S5 N17\nexpect: ok\n").is_err());
+    }
+}

@@ -114,8 +114,12 @@ fn suite_of(id: &str) -> String {
 /// The `docs/fidelity.md` table rows: `(id, tag column)`.
 fn read_fidelity(path: &Path) -> Result<Vec<(String, String)>, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(text
-        .lines()
+    Ok(parse_fidelity(&text))
+}
+
+/// Table rows `| ID | behaviour | tag | source |` whose ID is a capital letter and digits.
+fn parse_fidelity(text: &str) -> Vec<(String, String)> {
+    text.lines()
         .filter_map(|l| {
             let cells: Vec<&str> = l.trim().strip_prefix('|')?.split('|').map(str::trim).collect();
             let id = *cells.first()?;
@@ -125,7 +129,7 @@ fn read_fidelity(path: &Path) -> Result<Vec<(String, String)>, String> {
                 && id[1..].chars().all(|c| c.is_ascii_digit());
             is_id.then(|| (id.to_owned(), tag.to_owned()))
         })
-        .collect())
+        .collect()
 }
 
 /// Checks a case's `choice` ids against fidelity.md: each must exist and be tagged ASSUMED.
@@ -382,5 +386,52 @@ fn read_ledger(path: &Path) -> Result<Vec<String>, String> {
             .collect()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
         Err(e) => Err(e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIDELITY: &str = "| # | behaviour | tag | source |\n|---|---|---|---|\n\
+        | S5 | int tables | CONFIRMED (tables) / ASSUMED (predicate) | t |\n\
+        | N1 | casts | CONFIRMED | t |\n";
+
+    fn case_with(choices: &[&str]) -> Case {
+        let dir = std::env::temp_dir().join(format!("xtask-choice-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("c{}.expect", choices.join("_")));
+        let lines: Vec<String> = choices.iter().map(|c| format!("choice: {c}")).collect();
+        std::fs::write(&path, format!("{}\nexpect: ok\n", lines.join("\n"))).unwrap();
+        let case = Case::read("bir-ir", &path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        case
+    }
+
+    #[test]
+    fn fidelity_rows_are_id_and_tag() {
+        let rows = parse_fidelity(FIDELITY);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0], ("S5".to_owned(), "CONFIRMED (tables) / ASSUMED (predicate)".to_owned()));
+        assert_eq!(rows[1], ("N1".to_owned(), "CONFIRMED".to_owned()));
+    }
+
+    #[test]
+    fn a_choice_must_name_an_assumed_entry() {
+        let rows = Ok(parse_fidelity(FIDELITY));
+        assert!(check_choices(&case_with(&[]), &rows).is_ok());
+        assert!(check_choices(&case_with(&["S5"]), &rows).is_ok());
+        let e = check_choices(&case_with(&["N1"]), &rows).unwrap_err();
+        assert!(e.contains("not ASSUMED"), "{e}");
+        let e = check_choices(&case_with(&["S5", "X9"]), &rows).unwrap_err();
+        assert!(e.contains("X9: no such entry"), "{e}");
+        assert!(check_choices(&case_with(&["S5"]), &Err("no fidelity.md".into())).is_err());
+    }
+
+    #[test]
+    fn the_real_fidelity_md_parses() {
+        let rows = read_fidelity(&root().join("docs/fidelity.md")).unwrap();
+        assert!(rows.iter().any(|(id, _)| id == "A1"), "{rows:?}");
+        assert!(rows.iter().any(|(id, tag)| id == "S5" && tag.contains("ASSUMED")));
     }
 }

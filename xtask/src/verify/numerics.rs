@@ -113,3 +113,16 @@ fn report(bad: Vec<String>, total: usize) -> Result<(), String> {
         shown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n")
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::lengths;
+
+    #[test]
+    fn an_expected_file_of_another_length_fails() {
+        assert!(lengths(true, 8, 8).is_ok());
+        assert!(lengths(true, 4, 8).unwrap_err().contains("has 4 bytes"), "short");
+        assert!(lengths(true, 12, 8).is_err(), "long");
+        assert!(lengths(false, 8, 8).is_err(), "partial input value");
+    }
+}
