@@ -214,8 +214,10 @@ def tile(mem, dt, p, f, offset=0):
 CASES = {}
 
 
-def case(name, prog, note):
-    CASES[name] = (prog, note)
+def case(name, prog, note, fault=None):
+    """fault = (KIND, MESSAGE): the run must stop with that guest fault (the outputs hold what was
+    written before it)."""
+    CASES[name] = (prog, note, fault)
 
 
 def data(shape, kind="normal", specials=True):
@@ -735,17 +737,38 @@ def choices_of(name):
     return sorted(set(out))
 
 
+# ---------------------------------------------------------------- N: guest faults
+# An op outside the table the instruction selects raises "op ... is not supported yet" (re-facts §2,
+# a lookup miss; mod is not a ts_ops member). What was saved before the fault stays written.
+for op, dt in [("mod", "float32"), ("average", "float32")]:
+    a, b = data((P, F)), data((P, F), specials=False)
+    g = Prog()
+    g.dram_in("a", dt, a)
+    g.dram_in("b", dt, b)
+    for n_ in ("at", "bt", "yt"):
+        g.sb(n_, dt, P, F * 4)
+    g.inst("Load", [tile("a", dt, P, F)], [tile("at", dt, P, F)])
+    g.inst("Load", [tile("b", dt, P, F)], [tile("bt", dt, P, F)])
+    g.dram_out("before", dt, (P, F), a)
+    g.inst("Save", [tile("at", dt, P, F)], [tile("before", dt, P, F)])
+    g.inst("TensorTensor", [tile("at", dt, P, F), tile("bt", dt, P, F)], [tile("yt", dt, P, F)], op=op)
+    case(f"fault_tt_{op}_fp32", g, f"TensorTensor {op} on fp32: {op} is not a ts_ops member, a guest fault",
+         fault=("unsupported-op", f"op {op} is not supported yet in ts_ops"))
+
+
 def write_all():
     for d in os.listdir(HERE):
         if os.path.isdir(os.path.join(HERE, d)):
             shutil.rmtree(os.path.join(HERE, d))
-    for name, (g, note) in CASES.items():
+    for name, (g, note, fault) in CASES.items():
         d = os.path.join(HERE, name)
         os.makedirs(d)
         with open(os.path.join(d, "case.json"), "w") as f:
             json.dump(g.program(), f, indent=1)
         lines = [f"# {note}", "# expected outputs from make_cases.py (NumPy / ml_dtypes)", f"profile: {g.profile}"]
         lines += [f"choice: {c}" for c in choices_of(name)]
+        if fault is not None:
+            lines.append(f"fault {fault[0]} | {fault[1]}")
         for k, v in g.inputs.items():
             np.save(os.path.join(d, f"in_{k}.npy"), v)
             lines.append(f"input {k} = in_{k}.npy")
