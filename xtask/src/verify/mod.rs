@@ -117,10 +117,12 @@ fn read_fidelity(path: &Path) -> Result<Vec<(String, String)>, String> {
     Ok(parse_fidelity(&text))
 }
 
-/// Table rows `| ID | behaviour | tag | source |` whose ID is a capital letter and digits.
+/// Table rows `| ID | behaviour | tag | source |` whose ID is a capital letter and digits
+/// (`\|` inside a cell is an escaped pipe, as in Markdown).
 fn parse_fidelity(text: &str) -> Vec<(String, String)> {
     text.lines()
         .filter_map(|l| {
+            let l = l.replace("\\|", "\u{1}");
             let cells: Vec<&str> = l.trim().strip_prefix('|')?.split('|').map(str::trim).collect();
             let id = *cells.first()?;
             let tag = *cells.get(2)?;
@@ -395,7 +397,8 @@ mod tests {
 
     const FIDELITY: &str = "| # | behaviour | tag | source |\n|---|---|---|---|\n\
         | S5 | int tables | CONFIRMED (tables) / ASSUMED (predicate) | t |\n\
-        | N1 | casts | CONFIRMED | t |\n";
+        | N1 | casts | CONFIRMED | t |\n\
+        | N5 | 464 < \\|x\\| < 512 | ASSUMED | t |\n";
 
     fn case_with(choices: &[&str]) -> Case {
         let dir = std::env::temp_dir().join(format!("xtask-choice-{}", std::process::id()));
@@ -411,7 +414,8 @@ mod tests {
     #[test]
     fn fidelity_rows_are_id_and_tag() {
         let rows = parse_fidelity(FIDELITY);
-        assert_eq!(rows.len(), 2);
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows[2], ("N5".to_owned(), "ASSUMED".to_owned()), "an escaped pipe stays in its cell");
         assert_eq!(rows[0], ("S5".to_owned(), "CONFIRMED (tables) / ASSUMED (predicate)".to_owned()));
         assert_eq!(rows[1], ("N1".to_owned(), "CONFIRMED".to_owned()));
     }
