@@ -8,7 +8,8 @@ the address rule of shared/reference/bir-json.md, independently of birsim:
     flat:        byte = origin + e * size, valid when 0 <= e and (e + 1) * size <= bytes
 
 Cases whose addresses depend on an ASSUMED choice of docs/fidelity.md get `choice:` lines
-(`choices_of`): A8 for flat locations, A5 for rows that are not a whole number of elements.
+(`choices_of`): A8 for flat locations, A5 for rows that are not a whole number of elements, A6
+for locations placed in a shared arena.
 
 Pinned versions: oracle/requirements.txt. Run: .venv/bin/python conformance/access-pattern/make_cases.py
 """
@@ -122,8 +123,11 @@ def choices_of(size, layout):
     out = []
     if layout["kind"] == "flat":
         out.append("A8")  # a flat location's element e is at byte e * size of its own buffer
-    elif layout["partition_bytes"] % size:
-        out.append("A5")  # the pitch is floor(dims[1] / size); the tail bytes are unused
+    else:
+        if layout["partition_bytes"] % size:
+            out.append("A5")  # the pitch is floor(dims[1] / size); the tail bytes are unused
+        if layout["row_stride"] != layout["partition_bytes"]:
+            out.append("A6")  # the arena placement (rows base + p of the shared arena)
     return out
 
 
