@@ -13,7 +13,7 @@
 //! | `output NAME = FILE.npy` | program cases: after running, NAME must equal FILE bit for bit |
 //! | `profile: refsim` or `profile: nki` | program cases: the numerics fidelity profile (default refsim) |
 //! | `fault KIND | MESSAGE` | program cases: the run stops with a guest fault whose kind name (`FaultKind::name`, e.g. `out-of-bounds`) is KIND and whose text contains MESSAGE; `output` lines beside it are compared after the fault (what was written before the faulting instruction) |
-//! | `choice: ID` | the expected values encode our own ASSUMED choice `ID` of `docs/fidelity.md` (e.g. `choice: S5`); may repeat. `verify` counts such cases apart from those testing seed or documented facts and fails the case if ID is missing from fidelity.md or not tagged ASSUMED there |
+//! | `choice: ID` | the expected values encode our own ASSUMED choice `ID` of `docs/fidelity.md` (e.g. `choice: S5`); may repeat. `verify` counts such cases apart from those testing seed or documented facts and fails the case if ID is missing from fidelity.md or its tag column has no ASSUMED part |
 //!
 //! A program case is a BIR JSON file + input tensors + expected output tensors (raw bit patterns
 //! in `.npy`; failures print both values in hex). The expected files come from oracle scripts
