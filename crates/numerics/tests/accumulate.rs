@@ -64,21 +64,22 @@ fn only_the_eight_reducible_dtypes_reduce() {
     }
 }
 
-/// Three contributions per element into a two-element bf16 slice, narrowed after each one. The
-/// same three values {2^-8, 2^-8, 1.0} land in different orders and so round differently (worked
-/// by hand; bf16 has 8 significant bits, so 1 + 2^-8 is a tie and RNE keeps 1.0):
-/// element 0: (1.0 + 2^-8 → 1.0) + 2^-8 → 1.0 = 0x3F80;
-/// element 1: (0 + 2^-8) + 2^-8 = 2^-7, + 1.0 = 1 + 2^-7 = 0x3F81 (exact).
+/// Three contributions per element into a four-element bf16 slice, narrowed after each one
+/// (worked by hand; bf16 has 8 significant bits, so next to 1.0 its spacing is 2^-7):
+/// element 0: (1.0 + 2^-8, a tie, RNE keeps even 1.0) + 2^-8 → 1.0 again = 0x3F80;
+/// element 1: the same values in another order, (0 + 2^-8) + 2^-8 = 2^-7, + 1.0 = 1 + 2^-7 = 0x3F81;
+/// element 2: 1.0 + 3·2^-9 (0x3BC0) is 3/4 of the way to 1 + 2^-7: rounds up to 0x3F81;
+/// element 3: (1 + 2^-7) + 2^-8 is a tie with an odd lower neighbour: rounds up to even 0x3F82.
 /// This fails if a slice pairs dst k with any src other than k, if a step does not narrow to bf16,
-/// or if the combine does not round to nearest even.
+/// or if the narrowing truncates or rounds ties up, down or away.
 #[test]
 fn slices_accumulate_element_by_element_and_round_each_step() {
-    let bf = |a: u16, b: u16| [a.to_le_bytes(), b.to_le_bytes()].concat();
-    let mut d = bf(0x3F80, 0x0000); // [1.0, 0.0]
-    for src in [bf(0x3B80, 0x3B80), bf(0x3B80, 0x3B80), bf(0x0000, 0x3F80)] {
-        accumulate_slice(Add, Dtype::Bfloat16, &mut d, &src, &Profile::refsim()).unwrap();
+    let bf = |v: [u16; 4]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let mut d = bf([0x3F80, 0x0000, 0x3F80, 0x3F81]);
+    for src in [[0x3B80, 0x3B80, 0x3BC0, 0x3B80], [0x3B80, 0x3B80, 0, 0], [0x0000, 0x3F80, 0, 0]] {
+        accumulate_slice(Add, Dtype::Bfloat16, &mut d, &bf(src), &Profile::refsim()).unwrap();
     }
-    assert_eq!(d, bf(0x3F80, 0x3F81));
+    assert_eq!(d, bf([0x3F80, 0x3F81, 0x3F81, 0x3F82]));
 }
 
 #[rstest]
