@@ -7,6 +7,10 @@ the address rule of shared/reference/bir-json.md, independently of birsim:
                  pitch = partition_bytes // size, valid when 0 <= e < partitions * pitch
     flat:        byte = origin + e * size, valid when 0 <= e and (e + 1) * size <= bytes
 
+Cases whose addresses depend on an ASSUMED choice of docs/fidelity.md get `choice:` lines
+(`choices_of`): A8 for flat locations, A5 for rows that are not a whole number of elements, A6
+for locations placed in a shared arena.
+
 Pinned versions: oracle/requirements.txt. Run: .venv/bin/python conformance/access-pattern/make_cases.py
 """
 import json
@@ -115,6 +119,18 @@ def random_cases(rng, n):
     return out
 
 
+def choices_of(size, layout):
+    out = []
+    if layout["kind"] == "flat":
+        out.append("A8")  # a flat location's element e is at byte e * size of its own buffer
+    else:
+        if layout["partition_bytes"] % size:
+            out.append("A5")  # the pitch is floor(dims[1] / size); the tail bytes are unused
+        if layout["row_stride"] != layout["partition_bytes"]:
+            out.append("A6")  # the arena placement (rows base + p of the shared arena)
+    return out
+
+
 def main():
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(OUT)
@@ -129,7 +145,8 @@ def main():
         with open(os.path.join(OUT, name + ".json"), "w") as f:
             json.dump(case, f)
         with open(os.path.join(OUT, name + ".expect"), "w") as f:
-            f.write("# addresses from make_cases.py (NumPy, explicit address formula)\nexpect: oracle\n")
+            choices = "".join(f"choice: {c}\n" for c in choices_of(size, layout))
+            f.write("# addresses from make_cases.py (NumPy, explicit address formula)\n" + choices + "expect: oracle\n")
     print(f"{len(cases)} cases, {n_err} out of bounds")
 
 

@@ -5,7 +5,7 @@
 mod tests {
     use std::path::{Path, PathBuf};
 
-    /// The layering, lowest first (DEVELOPERS.md "The workspace").
+    /// The layering, lowest first (ARCHITECTURE.md "Code map").
     const ORDER: [&str; 6] = ["bir-ir", "access-pattern", "numerics", "indirection", "dge", "simulator"];
 
     fn root() -> PathBuf {

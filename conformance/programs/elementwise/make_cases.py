@@ -7,7 +7,8 @@ from the semantics the seed and docs/fidelity.md state, independently of birsim:
   * sequential folds written as explicit loops (NumPy's own reductions are pairwise);
   * refsim narrowing: fp8 saturates, NaN canonical with the sign dropped (fidelity N2-N4);
   * the ASSUMED choices (comparisons write 1.0/0.0, max/min NaN rule, int32 saturating ALU,
-    Pool's 4-lane average) stated as NumPy formulas below.
+    Pool's 4-lane average) stated as NumPy formulas below. Each case whose expected values depend
+    on one of them gets `choice: ID` lines naming the docs/fidelity.md entries (`choices_of`).
 
 Run: .venv/bin/python conformance/programs/elementwise/make_cases.py
 """
@@ -213,8 +214,10 @@ def tile(mem, dt, p, f, offset=0):
 CASES = {}
 
 
-def case(name, prog, note):
-    CASES[name] = (prog, note)
+def case(name, prog, note, fault=None):
+    """fault = (KIND, MESSAGE): the run must stop with that guest fault (the outputs hold what was
+    written before it)."""
+    CASES[name] = (prog, note, fault)
 
 
 def data(shape, kind="normal", specials=True):
@@ -683,16 +686,89 @@ g.inst("Save", [tile("yt", "float32", P, F)], [tile("y", "float32", P, F)])
 case("ap_dtype_fp16_writes_fp32_memory", g, "an fp16 output AP over fp32 memory: the value narrows to fp16, then widens")
 
 
+# ---------------------------------------------------------------- which cases encode ASSUMED choices
+# The docs/fidelity.md entries (their ASSUMED parts) each case's expected values depend on.
+# Data from data(..., specials=True) holds NaN and +-0, so max/min there exercise N16's NaN rule.
+CMP_LOGIC = ("is_equal", "not_equal", "is_gt", "is_ge", "is_lt", "is_le", "logical_and", "logical_or",
+             "logical_xor")
+NAN_RULE = ("max", "min", "abs_max", "abs_min")
+
+
+def choices_of(name):
+    out = []
+    if name.startswith("ts_int_"):
+        out += ["S3", "N17"]  # the bitvec predicate picks int32; ts_int_ops semantics
+    elif name == "ts_add_int32_via_fp32":
+        out += ["S3"]  # an arithmetic op on int32 data is not "bitvec": the fp32 path
+    elif name.startswith("ts_") or name.startswith("tt_") and name.endswith("_fp32"):
+        op = name.split("_", 1)[1]
+        if any(op.startswith(c + "_") for c in CMP_LOGIC):
+            out += ["N16"]  # comparisons and logical ops write 1.0 / 0.0
+        if any(op.startswith(m + "_") for m in NAN_RULE):
+            out += ["N16"]  # max/min with a NaN operand
+        if op.startswith("rsqrt_"):
+            out += ["N16"]  # rsqrt = 1 / sqrtf, two roundings
+        if op.startswith("pow_"):
+            out += ["N16", "S10"]  # pow = the platform powf
+    if name.startswith("tt_") and name.endswith("_int32"):
+        out += ["S5", "N17"]  # both inputs integer -> ts_int_ops; its semantics
+    if name == "tt_add_accumulate":
+        out += ["S5"]  # AddAccumulate adds to what the output holds
+    if name.startswith("tsp_addr_"):
+        out += ["N17", "N12"]  # ta_ops wrap; the 64-bit result narrows to int64 through fp32
+    if name == "tsp_per_element_scalars":
+        out += ["S4", "N16"]  # one scalar per element; is_lt writes 1.0 / 0.0
+    if name == "tsp_one_scalar_missing_second":
+        out += ["N16"]  # max
+    if name in ("reduce_max_X", "reduce_min_XY", "reduce_min_XYZ"):
+        out += ["N16"]  # max/min folds over data holding NaN
+    if name in ("reduce_max_XYZWC", "reduce_average_X", "reduce_add_accumulate") or "apply_transpose" in name:
+        out += ["S6"]  # XYZWC scope, 1/N in fp32, accumulate = add, the transpose mapping
+    if name == "reduce_add_int32":
+        out += ["S6", "N17"]  # integer inputs fold in int32 with saturating ts_int_ops add
+    if name.startswith("pool_"):
+        out += ["S7"]  # Avg: the lane combination order; Max: the +-0 tie
+    if name.startswith("ap_dtype_"):
+        out += ["S2"]  # element-for-element addressing of an AP dtype other than the memory's
+    if "float8_e4m3fn" in name and "nki" not in name:
+        out += ["N4"]  # refsim's e4m3fn NaN code
+    if "float8e4" in name and "nki" not in name:
+        out += ["N7"]  # legacy E4M3 follows the FP8 config
+    return sorted(set(out))
+
+
+# ---------------------------------------------------------------- N: guest faults
+# An op outside the table the instruction selects raises "op ... is not supported yet" (re-facts §2,
+# a lookup miss; mod is not a ts_ops member). What was saved before the fault stays written.
+for op, dt in [("mod", "float32"), ("average", "float32")]:
+    a, b = data((P, F)), data((P, F), specials=False)
+    g = Prog()
+    g.dram_in("a", dt, a)
+    g.dram_in("b", dt, b)
+    for n_ in ("at", "bt", "yt"):
+        g.sb(n_, dt, P, F * 4)
+    g.inst("Load", [tile("a", dt, P, F)], [tile("at", dt, P, F)])
+    g.inst("Load", [tile("b", dt, P, F)], [tile("bt", dt, P, F)])
+    g.dram_out("before", dt, (P, F), a)
+    g.inst("Save", [tile("at", dt, P, F)], [tile("before", dt, P, F)])
+    g.inst("TensorTensor", [tile("at", dt, P, F), tile("bt", dt, P, F)], [tile("yt", dt, P, F)], op=op)
+    case(f"fault_tt_{op}_fp32", g, f"TensorTensor {op} on fp32: {op} is not a ts_ops member, a guest fault",
+         fault=("unsupported-op", f"op {op} is not supported yet in ts_ops"))
+
+
 def write_all():
     for d in os.listdir(HERE):
         if os.path.isdir(os.path.join(HERE, d)):
             shutil.rmtree(os.path.join(HERE, d))
-    for name, (g, note) in CASES.items():
+    for name, (g, note, fault) in CASES.items():
         d = os.path.join(HERE, name)
         os.makedirs(d)
         with open(os.path.join(d, "case.json"), "w") as f:
             json.dump(g.program(), f, indent=1)
         lines = [f"# {note}", "# expected outputs from make_cases.py (NumPy / ml_dtypes)", f"profile: {g.profile}"]
+        lines += [f"choice: {c}" for c in choices_of(name)]
+        if fault is not None:
+            lines.append(f"fault {fault[0]} | {fault[1]}")
         for k, v in g.inputs.items():
             np.save(os.path.join(d, f"in_{k}.npy"), v)
             lines.append(f"input {k} = in_{k}.npy")

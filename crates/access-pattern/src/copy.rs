@@ -116,7 +116,7 @@ impl Gather2d {
                                 d.copy_from_slice(e);
                             }
                         }
-                        #[allow(clippy::needless_range_loop, reason = "a transpose indexes tmp[jj][ii]")]
+                        #[expect(clippy::needless_range_loop, reason = "a transpose indexes tmp[jj][ii]")]
                         for ii in 0..T {
                             let o = ((i0 + ii) * n + j0) * W;
                             for (jj, d) in tile[o..o + T * W].chunks_exact_mut(W).enumerate() {

@@ -9,8 +9,7 @@
 //! `bytes` long, element `e` at byte `e·size`.
 
 use crate::ApError;
-use crate::runs::Pattern;
-use bir_ir::{Allocation, MemoryLocation};
+use bir_ir::MemoryLocation;
 
 /// Where a location's elements are in a buffer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -20,20 +19,6 @@ pub struct Layout {
     partition_bytes: u64,
     row_stride: u64,
     flat: bool,
-}
-
-/// The two readings of the reference's address arithmetic that the sources disagree on
-/// (re-facts §6), selectable for experiments. See docs/fidelity.md A3/A4.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum AddressRule {
-    /// bir-json.md's rule, which the compiler's own dump tools use: rows are `dims[1]` bytes,
-    /// and `offset` counts once, in elements. The default.
-    #[default]
-    Pitch,
-    /// The literal reading of one RE page: rows are the allocation's per-partition tensor bytes
-    /// (product of the non-partition `tensor_shape` dims × dtype size), and `runAP` adds the AP
-    /// `offset` a second time, as bytes.
-    TensorRowsOffsetTwice,
 }
 
 impl Layout {
@@ -67,27 +52,6 @@ impl Layout {
             loc.bytes_per_partition,
             arena_row_bytes,
         ))
-    }
-
-    /// This layout adjusted for `rule` and the pattern about to use it.
-    pub fn under_rule(self, rule: AddressRule, alloc: &Allocation, p: &Pattern<'_>) -> Option<Layout> {
-        match rule {
-            AddressRule::Pitch => Some(self),
-            AddressRule::TensorRowsOffsetTwice => {
-                let mut l = self;
-                if !self.flat {
-                    let free: u64 = alloc
-                        .tensor_shape
-                        .iter()
-                        .enumerate()
-                        .filter(|(k, _)| *k as u64 != alloc.partition_dim)
-                        .try_fold(1u64, |acc, (_, d)| acc.checked_mul(*d))?;
-                    l.partition_bytes = free.checked_mul(alloc.dtype.size() as u64)?.min(self.row_stride);
-                }
-                l.origin = usize::try_from(i64::try_from(l.origin).ok()?.checked_add(p.offset)?).ok()?;
-                Some(l)
-            }
-        }
     }
 
     /// True for flat locations.

@@ -21,7 +21,7 @@ mod runs;
 
 pub use bounds::check_bounds;
 pub use copy::{for_each_element, read, write};
-pub use layout::{AddressRule, Layout};
+pub use layout::Layout;
 pub use runs::{Pattern, Run, Runs};
 
 /// Why an access pattern cannot be walked over a layout.

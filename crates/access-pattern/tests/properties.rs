@@ -1,6 +1,5 @@
 //! Property tests: for random patterns and layouts, the fast paths equal a naive per-element
 //! walker written here from the definitions (nested loops, explicit address formula).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
 use access_pattern::*;
 use bir_ir::ApPair;

@@ -78,7 +78,6 @@ macro_rules! table {
                 impl $trait for $name {
                     const OP: AluOp = AluOp::$variant;
                     #[inline(always)]
-                    #[allow(unused_variables, reason = "unary ops ignore x")]
                     fn apply($a: $t, $x: $t) -> $t {
                         $body
                     }
@@ -133,7 +132,7 @@ table! {
     /// ops write 1.0 or 0.0; a non-zero (or NaN) operand is true.
     mod ts_ops: F32Op, F32Visitor, f32, "ts_ops" {
         /// `acc`.
-        Bypass = Bypass => |a, x| a;
+        Bypass = Bypass => |a, _x| a;
         /// `acc + x`.
         Add = Add => |a, x| a + x;
         /// `acc − x`.
@@ -167,9 +166,9 @@ table! {
         /// `powf(acc, x)` (the platform libm).
         Pow = Pow => |a, x| a.powf(x);
         /// `1 / sqrtf(acc)`, two roundings.
-        Rsqrt = Rsqrt => |a, x| 1.0 / a.sqrt();
+        Rsqrt = Rsqrt => |a, _x| 1.0 / a.sqrt();
         /// `|acc|`.
-        Abs = Abs => |a, x| a.abs();
+        Abs = Abs => |a, _x| a.abs();
         /// `max(|acc|, |x|)`.
         AbsMax = AbsMax => |a, x| fmax(a.abs(), x.abs());
         /// `min(|acc|, |x|)`.
@@ -190,9 +189,9 @@ table! {
     /// takes the sign of the dividend (C `%`) (ASSUMED: the page lists no members).
     mod ts_int_ops: I32Op, I32Visitor, i32, "ts_int_ops" {
         /// `acc`.
-        Bypass = Bypass => |a, x| a;
+        Bypass = Bypass => |a, _x| a;
         /// `!acc`.
-        BitwiseNot = BitwiseNot => |a, x| !a;
+        BitwiseNot = BitwiseNot => |a, _x| !a;
         /// `acc << x`.
         ArithShiftLeft = ArithShiftLeft => |a, x| in_width(x.into(), 32).map_or(0, |c| a << c);
         /// `acc >> x`, sign-propagating.
@@ -231,9 +230,9 @@ table! {
     /// Address arithmetic wraps; max/min are signed (ASSUMED: the members are not listed).
     mod ta_ops: I64Op, I64Visitor, i64, "ta_ops" {
         /// `acc`.
-        Bypass = Bypass => |a, x| a;
+        Bypass = Bypass => |a, _x| a;
         /// `!acc`.
-        BitwiseNot = BitwiseNot => |a, x| !a;
+        BitwiseNot = BitwiseNot => |a, _x| !a;
         /// `acc << x`.
         ArithShiftLeft = ArithShiftLeft => |a, x| in_width(x, 64).map_or(0, |c| a << c);
         /// `acc >> x`, sign-propagating.

@@ -42,7 +42,9 @@ pub enum E8m0Mode {
 /// any knob.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Profile {
-    /// FP8 conversion config byte 0: overflow and ±Inf saturate to ±max (`fp8_sis`).
+    /// FP8 conversion config byte 0: overflow and ±Inf saturate to ±max (`fp8_sis`). On in
+    /// `refsim` (libBIR's default config 0x0001, re-facts §4); off gives ±Inf on overflow, which
+    /// AWS documents for the hardware's FP32_MIN downcast (docs/fidelity.md N2, N19).
     pub fp8_saturate: bool,
     /// FP8 conversion config byte 1: NaN → signed zero (`fp8_sns`).
     pub fp8_nan_suppress: bool,

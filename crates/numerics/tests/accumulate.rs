@@ -1,6 +1,5 @@
 //! `cast_copy_or_accumulate`: the accumulate-path vectors of numerics.md §6 and per-dtype/op
 //! tables (expected values worked by hand from re-facts §8).
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
 use bir_ir::AluOp;
 use numerics::*;
@@ -65,14 +64,22 @@ fn only_the_eight_reducible_dtypes_reduce() {
     }
 }
 
+/// Three contributions per element into a four-element bf16 slice, narrowed after each one
+/// (worked by hand; bf16 has 8 significant bits, so next to 1.0 its spacing is 2^-7):
+/// element 0: (1.0 + 2^-8, a tie, RNE keeps even 1.0) + 2^-8 → 1.0 again = 0x3F80;
+/// element 1: the same values in another order, (0 + 2^-8) + 2^-8 = 2^-7, + 1.0 = 1 + 2^-7 = 0x3F81;
+/// element 2: 1.0 + 3·2^-9 (0x3BC0) is 3/4 of the way to 1 + 2^-7: rounds up to 0x3F81;
+/// element 3: (1 + 2^-7) + 2^-8 is a tie with an odd lower neighbour: rounds up to even 0x3F82.
+/// This fails if a slice pairs dst k with any src other than k, if a step does not narrow to bf16,
+/// or if the narrowing truncates or rounds ties up, down or away.
 #[test]
-fn slices_accumulate_in_order() {
-    // Three contributions into one fp32 element: ((0 + 1e8) + 1) + (-1e8) = 0 with fp32 rounding.
-    let mut d = 0f32.to_le_bytes().to_vec();
-    for x in [1e8f32, 1.0, -1e8] {
-        accumulate_slice(Add, Dtype::Float32, &mut d, &x.to_le_bytes(), &Profile::refsim()).unwrap();
+fn slices_accumulate_element_by_element_and_round_each_step() {
+    let bf = |v: [u16; 4]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let mut d = bf([0x3F80, 0x0000, 0x3F80, 0x3F81]);
+    for src in [[0x3B80, 0x3B80, 0x3BC0, 0x3B80], [0x3B80, 0x3B80, 0, 0], [0x0000, 0x3F80, 0, 0]] {
+        accumulate_slice(Add, Dtype::Bfloat16, &mut d, &bf(src), &Profile::refsim()).unwrap();
     }
-    assert_eq!(f32::from_le_bytes([d[0], d[1], d[2], d[3]]), 0.0);
+    assert_eq!(d, bf([0x3F80, 0x3F81, 0x3F81, 0x3F82]));
 }
 
 #[rstest]

@@ -1,6 +1,5 @@
 //! The ALU functor tables: membership (re-facts §2) and each op on edge values, worked by hand.
 //! The ASSUMED semantics are the ones docs/fidelity.md N12–N17 record.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
 use bir_ir::AluOp;
 use numerics::NumericsError;
@@ -20,7 +19,13 @@ const NAN: f32 = f32::NAN;
 
 #[rstest]
 #[case(AluOp::Bypass, 3.0, 9.0, 3.0)]
-#[case(AluOp::Add, 0.1, 0.2, 0.1f32 + 0.2f32)]
+// 0.1f32 = 13421773·2^-27, 0.2f32 = 13421773·2^-26; the sum 40265319·2^-27 rounds (RNE, 24 bits
+// at 2^-25) to 10066330·2^-25 = 0x3E99999A (worked by hand).
+#[case(AluOp::Add, 0.1, 0.2, f32::from_bits(0x3E99_999A))]
+// 1 + 2^-24 is a tie between 1 and 1 + 2^-23: RNE keeps 1.0 (a truncating or round-up adder would not
+// both pass this and the next row).
+#[case(AluOp::Add, 1.0, f32::from_bits(0x3380_0000), 1.0)]
+#[case(AluOp::Add, f32::from_bits(0x3F80_0001), f32::from_bits(0x3380_0000), f32::from_bits(0x3F80_0002))]
 #[case(AluOp::Subtract, 5.0, 3.0, 2.0)]
 #[case(AluOp::Mult, 1.5, -2.0, -3.0)]
 #[case(AluOp::Divide, 1.0, 0.0, f32::INFINITY)]
@@ -112,11 +117,57 @@ fn int_compares(#[case] op: AluOp, #[case] signed: bool, #[case] a: i32, #[case]
     assert_eq!(ts_int_cmp_ops::lookup(op, signed).unwrap()(a, x), want);
 }
 
+/// The twelve predicates (six comparisons, signed and unsigned), each on an ordered pair where
+/// signed and unsigned disagree (−1 = 0xFFFF_FFFF vs 1) and on a tie. Expected values by hand.
+#[rstest]
+#[case(AluOp::IsEqual, true, -1, 1, false)]
+#[case(AluOp::IsEqual, false, -1, 1, false)]
+#[case(AluOp::IsEqual, true, 5, 5, true)]
+#[case(AluOp::IsEqual, false, -5, -5, true)]
+#[case(AluOp::NotEqual, true, -1, 1, true)]
+#[case(AluOp::NotEqual, false, -1, 1, true)]
+#[case(AluOp::NotEqual, true, 5, 5, false)]
+#[case(AluOp::NotEqual, false, -5, -5, false)]
+#[case(AluOp::IsGt, true, -1, 1, false)]
+#[case(AluOp::IsGt, false, -1, 1, true)]
+#[case(AluOp::IsGt, true, 5, 5, false)]
+#[case(AluOp::IsGt, false, -5, -5, false)]
+#[case(AluOp::IsGe, true, -1, 1, false)]
+#[case(AluOp::IsGe, false, -1, 1, true)]
+#[case(AluOp::IsGe, true, 5, 5, true)]
+#[case(AluOp::IsGe, false, -5, -5, true)]
+#[case(AluOp::IsLt, true, -1, 1, true)]
+#[case(AluOp::IsLt, false, -1, 1, false)]
+#[case(AluOp::IsLt, true, 5, 5, false)]
+#[case(AluOp::IsLt, false, -5, -5, false)]
+#[case(AluOp::IsLe, true, -1, 1, true)]
+#[case(AluOp::IsLe, false, -1, 1, false)]
+#[case(AluOp::IsLe, true, 5, 5, true)]
+#[case(AluOp::IsLe, false, -5, -5, true)]
+// Operand order: op(acc, x), so acc = 1, x = −1 flips the strict ones.
+#[case(AluOp::IsGt, true, 1, -1, true)]
+#[case(AluOp::IsLt, false, 1, -1, true)]
+fn twelve_int_predicates(
+    #[case] op: AluOp,
+    #[case] signed: bool,
+    #[case] a: i32,
+    #[case] x: i32,
+    #[case] want: bool,
+) {
+    assert_eq!(ts_int_cmp_ops::lookup(op, signed).unwrap()(a, x), want, "{op} signed={signed} ({a}, {x})");
+}
+
 #[test]
-fn twelve_int_predicates() {
-    let n = ts_int_cmp_ops::MEMBERS.len() * 2;
-    assert_eq!(n, 12);
-    assert!(ts_int_cmp_ops::lookup(AluOp::Add, true).is_err());
+fn int_predicates_are_the_six_comparisons() {
+    assert_eq!(
+        ts_int_cmp_ops::MEMBERS,
+        [AluOp::IsEqual, AluOp::NotEqual, AluOp::IsGt, AluOp::IsGe, AluOp::IsLt, AluOp::IsLe]
+    );
+    for signed in [true, false] {
+        for op in [AluOp::Add, AluOp::Max, AluOp::BitwiseAnd, AluOp::Bypass] {
+            assert!(ts_int_cmp_ops::lookup(op, signed).is_err(), "{op} signed={signed}");
+        }
+    }
 }
 
 #[rstest]

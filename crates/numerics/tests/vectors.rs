@@ -1,6 +1,6 @@
 //! The twenty vectors of shared/reference/numerics.md §6 (typed in from its table), the
 //! accumulate-path vectors listed under it, and named tests for each ASSUMED encoder choice.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+#![expect(clippy::unwrap_used, reason = "helpers outside #[test] fns unwrap on fixed test data")]
 
 use numerics::*;
 use rstest::rstest;
@@ -198,4 +198,25 @@ fn e8m0_modes() {
     assert_eq!(out, [127.0, 0.0, 255.0], "refsim reads a raw byte");
     decode_to_f32(Dtype::Float8E8m0fnu, &[127, 128, 254], &mut out, &Profile::nki()).unwrap();
     assert_eq!(out, [1.0, 2.0, 2f32.powi(127)]);
+}
+
+/// fp32.min (0xFF7FFFFF = −(2 − 2^-23)·2^127) narrowed to each 8/16-bit float, fidelity N19.
+/// Codes worked by hand from numerics.md §1's format table: float8e5 = E5M2 (max 57344 = 0x7B,
+/// Inf 0x7C), float8e4 = IEEE-style E4M3 (max 240 = 0x77, Inf 0x78); the sign bit is 0x80.
+/// refsim reproduces libBIR's default FP8 config (saturate on, re-facts §4 {C}): −max. With
+/// saturation off (the `nki` profile, or `fp8_saturate = false`) fp8 gives −Inf, as AWS's
+/// range_select docs say the hardware does. bf16 and fp16 never saturate: −Inf (0xFF80, 0xFC00).
+#[rstest]
+#[case::e5_refsim(Dtype::Float8E5, Profile::refsim(), 0xFB)]
+#[case::e4_refsim(Dtype::Float8E4, Profile::refsim(), 0xF7)]
+#[case::e5_no_saturate(Dtype::Float8E5, Profile { fp8_saturate: false, ..Profile::refsim() }, 0xFC)]
+#[case::e4_no_saturate(Dtype::Float8E4, Profile { fp8_saturate: false, ..Profile::refsim() }, 0xF8)]
+#[case::e5_nki(Dtype::Float8E5, Profile::nki(), 0xFC)]
+#[case::e4_nki(Dtype::Float8E4, Profile::nki(), 0xF8)]
+#[case::bf16_refsim(Dtype::Bfloat16, Profile::refsim(), 0xFF80)]
+#[case::fp16_refsim(Dtype::Float16, Profile::refsim(), 0xFC00)]
+#[case::bf16_nki(Dtype::Bfloat16, Profile::nki(), 0xFF80)]
+#[case::fp16_nki(Dtype::Float16, Profile::nki(), 0xFC00)]
+fn fp32_min_narrows(#[case] dt: Dtype, #[case] profile: Profile, #[case] want: u32) {
+    assert_eq!(enc(dt, &profile, 0xFF7F_FFFF), want, "fp32.min → {dt}");
 }

@@ -12,6 +12,8 @@
 //! | `input NAME = FILE.npy` | program cases: load allocation (or location) NAME from FILE before running |
 //! | `output NAME = FILE.npy` | program cases: after running, NAME must equal FILE bit for bit |
 //! | `profile: refsim` or `profile: nki` | program cases: the numerics fidelity profile (default refsim) |
+//! | `fault KIND | MESSAGE` | program cases: the run stops with a guest fault whose kind name (`FaultKind::name`, e.g. `out-of-bounds`) is KIND and whose text contains MESSAGE; `output` lines beside it are compared after the fault (what was written before the faulting instruction) |
+//! | `choice: ID` | the expected values encode our own ASSUMED choice `ID` of `docs/fidelity.md` (e.g. `choice: S5`); may repeat. `verify` counts such cases apart from those testing seed or documented facts and fails the case if ID is missing from fidelity.md or its tag column has no ASSUMED part |
 //!
 //! A program case is a BIR JSON file + input tensors + expected output tensors (raw bit patterns
 //! in `.npy`; failures print both values in hex). The expected files come from oracle scripts
@@ -25,6 +27,13 @@ pub struct ExpectedError {
     pub line: usize,
     pub kind: String,
     pub location: String,
+    pub message: String,
+}
+
+/// An expected guest fault (program cases).
+#[derive(Debug, Clone)]
+pub struct ExpectedFault {
+    pub kind: String,
     pub message: String,
 }
 
@@ -45,6 +54,10 @@ pub struct Case {
     pub outputs: Vec<(String, PathBuf)>,
     /// The fidelity profile name, if given.
     pub profile: Option<String>,
+    /// The guest fault the run must stop with.
+    pub fault: Option<ExpectedFault>,
+    /// docs/fidelity.md ids of the ASSUMED choices the expected values encode.
+    pub choices: Vec<String>,
 }
 
 impl Case {
@@ -63,6 +76,8 @@ impl Case {
             inputs: Vec::new(),
             outputs: Vec::new(),
             profile: None,
+            fault: None,
+            choices: Vec::new(),
         };
         for (k, raw) in text.lines().enumerate() {
             let line = k + 1;
@@ -102,6 +117,25 @@ impl Case {
                     .split_once('=')
                     .ok_or_else(|| format!("{}: expected `input|output NAME = FILE.npy`", at()))?;
                 list.push((name.trim().to_owned(), dir.join(file.trim())));
+            } else if let Some(rest) = l.strip_prefix("choice:") {
+                let id = rest.trim();
+                if id.is_empty() || id.contains(char::is_whitespace) {
+                    return Err(format!("{}: expected `choice: ID` (one docs/fidelity.md id)", at()));
+                }
+                case.choices.push(id.to_owned());
+            } else if let Some(rest) = l.strip_prefix("fault ") {
+                if case.fault.is_some() {
+                    return Err(format!("{}: a case expects at most one `fault`", at()));
+                }
+                let (kind, message) = rest
+                    .split_once(" |")
+                    .ok_or_else(|| format!("{}: expected `fault KIND | MESSAGE`", at()))?;
+                let kind = kind.trim();
+                if kind.is_empty() || kind.contains(char::is_whitespace) {
+                    return Err(format!("{}: expected `fault KIND | MESSAGE`", at()));
+                }
+                case.fault =
+                    Some(ExpectedFault { kind: kind.to_owned(), message: message.trim().to_owned() });
             } else if let Some(rest) = l.strip_prefix("error ") {
                 let (kind, rest) = rest
                     .split_once(" @ ")
@@ -120,13 +154,54 @@ impl Case {
         let expectations = usize::from(case.expect_ok)
             + usize::from(case.expect_oracle)
             + usize::from(!case.errors.is_empty())
-            + usize::from(!case.outputs.is_empty());
+            + usize::from(!case.outputs.is_empty() || case.fault.is_some());
         if case.skip.is_none() && expectations != 1 {
             return Err(format!(
-                "{}: a case expects exactly one of `expect: ok`, `expect: oracle`, `error` lines, or `output` tensors",
+                "{}: a case expects exactly one of `expect: ok`, `expect: oracle`, `error` lines, or a `fault` and/or `output` tensors",
                 path.display()
             ));
         }
         Ok(case)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(name: &str, text: &str) -> Result<Case, String> {
+        let dir = std::env::temp_dir().join(format!("xtask-case-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+        let path = dir.join(format!("{name}.expect"));
+        std::fs::write(&path, text).map_err(|e| e.to_string())?;
+        let case = Case::read("programs/t", &path);
+        let _ = std::fs::remove_file(&path);
+        case
+    }
+
+    #[test]
+    fn fault_and_choice_lines() {
+        let c = parse("a", "fault out-of-bounds | past the end\nchoice: S5\nchoice: N17\n").unwrap();
+        let f = c.fault.unwrap();
+        assert_eq!((f.kind.as_str(), f.message.as_str()), ("out-of-bounds", "past the end"));
+        assert_eq!(c.choices, ["S5", "N17"]);
+        assert!(c.outputs.is_empty());
+    }
+
+    #[test]
+    fn a_fault_may_come_with_outputs_but_not_with_another_expectation() {
+        let c = parse("b", "fault shape |\noutput y = y.npy\n").unwrap();
+        assert_eq!(c.fault.map(|f| f.message), Some(String::new()));
+        assert_eq!(c.outputs.len(), 1);
+        assert!(parse("c", "fault shape | x\nexpect: ok\n").is_err());
+        assert!(parse("d", "fault shape | x\nfault numerics | y\n").is_err());
+        assert!(parse("e", "fault shape x\n").is_err(), "the ` |` separator is required");
+        assert!(parse("f", "fault | x\n").is_err(), "KIND is required");
+    }
+
+    #[test]
+    fn a_choice_is_one_id() {
+        assert!(parse("g", "choice:\nexpect: ok\n").is_err());
+        assert!(parse("h", "choice: S5 N17\nexpect: ok\n").is_err());
     }
 }

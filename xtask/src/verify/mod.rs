@@ -9,6 +9,11 @@
 //! that are known to fail. A listed failure counts as `known`; a listed case that passes is
 //! an *unexpected pass* and fails the run, so the ledger only shrinks. Listing a case that does
 //! not exist also fails the run.
+//!
+//! **Facts and choices.** A case with `choice: ID` lines encodes our own ASSUMED choices
+//! (`docs/fidelity.md` entries); every other case tests what the seeds or public docs say. The
+//! summary counts both, per suite and in total. A `choice` id that fidelity.md lacks, or whose
+//! tag column does not say ASSUMED, fails that case.
 
 mod access_pattern;
 mod bir_ir;
@@ -106,9 +111,57 @@ fn suite_of(id: &str) -> String {
     }
 }
 
-fn run_case(case: &Case) -> Outcome {
+/// The `docs/fidelity.md` table rows: `(id, tag column)`.
+fn read_fidelity(path: &Path) -> Result<Vec<(String, String)>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(parse_fidelity(&text))
+}
+
+/// Table rows `| ID | behaviour | tag | source |` whose ID is a capital letter and digits
+/// (`\|` inside a cell is an escaped pipe, as in Markdown).
+fn parse_fidelity(text: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter_map(|l| {
+            let l = l.replace("\\|", "\u{1}");
+            let cells: Vec<&str> = l.trim().strip_prefix('|')?.split('|').map(str::trim).collect();
+            let id = *cells.first()?;
+            let tag = *cells.get(2)?;
+            let is_id = id.len() >= 2
+                && id.starts_with(|c: char| c.is_ascii_uppercase())
+                && id[1..].chars().all(|c| c.is_ascii_digit());
+            is_id.then(|| (id.to_owned(), tag.to_owned()))
+        })
+        .collect()
+}
+
+/// Checks a case's `choice` ids against fidelity.md: each must exist and be tagged ASSUMED.
+fn check_choices(case: &Case, fidelity: &Result<Vec<(String, String)>, String>) -> Result<(), String> {
+    if case.choices.is_empty() {
+        return Ok(());
+    }
+    let rows = fidelity.as_ref().map_err(Clone::clone)?;
+    let mut problems = Vec::new();
+    for id in &case.choices {
+        match rows.iter().find(|(r, _)| r == id) {
+            None => problems.push(format!("choice {id}: no such entry in docs/fidelity.md")),
+            Some((_, tag)) if !tag.contains("ASSUMED") => problems.push(format!(
+                "choice {id}: docs/fidelity.md tags it `{tag}`, not ASSUMED; drop the `choice` line or fix the tag"
+            )),
+            Some(_) => {}
+        }
+    }
+    if problems.is_empty() { Ok(()) } else { Err(problems.join("\n")) }
+}
+
+fn run_case(case: &Case, fidelity: &Result<Vec<(String, String)>, String>) -> Outcome {
+    if let Err(e) = check_choices(case, fidelity) {
+        return Outcome::Fail(e);
+    }
     if let Some(reason) = &case.skip {
         return Outcome::Skip(reason.clone());
+    }
+    if case.fault.is_some() && !case.suite.starts_with("programs/") {
+        return Outcome::Fail("`fault` lines belong to program cases only".into());
     }
     match case.suite.as_str() {
         "bir-ir" => bir_ir::run(case),
@@ -126,6 +179,10 @@ struct Tally {
     known: usize,
     skip: usize,
     unexpected_pass: usize,
+    /// Cases (run or skipped) that test seed or documented facts.
+    facts: usize,
+    /// Cases that encode our ASSUMED choices (`choice:` lines).
+    choices: usize,
 }
 
 pub fn run(opts: &Options) -> ExitCode {
@@ -176,8 +233,9 @@ pub fn run(opts: &Options) -> ExitCode {
         .or_else(|| std::thread::available_parallelism().ok().map(usize::from))
         .unwrap_or(1);
 
+    let fidelity = read_fidelity(&root.join("docs/fidelity.md"));
     let start = Instant::now();
-    let results: Mutex<Vec<(String, String, Outcome)>> = Mutex::new(Vec::with_capacity(selected.len()));
+    let results: Mutex<Vec<(String, String, bool, Outcome)>> = Mutex::new(Vec::with_capacity(selected.len()));
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let progress = std::io::stderr().is_terminal();
@@ -188,12 +246,12 @@ pub fn run(opts: &Options) -> ExitCode {
                     let k = next.fetch_add(1, Ordering::Relaxed);
                     let Some((id, path)) = selected.get(k) else { break };
                     let suite = suite_of(id);
-                    let outcome = match Case::read(&suite, path) {
-                        Ok(case) => run_case(&case),
-                        Err(e) => Outcome::Fail(e),
+                    let (choice, outcome) = match Case::read(&suite, path) {
+                        Ok(case) => (!case.choices.is_empty(), run_case(&case, &fidelity)),
+                        Err(e) => (false, Outcome::Fail(e)),
                     };
                     if let Ok(mut r) = results.lock() {
-                        r.push((suite, id.clone(), outcome));
+                        r.push((suite, id.clone(), choice, outcome));
                     }
                     let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                     if progress {
@@ -213,11 +271,16 @@ pub fn run(opts: &Options) -> ExitCode {
     let mut failures = Vec::new();
     let mut unexpected = Vec::new();
     let mut skipped = Vec::new();
-    for (suite, id, outcome) in &results {
+    for (suite, id, choice, outcome) in &results {
         if !suites.iter().any(|(s, _)| s == suite) {
             suites.push((suite.clone(), Tally::default()));
         }
         let Some((_, tally)) = suites.iter_mut().find(|(s, _)| s == suite) else { continue };
+        if *choice {
+            tally.choices += 1;
+        } else {
+            tally.facts += 1;
+        }
         let listed = ledger.contains(id);
         match (outcome, listed) {
             (Outcome::Pass, false) => tally.pass += 1,
@@ -278,22 +341,38 @@ fn draw_progress(done: usize, total: usize) {
 
 fn print_table(suites: &[(String, Tally)]) {
     let w = suites.iter().map(|(s, _)| s.len()).max().unwrap_or(5).max(5);
-    println!("{:w$}  {:>6} {:>6} {:>6} {:>6} {:>11}", "suite", "pass", "fail", "known", "skip", "unexp.pass");
+    println!(
+        "{:w$}  {:>6} {:>6} {:>6} {:>6} {:>11}  {:>6} {:>8}",
+        "suite", "pass", "fail", "known", "skip", "unexp.pass", "facts", "choices"
+    );
     let mut total = Tally::default();
     for (s, t) in suites {
         println!(
-            "{s:w$}  {:>6} {:>6} {:>6} {:>6} {:>11}",
-            t.pass, t.fail, t.known, t.skip, t.unexpected_pass
+            "{s:w$}  {:>6} {:>6} {:>6} {:>6} {:>11}  {:>6} {:>8}",
+            t.pass, t.fail, t.known, t.skip, t.unexpected_pass, t.facts, t.choices
         );
         total.pass += t.pass;
         total.fail += t.fail;
         total.known += t.known;
         total.skip += t.skip;
         total.unexpected_pass += t.unexpected_pass;
+        total.facts += t.facts;
+        total.choices += t.choices;
     }
     println!(
-        "{:w$}  {:>6} {:>6} {:>6} {:>6} {:>11}",
-        "total", total.pass, total.fail, total.known, total.skip, total.unexpected_pass
+        "{:w$}  {:>6} {:>6} {:>6} {:>6} {:>11}  {:>6} {:>8}",
+        "total",
+        total.pass,
+        total.fail,
+        total.known,
+        total.skip,
+        total.unexpected_pass,
+        total.facts,
+        total.choices
+    );
+    println!(
+        "{} case(s) test seed or documented facts, {} test our ASSUMED choices (`choice:` lines, docs/fidelity.md)",
+        total.facts, total.choices
     );
     // The plain closing line CI log readers look for.
     println!("{} passed, {} failed, {} skipped", total.pass, total.fail + total.unexpected_pass, total.skip);
@@ -309,5 +388,54 @@ fn read_ledger(path: &Path) -> Result<Vec<String>, String> {
             .collect()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
         Err(e) => Err(e.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FIDELITY: &str = "| # | behaviour | tag | source |\n|---|---|---|---|\n\
+        | S5 | int tables | CONFIRMED (tables) / ASSUMED (predicate) | t |\n\
+        | N1 | casts | CONFIRMED | t |\n\
+        | N5 | 464 < \\|x\\| < 512 | ASSUMED | t |\n";
+
+    fn case_with(choices: &[&str]) -> Case {
+        let dir = std::env::temp_dir().join(format!("xtask-choice-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("c{}.expect", choices.join("_")));
+        let lines: Vec<String> = choices.iter().map(|c| format!("choice: {c}")).collect();
+        std::fs::write(&path, format!("{}\nexpect: ok\n", lines.join("\n"))).unwrap();
+        let case = Case::read("bir-ir", &path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        case
+    }
+
+    #[test]
+    fn fidelity_rows_are_id_and_tag() {
+        let rows = parse_fidelity(FIDELITY);
+        assert_eq!(rows.len(), 3);
+        assert_eq!(rows[2], ("N5".to_owned(), "ASSUMED".to_owned()), "an escaped pipe stays in its cell");
+        assert_eq!(rows[0], ("S5".to_owned(), "CONFIRMED (tables) / ASSUMED (predicate)".to_owned()));
+        assert_eq!(rows[1], ("N1".to_owned(), "CONFIRMED".to_owned()));
+    }
+
+    #[test]
+    fn a_choice_must_name_an_assumed_entry() {
+        let rows = Ok(parse_fidelity(FIDELITY));
+        assert!(check_choices(&case_with(&[]), &rows).is_ok());
+        assert!(check_choices(&case_with(&["S5"]), &rows).is_ok());
+        let e = check_choices(&case_with(&["N1"]), &rows).unwrap_err();
+        assert!(e.contains("not ASSUMED"), "{e}");
+        let e = check_choices(&case_with(&["S5", "X9"]), &rows).unwrap_err();
+        assert!(e.contains("X9: no such entry"), "{e}");
+        assert!(check_choices(&case_with(&["S5"]), &Err("no fidelity.md".into())).is_err());
+    }
+
+    #[test]
+    fn the_real_fidelity_md_parses() {
+        let rows = read_fidelity(&root().join("docs/fidelity.md")).unwrap();
+        assert!(rows.iter().any(|(id, _)| id == "A1"), "{rows:?}");
+        assert!(rows.iter().any(|(id, tag)| id == "S5" && tag.contains("ASSUMED")));
     }
 }

@@ -39,9 +39,15 @@ fn check(case: &Case) -> Result<(), String> {
         "encode" => {
             let xs: Vec<f32> =
                 inputs.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
-            let mut got = vec![0u8; expected.len()];
-            encode_from_f32(dtype, &xs, &mut got, &profile).map_err(|e| e.to_string())?;
             let lanes = dtype.lanes();
+            let want_len = xs.len() / lanes * size;
+            lengths(
+                inputs.len().is_multiple_of(4) && xs.len().is_multiple_of(lanes),
+                expected.len(),
+                want_len,
+            )?;
+            let mut got = vec![0u8; want_len];
+            encode_from_f32(dtype, &xs, &mut got, &profile).map_err(|e| e.to_string())?;
             let bad: Vec<String> = got
                 .chunks_exact(size)
                 .zip(expected.chunks_exact(size))
@@ -59,6 +65,7 @@ fn check(case: &Case) -> Result<(), String> {
         }
         "decode" => {
             let n = inputs.len() / size * dtype.lanes();
+            lengths(inputs.len().is_multiple_of(size), expected.len(), n * 4)?;
             let mut got = vec![0f32; n];
             decode_to_f32(dtype, &inputs, &mut got, &profile).map_err(|e| e.to_string())?;
             let bad: Vec<String> = got
@@ -83,6 +90,18 @@ fn check(case: &Case) -> Result<(), String> {
     }
 }
 
+/// The expected file must hold exactly one value per input value (`zip` alone would pass a
+/// short file), and the inputs must be whole values.
+fn lengths(whole_inputs: bool, expected: usize, want: usize) -> Result<(), String> {
+    if !whole_inputs {
+        return Err("case file: the inputs are not a whole number of values".into());
+    }
+    if expected != want {
+        return Err(format!("the expected file has {expected} bytes, the inputs call for {want}"));
+    }
+    Ok(())
+}
+
 fn report(bad: Vec<String>, total: usize) -> Result<(), String> {
     if bad.is_empty() {
         return Ok(());
@@ -93,4 +112,17 @@ fn report(bad: Vec<String>, total: usize) -> Result<(), String> {
         bad.len(),
         shown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join("\n")
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lengths;
+
+    #[test]
+    fn an_expected_file_of_another_length_fails() {
+        assert!(lengths(true, 8, 8).is_ok());
+        assert!(lengths(true, 4, 8).unwrap_err().contains("has 4 bytes"), "short");
+        assert!(lengths(true, 12, 8).is_err(), "long");
+        assert!(lengths(false, 8, 8).is_err(), "partial input value");
+    }
 }

@@ -1,8 +1,9 @@
 //! Program suites (`programs/*`): run a BIR JSON program on its input tensors and compare every
-//! expected output tensor bit for bit, with hex in failure messages.
+//! expected output tensor bit for bit, with hex in failure messages. A case with a `fault` line
+//! must stop with that guest fault; its `output` tensors (if any) are compared afterwards.
 
 use super::Outcome;
-use super::case::Case;
+use super::case::{Case, ExpectedFault};
 use bir_ir::{ValidateOptions, json, validate};
 use numerics::Profile;
 use simulator::npy::{Npy, descr_size};
@@ -20,9 +21,29 @@ fn read_npy(path: &std::path::Path) -> Result<Npy, String> {
     Npy::parse(&bytes).map_err(|e| format!("{}: {e}", path.display()))
 }
 
+/// Compares how the run ended (`Some((kind name, Display text))` for a guest fault) with the
+/// case's `fault` line, if any.
+fn check_fault(got: Option<(&str, String)>, want: Option<&ExpectedFault>) -> Result<(), String> {
+    match (got, want) {
+        (None, None) => Ok(()),
+        (Some((_, text)), None) => Err(format!("the program faulted: {text}")),
+        (None, Some(want)) => Err(format!(
+            "expected a `{}` fault containing {:?}, but the program finished",
+            want.kind, want.message
+        )),
+        (Some((kind, text)), Some(want)) if kind != want.kind || !text.contains(&want.message) => {
+            Err(format!(
+                "expected a `{}` fault containing {:?}, got a `{kind}` fault: {text}",
+                want.kind, want.message
+            ))
+        }
+        (Some(_), Some(_)) => Ok(()),
+    }
+}
+
 fn check(case: &Case) -> Result<(), String> {
-    if case.outputs.is_empty() {
-        return Err("a program case needs `output` tensors".into());
+    if case.outputs.is_empty() && case.fault.is_none() {
+        return Err("a program case needs `output` tensors or a `fault`".into());
     }
     let text = std::fs::read(&case.program).map_err(|e| format!("{}: {e}", case.program.display()))?;
     let program = json::load_slice(&text).map_err(|e| e.to_string())?;
@@ -36,10 +57,11 @@ fn check(case: &Case) -> Result<(), String> {
         io::check_input(&t, name, &npy)?;
         io::load(&mut sim, &t, &npy)?;
     }
-    match sim.run().map_err(|e| e.to_string())? {
-        simulator::Outcome::Finished => {}
-        simulator::Outcome::Faulted(fault) => return Err(format!("the program faulted: {fault}")),
-    }
+    let fault = match sim.run().map_err(|e| e.to_string())? {
+        simulator::Outcome::Finished => None,
+        simulator::Outcome::Faulted(fault) => Some((fault.kind.name(), fault.to_string())),
+    };
+    check_fault(fault, case.fault.as_ref())?;
     let mut problems = Vec::new();
     for (name, path) in &case.outputs {
         let want = read_npy(path)?;
@@ -74,4 +96,34 @@ fn check(case: &Case) -> Result<(), String> {
         ));
     }
     if problems.is_empty() { Ok(()) } else { Err(problems.join("\n")) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn want(kind: &str, message: &str) -> ExpectedFault {
+        ExpectedFault { kind: kind.into(), message: message.into() }
+    }
+
+    #[test]
+    fn a_fault_must_match_kind_and_message() {
+        let text = || "instruction #1 'i1' (TensorTensor): op mod is not in ts_ops".to_owned();
+        assert!(check_fault(None, None).is_ok());
+        assert!(
+            check_fault(Some(("unsupported-op", text())), Some(&want("unsupported-op", "not in ts_ops")))
+                .is_ok()
+        );
+        assert!(check_fault(Some(("unsupported-op", text())), Some(&want("unsupported-op", ""))).is_ok());
+        let e = check_fault(Some(("unsupported-op", text())), None).unwrap_err();
+        assert!(e.contains("the program faulted"), "{e}");
+        let e = check_fault(None, Some(&want("unsupported-op", "x"))).unwrap_err();
+        assert!(e.contains("but the program finished"), "{e}");
+        let e =
+            check_fault(Some(("shape", text())), Some(&want("unsupported-op", "not in ts_ops"))).unwrap_err();
+        assert!(e.contains("got a `shape` fault"), "{e}");
+        let e = check_fault(Some(("unsupported-op", text())), Some(&want("unsupported-op", "ta_ops")))
+            .unwrap_err();
+        assert!(e.contains("ta_ops"), "{e}");
+    }
 }
