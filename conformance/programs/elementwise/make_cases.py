@@ -513,13 +513,16 @@ case("reduce_add_C", reduce_program(x2, "float32", [[F, P], [1, F]], [[F, 1], [1
 yw = fold(x2.reshape(1, -1), None, "max").reshape(1, 1)
 case("reduce_max_XYZWC", reduce_program(x2, "float32", [[F, P], [1, F]], [[1, 1], [1, 1]], (1, 1), yw, op="max",
      axis="XYZWC"), "TensorReduce max over everything (XYZWC)")
-n = F
-avg = x2[:, 0] / F32(n)
+# N = 12, not a power of two, so divide-first and sum-then-divide disagree (checked below).
+n = 12
+xa = data((P, n), specials=False)
+avg = xa[:, 0] / F32(n)
 inv = F32(1) / F32(n)
 for j in range(1, n):
-    avg = (avg + inv * x2[:, j]).astype(F32)
-case("reduce_average_X", reduce_program(x2, "float32", [[F, P], [1, F]], [[1, P], [1, 1]], (P, 1),
-     avg.reshape(P, 1), op="average", axis="X"), "TensorReduce average: divide first, running mean")
+    avg = (avg + inv * xa[:, j]).astype(F32)
+assert (avg != (fold(xa, None, "add") / F32(n)).astype(F32)).any(), "divide-first must differ somewhere"
+case("reduce_average_X", reduce_program(xa, "float32", [[n, P], [1, n]], [[1, P], [1, 1]], (P, 1),
+     avg.reshape(P, 1), op="average", axis="X"), "TensorReduce average over 12: divide first, running mean")
 case("nki_sum_axis_1_negate", reduce_program(x2, "float32", [[F, P], [1, F]], [[1, P], [1, 1]], (P, 1),
      (-fold(x2, None, "add")).reshape(P, 1), op="add", axis="X", negate=True), "NKI doc: sum along axis 1, negated")
 case("reduce_mult_X", reduce_program(x2 / F32(8), "float32", [[F, P], [1, F]], [[1, P], [1, 1]], (P, 1),
@@ -581,13 +584,17 @@ for func, wy, wx in [("Max", 2, 3), ("Avg", 3, 5), ("Avg", 4, 4)]:
 
 # ---------------------------------------------------------------- H: TensorScalarCache
 def cache_expect(x, op0, op1, rev0, rev1, init, every):
+    """A set reverse flag swaps its stage's operands (seed 000 §4 pseudocode) and, either one, runs
+    the scan from the last element to the first (the seed's prose; docs/fidelity.md S14). Each
+    value is written at its own element's position."""
     c = np.array(init, F32)
-    outs = []
-    for j in range(x.shape[1]):
+    outs = [None] * x.shape[1]
+    order = range(x.shape[1] - 1, -1, -1) if (rev0 or rev1) else range(x.shape[1])
+    for j in order:
         a = ts(op0, c, x[:, j]) if rev0 else ts(op0, x[:, j], c)
         b = ts(op1, c, a) if rev1 else ts(op1, a, c)
         c = b
-        outs.append(b)
+        outs[j] = b
     return np.stack(outs, axis=1) if every else c.reshape(-1, 1)
 
 
@@ -726,6 +733,8 @@ def choices_of(name):
         out += ["S6"]  # XYZWC scope, 1/N in fp32, accumulate = add, the transpose mapping
     if name == "reduce_add_int32":
         out += ["S6", "N17"]  # integer inputs fold in int32 with saturating ts_int_ops add
+    if name == "cache_tensorscan_subtract_max":
+        out += ["S14"]  # the reverse flags also reverse the scan direction
     if name.startswith("pool_"):
         out += ["S7"]  # Avg: the lane combination order; Max: the +-0 tie
     if name.startswith("ap_dtype_"):
