@@ -36,14 +36,16 @@ RNG = np.random.default_rng(20261201)
 STORE = {"float32": np.float32, "bfloat16": np.uint16, "float16": np.float16, "float8_e4m3fn": np.uint8,
          "float8e5": np.uint8, "float8e4": np.uint8, "int32": np.int32, "uint8": np.uint8, "int8": np.int8,
          "uint32": np.uint32, "uint64": np.uint64, "int16": np.int16, "uint16": np.uint16, "int64": np.int64,
-         "float32r": np.float32}
+         "float32r": np.float32, "float8e3": np.uint8}
 SIZE = {"float32": 4, "bfloat16": 2, "float16": 2, "float8_e4m3fn": 1, "float8e5": 1, "float8e4": 1,
         "int32": 4, "uint8": 1, "int8": 1, "uint32": 4, "uint64": 8, "int16": 2, "uint16": 2, "int64": 8,
-        "float32r": 4}
+        "float32r": 4, "float8e3": 1}
+# legacy float8e3 (E3M4, max 15.5, has Inf) and float8e4 (E4M3, max 240, has Inf) as ml_dtypes'
+# IEEE-style float8_e3m4 / float8_e4m3 (fidelity N7)
 ML = {"bfloat16": md.bfloat16, "float8_e4m3fn": md.float8_e4m3fn, "float8e5": md.float8_e5m2,
-      "float8e4": md.float8_e4m3}
+      "float8e4": md.float8_e4m3, "float8e3": md.float8_e3m4}
 # (canonical NaN code, max finite code) per FP8 format
-FP8 = {"float8_e4m3fn": (0x7F, 0x7E), "float8e5": (0x7E, 0x7B), "float8e4": (0x7C, 0x77)}
+FP8 = {"float8_e4m3fn": (0x7F, 0x7E), "float8e5": (0x7E, 0x7B), "float8e4": (0x7C, 0x77), "float8e3": (0x78, 0x6F)}
 
 
 def decode(raw, dt):
@@ -406,8 +408,7 @@ for dt in ("bfloat16", "float16"):
          f"rounds again (differs from one rounding in most elements) ({ACC})")
 
 # fp8 float8e5 / float8e4: the result narrows with refsim saturation; the accumulate does not saturate
-E5MAX, E4MAX = 57344.0, 240.0
-for dt, mx, big in (("float8e5", E5MAX, 1e6), ("float8e4", E4MAX, 1e4)):
+for dt, mx, big in (("float8e5", 57344.0, 1e6), ("float8e4", 240.0, 1e4), ("float8e3", 15.5, 100.0)):
     pairs = [(mx, mx), (-mx, -mx), (mx, big), (-mx, -big), (1.0, 2.0), (mx, -1.0), (-1.0, -mx), (0.5, 0.25),
              (mx, mx / 4), (-mx, -mx / 4), (mx / 2, mx / 2), (-mx / 2, -mx / 2), (2.0, big), (mx, 0.0), (-3.0, 1.5),
              (mx, mx / 8)]
@@ -419,17 +420,17 @@ for dt, mx, big in (("float8e5", E5MAX, 1e6), ("float8e4", E4MAX, 1e4)):
     b_[1] = -1.0  # the second row negated: product -r, prev kept
     r8 = encode(ts("mult", a_, b_), dt)  # refsim narrowing of the result: saturating
     y = accumulate(prev, r8, dt)
-    inf_code = 0x7C if dt == "float8e5" else 0x78
+    inf_code = {"float8e5": 0x7C, "float8e4": 0x78, "float8e3": 0x70}[dt]
     assert (y == inf_code).any() and (y == 0x80 | inf_code).any()
     sat = encode(decode(prev, dt) + decode(r8, dt), dt)  # what a saturating accumulate would give
     assert (sat != y).any()
     case(f"acc_tt_{dt}_overflow_to_inf", tt_program("float32", dt, a_, b_, prev, y, op="mult", acc="AddAccumulate"),
          f"fp32 TensorTensor mult into {dt}, acc=AddAccumulate: the result saturates (refsim narrowing), the "
          f"accumulate overflows to -Inf/+Inf (0x{0x80 | inf_code:02X}/0x{inf_code:02X}), FP8 config 0 ({ACC})",
-         choices=["N7"] if dt == "float8e4" else [])
+         choices=["N7"] if dt != "float8e5" else [])
 
 # non-reducible output dtypes fault at the accumulate
-for dt in ("uint8", "int8", "float8_e4m3fn", "int16", "uint32", "float32r"):
+for dt in ("uint8", "int8", "float8_e4m3fn", "int16", "uint16", "uint32", "uint64", "float32r"):
     a_ = (RNG.standard_normal((P, F)) * 4).astype(F32)
     b_ = (RNG.standard_normal((P, F)) * 4).astype(F32)
     # the output tile is not loaded first (its dtype need not be readable from .npy): the fault comes
@@ -532,6 +533,19 @@ y = accumulate(prev, -fold(x2, "max").reshape(P, 1), "float32")
 case("acc_reduce_fp32_max_negate", reduce_program(x2, "float32", [[F, P], [1, F]], "float32", P, 1, y, prev=prev,
      op="max", axis="X", negate=True, acc="AddAccumulate"),
      f"fp32 TensorReduce max over X, negate, acc=AddAccumulate: prev + (-max) (the accumulate adds whatever the op; seed 000 §3.1; {ACC})")
+
+# TensorReduce into float8e5: the fp32 sum saturates to 57344 (refsim narrowing), prev + it overflows to Inf
+xs8 = np.full((4, 8), 12500.0, F32)  # row sums 100000 -> 57344 (0x7B)
+xs8[1] *= -1
+xs8[2] = 1000.0  # 8000 -> 8192 (0x70); 57344 + 8192 = 65536 -> Inf
+xs8[3] = -1000.0
+prev = encode(np.array([[57344.0], [-57344.0], [57344.0], [-57344.0]], F32), "float8e5")
+r8 = encode(fold(xs8, "add").reshape(4, 1), "float8e5")
+y = accumulate(prev, r8, "float8e5")
+assert list(y.reshape(-1)) == [0x7C, 0xFC, 0x7C, 0xFC]
+case("acc_reduce_float8e5_overflow_to_inf", reduce_program(xs8, "float32", [[8, 4], [1, 8]], "float8e5", 4, 1, y, prev=prev,
+     op="add", axis="X", acc="Accumulate"),
+     f"fp32 TensorReduce add over X into float8e5, acc=Accumulate: the sum saturates (refsim), prev + it overflows to +-Inf ({ACC})")
 
 for dt in ("uint8", "int16", "float8_e4m3fn"):
     g = reduce_program(x2, "float32", [[F, P], [1, F]], dt, P, 1, None,
@@ -783,19 +797,24 @@ for lname, p, f, pairs in LAYOUTS:
         for op in ("add", "max") + (("average",) if lname in ("2l", "3l_transposed", "4l") and axis in ("X", "XY", "C", "XYZW") else ()):
             if lname == "3l_transposed" and op == "max" and axis not in ("X", "C"):
                 continue
-            y = reduce_expect(v4, axis, op)
+            xin = xv
             choices = []
             if op == "average":
+                # data on which divide-first (the running mean) differs from sum-then-divide
                 folded = FOLD[axis]
-                t = np.transpose(v4, tuple(d for d in range(4) if d not in folded) + folded)
-                t = t.reshape(-1, int(np.prod([v4.shape[d] for d in folded])))
-                n = t.shape[1]
+                n = int(np.prod([v4.shape[d] for d in folded]))
                 assert n & (n - 1) != 0
-                assert (fold(t, "add") / F32(n) != y.reshape(-1)).any(), (lname, axis)
+                while True:
+                    va = as_wzyx(gather(xin, pairs))
+                    t = np.transpose(va, tuple(d for d in range(4) if d not in folded) + folded).reshape(-1, n)
+                    if (fold(t, "add") / F32(n) != reduce_expect(va, axis, op).reshape(-1)).any():
+                        break
+                    xin = (RNG.standard_normal((p, f)) * 4).astype(F32)
                 choices.append("S6")
+            y = reduce_expect(as_wzyx(gather(xin, pairs)), axis, op)
             if axis == "XYZWC":
                 choices.append("S6")
-            g = reduce_program(xv, "float32", pairs, "float32", y.shape[0], y.shape[1], y, op=op, axis=axis)
+            g = reduce_program(xin, "float32", pairs, "float32", y.shape[0], y.shape[1], y, op=op, axis=axis)
             case(f"reduce_{op}_{axis}_{lname}", g,
                  f"TensorReduce {op} axis={axis} on a {len(pairs)}-level input AP {pairs}: {y.size} output(s) "
                  f"({SEED3}{'; average divides first: acc = x0/N, then acc + (1/N)*x' if op == 'average' else ''})",
