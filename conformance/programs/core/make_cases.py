@@ -126,6 +126,23 @@ def ts(op, a, x):
     return np.asarray(TS[op](a, x), F32)
 
 
+def fold(v, op):
+    """Sequential fold over the last axis, in fp32."""
+    acc = v[..., 0].astype(F32)
+    for j in range(1, v.shape[-1]):
+        acc = ts(op, acc, v[..., j])
+    return acc
+
+
+def fold_avg(v):
+    n = v.shape[-1]
+    inv = F32(1) / F32(n)
+    acc = (v[..., 0] / F32(n)).astype(F32)
+    for j in range(1, n):
+        acc = (acc + (inv * v[..., j]).astype(F32)).astype(F32)
+    return acc
+
+
 # ---------------------------------------------------------------- program building
 class Prog:
     def __init__(self, profile="refsim"):
@@ -277,6 +294,29 @@ for name, s, d in [("down", 0, 32), ("up", 32, 0)]:
     case(f"overlap_tensorscalar_partitions_{name}",
          overlap_program(x, "TensorScalar", tile("t", "float32", 96, OF, s * OF), tile("t", "float32", 96, OF, d * OF), y, **TSF),
          f"TensorScalar x*2+1, partitions {s}..{s + 95} -> {d}..{d + 95} of the same 1 MiB tile (seed 000 §2.2, §5.1)")
+
+# TensorTensor: both inputs overlap the output
+g = Prog()
+g.dram_in("x", "float32", x)
+g.sb("t", "float32", OP, OF)
+g.load_tile("x", "t", "float32", OP, OF)
+g.inst("TensorTensor", [tile("t", "float32", 96, OF, 0), tile("t", "float32", 96, OF, 32 * OF)],
+       [tile("t", "float32", 96, OF, 16 * OF)], op="subtract")
+y = x.copy()
+y[16:112] = ts("subtract", x[0:96], x[32:128])
+g.save_tile("t", "y", "float32", OP, OF, y)
+case("overlap_tensortensor_partitions", g,
+     "TensorTensor subtract, in0 = partitions 0..95, in1 = 32..127, out = 16..111 of the same 1 MiB tile "
+     "(seed 000 §2.3, §5.1: all inputs read before the output is written)")
+
+# TensorReduce: row p's sum lands in element 0 of row p + 32, a row still to be reduced
+y = x.copy()
+y[32:128, 0] = fold(x[0:96], "add")
+case("overlap_tensorreduce_rows_down",
+     overlap_program(x, "TensorReduce", tile("t", "float32", 96, OF, 0), ap("t", "float32", [[OF, 96], [1, 1]], 32 * OF), y,
+                     op="add", axis="X"),
+     "TensorReduce add over X of partitions 0..95 of a 1 MiB tile into element 0 of partitions 32..127, which are "
+     "themselves reduced (seed 000 §3.1, §5.1: the input read before the output is written)")
 
 # bf16 TensorScalar overlap (cast/codec path): a [128, 4096] bf16 tile = 1 MiB
 BF = 4096
@@ -463,23 +503,6 @@ def reduce_program(x_raw, dt, pairs_in, out_dt, out_p, out_f, expected, prev=Non
     if expected is not None:
         g.save_tile("yt", "y", out_dt, out_p, out_f, expected)
     return g
-
-
-def fold(v, op):
-    """Sequential fold over the last axis, in fp32."""
-    acc = v[..., 0].astype(F32)
-    for j in range(1, v.shape[-1]):
-        acc = ts(op, acc, v[..., j])
-    return acc
-
-
-def fold_avg(v):
-    n = v.shape[-1]
-    inv = F32(1) / F32(n)
-    acc = (v[..., 0] / F32(n)).astype(F32)
-    for j in range(1, n):
-        acc = (acc + (inv * v[..., j]).astype(F32)).astype(F32)
-    return acc
 
 
 xi = RNG.integers(-50, 50, (P, F)).astype(np.int32)
