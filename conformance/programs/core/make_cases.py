@@ -548,7 +548,7 @@ for dt, neg in (("bfloat16", False), ("float16", False), ("bfloat16", True)):
     nm = f"acc_reduce_{dt}" + ("_negate" if neg else "") + "_double_rounding"
     case(nm, reduce_program(xr, "float32", [[F, P], [1, F]], dt, P, 1, y, prev=prev, **fields),
          f"fp32 TensorReduce add over X{' with negate (applied to the fold, before the accumulate, seed 000 §3.1)' if neg else ''} "
-         f"into {dt}, acc=Accumulate: the (negated) sum rounds to {dt}, then prev + it rounds again ({ACC})")
+         f"into {dt}, acc=Accumulate: the {'negated ' if neg else ''}sum rounds to {dt}, then prev + it rounds again ({ACC})")
 
 x2 = (RNG.standard_normal((P, F)) * 5).astype(F32)
 prev = (RNG.standard_normal((P, 1)) * 5).astype(F32)
