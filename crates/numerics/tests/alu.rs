@@ -181,9 +181,21 @@ fn address_path_float_conversion(#[case] f: f32, #[case] want: u64) {
     assert_eq!(f32_to_u64_addr(f), want, "{f}");
 }
 
-/// The visitor hands out the functor type, so a caller's loop is monomorphised per op.
+/// The visitor hands each op its own functor type, so a caller's generic loop is instantiated
+/// (monomorphised) once per op, never dispatching per element: every member of every table
+/// reaches `visit` with a distinct type, and the functor it gets computes that op.
 #[test]
-fn visitor_monomorphises_loops() {
+fn visitor_hands_each_op_its_own_type() {
+    struct Name;
+    impl F32Visitor for Name {
+        type Out = &'static str;
+        fn visit<O: F32Op>(self) -> &'static str {
+            std::any::type_name::<O>()
+        }
+    }
+    let names: std::collections::HashSet<&str> =
+        ts_ops::MEMBERS.iter().map(|op| ts_ops::with(*op, Name).unwrap()).collect();
+    assert_eq!(names.len(), ts_ops::MEMBERS.len(), "{names:?}");
     struct SumOver<'a>(&'a [f32]);
     impl F32Visitor for SumOver<'_> {
         type Out = f32;
@@ -191,6 +203,7 @@ fn visitor_monomorphises_loops() {
             self.0.iter().fold(1.0, |acc, x| O::apply(acc, *x))
         }
     }
+    // Hand-worked: 1·2·3·4 = 24; (1 − 2) − 3 = −4.
     assert_eq!(ts_ops::with(AluOp::Mult, SumOver(&[2.0, 3.0, 4.0])).unwrap(), 24.0);
     assert_eq!(ts_ops::with(AluOp::Subtract, SumOver(&[2.0, 3.0])).unwrap(), -4.0);
 }
