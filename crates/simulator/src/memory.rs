@@ -1,5 +1,12 @@
 //! The memory store (re-facts §5 "Memory model", "MemoryObject"): one owner for the bytes of every
-//! memory location, created lazily and filled with 0xFF (the reference's uninitialised marker).
+//! memory location, created lazily and reading 0xFF (the reference's uninitialised marker) where
+//! nothing was written.
+//!
+//! A buffer costs what it holds: it starts as zeroed pages the OS maps on first touch, and each
+//! 64 KiB granule is filled with 0xFF only when first touched by an access that does not overwrite
+//! it whole. Pages never written and never read are never materialised. A location whose last use
+//! has passed can be freed, and a whole-location copy out of a dying location can move the buffer
+//! instead of copying it (the executor decides both; see `exec`).
 //!
 //! Locations marked `allocated` in SB or PSUM live in one shared arena per space (128 partitions ×
 //! the arch's bytes per partition), so post-allocation dumps that reuse SBUF space see each other's
@@ -17,18 +24,79 @@ enum Home {
     PsumArena,
 }
 
+/// Bytes per lazily materialised granule.
+const GRANULE: usize = 1 << 16;
+
+/// One buffer: its bytes and which granules are valid (0xFF-filled or written).
+#[derive(Debug)]
+struct Buf {
+    data: Vec<u8>,
+    /// One bit per granule; set once the granule holds real bytes.
+    ready: Vec<u64>,
+    /// Granules not ready yet (0: the whole buffer is valid).
+    pending: usize,
+}
+
+impl Buf {
+    fn new(n: usize) -> Buf {
+        let granules = n.div_ceil(GRANULE);
+        // Zeroed allocations come from the OS as untouched pages: nothing is resident yet.
+        Buf { data: vec![0; n], ready: vec![0; granules.div_ceil(64)], pending: granules }
+    }
+
+    /// Makes `range` valid: every granule it touches that nobody touched before becomes 0xFF,
+    /// except granules the caller overwrites whole (`covers`).
+    fn prepare(&mut self, range: std::ops::Range<usize>, covers: bool) {
+        if self.pending == 0 || range.is_empty() {
+            return;
+        }
+        let end = range.end.min(self.data.len());
+        for g in range.start / GRANULE..end.div_ceil(GRANULE) {
+            let (word, bit) = (g / 64, 1u64 << (g % 64));
+            if self.ready[word] & bit != 0 {
+                continue;
+            }
+            let gr = g * GRANULE..((g + 1) * GRANULE).min(self.data.len());
+            if !(covers && range.start <= gr.start && gr.end <= end) {
+                self.data[gr].fill(UNINIT);
+            }
+            self.ready[word] |= bit;
+            self.pending -= 1;
+        }
+    }
+
+    fn whole(&mut self) -> &mut [u8] {
+        self.prepare(0..self.data.len(), false);
+        &mut self.data
+    }
+}
+
 /// The bytes of every memory location of the entry function.
 #[derive(Debug)]
 pub struct Memory {
     homes: Vec<(Home, Layout)>,
-    private: Vec<Option<Vec<u8>>>,
-    sb: Option<Vec<u8>>,
-    psum: Option<Vec<u8>>,
+    private: Vec<Option<Buf>>,
+    sb: Option<Buf>,
+    psum: Option<Buf>,
     sb_row: u64,
     /// Written-shadows (re-facts §5 "MemoryObject"): zero where nothing was written yet, 0xFF
     /// where a tracked write landed; created on demand, for PSUM's first-write-copies rule.
     shadows: Vec<Option<Vec<u8>>>,
     psum_shadow: Option<Vec<u8>>,
+}
+
+/// Which bytes of a buffer an access touches, and whether it overwrites all of them.
+#[derive(Clone, Debug)]
+pub struct Touch {
+    /// The byte range (`None`: the whole buffer).
+    pub range: Option<std::ops::Range<usize>>,
+    /// The access writes every byte of `range` before anything reads them.
+    pub covers: bool,
+}
+
+impl Touch {
+    /// The whole buffer, read or partly written.
+    pub const ALL: Touch = Touch { range: None, covers: false };
 }
 
 /// The uninitialised-memory fill byte.
@@ -47,7 +115,7 @@ impl Memory {
             .map(|(k, l)| home_of(l, LocId(k as u32), sb_row))
             .collect::<Vec<_>>();
         Memory {
-            private: vec![None; homes.len()],
+            private: homes.iter().map(|_| None).collect(),
             shadows: vec![None; homes.len()],
             homes,
             sb: None,
@@ -70,16 +138,31 @@ impl Memory {
         }
     }
 
-    /// The buffer holding a location (created, 0xFF-filled, on first use) and its layout there.
-    pub fn buffer_mut(&mut self, loc: LocId) -> (&mut [u8], Layout) {
-        let (home, layout) = self.homes[loc.index()];
-        let n = self.span(home, layout);
-        let slot = match home {
+    fn slot(&mut self, home: Home) -> &mut Option<Buf> {
+        match home {
             Home::Private(id) => &mut self.private[id.index()],
             Home::SbArena => &mut self.sb,
             Home::PsumArena => &mut self.psum,
-        };
-        (slot.get_or_insert_with(|| vec![UNINIT; n]), layout)
+        }
+    }
+
+    /// The buffer holding a location (created on first use) with the bytes `touch` names made
+    /// valid, and the location's layout there.
+    pub fn buffer_for(&mut self, loc: LocId, touch: &Touch) -> (&mut [u8], Layout) {
+        let (home, layout) = self.homes[loc.index()];
+        let n = self.span(home, layout);
+        let buf = self.slot(home).get_or_insert_with(|| Buf::new(n));
+        match &touch.range {
+            Some(r) => buf.prepare(r.clone(), touch.covers),
+            None => buf.prepare(0..n, false),
+        }
+        (&mut buf.data, layout)
+    }
+
+    /// The buffer holding a location, wholly valid (uninitialised bytes read 0xFF), and its
+    /// layout there.
+    pub fn buffer_mut(&mut self, loc: LocId) -> (&mut [u8], Layout) {
+        self.buffer_for(loc, &Touch::ALL)
     }
 
     /// A location's buffer together with its written-shadow (same size, zero-filled when created)
@@ -94,18 +177,52 @@ impl Memory {
             Home::SbArena => (&mut self.sb, &mut self.shadows[loc.index()]),
             Home::PsumArena => (&mut self.psum, &mut self.psum_shadow),
         };
-        let data = data.get_or_insert_with(|| vec![UNINIT; n]);
+        let data = data.get_or_insert_with(|| Buf::new(n)).whole();
         let shadow = shadow.get_or_insert_with(|| vec![0; n]);
         (data, shadow, layout)
     }
 
+    /// Drops a location's private buffer (its bytes read 0xFF again if it is ever touched).
+    /// Locations in a shared arena are left alone. Returns whether anything was freed.
+    pub fn free(&mut self, loc: LocId) -> bool {
+        match self.homes[loc.index()].0 {
+            Home::Private(id) => {
+                self.shadows[id.index()] = None;
+                self.private[id.index()].take().is_some()
+            }
+            _ => false,
+        }
+    }
+
+    /// Moves `from`'s private buffer to `to` (whose old bytes are dropped) when both are private
+    /// and span the same bytes: a whole-location copy out of a location that dies here, at no
+    /// cost. `from` then reads as uninitialised. Returns false (and changes nothing) otherwise.
+    pub fn move_buffer(&mut self, from: LocId, to: LocId) -> bool {
+        let ((hf, lf), (ht, lt)) = (self.homes[from.index()], self.homes[to.index()]);
+        let (Home::Private(a), Home::Private(b)) = (hf, ht) else { return false };
+        if a == b || self.span(hf, lf) != self.span(ht, lt) {
+            return false;
+        }
+        let Some(buf) = self.private[a.index()].take() else { return false };
+        self.private[b.index()] = Some(buf);
+        self.shadows[a.index()] = None;
+        self.shadows[b.index()] = None;
+        true
+    }
+
+    /// The bytes a location's buffer spans.
+    pub fn span_of(&self, loc: LocId) -> usize {
+        let (home, layout) = self.homes[loc.index()];
+        self.span(home, layout)
+    }
+
     /// Lends `f` a source location's buffer and a distinct destination location's buffer at once
-    /// (with their layouts). `None` when both live in the same buffer (an arena, or one location):
-    /// the caller then goes through a copy.
+    /// (with their layouts), the bytes each touch names made valid. `None` when both live in the
+    /// same buffer (an arena, or one location): the caller then goes through a copy.
     pub fn with_two<R>(
         &mut self,
-        src: LocId,
-        dst: LocId,
+        (src, src_touch): (LocId, &Touch),
+        (dst, dst_touch): (LocId, &Touch),
         f: impl FnOnce(&[u8], Layout, &mut [u8], Layout) -> R,
     ) -> Option<R> {
         let (hs, ls) = self.homes[src.index()];
@@ -114,19 +231,11 @@ impl Memory {
             return None;
         }
         // Take the source out (creating it if needed), lend both, put it back.
-        self.buffer_mut(src);
-        let taken = match hs {
-            Home::Private(id) => self.private[id.index()].take(),
-            Home::SbArena => self.sb.take(),
-            Home::PsumArena => self.psum.take(),
-        }?;
-        let (dbuf, _) = self.buffer_mut(dst);
-        let r = f(&taken, ls, dbuf, ld);
-        match hs {
-            Home::Private(id) => self.private[id.index()] = Some(taken),
-            Home::SbArena => self.sb = Some(taken),
-            Home::PsumArena => self.psum = Some(taken),
-        }
+        self.buffer_for(src, src_touch);
+        let taken = self.slot(hs).take()?;
+        let (dbuf, _) = self.buffer_for(dst, dst_touch);
+        let r = f(&taken.data, ls, dbuf, ld);
+        *self.slot(hs) = Some(taken);
         Some(r)
     }
 
@@ -145,6 +254,17 @@ impl Memory {
         }
     }
 
+    /// Bytes of buffers currently materialised (granules touched), for `--stats`.
+    pub fn resident_bytes(&self) -> u64 {
+        let count = |b: &Option<Buf>| {
+            b.as_ref().map_or(0, |b| {
+                let granules = b.data.len().div_ceil(GRANULE);
+                ((granules - b.pending) * GRANULE).min(b.data.len()) as u64
+            })
+        };
+        self.private.iter().map(count).sum::<u64>() + count(&self.sb) + count(&self.psum)
+    }
+
     /// Fills `len` bytes of a location in tensor order, handing `fill` each destination piece in
     /// turn: a flat location from its byte 0; a partitioned one `len / partitions` bytes per
     /// partition, row by row. Nothing is buffered, so a file can stream straight in.
@@ -156,8 +276,10 @@ impl Memory {
         mut fill: impl FnMut(&mut [u8]) -> Result<(), String>,
     ) -> Result<(), String> {
         let pieces = pieces(loc, self.layout(id), len)?;
-        let (buf, _) = self.buffer_mut(id);
-        pieces.into_iter().try_for_each(|(at, n)| fill(&mut buf[at..at + n]))
+        pieces.into_iter().try_for_each(|(at, n)| {
+            let (buf, _) = self.buffer_for(id, &Touch { range: Some(at..at + n), covers: true });
+            fill(&mut buf[at..at + n])
+        })
     }
 
     /// Hands `sink` `len` bytes of a location in tensor order (the inverse of [`Memory::load_with`]).
@@ -169,8 +291,10 @@ impl Memory {
         mut sink: impl FnMut(&[u8]) -> Result<(), String>,
     ) -> Result<(), String> {
         let pieces = pieces(loc, self.layout(id), len)?;
-        let (buf, _) = self.buffer_mut(id);
-        pieces.into_iter().try_for_each(|(at, n)| sink(&buf[at..at + n]))
+        pieces.into_iter().try_for_each(|(at, n)| {
+            let (buf, _) = self.buffer_for(id, &Touch { range: Some(at..at + n), covers: false });
+            sink(&buf[at..at + n])
+        })
     }
 
     /// Loads a location from bytes in tensor order (see [`Memory::load_with`]).

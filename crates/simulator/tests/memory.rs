@@ -63,3 +63,57 @@ fn loading_too_much_is_an_error() {
     let e = m.load(&f.locations[3], LocId(3), &[0u8; 33]).unwrap_err();
     assert!(e.contains("33 bytes do not fit location 'd' (32 bytes)"), "{e}");
 }
+
+fn big() -> bir_ir::Program {
+    // Two flat DRAM locations of 1 MiB and one of 4 KiB.
+    let text = r#"{"functions":[{"name":"f","allocations":[
+      {"name":"a","dtype":"uint8","memorylocations":[{"name":"a","type":"DRAM","dims":[1,1048576]}]},
+      {"name":"b","dtype":"uint8","memorylocations":[{"name":"b","type":"DRAM","dims":[1,1048576]}]},
+      {"name":"c","dtype":"uint8","memorylocations":[{"name":"c","type":"DRAM","dims":[1,4096]}]}],"blocks":[]}]}"#;
+    json::load_str(text).unwrap()
+}
+
+#[test]
+fn untouched_bytes_cost_nothing_and_read_uninitialised() {
+    use simulator::memory::Touch;
+    let p = big();
+    let v = validate(&p, &ValidateOptions::default()).unwrap();
+    let mut m = Memory::new(&v);
+    let a = LocId(0);
+    // A covering write of 16 bytes in the middle: only its 64 KiB granule becomes resident, and
+    // the granule's other bytes read 0xFF (the write did not cover them).
+    let at = 700_000;
+    let (buf, _) = m.buffer_for(a, &Touch { range: Some(at..at + 16), covers: true });
+    buf[at..at + 16].fill(7);
+    assert_eq!(m.resident_bytes(), 65536);
+    let (buf, _) = m.buffer_for(a, &Touch { range: Some(at - 4..at + 20), covers: false });
+    assert_eq!(buf[at - 4..at + 20], [&[UNINIT; 4][..], &[7; 16], &[UNINIT; 4]].concat()[..]);
+    // A covering write of a whole granule is not filled first; everything else still reads 0xFF.
+    let (buf, _) = m.buffer_for(a, &Touch { range: Some(0..65536), covers: true });
+    buf[..65536].fill(1);
+    let dump = m.dump(&p.functions[0].locations[0], a, 1_048_576).unwrap();
+    assert!(dump[..65536].iter().all(|x| *x == 1));
+    assert!(dump[65536..at].iter().all(|x| *x == UNINIT));
+    assert_eq!(dump[at], 7);
+    assert!(dump[at + 16..].iter().all(|x| *x == UNINIT));
+}
+
+#[test]
+fn free_and_move() {
+    let p = big();
+    let v = validate(&p, &ValidateOptions::default()).unwrap();
+    let f = &p.functions[0];
+    let mut m = Memory::new(&v);
+    let (a, b, c) = (LocId(0), LocId(1), LocId(2));
+    m.load(&f.locations[0], a, &[5u8; 1_048_576]).unwrap();
+    assert!(!m.move_buffer(a, c), "different spans do not move");
+    assert!(m.move_buffer(a, b));
+    assert!(!m.is_touched(a) && m.is_touched(b));
+    assert!(m.dump(&f.locations[1], b, 1_048_576).unwrap().iter().all(|x| *x == 5));
+    assert!(
+        m.dump(&f.locations[0], a, 16).unwrap().iter().all(|x| *x == UNINIT),
+        "a moved-from location reads uninitialised"
+    );
+    assert!(m.free(b));
+    assert!(!m.is_touched(b));
+}

@@ -10,6 +10,7 @@
 use super::operand::{adds, pieces};
 use super::{Arg, Res, Simulator, Written, fault, not_implemented};
 use crate::fault::{FaultCause, Slot};
+use crate::memory::Touch;
 use bir_ir::ops::{TensorScalarFields, TensorScalarPtrFields, TensorTensorFields};
 use bir_ir::{AluClass, AluOp, Dtype, EngineAccumulationType, Instruction, Operand};
 use numerics::alu::{F32Op, F32Visitor, I32Op, I32Visitor, I64Op, I64Visitor, ta_ops, ts_int_ops, ts_ops};
@@ -333,21 +334,26 @@ impl<'p> Simulator<'p> {
             return Ok(false);
         };
         let nan = self.profile().nan_sign;
-        let done = self.memory.with_two(inp.ap.loc, out.ap.loc, |sb, _, db, _| match inp.ap.dtype {
-            Dtype::Bfloat16 => {
-                let (src, vals) = (sb[a.clone()].as_chunks::<2>().0, db[b.clone()].as_chunks_mut::<2>().0);
-                ts_ops::with(op0, Fused { codec: Bf16(nan), src: Some(src), vals, c, rev, op1 })
-            }
-            _ => {
-                let (src, vals) = (sb[a.clone()].as_chunks::<4>().0, db[b.clone()].as_chunks_mut::<4>().0);
-                ts_ops::with(op0, Fused { codec: Plain::new(), src: Some(src), vals, c, rev, op1 })
-            }
-        });
+        let (ts, td) =
+            (Touch { range: Some(a.clone()), covers: false }, Touch { range: Some(b.clone()), covers: true });
+        let done =
+            self.memory.with_two((inp.ap.loc, &ts), (out.ap.loc, &td), |sb, _, db, _| match inp.ap.dtype {
+                Dtype::Bfloat16 => {
+                    let (src, vals) =
+                        (sb[a.clone()].as_chunks::<2>().0, db[b.clone()].as_chunks_mut::<2>().0);
+                    ts_ops::with(op0, Fused { codec: Bf16(nan), src: Some(src), vals, c, rev, op1 })
+                }
+                _ => {
+                    let (src, vals) =
+                        (sb[a.clone()].as_chunks::<4>().0, db[b.clone()].as_chunks_mut::<4>().0);
+                    ts_ops::with(op0, Fused { codec: Plain::new(), src: Some(src), vals, c, rev, op1 })
+                }
+            });
         let Some(r) = done else { return Ok(false) };
         r.map_err(op_error("op0"))?.map_err(op_error("op1"))?;
         let n = b.len() as u64;
         let memory = &mut self.memory;
-        regions.record_region(|| memory.buffer_mut(out.ap.loc).0[b.clone()].to_vec(), n);
+        regions.record_region(|| memory.buffer_for(out.ap.loc, &td).0[b.clone()].to_vec(), n);
         Ok(true)
     }
 

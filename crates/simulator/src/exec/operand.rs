@@ -14,6 +14,7 @@
 
 use super::{Res, Simulator, Stop, bug, fault, not_implemented};
 use crate::fault::{FaultCause, Slot};
+use crate::memory::Touch;
 use access_pattern::{ApError, Pattern};
 use bir_ir::{AccessPattern, Dtype, EngineAccumulationType, Instruction, MemoryReductionOp};
 use std::ops::Range;
@@ -146,14 +147,16 @@ impl<'p> Simulator<'p> {
         let p = self.pattern(a)?;
         let n = a.elements()?;
         out.resize(n * p.elem_size, 0);
-        let (buf, layout) = self.memory.buffer_mut(a.ap.loc);
+        let touch = Touch { range: self.extent(a.ap), covers: false };
+        let (buf, layout) = self.memory.buffer_for(a.ap.loc, &touch);
         access_pattern::read(buf, &layout, &p, out).map_err(|e| a.access(e))
     }
 
     /// Writes memory-dtype bytes through the AP, recording them for the trace.
     fn write_raw(&mut self, a: Arg<'_>, bytes: &[u8], regions: &mut Written) -> Res<()> {
         let p = self.pattern(a)?;
-        let (buf, layout) = self.memory.buffer_mut(a.ap.loc);
+        let touch = self.write_touch(a.ap, &p);
+        let (buf, layout) = self.memory.buffer_for(a.ap.loc, &touch);
         access_pattern::write(buf, &layout, &p, bytes).map_err(|e| a.access(e))?;
         regions.record(bytes);
         Ok(())
@@ -317,8 +320,18 @@ impl<'p> Simulator<'p> {
         })
     }
 
+    /// What a write through `ap` touches: its extent, overwritten whole when the AP is one
+    /// contiguous ascending run in a linear layout.
+    fn write_touch(&self, ap: &AccessPattern, p: &Pattern<'_>) -> Touch {
+        let range = self.extent(ap);
+        let covers = range.is_some()
+            && self.memory.layout(ap.loc).is_linear(p.elem_size)
+            && p.runs().is_ok_and(|r| r.remaining() == 1 && r.stride() == 1);
+        Touch { range, covers }
+    }
+
     /// The buffer bytes an AP can touch (its lowest to its highest element).
-    fn extent(&self, ap: &AccessPattern) -> Option<Range<usize>> {
+    pub(crate) fn extent(&self, ap: &AccessPattern) -> Option<Range<usize>> {
         let size = self.storage(ap).size();
         let (mut lo, mut hi) = (ap.offset, ap.offset);
         for p in &ap.pairs {

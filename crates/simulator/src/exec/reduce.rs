@@ -272,7 +272,8 @@ impl<'p> Simulator<'p> {
             && let Some(range) = self.contiguous(inp)?
         {
             // One contiguous fp32 run: fold straight from memory, no copy.
-            let (buf, _) = self.memory.buffer_mut(inp.ap.loc);
+            let touch = crate::memory::Touch { range: Some(range.clone()), covers: false };
+            let (buf, _) = self.memory.buffer_for(inp.ap.loc, &touch);
             let v = buf[range].as_chunks::<4>().0;
             let fold = FoldF32 { v, shape, get: f32::from_le_bytes, out: &mut res };
             ts_ops::with(t.op, fold).map_err(|error| FaultCause::Op { field: "op", error })?;
