@@ -13,6 +13,6 @@ pub mod io;
 pub mod memory;
 pub mod npy;
 
-pub use exec::{Options, Outcome, Simulator, TraceEntry};
+pub use exec::{Options, Outcome, Parallelism, Simulator, Stats, TraceEntry};
 pub use fault::{Fault, FaultCause, FaultKind, SimError, Slot};
 pub use memory::Memory;

@@ -239,6 +239,40 @@ impl Memory {
         Some(r)
     }
 
+    /// Lends `f` the buffers of several source locations (read-only; they may share a buffer)
+    /// and of a destination location in another buffer, the touched bytes made valid. `None`
+    /// when the destination shares a buffer with any source.
+    pub fn with_reads_write<R>(
+        &mut self,
+        srcs: &[(LocId, &Touch)],
+        (dst, dst_touch): (LocId, &Touch),
+        f: impl FnOnce(&[&[u8]], &mut [u8]) -> R,
+    ) -> Option<R> {
+        let hd = self.homes[dst.index()].0;
+        if srcs.iter().any(|(s, _)| self.homes[s.index()].0 == hd) {
+            return None;
+        }
+        for (s, t) in srcs {
+            self.buffer_for(*s, t);
+        }
+        self.buffer_for(dst, dst_touch);
+        let mut taken = self.slot(hd).take()?;
+        let views: Option<Vec<&[u8]>> = srcs
+            .iter()
+            .map(|(s, _)| {
+                let slot = match self.homes[s.index()].0 {
+                    Home::Private(id) => &self.private[id.index()],
+                    Home::SbArena => &self.sb,
+                    Home::PsumArena => &self.psum,
+                };
+                slot.as_ref().map(|b| b.data.as_slice())
+            })
+            .collect();
+        let r = views.map(|v| f(&v, &mut taken.data));
+        *self.slot(hd) = Some(taken);
+        r
+    }
+
     /// Whether two locations live in the same buffer (one location, or one shared arena), so
     /// their bytes may overlap.
     pub fn same_buffer(&self, a: LocId, b: LocId) -> bool {

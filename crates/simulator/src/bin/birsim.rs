@@ -15,7 +15,8 @@ birsim: a bit-exact functional simulator for Neuron BIR
 usage:
   birsim run PROGRAM.json [--input NAME=FILE.npy]... [--output NAME=FILE.npy]...
              [--out-dir DIR] [--profile refsim|nki] [--trace FILE.jsonl] [--memory-cap BYTES]
-             [--fp8-saturate on|off] [--tsc-reverse direction|operands]
+             [--fp8-saturate on|off] [--tsc-reverse direction|operands] [--stats]
+             [--threads N]
   birsim validate PROGRAM.json [--memory-cap BYTES]
   birsim dump PROGRAM.json
   birsim --help | --version
@@ -25,6 +26,10 @@ float32 as <f4, float16 as <f2, integers as themselves, and bfloat16, fp8, float
 packed _x4 types as unsigned integers of the same width holding the raw bits. An input's shape
 must equal its allocation's tensor_shape. Outputs are written only after the whole program ran,
 each atomically; --out-dir writes every output allocation as NAME.npy.
+
+--threads N (or BIRSIM_THREADS) caps the threads a kernel uses (default: every core); results
+are bit-identical for every count. --stats prints, after the run, the time and bytes written per opcode and the slowest instructions
+(the trace records each instruction's elapsed time too).
 
 --fp8-saturate overrides the profile's FP8 overflow rule (refsim: on, the reference
 interpreter's libBIR default; off: overflow and FP32_MIN/MAX become +-Inf, as AWS documents for
@@ -81,6 +86,8 @@ struct RunOptions {
     memory_cap: Option<u64>,
     fp8_saturate: Option<bool>,
     tsc_reverse: Option<bool>,
+    stats: bool,
+    threads: Option<usize>,
 }
 
 fn parse(args: &[String], allowed: &[&str]) -> Result<RunOptions, Exit> {
@@ -100,6 +107,13 @@ fn parse(args: &[String], allowed: &[&str]) -> Result<RunOptions, Exit> {
         }
         if !allowed.contains(&flag) {
             return Err(bad(format!("unknown option `{flag}`\n\n{USAGE}")));
+        }
+        if flag == "--stats" {
+            if inline.is_some() {
+                return Err(bad("--stats takes no value"));
+            }
+            o.stats = true;
+            continue;
         }
         let value = match inline {
             Some(v) => v,
@@ -122,6 +136,9 @@ fn parse(args: &[String], allowed: &[&str]) -> Result<RunOptions, Exit> {
                     _ => return Err(bad(format!("--fp8-saturate {value}: expected on or off"))),
                 })
             }
+            "--threads" => {
+                o.threads = Some(threads(&value, "--threads")?);
+            }
             "--tsc-reverse" => {
                 o.tsc_reverse = Some(match value.as_str() {
                     "direction" => true,
@@ -140,8 +157,21 @@ fn parse(args: &[String], allowed: &[&str]) -> Result<RunOptions, Exit> {
             _ => return Err(bad(format!("unknown option `{flag}`"))),
         }
     }
+    if o.threads.is_none()
+        && let Ok(v) = std::env::var("BIRSIM_THREADS")
+    {
+        o.threads = Some(threads(&v, "BIRSIM_THREADS")?);
+    }
     o.program = program.ok_or_else(|| bad(format!("missing PROGRAM.json\n\n{USAGE}")))?;
     Ok(o)
+}
+
+/// A thread count: 1 or more.
+fn threads(value: &str, what: &str) -> Result<usize, Exit> {
+    match value.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err(bad(format!("{what} {value}: expected a number of threads (1 or more)"))),
+    }
 }
 
 fn load(path: &Path) -> Result<Program, Exit> {
@@ -209,6 +239,8 @@ fn run(args: &[String]) -> Result<(), Exit> {
             "--memory-cap",
             "--fp8-saturate",
             "--tsc-reverse",
+            "--stats",
+            "--threads",
         ],
     )?;
     let mut profile = match o.profile.as_deref() {
@@ -252,11 +284,22 @@ fn run(args: &[String]) -> Result<(), Exit> {
     }
 
     let mut sim = Simulator::new(valid, profile);
-    if let Some(direction) = o.tsc_reverse {
-        sim.set_options(simulator::Options { reverse_flags_reverse_scan: direction });
+    // Only the outputs are read back: every other location is freed after its last use.
+    let keep: Vec<bir_ir::LocId> = outputs.iter().map(|(t, _)| t.loc).collect();
+    sim.free_dead_locations(&keep);
+    let mut options = simulator::Options::default();
+    if let Some(n) = o.threads {
+        options.parallelism.threads = n;
     }
+    if let Some(direction) = o.tsc_reverse {
+        options.reverse_flags_reverse_scan = direction;
+    }
+    sim.set_options(options);
     if o.trace.is_some() {
         sim.enable_trace();
+    }
+    if o.stats {
+        sim.enable_stats();
     }
     for input in inputs {
         io::load_input(&mut sim, input).map_err(bad)?;
@@ -268,6 +311,7 @@ fn run(args: &[String]) -> Result<(), Exit> {
             let line = serde_json::json!({
                 "index": e.index, "name": e.name, "opcode": e.opcode, "bytes_written": e.bytes_written,
                 "checksums": e.checksums.iter().map(|c| format!("fnv1a64:{c:016x}")).collect::<Vec<_>>(),
+                "elapsed_ns": e.elapsed_ns,
             });
             text.push_str(&line.to_string());
             text.push('\n');
@@ -276,6 +320,9 @@ fn run(args: &[String]) -> Result<(), Exit> {
             use std::io::Write;
             w.write_all(text.as_bytes()).map_err(|e| e.to_string())
         })?;
+    }
+    if let Some(stats) = sim.stats() {
+        print_stats(stats);
     }
     if let Outcome::Faulted(fault) = outcome {
         return Err(Exit(1, format!("the program faulted after {} instruction(s): {fault}", sim.executed())));
@@ -293,6 +340,21 @@ fn run(args: &[String]) -> Result<(), Exit> {
         }
     }
     Ok(())
+}
+
+/// `--stats`: per opcode and the slowest instructions, on stderr.
+fn print_stats(s: &simulator::Stats) {
+    let ms = |ns: u64| ns as f64 / 1e6;
+    eprintln!("birsim: stats: {:<28} {:>10} {:>12} {:>14}", "opcode", "count", "ms", "bytes written");
+    let mut rows = s.per_opcode.clone();
+    rows.sort_by(|a, b| b.2.cmp(&a.2));
+    for (op, n, ns, bytes) in rows {
+        eprintln!("birsim: stats: {op:<28} {n:>10} {:>12.3} {bytes:>14}", ms(ns));
+    }
+    eprintln!("birsim: stats: slowest instructions:");
+    for (ns, index, name, op) in &s.slowest {
+        eprintln!("birsim: stats:   #{index} '{name}' ({op}) {:.3} ms", ms(*ns));
+    }
 }
 
 fn dump(args: &[String]) -> Result<(), Exit> {

@@ -4,6 +4,7 @@
 
 use super::operand::pieces;
 use super::{Arg, Res, Simulator, Written, not_implemented};
+use crate::memory::Touch;
 use bir_ir::ops::MemsetFields;
 use bir_ir::{Instruction, MemsetMode};
 
@@ -13,6 +14,12 @@ impl<'p> Simulator<'p> {
     /// `tmp = read(srcAP); write(dstAP, tmp)`).
     pub(crate) fn copy(&mut self, i: &'p Instruction, regions: &mut Written) -> Res<()> {
         let (src, dst) = (self.input(i, 0)?, self.output(i, 0)?);
+        if self.dies_here(src.ap.loc) && self.move_whole(src, dst, regions)? {
+            return Ok(());
+        }
+        if src.ap.dtype == dst.ap.dtype && self.copy_direct(src, dst, regions)? {
+            return Ok(());
+        }
         if !self.overlaps(&[src], &[dst])
             && let Some(pieces) = pieces(&[src, dst])?
         {
@@ -22,6 +29,48 @@ impl<'p> Simulator<'p> {
             return Ok(());
         }
         self.copy_aps(src, dst, regions)
+    }
+
+    /// A copy of one whole location onto another of the same size and dtype, out of a location
+    /// that is dead after it, moves the buffer instead (nothing observable differs: the source is
+    /// never read again). Returns false when the copy is not of that form.
+    fn move_whole(&mut self, src: Arg<'_>, dst: Arg<'_>, regions: &mut Written) -> Res<bool> {
+        if src.ap.loc == dst.ap.loc || src.ap.dtype != dst.ap.dtype {
+            return Ok(false);
+        }
+        let (Some(a), Some(b)) = (self.contiguous(src)?, self.contiguous(dst)?) else { return Ok(false) };
+        let (sa, sb) = (self.memory.span_of(src.ap.loc), self.memory.span_of(dst.ap.loc));
+        if a != (0..sa) || b != (0..sb) || !self.memory.move_buffer(src.ap.loc, dst.ap.loc) {
+            return Ok(false);
+        }
+        let memory = &mut self.memory;
+        regions.record_region(|| memory.buffer_mut(dst.ap.loc).0[b.clone()].to_vec(), b.len() as u64);
+        Ok(true)
+    }
+
+    /// A copy between single contiguous runs of one dtype in different buffers: one memcpy,
+    /// split across threads. Returns false when that does not apply.
+    fn copy_direct(&mut self, src: Arg<'_>, dst: Arg<'_>, regions: &mut Written) -> Res<bool> {
+        let (Some(a), Some(b)) = (self.contiguous(src)?, self.contiguous(dst)?) else { return Ok(false) };
+        if a.len() != b.len() {
+            return Ok(false); // the general path reports the count mismatch
+        }
+        let par = self.options.parallelism;
+        let (ts, td) =
+            (Touch { range: Some(a.clone()), covers: false }, Touch { range: Some(b.clone()), covers: true });
+        let done = self.memory.with_two((src.ap.loc, &ts), (dst.ap.loc, &td), |sb, _, db, _| {
+            let from = &sb[a.clone()];
+            par.chunks(&mut db[b.clone()], 1, |off, chunk| {
+                chunk.copy_from_slice(&from[off..off + chunk.len()]);
+                Ok::<(), ()>(())
+            })
+        });
+        if done.is_none() {
+            return Ok(false);
+        }
+        let memory = &mut self.memory;
+        regions.record_region(|| memory.buffer_for(dst.ap.loc, &td).0[b.clone()].to_vec(), b.len() as u64);
+        Ok(true)
     }
 
     fn copy_aps(&mut self, src: Arg<'_>, dst: Arg<'_>, regions: &mut Written) -> Res<()> {

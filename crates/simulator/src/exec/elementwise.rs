@@ -333,27 +333,134 @@ impl<'p> Simulator<'p> {
         let (Some(a), Some(b)) = (self.contiguous(inp)?, self.contiguous(out)?) else {
             return Ok(false);
         };
+        if a.len() != b.len() {
+            return Ok(false); // the general path reports the count mismatch
+        }
         let nan = self.profile().nan_sign;
+        let par = self.options.parallelism;
         let (ts, td) =
             (Touch { range: Some(a.clone()), covers: false }, Touch { range: Some(b.clone()), covers: true });
+        /// The fused pass over chunks of the destination, in parallel.
+        fn run<K: Codec + Sync>(
+            par: super::Parallelism,
+            codec: K,
+            src: &[K::C],
+            vals: &mut [K::C],
+            (op0, op1, c, rev): (AluOp, AluOp, (f32, f32), (bool, bool)),
+        ) -> Result<(), super::Stop>
+        where
+            K::C: Send + Sync,
+        {
+            par.chunks(vals, 1, |off, chunk| {
+                let src = Some(&src[off..off + chunk.len()]);
+                ts_ops::with(op0, Fused { codec, src, vals: chunk, c, rev, op1 })
+                    .map_err(op_error("op0"))?
+                    .map_err(op_error("op1"))
+            })
+        }
+        let ops = (op0, op1, c, rev);
         let done =
             self.memory.with_two((inp.ap.loc, &ts), (out.ap.loc, &td), |sb, _, db, _| match inp.ap.dtype {
                 Dtype::Bfloat16 => {
                     let (src, vals) =
                         (sb[a.clone()].as_chunks::<2>().0, db[b.clone()].as_chunks_mut::<2>().0);
-                    ts_ops::with(op0, Fused { codec: Bf16(nan), src: Some(src), vals, c, rev, op1 })
+                    run(par, Bf16(nan), src, vals, ops)
                 }
                 _ => {
                     let (src, vals) =
                         (sb[a.clone()].as_chunks::<4>().0, db[b.clone()].as_chunks_mut::<4>().0);
-                    ts_ops::with(op0, Fused { codec: Plain::new(), src: Some(src), vals, c, rev, op1 })
+                    run(par, Plain::<[u8; 4]>::new(), src, vals, ops)
                 }
             });
         let Some(r) = done else { return Ok(false) };
-        r.map_err(op_error("op0"))?.map_err(op_error("op1"))?;
+        r?;
         let n = b.len() as u64;
         let memory = &mut self.memory;
         regions.record_region(|| memory.buffer_for(out.ap.loc, &td).0[b.clone()].to_vec(), n);
+        Ok(true)
+    }
+
+    /// TensorTensor straight between buffers: fp32 or bf16 inputs and output of one dtype, each a
+    /// single contiguous run, the output in a buffer neither input lives in. One fused pass per
+    /// op over chunks of the output, in parallel. Returns false when that does not apply.
+    fn tensor_tensor_direct(
+        &mut self,
+        a: Arg<'_>,
+        b: Arg<'_>,
+        out: Arg<'_>,
+        op: AluOp,
+        regions: &mut Written,
+    ) -> Res<bool> {
+        let (Some(ra), Some(rb), Some(ro)) =
+            (self.contiguous(a)?, self.contiguous(b)?, self.contiguous(out)?)
+        else {
+            return Ok(false);
+        };
+        if ra.len() != ro.len() || rb.len() != ro.len() {
+            return Ok(false); // the general path reports the count mismatch
+        }
+        /// `out = op(a, b)` over one chunk.
+        struct Pair<'a, K: Codec>(K, &'a [K::C], &'a [K::C], &'a mut [K::C]);
+        impl<K: Codec> F32Visitor for Pair<'_, K> {
+            type Out = ();
+            fn visit<O: F32Op>(self) {
+                let Pair(codec, a, b, out) = self;
+                out.iter_mut().zip(a.iter().zip(b)).for_each(|(o, (x, y))| {
+                    *o = codec.encode(O::apply(K::decode(*x), K::decode(*y)));
+                });
+            }
+        }
+        fn run<K: Codec + Sync>(
+            par: super::Parallelism,
+            codec: K,
+            (a, b): (&[K::C], &[K::C]),
+            out: &mut [K::C],
+            op: AluOp,
+        ) -> Result<(), super::Stop>
+        where
+            K::C: Send + Sync,
+        {
+            par.chunks(out, 1, |off, chunk| {
+                let n = chunk.len();
+                ts_ops::with(op, Pair(codec, &a[off..off + n], &b[off..off + n], chunk))
+                    .map_err(op_error("op"))
+            })
+        }
+        let (nan, par) = (self.profile().nan_sign, self.options.parallelism);
+        let (ta, tb) = (
+            Touch { range: Some(ra.clone()), covers: false },
+            Touch { range: Some(rb.clone()), covers: false },
+        );
+        let to = Touch { range: Some(ro.clone()), covers: true };
+        let dtype = out.ap.dtype;
+        let done = self.memory.with_reads_write(
+            &[(a.ap.loc, &ta), (b.ap.loc, &tb)],
+            (out.ap.loc, &to),
+            |srcs, dst| {
+                let (sa, sb, d) = (&srcs[0][ra.clone()], &srcs[1][rb.clone()], &mut dst[ro.clone()]);
+                match dtype {
+                    Dtype::Bfloat16 => run(
+                        par,
+                        Bf16(nan),
+                        (sa.as_chunks::<2>().0, sb.as_chunks::<2>().0),
+                        d.as_chunks_mut::<2>().0,
+                        op,
+                    ),
+                    _ => run(
+                        par,
+                        Plain::<[u8; 4]>::new(),
+                        (sa.as_chunks::<4>().0, sb.as_chunks::<4>().0),
+                        d.as_chunks_mut::<4>().0,
+                        op,
+                    ),
+                }
+            },
+        );
+        let Some(r) = done else { return Ok(false) };
+        r?;
+        let n = ro.len() as u64;
+        let memory = &mut self.memory;
+        regions.record_region(|| memory.buffer_for(out.ap.loc, &to).0[ro.clone()].to_vec(), n);
         Ok(true)
     }
 
@@ -432,6 +539,14 @@ impl<'p> Simulator<'p> {
             self.pool.give(x);
             self.pool.give(y);
             return r;
+        }
+        if acc.is_none()
+            && a.ap.dtype == b.ap.dtype
+            && a.ap.dtype == out.ap.dtype
+            && matches!(a.ap.dtype, Dtype::Float32 | Dtype::Bfloat16)
+            && self.tensor_tensor_direct(a, b, out, t.op, regions)?
+        {
+            return Ok(());
         }
         let chunks = if self.overlaps(&[a, b], &[out]) { None } else { pieces(&[a, b, out])? };
         let whole;

@@ -5,16 +5,19 @@
 mod cache;
 mod copy;
 mod elementwise;
+mod liveness;
 mod operand;
+mod par;
 mod reduce;
 
 use crate::fault::{Fault, FaultCause, SimError};
 use crate::memory::Memory;
-use bir_ir::{EngineType, Function, Instruction, Node, Op, OpCategory, Validated};
+use bir_ir::{EngineType, Function, Instruction, LocId, Node, Op, OpCategory, Validated};
 use numerics::Profile;
 
 pub use operand::fnv1a;
 pub(crate) use operand::{Arg, Written};
+pub use par::Parallelism;
 
 /// How a run ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,6 +41,39 @@ pub struct TraceEntry {
     pub bytes_written: u64,
     /// FNV-1a 64 of each written region's bytes, in AP order.
     pub checksums: Vec<u64>,
+    /// Wall-clock time the instruction took, in nanoseconds.
+    pub elapsed_ns: u64,
+}
+
+/// Time and bytes per opcode, and the slowest instructions, for `--stats`.
+#[derive(Clone, Debug, Default)]
+pub struct Stats {
+    /// Per opcode name: (instructions executed, total nanoseconds, bytes written), by first use.
+    pub per_opcode: Vec<(&'static str, u64, u64, u64)>,
+    /// The slowest instructions: (nanoseconds, execution index, name, opcode), slowest first.
+    pub slowest: Vec<(u64, u64, String, &'static str)>,
+}
+
+impl Stats {
+    /// How many slow instructions are kept.
+    pub const SLOWEST: usize = 10;
+
+    fn record(&mut self, index: u64, i: &Instruction, ns: u64, bytes: u64) {
+        let op = i.opcode().name();
+        match self.per_opcode.iter_mut().find(|e| e.0 == op) {
+            Some(e) => {
+                e.1 += 1;
+                e.2 += ns;
+                e.3 += bytes;
+            }
+            None => self.per_opcode.push((op, 1, ns, bytes)),
+        }
+        if self.slowest.len() < Self::SLOWEST || self.slowest.last().is_some_and(|s| s.0 < ns) {
+            let at = self.slowest.partition_point(|s| s.0 >= ns);
+            self.slowest.insert(at, (ns, index, i.name.clone(), op));
+            self.slowest.truncate(Self::SLOWEST);
+        }
+    }
 }
 
 /// Semantic switches the sources leave open, beside the numerics [`Profile`]
@@ -48,11 +84,14 @@ pub struct Options {
     /// the first (seed 000 §4 prose, ASSUMED S14). When false the flags only swap operands (the
     /// seed's pseudocode).
     pub reverse_flags_reverse_scan: bool,
+    /// Threads per kernel and the smallest chunk worth one; results are identical for every
+    /// setting.
+    pub parallelism: Parallelism,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { reverse_flags_reverse_scan: true }
+        Options { reverse_flags_reverse_scan: true, parallelism: Parallelism::default() }
     }
 }
 
@@ -118,6 +157,13 @@ pub struct Simulator<'p> {
     engines: EngineState,
     /// Reused buffers (no fresh pages per instruction or chunk).
     pool: operand::Pool,
+    /// Last uses, when dead locations are freed ([`Simulator::free_dead_locations`]).
+    liveness: Option<liveness::Liveness>,
+    /// Loop nesting of the running instruction.
+    depth: usize,
+    /// The running top-level instruction's unit (none inside a loop).
+    unit: Option<liveness::UnitKey>,
+    stats: Option<Stats>,
 }
 
 impl<'p> Simulator<'p> {
@@ -133,6 +179,35 @@ impl<'p> Simulator<'p> {
             context: Vec::new(),
             engines: EngineState::default(),
             pool: operand::Pool::default(),
+            liveness: None,
+            depth: 0,
+            unit: None,
+            stats: None,
+        }
+    }
+
+    /// Frees every location after its last use, except those in `keep` (the outputs the caller
+    /// will read), and lets a whole-location copy out of a dying location move its buffer. Only
+    /// `keep` can be read meaningfully after the run. Programs with DMA descriptor blocks keep
+    /// everything.
+    pub fn free_dead_locations(&mut self, keep: &[LocId]) {
+        self.liveness = liveness::Liveness::new(self.f, keep);
+    }
+
+    /// Frees the locations whose last use is `unit`.
+    fn retire(&mut self, unit: liveness::UnitKey) {
+        if let Some(l) = &self.liveness {
+            for loc in l.dying(unit) {
+                self.memory.free(*loc);
+            }
+        }
+    }
+
+    /// True when `loc` is not used after the running top-level instruction.
+    pub(crate) fn dies_here(&self, loc: LocId) -> bool {
+        match (&self.liveness, self.unit) {
+            (Some(l), Some(u)) => l.dying(u).contains(&loc),
+            _ => false,
         }
     }
 
@@ -144,6 +219,16 @@ impl<'p> Simulator<'p> {
     /// Records a [`TraceEntry`] per executed instruction from now on.
     pub fn enable_trace(&mut self) {
         self.trace = Some(Vec::new());
+    }
+
+    /// Collects [`Stats`] from now on.
+    pub fn enable_stats(&mut self) {
+        self.stats = Some(Stats::default());
+    }
+
+    /// The statistics collected so far.
+    pub fn stats(&self) -> Option<&Stats> {
+        self.stats.as_ref()
     }
 
     /// The trace recorded so far.
@@ -187,17 +272,27 @@ impl<'p> Simulator<'p> {
                 }
                 Node::Loop(l) => {
                     self.context.push(format!("loop #{index} '{}'", l.name));
+                    self.depth += 1;
                     // Validation bounded the trip count.
                     for _ in 0..l.trip_count().unwrap_or(0) {
                         self.nodes(&l.body)?;
                     }
+                    self.depth -= 1;
                     self.context.pop();
+                    if self.depth == 0 {
+                        self.retire(liveness::node_key(node));
+                    }
                 }
                 Node::Inst(i) => {
+                    let top = self.depth == 0;
+                    self.unit = top.then(|| liveness::inst_key(i));
                     if let Err(stop) = self.instruction(i) {
                         let mut at = self.context.clone();
                         at.push(format!("instruction #{index} '{}' ({})", i.name, i.opcode()));
                         return Err((at.join(" › "), i, stop));
+                    }
+                    if top {
+                        self.retire(liveness::inst_key(i));
                     }
                 }
             }
@@ -207,6 +302,7 @@ impl<'p> Simulator<'p> {
 
     fn instruction(&mut self, i: &'p Instruction) -> Res<()> {
         let mut regions = Written::new(self.trace.is_some());
+        let timed = (self.trace.is_some() || self.stats.is_some()).then(std::time::Instant::now);
         match &i.op {
             Op::GenericCopy(_) | Op::AbstractCopy(_) | Op::TensorCopy(_) | Op::Load(_) | Op::Save(_) => {
                 self.copy(i, &mut regions)?
@@ -225,6 +321,10 @@ impl<'p> Simulator<'p> {
             },
         }
         self.executed += 1;
+        let elapsed_ns = timed.map_or(0, |t| u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX));
+        if let Some(stats) = self.stats.as_mut() {
+            stats.record(self.executed - 1, i, elapsed_ns, regions.bytes());
+        }
         if let Some(trace) = self.trace.as_mut() {
             trace.push(TraceEntry {
                 index: self.executed - 1,
@@ -232,6 +332,7 @@ impl<'p> Simulator<'p> {
                 opcode: i.opcode().name(),
                 bytes_written: regions.bytes(),
                 checksums: regions.checksums(),
+                elapsed_ns,
             });
         }
         Ok(())

@@ -87,18 +87,66 @@ impl Pool {
     }
 }
 
-/// Casts `src` (values of `from`) into `out` (resized) as `to`.
+/// Casts `src` (values of `from`) into `out` (resized) as `to`, split across threads when
+/// neither dtype packs lanes (each element converts on its own).
 fn cast_into(
     a: Arg<'_>,
     from: Dtype,
     src: &[u8],
     to: Dtype,
     out: &mut Vec<u8>,
-    profile: &numerics::Profile,
+    (profile, par): (&numerics::Profile, super::Parallelism),
 ) -> Res<()> {
     let values = numerics::codec::values_in(from, src.len());
     out.resize(values.div_ceil(to.lanes()) * to.size(), 0);
-    numerics::cast(from, src, to, out, profile).map_err(|e| a.numerics(e))
+    if from.lanes() != 1 || to.lanes() != 1 || values * from.size() != src.len() {
+        return numerics::cast(from, src, to, out, profile).map_err(|e| a.numerics(e));
+    }
+    let (fs, ts) = (from.size(), to.size());
+    let par = super::Parallelism { grain: par.grain * ts, ..par };
+    par.chunks(out, ts, |off, chunk| {
+        let k = off / ts;
+        numerics::cast(from, &src[k * fs..(k + chunk.len() / ts) * fs], to, chunk, profile)
+    })
+    .map_err(|e| a.numerics(e))
+}
+
+/// The AP dtype's bytes decoded to fp32 values in `out` (sized), split across threads.
+fn decode_par(
+    a: Arg<'_>,
+    bytes: &[u8],
+    out: &mut [f32],
+    (profile, par): (&numerics::Profile, super::Parallelism),
+) -> Res<()> {
+    let dt = a.ap.dtype;
+    if dt.lanes() != 1 {
+        return numerics::decode_to_f32(dt, bytes, out, profile).map_err(|e| a.numerics(e));
+    }
+    let size = dt.size();
+    par.chunks(out, 1, |off, chunk| {
+        numerics::decode_to_f32(dt, &bytes[off * size..(off + chunk.len()) * size], chunk, profile)
+    })
+    .map_err(|e| a.numerics(e))
+}
+
+/// fp32 values encoded to the AP dtype's bytes in `out` (sized), split across threads.
+fn encode_par(
+    a: Arg<'_>,
+    vals: &[f32],
+    out: &mut [u8],
+    (profile, par): (&numerics::Profile, super::Parallelism),
+) -> Res<()> {
+    let dt = a.ap.dtype;
+    if dt.lanes() != 1 {
+        return numerics::encode_from_f32(dt, vals, out, profile).map_err(|e| a.numerics(e));
+    }
+    let size = dt.size();
+    let par = super::Parallelism { grain: par.grain * size, ..par };
+    par.chunks(out, size, |off, chunk| {
+        let k = off / size;
+        numerics::encode_from_f32(dt, &vals[k..k + chunk.len() / size], chunk, profile)
+    })
+    .map_err(|e| a.numerics(e))
 }
 
 impl<'p> Simulator<'p> {
@@ -172,11 +220,13 @@ impl<'p> Simulator<'p> {
         let mut raw = self.pool.take();
         let r = self.read_raw(a, &mut raw).and_then(|()| {
             if storage == dt || dt == to {
-                cast_into(a, storage, &raw, to, out, &self.profile)
+                cast_into(a, storage, &raw, to, out, (&self.profile, self.options.parallelism))
             } else {
                 let mut mid = self.pool.take();
-                let r = cast_into(a, storage, &raw, dt, &mut mid, &self.profile)
-                    .and_then(|()| cast_into(a, dt, &mid, to, out, &self.profile));
+                let r = cast_into(a, storage, &raw, dt, &mut mid, (&self.profile, self.options.parallelism))
+                    .and_then(|()| {
+                        cast_into(a, dt, &mid, to, out, (&self.profile, self.options.parallelism))
+                    });
                 self.pool.give(mid);
                 r
             }
@@ -190,7 +240,7 @@ impl<'p> Simulator<'p> {
         let mut bytes = self.pool.take();
         let r = self.read(a, a.ap.dtype, &mut bytes).and_then(|()| {
             out.resize(numerics::codec::values_in(a.ap.dtype, bytes.len()), 0.0);
-            numerics::decode_to_f32(a.ap.dtype, &bytes, out, &self.profile).map_err(|e| a.numerics(e))
+            decode_par(a, &bytes, out, (&self.profile, self.options.parallelism))
         });
         self.pool.give(bytes);
         r
@@ -220,11 +270,13 @@ impl<'p> Simulator<'p> {
         }
         let mut raw = self.pool.take();
         let r = if from == dt || dt == storage {
-            cast_into(a, from, bytes, storage, &mut raw, &self.profile)
+            cast_into(a, from, bytes, storage, &mut raw, (&self.profile, self.options.parallelism))
         } else {
             let mut mid = self.pool.take();
-            let r = cast_into(a, from, bytes, dt, &mut mid, &self.profile)
-                .and_then(|()| cast_into(a, dt, &mid, storage, &mut raw, &self.profile));
+            let r = cast_into(a, from, bytes, dt, &mut mid, (&self.profile, self.options.parallelism))
+                .and_then(|()| {
+                    cast_into(a, dt, &mid, storage, &mut raw, (&self.profile, self.options.parallelism))
+                });
             self.pool.give(mid);
             r
         };
@@ -239,8 +291,7 @@ impl<'p> Simulator<'p> {
         let dt = a.ap.dtype;
         let mut bytes = self.pool.take();
         bytes.resize(vals.len().div_ceil(dt.lanes()) * dt.size(), 0);
-        let r = numerics::encode_from_f32(dt, vals, &mut bytes, &self.profile)
-            .map_err(|e| a.numerics(e))
+        let r = encode_par(a, vals, &mut bytes, (&self.profile, self.options.parallelism))
             .and_then(|()| self.write(a, dt, &bytes, regions));
         self.pool.give(bytes);
         r
@@ -270,7 +321,7 @@ impl<'p> Simulator<'p> {
             let src: &[u8] = if from == dt {
                 result
             } else {
-                cast_into(a, from, result, dt, &mut mine, &self.profile)?;
+                cast_into(a, from, result, dt, &mut mine, (&self.profile, self.options.parallelism))?;
                 &mine
             };
             self.read(a, dt, &mut prev)?;

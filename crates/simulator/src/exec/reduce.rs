@@ -51,7 +51,7 @@ pub(crate) trait Comb<T>: Copy {
 }
 
 /// A left fold by an ALU functor: `acc = x0; acc = op(acc, x)`.
-pub(crate) struct ByOp<O>(PhantomData<O>);
+pub(crate) struct ByOp<O>(PhantomData<fn() -> O>);
 
 impl<O> Clone for ByOp<O> {
     fn clone(&self) -> Self {
@@ -72,7 +72,7 @@ impl<O: F32Op> Comb<f32> for ByOp<O> {
 }
 
 /// The same over int32 with a `ts_int_ops` functor.
-struct ByIntOp<O>(PhantomData<O>);
+struct ByIntOp<O>(PhantomData<fn() -> O>);
 
 impl<O> Clone for ByIntOp<O> {
     fn clone(&self) -> Self {
@@ -111,20 +111,16 @@ impl Comb<f32> for Average {
     }
 }
 
-/// Folds consecutive rows of `extent` values, strictly in order within each row. Sixteen rows go
-/// at once in lockstep, so the sixteen independent folds of a column run as one vector operation
-/// (SIMD across rows, never reassociating a row: peers.md's note on bit-exact reductions).
-fn fold_rows<S: Copy, T: Copy>(
-    v: &[S],
-    extent: usize,
-    get: impl Fn(S) -> T,
-    c: impl Comb<T>,
-    out: &mut Vec<T>,
-) {
+/// Folds consecutive rows of `extent` values into `out` (one per row), strictly in order within
+/// each row. Sixteen rows go at once in lockstep, so the sixteen independent folds of a column run
+/// as one vector operation (SIMD across rows, never reassociating a row: peers.md's note on
+/// bit-exact reductions).
+fn fold_rows<S: Copy, T: Copy>(v: &[S], extent: usize, get: impl Fn(S) -> T, c: impl Comb<T>, out: &mut [T]) {
     const L: usize = 16;
     let extent = extent.max(1);
     let mut blocks = v.chunks_exact(L * extent);
-    for block in &mut blocks {
+    let mut outs = out.chunks_exact_mut(L);
+    for (block, o) in (&mut blocks).zip(&mut outs) {
         let r: [&[S]; L] = std::array::from_fn(|l| &block[l * extent..(l + 1) * extent]);
         let mut acc: [T; L] = std::array::from_fn(|l| c.first(get(r[l][0])));
         #[expect(clippy::needless_range_loop, reason = "lockstep over sixteen rows")]
@@ -133,25 +129,52 @@ fn fold_rows<S: Copy, T: Copy>(
                 acc[l] = c.next(acc[l], get(r[l][j]));
             }
         }
-        out.extend_from_slice(&acc);
+        o.copy_from_slice(&acc);
     }
-    for row in blocks.remainder().chunks_exact(extent) {
-        let acc = row[1..].iter().fold(c.first(get(row[0])), |acc, x| c.next(acc, get(*x)));
-        out.push(acc);
+    for (row, o) in blocks.remainder().chunks_exact(extent).zip(outs.into_remainder()) {
+        *o = row[1..].iter().fold(c.first(get(row[0])), |acc, x| c.next(acc, get(*x)));
     }
 }
 
-/// Folds `extent` rows of `n_out` values column by column: output `k` is the in-order fold of
-/// `v[k], v[n_out + k], v[2·n_out + k], …` (the C axis: across partitions, partition 0 first).
-fn fold_cols<T: Copy>(v: &[T], n_out: usize, c: impl Comb<T>, out: &mut Vec<T>) {
+/// Folds columns `off..off + out.len()` of rows of `n_out` values: output `k` is the in-order
+/// fold of `v[k], v[n_out + k], v[2·n_out + k], …` (the C axis: across partitions, partition 0
+/// first).
+fn fold_cols<S: Copy, T: Copy>(
+    v: &[S],
+    n_out: usize,
+    off: usize,
+    get: impl Fn(S) -> T,
+    c: impl Comb<T>,
+    out: &mut [T],
+) {
     let mut rows = v.chunks_exact(n_out.max(1));
     let Some(first) = rows.next() else { return };
-    let start = out.len();
-    out.extend(first.iter().map(|x| c.first(*x)));
-    let acc = &mut out[start..];
+    let cols = off..off + out.len();
+    out.iter_mut().zip(&first[cols.clone()]).for_each(|(o, x)| *o = c.first(get(*x)));
     for row in rows {
-        acc.iter_mut().zip(row).for_each(|(a, x)| *a = c.next(*a, *x));
+        out.iter_mut().zip(&row[cols.clone()]).for_each(|(a, x)| *a = c.next(*a, get(*x)));
     }
+}
+
+/// Every output of a reduce, split across threads between outputs (never within one).
+fn fold<S: Copy + Sync, T: Copy + Send>(
+    par: super::Parallelism,
+    v: &[S],
+    shape: Shape,
+    get: impl Fn(S) -> T + Copy + Sync,
+    c: impl Comb<T> + Sync,
+    out: &mut [T],
+) {
+    let par = super::Parallelism { grain: (par.grain / shape.extent.max(1)).max(16), ..par };
+    let e = shape.extent.max(1);
+    let _ = par.chunks(out, 16, |off, chunk| {
+        if shape.cols {
+            fold_cols(v, shape.n_out, off, get, c, chunk);
+        } else {
+            fold_rows(&v[off * e..(off + chunk.len()) * e], e, get, c, chunk);
+        }
+        Ok::<(), ()>(())
+    });
 }
 
 /// The shape of a reduce: `n_out` outputs, each folding `extent` elements, laid out as
@@ -170,41 +193,31 @@ fn product(nums: &[usize]) -> Option<usize> {
 
 /// Visits an fp32 op with a reduce's data.
 struct FoldF32<'a, S> {
+    par: super::Parallelism,
     v: &'a [S],
     shape: Shape,
     get: fn(S) -> f32,
-    out: &'a mut Vec<f32>,
+    out: &'a mut [f32],
 }
 
-impl<S: Copy> F32Visitor for FoldF32<'_, S> {
+impl<S: Copy + Sync> F32Visitor for FoldF32<'_, S> {
     type Out = ();
     fn visit<O: F32Op>(self) {
-        let c = ByOp::<O>(PhantomData);
-        if self.shape.cols {
-            let vals: Vec<f32> = self.v.iter().map(|x| (self.get)(*x)).collect();
-            fold_cols(&vals, self.shape.n_out, c, self.out);
-        } else {
-            fold_rows(self.v, self.shape.extent, self.get, c, self.out);
-        }
+        fold(self.par, self.v, self.shape, self.get, ByOp::<O>(PhantomData), self.out);
     }
 }
 
 struct FoldI32<'a> {
+    par: super::Parallelism,
     v: &'a [[u8; 4]],
     shape: Shape,
-    out: &'a mut Vec<i32>,
+    out: &'a mut [i32],
 }
 
 impl I32Visitor for FoldI32<'_> {
     type Out = ();
     fn visit<O: I32Op>(self) {
-        let c = ByIntOp::<O>(PhantomData);
-        if self.shape.cols {
-            let vals: Vec<i32> = self.v.iter().map(|x| i32::from_le_bytes(*x)).collect();
-            fold_cols(&vals, self.shape.n_out, c, self.out);
-        } else {
-            fold_rows(self.v, self.shape.extent, i32::from_le_bytes, c, self.out);
-        }
+        fold(self.par, self.v, self.shape, i32::from_le_bytes, ByIntOp::<O>(PhantomData), self.out);
     }
 }
 
@@ -244,13 +257,14 @@ impl<'p> Simulator<'p> {
             }
         }
         let shape = reduce_shape(inp, t.axis)?;
+        let par = self.options.parallelism;
         let acc = adds(t.acc);
         if inp.ap.dtype.is_integer() && !t.apply_transpose {
             let mut b = self.pool.take();
             let r = (|| {
                 self.read(inp, Dtype::Int32, &mut b)?;
-                let mut res = Vec::with_capacity(shape.n_out);
-                let fold = FoldI32 { v: b.as_chunks::<4>().0, shape, out: &mut res };
+                let mut res = vec![0i32; shape.n_out];
+                let fold = FoldI32 { par, v: b.as_chunks::<4>().0, shape, out: &mut res };
                 ts_int_ops::with(t.op, fold).map_err(|error| FaultCause::Op { field: "op", error })?;
                 if t.negate {
                     res.iter_mut().for_each(|x| *x = x.wrapping_neg());
@@ -264,7 +278,7 @@ impl<'p> Simulator<'p> {
             self.pool.give(b);
             return r;
         }
-        let mut res = Vec::with_capacity(shape.n_out);
+        let mut res = vec![0f32; shape.n_out];
         if !shape.cols
             && t.op != AluOp::Average
             && !t.apply_transpose
@@ -275,7 +289,7 @@ impl<'p> Simulator<'p> {
             let touch = crate::memory::Touch { range: Some(range.clone()), covers: false };
             let (buf, _) = self.memory.buffer_for(inp.ap.loc, &touch);
             let v = buf[range].as_chunks::<4>().0;
-            let fold = FoldF32 { v, shape, get: f32::from_le_bytes, out: &mut res };
+            let fold = FoldF32 { par, v, shape, get: f32::from_le_bytes, out: &mut res };
             ts_ops::with(t.op, fold).map_err(|error| FaultCause::Op { field: "op", error })?;
             return self.finish_reduce(out, res, t, regions);
         }
@@ -295,14 +309,9 @@ impl<'p> Simulator<'p> {
             }
             if t.op == AluOp::Average {
                 let n = shape.extent as f32;
-                let c = Average { n, inv: 1.0 / n };
-                if shape.cols {
-                    fold_cols(&v, shape.n_out, c, &mut res);
-                } else {
-                    fold_rows(&v, shape.extent, |x| x, c, &mut res);
-                }
+                fold(par, &v, shape, |x| x, Average { n, inv: 1.0 / n }, &mut res);
             } else {
-                let fold = FoldF32 { v: &v, shape, get: |x| x, out: &mut res };
+                let fold = FoldF32 { par, v: &v, shape, get: |x| x, out: &mut res };
                 ts_ops::with(t.op, fold).map_err(|error| FaultCause::Op { field: "op", error })?;
             }
             Ok(())
@@ -406,8 +415,8 @@ mod tests {
     #[test]
     fn fold_rows_matches_a_plain_left_fold() {
         let v: Vec<f32> = (0..37 * 5).map(|k| ((k * 7919) % 1000) as f32 * 1.0e-3 + 1.0e7).collect();
-        let mut got = Vec::new();
-        struct Go<'a>(&'a [f32], &'a mut Vec<f32>);
+        let mut got = vec![0f32; 37];
+        struct Go<'a>(&'a [f32], &'a mut [f32]);
         impl F32Visitor for Go<'_> {
             type Out = ();
             fn visit<O: F32Op>(self) {
@@ -427,9 +436,9 @@ mod tests {
     #[test]
     fn average_divides_first() {
         let c = Average { n: 10.0, inv: 1.0 / 10.0 };
-        let mut out = Vec::new();
-        fold_rows(&[1.0f32; 10], 10, |x| x, c, &mut out);
-        fold_cols(&[1.0f32; 10], 1, c, &mut out);
+        let mut out = [0f32; 2];
+        fold_rows(&[1.0f32; 10], 10, |x| x, c, &mut out[..1]);
+        fold_cols(&[1.0f32; 10], 1, 0, |x| x, c, &mut out[1..]);
         assert_eq!(out.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), [0x3F80_0001; 2]);
     }
 
