@@ -1,5 +1,5 @@
 /* axpb N REPS: y = x * 1.5f + 0.25f over N fp32 values (two roundings, as TensorScalar mult then
- * add), into a warm and into a fresh destination. */
+ * add), into a warm, a fresh and a fresh huge-page destination. */
 #include "common.h"
 
 static void axpb(float *restrict y, const float *restrict x, size_t n) {
@@ -19,6 +19,12 @@ int main(int argc, char **argv) {
         axpb(d, x, n);
         sink = ((unsigned char *)d)[n];
         free(d);
+    });
+    TIME("huge", reps, {
+        float *d = fresh(n * 4);
+        axpb(d, x, n);
+        sink = ((unsigned char *)d)[n];
+        fresh_free(d, n * 4);
     });
     free(x);
     return 0;

@@ -1,4 +1,4 @@
-/* memcpy BYTES REPS: one memcpy of BYTES, into a warm and into a fresh destination. */
+/* memcpy BYTES REPS: one memcpy of BYTES, into a warm, a fresh and a fresh huge-page destination. */
 #include "common.h"
 
 int main(int argc, char **argv) {
@@ -14,6 +14,12 @@ int main(int argc, char **argv) {
         memcpy(d, src, n);
         sink = d[n / 2];
         free(d);
+    });
+    TIME("huge", reps, {
+        unsigned char *d = fresh(n);
+        memcpy(d, src, n);
+        sink = d[n / 2];
+        fresh_free(d, n);
     });
     free(src);
     return 0;
