@@ -97,10 +97,8 @@ impl Ctx {
         };
         show("C baselines (cc -O3 -march=native -ffp-contract=off)", &self.c);
         show("peer interpreter (NumPy / ml_dtypes)", &self.python);
-        if let Ok(py) = &self.python {
-            if let Some(v) = peers::python_versions(py) {
-                println!("  {v}");
-            }
+        if let Some(v) = self.python.as_deref().ok().and_then(peers::python_versions) {
+            println!("  {v}");
         }
         show("birsim (release)", &self.birsim);
         let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
@@ -146,7 +144,7 @@ pub enum Goal {
     Faster(f64),
     /// Time ratio = birsim time / baseline time, at most this.
     Within(f64),
-    /// No target (information only): shows the time ratio birsim / baseline.
+    /// No target (information only): shows the speed-up, baseline time / birsim time.
     Info,
 }
 
@@ -165,7 +163,7 @@ pub fn row(case: &str, ours: Result<f64, String>, base_name: &str, base: Result<
     let target = match goal {
         Goal::Faster(x) => format!("speed-up vs {base_name} >= {x}x"),
         Goal::Within(x) => format!("time / {base_name} <= {x}x"),
-        Goal::Info => format!("time / {base_name} (no target)"),
+        Goal::Info => format!("speed-up vs {base_name} (no target)"),
     };
     let (ratio, verdict) = match (&ours, &base) {
         (Err(e), _) => ("-".to_owned(), format!("FAILED: {e}")),
@@ -173,7 +171,7 @@ pub fn row(case: &str, ours: Result<f64, String>, base_name: &str, base: Result<
         (Ok(o), Ok(b)) => match goal {
             Goal::Faster(x) => (format!("{:.2}x", b / o), met(b / o >= x)),
             Goal::Within(x) => (format!("{:.2}x", o / b), met(o / b <= x)),
-            Goal::Info => (format!("{:.2}x", o / b), String::new()),
+            Goal::Info => (format!("{:.2}x", b / o), String::new()),
         },
     };
     println!("{case:<50} {ours_s:>11} {base_s:>11} {ratio:>8}  {target:<40} {verdict}");
