@@ -126,7 +126,7 @@ impl Case {
 
 /// Reports one case: its time row, its memory row and whether both sides wrote the same bits.
 /// Returns birsim's median time.
-fn report(ctx: &Ctx, case: &Case, name: &str, goal: Goal, bits_note: &str) -> Option<f64> {
+fn report(ctx: &Ctx, fl: &Floors, case: &Case, name: &str, goal: Goal, bits_note: &str) -> Option<f64> {
     if let Err(e) = case.write() {
         row(name, Err(format!("cannot write the case: {e}")), "NumPy", Err("-".to_owned()), goal);
         return None;
@@ -139,6 +139,13 @@ fn report(ctx: &Ctx, case: &Case, name: &str, goal: Goal, bits_note: &str) -> Op
         r.sort_by(f64::total_cmp);
         if let (Some(lo), Some(hi)) = (r.first(), r.last()) {
             note(&format!("{} pairs; NumPy/birsim per pair {lo:.2}x .. {hi:.2}x", r.len()));
+        }
+        if let (Some(fo), Some(fp)) = (fl.ours, fl.peer) {
+            let (a, b) = (o.median() - fo, p.median() - fp);
+            note(&format!(
+                "net of process start-up (not a target): birsim {a:.1} ms, NumPy {b:.1} ms, speed-up {:.2}x",
+                b / a
+            ));
         }
         let same = match npy_data_equal(&case.out("birsim"), &case.out("numpy")) {
             Ok(true) => "outputs: the same bits".to_owned(),
@@ -235,28 +242,36 @@ const FREE: u64 = 65536;
 
 pub fn run(ctx: &Ctx) {
     let o = &ctx.opts;
-    if ["e2e-chain", "e2e-tiny", "e2e-reduce", "e2e-scale"].iter().any(|n| o.want(n)) {
-        floors(ctx);
+    if !["e2e-chain", "e2e-tiny", "e2e-reduce", "e2e-scale"].iter().any(|n| o.want(n)) {
+        return;
     }
+    let fl = &floors(ctx);
     for dt in ["float32", "bfloat16"] {
         let name = format!("e2e-chain {dt} Load, 20 steps, Save 128x65536");
         if o.want(&name) {
-            chain(ctx, dt, &name);
+            chain(ctx, fl, dt, &name);
         }
     }
     let name = "e2e-tiny 100,000 one-element instructions";
     if o.want(name) {
-        tiny(ctx, name);
+        tiny(ctx, fl, name);
     }
     let name = "e2e-reduce Load, TensorReduce add X, Save 128x65536";
     if o.want(name) {
-        reduce(ctx, name);
+        reduce(ctx, fl, name);
     }
-    scale_rows(ctx);
+    scale_rows(ctx, fl);
 }
 
-/// What starting a process costs each side, printed once so the small rows can be read.
-fn floors(ctx: &Ctx) {
+/// What starting a process costs each side (median ms): `birsim --version`, and the Python
+/// interpreter with the NumPy import.
+struct Floors {
+    ours: Option<f64>,
+    peer: Option<f64>,
+}
+
+/// Measures and prints the process floors, so the small rows can be read.
+fn floors(ctx: &Ctx) -> Floors {
     let median_of = |mut make: Box<dyn FnMut() -> Command>| -> Result<f64, String> {
         let mut t = Vec::new();
         for _ in 0..ctx.opts.pairs() {
@@ -288,10 +303,11 @@ fn floors(ctx: &Ctx) {
         show(&ours),
         show(&peer)
     );
+    Floors { ours: ours.ok(), peer: peer.ok() }
 }
 
 /// (a), (b): Load, 20 chained TensorScalar / TensorTensor steps in place on one SB tile, Save.
-fn chain(ctx: &Ctx, dt: &'static str, name: &str) {
+fn chain(ctx: &Ctx, fl: &Floors, dt: &'static str, name: &str) {
     let mut p = Prog::default();
     p.flat("x", "ExternalInput", dt, PARTS, FREE);
     p.sb("t", dt, PARTS, FREE);
@@ -314,12 +330,12 @@ fn chain(ctx: &Ctx, dt: &'static str, name: &str) {
         cols: FREE,
         py: vec![format!("chain-{dt}")],
     };
-    report(ctx, &case, name, Goal::Faster(1.5), "");
+    report(ctx, fl, &case, name, Goal::Faster(1.5), "");
 }
 
 /// (c): 100,000 flat one-element TensorScalars between two SB tiles (the program is ~30 MB of
 /// JSON), against a Python loop of the same NumPy ops; and the JSON load rate of `birsim validate`.
-fn tiny(ctx: &Ctx, name: &str) {
+fn tiny(ctx: &Ctx, fl: &Floors, name: &str) {
     const N: usize = 100_000;
     let dt = "float32";
     let mut p = Prog::default();
@@ -359,7 +375,7 @@ fn tiny(ctx: &Ctx, name: &str) {
     });
     let bytes = std::fs::metadata(case.program()).map_or(0, |m| m.len());
     let text = std::fs::read(case.program()).unwrap_or_default();
-    report(ctx, &case, &format!("{name} (Python loop)"), Goal::Faster(1.5), "");
+    report(ctx, fl, &case, &format!("{name} (Python loop)"), Goal::Faster(1.5), "");
     let (ours, rate, verdict) = match validate {
         Ok(t) => {
             (format!("{t:.2} ms"), format!("{:.2e}/s", insts / (t / 1e3)), Some(insts / (t / 1e3) >= 1e6))
@@ -387,7 +403,7 @@ fn tiny(ctx: &Ctx, name: &str) {
 }
 
 /// (d): Load, TensorReduce add over the free axis, Save; NumPy's np.sum is pairwise (not in order).
-fn reduce(ctx: &Ctx, name: &str) {
+fn reduce(ctx: &Ctx, fl: &Floors, name: &str) {
     let dt = "float32";
     let mut p = Prog::default();
     p.flat("x", "ExternalInput", dt, PARTS, FREE);
@@ -405,12 +421,12 @@ fn reduce(ctx: &Ctx, name: &str) {
         cols: FREE,
         py: vec!["reduce".to_owned()],
     };
-    report(ctx, &case, name, Goal::Faster(1.5), " (expected: np.sum is pairwise, birsim folds in order)");
+    report(ctx, fl, &case, name, Goal::Faster(1.5), " (expected: np.sum is pairwise, birsim folds in order)");
 }
 
 /// (e): Load, TensorScalar x*2 in place, Save, over 32 MiB tiles (128 x 65536 fp32, the gen4 SB)
 /// or one smaller tile, at 1 MiB, 16 MiB, 256 MiB and (with --large) 1 GiB.
-fn scale_rows(ctx: &Ctx) {
+fn scale_rows(ctx: &Ctx, fl: &Floors) {
     let o = &ctx.opts;
     let mut sizes: Vec<u64> = vec![1, 16];
     if !o.quick {
@@ -425,7 +441,7 @@ fn scale_rows(ctx: &Ctx) {
         if !o.want(&name) {
             continue;
         }
-        if let Some(t) = scale(ctx, size, &name) {
+        if let Some(t) = scale(ctx, fl, size, &name) {
             times.push((size, t));
         }
     }
@@ -443,7 +459,7 @@ fn scale_rows(ctx: &Ctx) {
     }
 }
 
-fn scale(ctx: &Ctx, mib: u64, name: &str) -> Option<f64> {
+fn scale(ctx: &Ctx, fl: &Floors, mib: u64, name: &str) -> Option<f64> {
     let dt = "float32";
     let elems = (mib << 20) / 4;
     let free = (elems / PARTS).min(FREE);
@@ -468,5 +484,5 @@ fn scale(ctx: &Ctx, mib: u64, name: &str) -> Option<f64> {
         cols: free,
         py: vec!["scale".to_owned()],
     };
-    report(ctx, &case, name, Goal::Info, "")
+    report(ctx, fl, &case, name, Goal::Info, "")
 }
