@@ -4,7 +4,8 @@
 //! start-up (for Python: the interpreter and the NumPy import, ~0.1 s), reading the inputs and
 //! writing the outputs. Runs are paired (birsim and NumPy back to back, the order alternating) and
 //! each side's median is shown. Peak RSS: birsim's from `BIRSIM_REPORT_PEAK_RSS` (VmHWM),
-//! Python's from `getrusage(RUSAGE_SELF).ru_maxrss`.
+//! Python's from VmHWM too (e2e.py explains why not `ru_maxrss`), judged against 1.1 x the bytes
+//! of every tensor the program declares (inputs, SB tiles, outputs) + 50 MiB.
 
 use super::program::{self, Prog, tile};
 use super::{Ctx, Goal, fact, note, row};
@@ -108,8 +109,9 @@ impl Case {
             (Err(_), _) => {}
         };
         for k in 0..n {
-            for first in [k % 2 == 0, k % 2 != 0] {
-                if first {
+            // Even pairs run birsim first, odd pairs NumPy first.
+            for birsim_turn in [k % 2 == 0, k % 2 != 0] {
+                if birsim_turn {
                     if let (Ok(_), Ok(bin)) = (&ours, &ctx.birsim) {
                         let r = run_timed(&mut self.birsim(bin));
                         record(&mut ours, r);
