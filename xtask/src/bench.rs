@@ -1,4 +1,4 @@
-//! `cargo xtask bench [--quick] [--large] [PATTERN...]`: every speed target as a ratio against a
+//! `cargo xtask bench [--quick] [--large] [--no-python] [PATTERN...]`: every speed target as a ratio against a
 //! baseline measured in the same run, never a stored figure (DEVELOPERS.md: never timed unit tests).
 //!
 //! - Practical limits: C loops under `xtask/bench/c/`, compiled now with `cc -O3 -march=native
@@ -8,6 +8,10 @@
 //!   scripts under `xtask/bench/py/`. Without it those rows say "peer not measured".
 //! - End to end: a fresh `birsim run` process (the release binary, built first) against the same
 //!   computation as a fresh NumPy process, paired runs, programs and inputs generated here.
+//!
+//! `--quick`: fewer repetitions, no 256 MiB row. `--large`: also the 1 GiB row (about a minute
+//! and 3 GiB of temporary files). `--no-python`: as on a machine without the oracle environment.
+//! A PATTERN keeps the rows whose names contain it.
 //!
 //! Rows print birsim's time, the baseline's, the ratio, the target and whether it is met. The bench
 //! never fails: it is a report, not a gate (it is not run in CI).
@@ -26,6 +30,8 @@ pub struct Opts {
     pub quick: bool,
     /// Also the 1 GiB end-to-end row (and the 1 GiB vs 256 MiB scaling target).
     pub large: bool,
+    /// Behave as without the oracle environment (every peer row: "not measured").
+    no_python: bool,
     patterns: Vec<String>,
 }
 
@@ -66,11 +72,12 @@ impl Drop for Ctx {
 }
 
 pub fn run(args: &[String]) {
-    let mut opts = Opts { quick: false, large: false, patterns: Vec::new() };
+    let mut opts = Opts { quick: false, large: false, no_python: false, patterns: Vec::new() };
     for a in args {
         match a.as_str() {
             "--quick" => opts.quick = true,
             "--large" => opts.large = true,
+            "--no-python" => opts.no_python = true,
             _ => opts.patterns.push(a.clone()),
         }
     }
@@ -80,7 +87,7 @@ pub fn run(args: &[String]) {
         return;
     }
     let c = peers::compile_c(&dir.join("c"));
-    let python = peers::find_python();
+    let python = if opts.no_python { Err("--no-python".to_owned()) } else { peers::find_python() };
     let birsim = peers::build_birsim();
     let ctx = Ctx { opts, dir, c, python, birsim };
     ctx.describe();
@@ -167,7 +174,7 @@ pub fn row(case: &str, ours: Result<f64, String>, base_name: &str, base: Result<
     };
     let (ratio, verdict) = match (&ours, &base) {
         (Err(e), _) => ("-".to_owned(), format!("FAILED: {e}")),
-        (Ok(_), Err(e)) => ("-".to_owned(), format!("{base_name} not measured ({e})")),
+        (Ok(_), Err(e)) => ("-".to_owned(), format!("peer not measured ({e})")),
         (Ok(o), Ok(b)) => match goal {
             Goal::Faster(x) => (format!("{:.2}x", b / o), met(b / o >= x)),
             Goal::Within(x) => (format!("{:.2}x", o / b), met(o / b <= x)),

@@ -18,6 +18,8 @@ use std::time::Instant;
 #[derive(Default)]
 struct Side {
     ms: Vec<f64>,
+    /// The process floor timed right after each run.
+    floor: Vec<f64>,
     peak_kib: u64,
 }
 
@@ -26,6 +28,16 @@ impl Side {
         let mut t = self.ms.clone();
         t.sort_by(f64::total_cmp);
         t.get(t.len() / 2).copied().unwrap_or(f64::NAN)
+    }
+
+    /// The median of each run's time less the process floor timed beside it.
+    fn net(&self) -> Option<f64> {
+        let mut t: Vec<f64> = self.ms.iter().zip(&self.floor).map(|(a, b)| a - b).collect();
+        if t.len() != self.ms.len() || t.is_empty() {
+            return None;
+        }
+        t.sort_by(f64::total_cmp);
+        Some(t[t.len() / 2])
     }
 }
 
@@ -99,11 +111,17 @@ impl Case {
             Ok(_) => Ok(Side::default()),
             Err(e) => Err(e.clone()),
         };
-        let record = |side: &mut Result<Side, String>, r: Result<(f64, u64), String>| match (side.as_mut(), r)
-        {
+        let record = |side: &mut Result<Side, String>, r: Result<(f64, u64), String>, floor: Command| match (
+            side.as_mut(),
+            r,
+        ) {
             (Ok(s), Ok((t, peak))) => {
                 s.ms.push(t);
                 s.peak_kib = s.peak_kib.max(peak);
+                let mut floor = floor;
+                if let Ok((f, _)) = run_timed(&mut floor) {
+                    s.floor.push(f);
+                }
             }
             (Ok(_), Err(e)) => *side = Err(e),
             (Err(_), _) => {}
@@ -114,11 +132,11 @@ impl Case {
                 if birsim_turn {
                     if let (Ok(_), Ok(bin)) = (&ours, &ctx.birsim) {
                         let r = run_timed(&mut self.birsim(bin));
-                        record(&mut ours, r);
+                        record(&mut ours, r, birsim_floor(bin));
                     }
                 } else if let (Ok(_), Ok(py)) = (&peer, &ctx.python) {
                     let r = run_timed(&mut self.python(py));
-                    record(&mut peer, r);
+                    record(&mut peer, r, python_floor(py));
                 }
             }
         }
@@ -128,7 +146,7 @@ impl Case {
 
 /// Reports one case: its time row, its memory row and whether both sides wrote the same bits.
 /// Returns birsim's median time.
-fn report(ctx: &Ctx, fl: &Floors, case: &Case, name: &str, goal: Goal, bits_note: &str) -> Option<f64> {
+fn report(ctx: &Ctx, case: &Case, name: &str, goal: Goal, bits_note: &str) -> Option<f64> {
     if let Err(e) = case.write() {
         row(name, Err(format!("cannot write the case: {e}")), "NumPy", Err("-".to_owned()), goal);
         return None;
@@ -142,11 +160,15 @@ fn report(ctx: &Ctx, fl: &Floors, case: &Case, name: &str, goal: Goal, bits_note
         if let (Some(lo), Some(hi)) = (r.first(), r.last()) {
             note(&format!("{} pairs; NumPy/birsim per pair {lo:.2}x .. {hi:.2}x", r.len()));
         }
-        if let (Some(fo), Some(fp)) = (fl.ours, fl.peer) {
-            let (a, b) = (o.median() - fo, p.median() - fp);
+        if let (Some(a), Some(b)) = (o.net(), p.net()) {
+            let verdict = if a > 0.0 && b > 0.0 {
+                format!("speed-up {:.2}x", b / a)
+            } else {
+                "start-up dominates: the net times are within its noise".to_owned()
+            };
             note(&format!(
-                "net of process start-up (not a target): birsim {a:.1} ms, NumPy {b:.1} ms, speed-up {:.2}x",
-                b / a
+                "net of process start-up (each run less the floor timed beside it; not a target): \
+                 birsim {a:.1} ms, NumPy {b:.1} ms: {verdict}"
             ));
         }
         let same = match npy_data_equal(&case.out("birsim"), &case.out("numpy")) {
@@ -247,33 +269,27 @@ pub fn run(ctx: &Ctx) {
     if !["e2e-chain", "e2e-tiny", "e2e-reduce", "e2e-scale"].iter().any(|n| o.want(n)) {
         return;
     }
-    let fl = &floors(ctx);
+    floors(ctx);
     for dt in ["float32", "bfloat16"] {
         let name = format!("e2e-chain {dt} Load, 20 steps, Save 128x65536");
         if o.want(&name) {
-            chain(ctx, fl, dt, &name);
+            chain(ctx, dt, &name);
         }
     }
     let name = "e2e-tiny 100,000 one-element instructions";
     if o.want(name) {
-        tiny(ctx, fl, name);
+        tiny(ctx, name);
     }
     let name = "e2e-reduce Load, TensorReduce add X, Save 128x65536";
     if o.want(name) {
-        reduce(ctx, fl, name);
+        reduce(ctx, name);
     }
-    scale_rows(ctx, fl);
+    scale_rows(ctx);
 }
 
-/// What starting a process costs each side (median ms): `birsim --version`, and the Python
-/// interpreter with the NumPy import.
-struct Floors {
-    ours: Option<f64>,
-    peer: Option<f64>,
-}
-
-/// Measures and prints the process floors, so the small rows can be read.
-fn floors(ctx: &Ctx) -> Floors {
+/// Measures and prints what starting a process costs each side (`birsim --version`; the Python
+/// interpreter with the NumPy import), so the small rows can be read.
+fn floors(ctx: &Ctx) {
     let median_of = |mut make: Box<dyn FnMut() -> Command>| -> Result<f64, String> {
         let mut t = Vec::new();
         for _ in 0..ctx.opts.pairs() {
@@ -282,20 +298,8 @@ fn floors(ctx: &Ctx) -> Floors {
         t.sort_by(f64::total_cmp);
         Ok(t[t.len() / 2])
     };
-    let ours = ctx.birsim.clone().and_then(|b| {
-        median_of(Box::new(move || {
-            let mut c = Command::new(&b);
-            c.arg("--version");
-            c
-        }))
-    });
-    let peer = ctx.python.clone().and_then(|p| {
-        median_of(Box::new(move || {
-            let mut c = Command::new(&p);
-            c.arg(super::peers::script("e2e.py")).arg("noop");
-            c
-        }))
-    });
+    let ours = ctx.birsim.clone().and_then(|b| median_of(Box::new(move || birsim_floor(&b))));
+    let peer = ctx.python.clone().and_then(|p| median_of(Box::new(move || python_floor(&p))));
     let show = |r: &Result<f64, String>| {
         r.as_ref().map_or_else(|e| format!("not measured ({e})"), |t| format!("{t:.1} ms"))
     };
@@ -305,11 +309,23 @@ fn floors(ctx: &Ctx) -> Floors {
         show(&ours),
         show(&peer)
     );
-    Floors { ours: ours.ok(), peer: peer.ok() }
+    note("each pair also times both floors, for the net figures below");
+}
+
+fn birsim_floor(bin: &Path) -> Command {
+    let mut c = Command::new(bin);
+    c.arg("--version");
+    c
+}
+
+fn python_floor(py: &Path) -> Command {
+    let mut c = Command::new(py);
+    c.arg(super::peers::script("e2e.py")).arg("noop");
+    c
 }
 
 /// (a), (b): Load, 20 chained TensorScalar / TensorTensor steps in place on one SB tile, Save.
-fn chain(ctx: &Ctx, fl: &Floors, dt: &'static str, name: &str) {
+fn chain(ctx: &Ctx, dt: &'static str, name: &str) {
     let mut p = Prog::default();
     p.flat("x", "ExternalInput", dt, PARTS, FREE);
     p.sb("t", dt, PARTS, FREE);
@@ -332,12 +348,12 @@ fn chain(ctx: &Ctx, fl: &Floors, dt: &'static str, name: &str) {
         cols: FREE,
         py: vec![format!("chain-{dt}")],
     };
-    report(ctx, fl, &case, name, Goal::Faster(1.5), "");
+    report(ctx, &case, name, Goal::Faster(1.5), "");
 }
 
 /// (c): 100,000 flat one-element TensorScalars between two SB tiles (the program is ~30 MB of
 /// JSON), against a Python loop of the same NumPy ops; and the JSON load rate of `birsim validate`.
-fn tiny(ctx: &Ctx, fl: &Floors, name: &str) {
+fn tiny(ctx: &Ctx, name: &str) {
     const N: usize = 100_000;
     let dt = "float32";
     let mut p = Prog::default();
@@ -377,7 +393,7 @@ fn tiny(ctx: &Ctx, fl: &Floors, name: &str) {
     });
     let bytes = std::fs::metadata(case.program()).map_or(0, |m| m.len());
     let text = std::fs::read(case.program()).unwrap_or_default();
-    report(ctx, fl, &case, &format!("{name} (Python loop)"), Goal::Faster(1.5), "");
+    report(ctx, &case, &format!("{name} (Python loop)"), Goal::Faster(1.5), "");
     let (ours, rate, verdict) = match validate {
         Ok(t) => {
             (format!("{t:.2} ms"), format!("{:.2e}/s", insts / (t / 1e3)), Some(insts / (t / 1e3) >= 1e6))
@@ -405,7 +421,7 @@ fn tiny(ctx: &Ctx, fl: &Floors, name: &str) {
 }
 
 /// (d): Load, TensorReduce add over the free axis, Save; NumPy's np.sum is pairwise (not in order).
-fn reduce(ctx: &Ctx, fl: &Floors, name: &str) {
+fn reduce(ctx: &Ctx, name: &str) {
     let dt = "float32";
     let mut p = Prog::default();
     p.flat("x", "ExternalInput", dt, PARTS, FREE);
@@ -423,12 +439,12 @@ fn reduce(ctx: &Ctx, fl: &Floors, name: &str) {
         cols: FREE,
         py: vec!["reduce".to_owned()],
     };
-    report(ctx, fl, &case, name, Goal::Faster(1.5), " (expected: np.sum is pairwise, birsim folds in order)");
+    report(ctx, &case, name, Goal::Faster(1.5), " (expected: np.sum is pairwise, birsim folds in order)");
 }
 
 /// (e): Load, TensorScalar x*2 in place, Save, over 32 MiB tiles (128 x 65536 fp32, the gen4 SB)
 /// or one smaller tile, at 1 MiB, 16 MiB, 256 MiB and (with --large) 1 GiB.
-fn scale_rows(ctx: &Ctx, fl: &Floors) {
+fn scale_rows(ctx: &Ctx) {
     let o = &ctx.opts;
     let mut sizes: Vec<u64> = vec![1, 16];
     if !o.quick {
@@ -443,7 +459,7 @@ fn scale_rows(ctx: &Ctx, fl: &Floors) {
         if !o.want(&name) {
             continue;
         }
-        if let Some(t) = scale(ctx, fl, size, &name) {
+        if let Some(t) = scale(ctx, size, &name) {
             times.push((size, t));
         }
     }
@@ -461,7 +477,7 @@ fn scale_rows(ctx: &Ctx, fl: &Floors) {
     }
 }
 
-fn scale(ctx: &Ctx, fl: &Floors, mib: u64, name: &str) -> Option<f64> {
+fn scale(ctx: &Ctx, mib: u64, name: &str) -> Option<f64> {
     let dt = "float32";
     let elems = (mib << 20) / 4;
     let free = (elems / PARTS).min(FREE);
@@ -486,5 +502,5 @@ fn scale(ctx: &Ctx, fl: &Floors, mib: u64, name: &str) -> Option<f64> {
         cols: free,
         py: vec!["scale".to_owned()],
     };
-    report(ctx, fl, &case, name, Goal::Info, "")
+    report(ctx, &case, name, Goal::Info, "")
 }
