@@ -1,0 +1,358 @@
+//! In-process rows: one instruction (or one library kernel) at a time, against a C loop or the
+//! NumPy / ml_dtypes peer measured in the same run.
+//!
+//! Buffers are as a fresh `birsim run` has them: every rep builds a new simulator, loads its
+//! input (untimed; the input is then warm, as after reading the file) and times `run()`, whose
+//! destination tile is untouched memory (first touch, the 0xFF fill included). The C baselines
+//! are timed the same way ("cold": a freshly allocated destination), and the Python peers
+//! allocate their results, as NumPy code does.
+
+use super::program::{self, Prog, tile};
+use super::{Ctx, Goal, ms, note, peers, row, time};
+use access_pattern::{Layout, Pattern, read};
+use bir_ir::{ApPair, Dtype};
+use simulator::npy::Npy;
+use simulator::{Outcome, Simulator, io};
+use std::collections::HashMap;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+const PARTS: u64 = 128;
+const FREE: u64 = 65536;
+
+/// Runs a program `reps` times on fresh simulators with its inputs loaded; the median of `run()`.
+fn time_sim(text: &str, inputs: &[(&str, &Npy)], reps: usize) -> Result<f64, String> {
+    let p = bir_ir::json::load_str(text).map_err(|e| e.to_string())?;
+    let f = &p.functions[0];
+    let tensors = inputs
+        .iter()
+        .map(|(name, npy)| io::resolve(f, name).map(|t| (t, *npy)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut times = Vec::new();
+    for k in 0..=reps.max(1) {
+        let v = bir_ir::validate(&p, &Default::default()).map_err(|d| d.to_string())?;
+        let mut sim = Simulator::new(v, numerics::Profile::refsim());
+        for (t, npy) in &tensors {
+            io::load(&mut sim, t, npy)?;
+        }
+        let s = Instant::now();
+        let r = sim.run();
+        let e = s.elapsed();
+        match r {
+            Ok(Outcome::Finished) => {}
+            Ok(Outcome::Faulted(f)) => return Err(format!("faulted: {f}")),
+            Err(e) => return Err(e.to_string()),
+        }
+        if k > 0 {
+            times.push(e);
+        }
+    }
+    Ok(ms(super::median(times.into_iter())))
+}
+
+/// A `[rows, cols]` input array of `dt` holding the bench's data.
+fn npy(dt: &str, rows: u64, cols: u64) -> Npy {
+    let mut data = vec![0u8; (rows * cols) as usize * program::size_of(dt)];
+    program::fill(dt, 0, &mut data);
+    Npy { descr: program::descr(dt).to_owned(), shape: vec![rows, cols], data }
+}
+
+fn pairs(v: &[(i64, i64)]) -> Vec<ApPair> {
+    v.iter().map(|&(s, n)| ApPair::new(s, n)).collect()
+}
+
+pub fn run(ctx: &Ctx) {
+    let o = &ctx.opts;
+    // Every Python peer the wanted rows need, measured in one process.
+    let mut want_py: Vec<&str> = Vec::new();
+    let mut ask = |row: &str, peer: &'static str| {
+        if o.want(row) {
+            want_py.push(peer);
+        }
+    };
+    ask("load-contiguous", "copy-f32-128x65536");
+    for (dt, peer) in TS_CASES {
+        ask(&format!("tensor-scalar {dt}"), peer);
+    }
+    ask("reduce-in-order", "sum-free-axis");
+    for c in conversions() {
+        ask(c.0, c.3);
+    }
+    for c in strided_cases() {
+        ask(c.0, c.3);
+    }
+    let py = if want_py.is_empty() {
+        Ok(HashMap::new())
+    } else {
+        peers::py_kernels(&ctx.python, o.reps(), &want_py)
+    };
+    let peer = |key: &str| peers::pick(&py, key);
+
+    if o.want("load-contiguous") {
+        load_contiguous(ctx, &peer);
+    }
+    for (dt, key) in TS_CASES {
+        if o.want(&format!("tensor-scalar {dt}")) {
+            tensor_scalar(ctx, dt, peer(key));
+        }
+    }
+    if o.want("reduce-in-order") {
+        reduce(ctx, peer("sum-free-axis"));
+    }
+    for (name, from, to, key, target) in conversions() {
+        if o.want(name) {
+            conversion(ctx, name, from, to, peer(key), target);
+        }
+    }
+    for (name, ap, src_bytes, key) in strided_cases() {
+        if o.want(name) {
+            strided(ctx, name, &ap, src_bytes, peer(key));
+        }
+    }
+    if o.want("interpret-loop") {
+        interpret_loop(ctx);
+    }
+}
+
+/// Load of a 128 x 65536 fp32 DRAM input into an untouched SB tile, against one memcpy of the
+/// same 32 MiB into a fresh destination.
+fn load_contiguous(ctx: &Ctx, peer: &dyn Fn(&str) -> Result<f64, String>) {
+    let dt = "float32";
+    let mut p = Prog::default();
+    p.flat("x", "ExternalInput", dt, PARTS, FREE);
+    p.sb("t", dt, PARTS, FREE);
+    p.push(program::copy("Load", "ld", &tile("x", dt, 0, PARTS, FREE), &tile("t", dt, 0, PARTS, FREE)));
+    let x = npy(dt, PARTS, FREE);
+    let ours = time_sim(&p.text(), &[("x", &x)], ctx.opts.reps());
+    let bytes = PARTS * FREE * 4;
+    let c = peers::run_c(&ctx.c, "memcpy", &[bytes.to_string(), ctx.opts.reps().to_string()]);
+    let name = "load-contiguous 128x65536 fp32 into a fresh SB tile";
+    row(name, ours.clone(), "C memcpy (fresh THP dst)", peers::pick(&c, "huge"), Goal::Within(1.2));
+    c_notes(&c, "memcpy");
+    if let (Ok(o), Ok(n)) = (&ours, peer("copy-f32-128x65536")) {
+        note(&format!("NumPy x.copy(): {n:.2} ms ({:.2}x birsim's speed)", n / o));
+    }
+}
+
+/// The other destinations a C baseline was timed with.
+fn c_notes(c: &Result<HashMap<String, f64>, String>, what: &str) {
+    if let (Ok(cold), Ok(warm)) = (peers::pick(c, "cold"), peers::pick(c, "warm")) {
+        note(&format!(
+            "{what} into a fresh 4 KiB-page destination: {cold:.2} ms; into a warm one: {warm:.2} ms \
+             (THP = madvise(MADV_HUGEPAGE), as NumPy does for large arrays)"
+        ));
+    }
+}
+
+/// (dtype, the kernels.py case): x * 1.5 + 0.25 on a 128 x 65536 tile.
+const TS_CASES: [(&str, &str); 3] =
+    [("float32", "axpb-float32"), ("bfloat16", "axpb-bfloat16"), ("float8_e4m3fn", "axpb-float8_e4m3fn")];
+
+/// TensorScalar x * 1.5 + 0.25 from a loaded input into a fresh SB tile.
+fn tensor_scalar(ctx: &Ctx, dt: &str, peer: Result<f64, String>) {
+    let mut p = Prog::default();
+    p.flat("x", "ExternalInput", dt, PARTS, FREE);
+    p.sb("t", dt, PARTS, FREE);
+    p.push(program::tensor_scalar(
+        "ts",
+        "mult",
+        1.5,
+        "add",
+        0.25,
+        &tile("x", dt, 0, PARTS, FREE),
+        &tile("t", dt, 0, PARTS, FREE),
+    ));
+    let x = npy(dt, PARTS, FREE);
+    let ours = time_sim(&p.text(), &[("x", &x)], ctx.opts.reps());
+    let name = format!("tensor-scalar {dt} x*1.5+0.25 128x65536");
+    if dt == "float32" {
+        let c = peers::run_c(&ctx.c, "axpb", &[(PARTS * FREE).to_string(), ctx.opts.reps().to_string()]);
+        row(&name, ours.clone(), "C loop (fresh THP dst)", peers::pick(&c, "huge"), Goal::Within(1.2));
+        c_notes(&c, "the C loop");
+        if let (Ok(o), Ok(n)) = (&ours, &peer) {
+            note(&format!("NumPy (u = x*a; u += b): {n:.2} ms ({:.2}x birsim's speed)", n / o));
+        }
+    } else {
+        let target = if dt == "bfloat16" { 4.0 } else { 15.0 };
+        row(&name, ours, "ml_dtypes", peer, Goal::Faster(target));
+    }
+}
+
+/// In-order TensorReduce add over the free axis, against the C 16-accumulator loop.
+fn reduce(ctx: &Ctx, peer: Result<f64, String>) {
+    let dt = "float32";
+    let mut p = Prog::default();
+    p.flat("x", "ExternalInput", dt, PARTS, FREE);
+    p.sb("s", dt, PARTS, 1);
+    p.push(program::reduce_add_x("r", &tile("x", dt, 0, PARTS, FREE), &tile("s", dt, 0, PARTS, 1)));
+    let x = npy(dt, PARTS, FREE);
+    let ours = time_sim(&p.text(), &[("x", &x)], ctx.opts.reps());
+    let c = peers::run_c(&ctx.c, "fold", &[PARTS.to_string(), FREE.to_string(), ctx.opts.reps().to_string()]);
+    row(
+        "reduce-in-order add over the free axis 128x65536",
+        ours.clone(),
+        "C 16-acc loop",
+        peers::pick(&c, "fold16"),
+        Goal::Within(3.0),
+    );
+    note("the C 16-accumulator loop reassociates each row (not bit-exact with an in-order fold)");
+    if let (Ok(o), Ok(b)) = (&ours, peers::pick(&c, "inorder16")) {
+        note(&format!(
+            "C in order, 16 rows per SIMD lane group (bit-exact): {b:.2} ms (birsim {:.2}x its time)",
+            o / b
+        ));
+    }
+    if let (Ok(o), Ok(n)) = (&ours, &peer) {
+        note(&format!(
+            "NumPy x.sum(axis=1) (pairwise, not in order): {n:.2} ms ({:.2}x birsim's speed)",
+            n / o
+        ));
+    }
+}
+
+/// (name, from, to, kernels.py case, target speed-up over ml_dtypes)
+fn conversions() -> Vec<(&'static str, Dtype, Dtype, &'static str, f64)> {
+    vec![
+        ("cast fp32 -> float8_e4m3fn", Dtype::Float32, Dtype::Float8E4m3fn, "cast-f32-e4m3fn", 10.0),
+        ("cast fp32 -> float8e5", Dtype::Float32, Dtype::Float8E5, "cast-f32-e5m2", 10.0),
+        ("cast float8_e4m3fn -> fp32", Dtype::Float8E4m3fn, Dtype::Float32, "cast-e4m3fn-f32", 20.0),
+        ("cast float8e5 -> fp32", Dtype::Float8E5, Dtype::Float32, "cast-e5m2-f32", 20.0),
+        ("cast fp32 -> bfloat16", Dtype::Float32, Dtype::Bfloat16, "cast-f32-bf16", 1.0),
+        ("cast bfloat16 -> fp32", Dtype::Bfloat16, Dtype::Float32, "cast-bf16-f32", 1.0),
+    ]
+}
+
+/// numerics::cast of 16 Mi values under the nki profile (ml_dtypes semantics) into a fresh buffer.
+fn conversion(ctx: &Ctx, name: &str, from: Dtype, to: Dtype, peer: Result<f64, String>, target: f64) {
+    let n = 16usize << 20;
+    let mut src = vec![0u8; n * from.size()];
+    program::fill(if from == Dtype::Float32 { "float32" } else { "uint8" }, 0, &mut src);
+    let profile = numerics::Profile::nki();
+    let mut ok = true;
+    let ours = time(ctx.opts.reps(), || {
+        let mut dst = vec![0u8; n * to.size()];
+        ok &= numerics::cast(from, &src, to, &mut dst, &profile).is_ok();
+        black_box(&dst);
+    });
+    let ours = if ok { Ok(ms(ours)) } else { Err("numerics::cast refused".to_owned()) };
+    row(&format!("{name} 16 Mi"), ours, "ml_dtypes", peer, Goal::Faster(target));
+}
+
+/// (name, source AP over a flat fp32 source, source bytes, kernels.py case)
+fn strided_cases() -> Vec<(&'static str, Vec<ApPair>, usize, &'static str)> {
+    // The logical tensor is [W=128, Z=4, Y=64, X=64] fp32 = 2 Mi elements.
+    let (w, z, y, x) = (128i64, 4i64, 64i64, 64i64);
+    let plane = z * y * x;
+    vec![
+        (
+            "ap-strided Y step 2",
+            pairs(&[(2 * plane, w), (2 * y * x, z), (2 * x, y), (1, x)]),
+            (2 * w * plane * 4) as usize,
+            "strided-y-step-2",
+        ),
+        (
+            "ap-strided Z<->Y swapped",
+            pairs(&[(plane, w), (x, y), (y * x, z), (1, x)]),
+            (w * plane * 4) as usize,
+            "strided-zy-swap",
+        ),
+        (
+            "ap-strided Y<->X swapped (inner stride 64)",
+            pairs(&[(plane, w), (y * x, z), (1, x), (x, y)]),
+            (w * plane * 4) as usize,
+            "strided-yx-swap",
+        ),
+        (
+            "ap-strided partition transpose",
+            pairs(&[(1, w), (w, plane)]),
+            (w * plane * 4) as usize,
+            "strided-partition-transpose",
+        ),
+    ]
+}
+
+/// The obvious per-element walker: nested loops over the levels, the address formula per element.
+fn naive_read(buf: &[u8], layout: &Layout, ps: &[ApPair], size: usize, out: &mut [u8]) {
+    let mut idx = vec![0i64; ps.len()];
+    let mut k = 0;
+    loop {
+        let e = idx.iter().zip(ps).map(|(i, p)| i * p.step).sum::<i64>();
+        if let Some(at) = layout.address(e, size) {
+            out[k..k + size].copy_from_slice(&buf[at..at + size]);
+        }
+        k += size;
+        let mut d = ps.len();
+        loop {
+            if d == 0 {
+                return;
+            }
+            d -= 1;
+            idx[d] += 1;
+            if idx[d] < ps[d].num {
+                break;
+            }
+            idx[d] = 0;
+        }
+    }
+}
+
+/// An access-pattern read of 2 Mi fp32 into a fresh buffer, against NumPy's
+/// `np.ascontiguousarray` of the same view (no target; the naive walker checks the bytes).
+fn strided(ctx: &Ctx, name: &str, ps: &[ApPair], src_bytes: usize, peer: Result<f64, String>) {
+    let layout = Layout::flat(0, src_bytes as u64);
+    let p = Pattern { pairs: ps, offset: 0, elem_size: 4 };
+    let n = ps.iter().map(|q| q.num).product::<i64>() as usize;
+    let src: Vec<u8> = (0..src_bytes).map(|i| (i >> 2) as u8).collect();
+    let mut last = Vec::new();
+    let ours: Duration = time(ctx.opts.reps() * 2, || {
+        let mut out = vec![0u8; n * 4];
+        read(&src, &layout, &p, &mut out).ok();
+        last = black_box(out);
+    });
+    let mut naive_out = vec![0u8; n * 4];
+    let naive = time(1, || {
+        naive_read(&src, &layout, ps, 4, &mut naive_out);
+        black_box(&naive_out);
+    });
+    row(&format!("{name} 2 Mi fp32"), Ok(ms(ours)), "NumPy", peer, Goal::Info);
+    let same = if last == naive_out { "same bytes" } else { "MISMATCH" };
+    note(&format!(
+        "{:.1}x the naive per-element walker's speed ({same})",
+        naive.as_secs_f64() / ours.as_secs_f64()
+    ));
+}
+
+/// The interpreter's per-instruction cost: a Loop of 100,000 one-element TensorScalars (in
+/// process, no JSON in the timing). No target of its own; the end-to-end tiny row has one.
+fn interpret_loop(ctx: &Ctx) {
+    let dt = "float32";
+    let mut p = Prog::default();
+    p.flat("x", "ExternalInput", dt, 1, 1);
+    p.sb("t", dt, 1, 1);
+    let inner = program::tensor_scalar(
+        "ts",
+        "add",
+        1.0,
+        "bypass",
+        0.0,
+        &tile("t", dt, 0, 1, 1),
+        &tile("t", dt, 0, 1, 1),
+    );
+    p.push(format!(
+        r#"{{"opcode":"Loop","name":"l","LoopAxis":{{"name":"i","lb":0,"ub":100000}},"blocks":[{inner}]}}"#
+    ));
+    let x = npy(dt, 1, 1);
+    let t = time_sim(&p.text(), &[("x", &x)], ctx.opts.reps().min(3));
+    let (ours, rate) = match &t {
+        Ok(t) => (format!("{t:.2} ms"), format!("{:.2e}/s", 1e5 / (t / 1e3))),
+        Err(e) => ("-".to_owned(), format!("FAILED: {e}")),
+    };
+    super::fact(
+        "interpret-loop 100,000 one-element TensorScalars",
+        &ours,
+        "-",
+        "-",
+        &format!("{rate} (no target)"),
+        None,
+    );
+}
