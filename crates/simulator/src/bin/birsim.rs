@@ -347,7 +347,7 @@ fn print_stats(s: &simulator::Stats) {
     let ms = |ns: u64| ns as f64 / 1e6;
     eprintln!("birsim: stats: {:<28} {:>10} {:>12} {:>14}", "opcode", "count", "ms", "bytes written");
     let mut rows = s.per_opcode.clone();
-    rows.sort_by(|a, b| b.2.cmp(&a.2));
+    rows.sort_by_key(|r| std::cmp::Reverse(r.2));
     for (op, n, ns, bytes) in rows {
         eprintln!("birsim: stats: {op:<28} {n:>10} {:>12.3} {bytes:>14}", ms(ns));
     }
