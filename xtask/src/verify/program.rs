@@ -99,6 +99,26 @@ fn check(case: &Case) -> Result<(), String> {
     if problems.is_empty() { Ok(()) } else { Err(problems.join("\n")) }
 }
 
+/// The simulator options for program cases: the defaults, with `BIRSIM_THREADS` and
+/// `BIRSIM_GRAIN` (elements per thread) overriding the parallelism, so CI can run the corpus at
+/// several thread counts with tiny chunks and check the results stay bit-identical.
+fn options() -> Result<simulator::Options, String> {
+    let mut o = simulator::Options::default();
+    let var = |name: &str| -> Result<Option<usize>, String> {
+        match std::env::var(name) {
+            Ok(v) => v.parse().map(Some).map_err(|_| format!("{name}={v}: expected a number")),
+            Err(_) => Ok(None),
+        }
+    };
+    if let Some(t) = var("BIRSIM_THREADS")? {
+        o.parallelism.threads = t.max(1);
+    }
+    if let Some(g) = var("BIRSIM_GRAIN")? {
+        o.parallelism.grain = g.max(1);
+    }
+    Ok(o)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,24 +147,4 @@ mod tests {
             .unwrap_err();
         assert!(e.contains("ta_ops"), "{e}");
     }
-}
-
-/// The simulator options for program cases: the defaults, with `BIRSIM_THREADS` and
-/// `BIRSIM_GRAIN` (elements per thread) overriding the parallelism, so CI can run the corpus at
-/// several thread counts with tiny chunks and check the results stay bit-identical.
-fn options() -> Result<simulator::Options, String> {
-    let mut o = simulator::Options::default();
-    let var = |name: &str| -> Result<Option<usize>, String> {
-        match std::env::var(name) {
-            Ok(v) => v.parse().map(Some).map_err(|_| format!("{name}={v}: expected a number")),
-            Err(_) => Ok(None),
-        }
-    };
-    if let Some(t) = var("BIRSIM_THREADS")? {
-        o.parallelism.threads = t.max(1);
-    }
-    if let Some(g) = var("BIRSIM_GRAIN")? {
-        o.parallelism.grain = g.max(1);
-    }
-    Ok(o)
 }
