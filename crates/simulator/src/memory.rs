@@ -27,10 +27,55 @@ enum Home {
 /// Bytes per lazily materialised granule.
 const GRANULE: usize = 1 << 16;
 
+/// Buffers at least this large are anonymous mappings with transparent huge pages requested:
+/// the OS hands out zeroed memory on first touch, 2 MiB at a time instead of 4 KiB, so a first
+/// write costs what it costs NumPy (or a C loop into `MADV_HUGEPAGE` memory).
+const MAPPED: usize = 4 << 20;
+
+/// A buffer's bytes: a heap vector, or an anonymous mapping for large buffers.
+#[derive(Debug)]
+enum Bytes {
+    Heap(Vec<u8>),
+    Mapped(memmap2::MmapMut),
+}
+
+impl Bytes {
+    /// `n` zero bytes, not yet resident. A mapping that cannot be made falls back to the heap.
+    fn zeroed(n: usize) -> Bytes {
+        if n >= MAPPED
+            && let Ok(m) = memmap2::MmapMut::map_anon(n)
+        {
+            #[cfg(target_os = "linux")]
+            let _ = m.advise(memmap2::Advice::HugePage); // a hint; without it pages are 4 KiB
+            return Bytes::Mapped(m);
+        }
+        Bytes::Heap(vec![0; n])
+    }
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Bytes::Heap(v) => v,
+            Bytes::Mapped(m) => m,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Bytes {
+    fn deref_mut(&mut self) -> &mut [u8] {
+        match self {
+            Bytes::Heap(v) => v,
+            Bytes::Mapped(m) => m,
+        }
+    }
+}
+
 /// One buffer: its bytes and which granules are valid (0xFF-filled or written).
 #[derive(Debug)]
 struct Buf {
-    data: Vec<u8>,
+    data: Bytes,
     /// One bit per granule; set once the granule holds real bytes.
     ready: Vec<u64>,
     /// Granules not ready yet (0: the whole buffer is valid).
@@ -41,7 +86,7 @@ impl Buf {
     fn new(n: usize) -> Buf {
         let granules = n.div_ceil(GRANULE);
         // Zeroed allocations come from the OS as untouched pages: nothing is resident yet.
-        Buf { data: vec![0; n], ready: vec![0; granules.div_ceil(64)], pending: granules }
+        Buf { data: Bytes::zeroed(n), ready: vec![0; granules.div_ceil(64)], pending: granules }
     }
 
     /// Makes `range` valid: every granule it touches that nobody touched before becomes 0xFF,
@@ -265,7 +310,7 @@ impl Memory {
                     Home::SbArena => &self.sb,
                     Home::PsumArena => &self.psum,
                 };
-                slot.as_ref().map(|b| b.data.as_slice())
+                slot.as_ref().map(|b| &*b.data)
             })
             .collect();
         let r = views.map(|v| f(&v, &mut taken.data));

@@ -247,3 +247,146 @@ fn overlapping_operands_read_everything_before_writing() {
         );
     }
 }
+
+/// `inst` (over tiles `t` and `u` of one dtype, loaded from `x` and `z`) then `t` saved to `y`,
+/// with a given parallelism; the output bytes.
+fn run_two_tiles(
+    dt: &str,
+    parts: usize,
+    free: usize,
+    inst: &str,
+    x: &[u8],
+    z: &[u8],
+    par: simulator::Parallelism,
+) -> Vec<u8> {
+    let size = x.len() / (parts * free);
+    let whole = |mem: &str| {
+        format!(
+            r#"{{"kind":"physical_ap","memref":"{mem}","dtype":"{dt}","ap":[[{free},{parts}],[1,{free}]]}}"#
+        )
+    };
+    let body = format!(
+        r#"{{"name":"b","instructions":[
+          {{"opcode":"Load","name":"l1","ins":[{x}],"outs":[{t}]}},
+          {{"opcode":"Load","name":"l2","ins":[{z}],"outs":[{u}]}}, {inst},
+          {{"opcode":"Save","name":"st","ins":[{t}],"outs":[{y}]}}]}}"#,
+        x = whole("x"),
+        z = whole("z"),
+        t = whole("t"),
+        u = whole("u"),
+        y = whole("y")
+    );
+    let loc = |name: &str, kind: &str, typ: &str| {
+        format!(
+            r#"{{"name":"{name}","kind":"{kind}","dtype":"{dt}","tensor_shape":[{parts},{free}],"memorylocations":[{{"name":"{name}","type":"{typ}","dims":[{parts},{}]}}]}}"#,
+            free * size
+        )
+    };
+    let text = format!(
+        r#"{{"functions":[{{"name":"f","allocations":[{},{},{},{},{}],"blocks":[{body}]}}]}}"#,
+        loc("x", "ExternalInput", "DRAM"),
+        loc("z", "ExternalInput", "DRAM"),
+        loc("t", "Internal", "SB"),
+        loc("u", "Internal", "SB"),
+        loc("y", "ExternalOutput", "DRAM")
+    );
+    let prog = json::load_str(&text).unwrap();
+    let v = validate(&prog, &ValidateOptions::default()).unwrap();
+    let f0 = &prog.functions[0];
+    let mut sim = Simulator::new(v, Profile::refsim());
+    sim.set_options(simulator::Options { parallelism: par, ..Default::default() });
+    let descr = if dt == "float32" { "<f4" } else { "<u2" };
+    for (name, data) in [("x", x), ("z", z)] {
+        let npy = Npy { descr: descr.into(), shape: vec![parts as u64, free as u64], data: data.to_vec() };
+        io::load(&mut sim, &io::resolve(f0, name).unwrap(), &npy).unwrap();
+    }
+    assert_eq!(sim.run().unwrap(), Outcome::Finished);
+    io::read(&mut sim, &io::resolve(f0, "y").unwrap()).unwrap().data
+}
+
+/// The direct passes (between buffers, in place, copies) at several thread counts and tiny
+/// chunks, against element-by-element math with numerics' functors, for fp32 and bf16 (NaN and
+/// −0 among the values).
+#[test]
+fn direct_passes_match_elementwise_math_at_any_thread_count() {
+    let mut rng = Rng(17);
+    for round in 0..24 {
+        let (parts, free) = (1 + rng.below(64), 1 + rng.below(700));
+        let bf16 = round % 2 == 1;
+        let dt = if bf16 { "bfloat16" } else { "float32" };
+        let vals = |rng: &mut Rng| -> Vec<f32> {
+            (0..parts * free)
+                .map(|_| match rng.below(40) {
+                    0 => f32::NAN,
+                    1 => -0.0,
+                    _ => rng.value(),
+                })
+                .collect()
+        };
+        let (xs, zs) = (vals(&mut rng), vals(&mut rng));
+        let nan = numerics::NanSign::Drop;
+        let enc = |v: &[f32]| -> Vec<u8> {
+            if bf16 {
+                v.iter()
+                    .flat_map(|f| numerics::codec::f32_to_bf16_bits(f.to_bits(), nan).to_le_bytes())
+                    .collect()
+            } else {
+                v.iter().flat_map(|f| f.to_le_bytes()).collect()
+            }
+        };
+        let dec = |b: &[u8]| -> Vec<f32> {
+            if bf16 {
+                b.chunks_exact(2)
+                    .map(|c| f32::from_bits(u32::from(u16::from_le_bytes([c[0], c[1]])) << 16))
+                    .collect()
+            } else {
+                b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+            }
+        };
+        let (x, z) = (enc(&xs), enc(&zs));
+        let (xd, zd) = (dec(&x), dec(&z));
+        let ap = |m: &str| {
+            format!(
+                r#"{{"kind":"physical_ap","memref":"{m}","dtype":"{dt}","ap":[[{free},{parts}],[1,{free}]]}}"#
+            )
+        };
+        let ops = [AluOp::Mult, AluOp::Add, AluOp::Subtract, AluOp::Max];
+        let (o0, o1) = (ops[rng.below(4)], ops[rng.below(4)]);
+        let (c0, c1) = (rng.value(), rng.value());
+        let f = |op: AluOp, a: f32, b: f32| numerics::alu::ts_ops::lookup(op).unwrap()(a, b);
+        let (inst, want): (String, Vec<f32>) = match round % 6 / 2 {
+            0 => (
+                format!(
+                    r#"{{"opcode":"TensorScalar","name":"i","op0":"{o0}","const0":{c0},"op1":"{o1}","const1":{c1},"ins":[{}],"outs":[{}]}}"#,
+                    ap("t"),
+                    ap("t")
+                ),
+                xd.iter().map(|v| f(o1, f(o0, *v, c0), c1)).collect(),
+            ),
+            1 => (
+                format!(
+                    r#"{{"opcode":"TensorTensor","name":"i","op":"{o0}","ins":[{},{}],"outs":[{}]}}"#,
+                    ap("t"),
+                    ap("t"),
+                    ap("t")
+                ),
+                xd.iter().map(|v| f(o0, *v, *v)).collect(),
+            ),
+            _ => (
+                format!(
+                    r#"{{"opcode":"TensorTensor","name":"i","op":"{o0}","ins":[{},{}],"outs":[{}]}}"#,
+                    ap("u"),
+                    ap("u"),
+                    ap("t")
+                ),
+                zd.iter().map(|v| f(o0, *v, *v)).collect(),
+            ),
+        };
+        let want = enc(&want);
+        for threads in [1, 2, 7] {
+            let par = simulator::Parallelism { threads, grain: 5 };
+            let got = run_two_tiles(dt, parts, free, &inst, &x, &z, par);
+            assert!(got == want, "round {round} ({dt}, {threads} threads): {inst}");
+        }
+    }
+}

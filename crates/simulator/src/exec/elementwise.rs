@@ -316,9 +316,9 @@ impl<'p> Simulator<'p> {
         }
     }
 
-    /// The fused pass straight from the source buffer into a different destination buffer, for
-    /// fp32 → fp32 or bf16 → bf16 when both APs are single contiguous runs in distinct buffers.
-    /// Returns false when that does not apply.
+    /// The fused pass straight from the source buffer into a different destination buffer (or in
+    /// place when the APs are the same), for fp32 → fp32 or bf16 → bf16 when both APs are single
+    /// contiguous runs. Returns false when that does not apply.
     #[expect(clippy::too_many_arguments, reason = "the two stages' fields")]
     fn tensor_scalar_direct(
         &mut self,
@@ -352,13 +352,29 @@ impl<'p> Simulator<'p> {
             K::C: Send + Sync,
         {
             par.chunks(vals, 1, |off, chunk| {
-                let src = Some(&src[off..off + chunk.len()]);
+                let src = (!src.is_empty()).then(|| &src[off..off + chunk.len()]);
                 ts_ops::with(op0, Fused { codec, src, vals: chunk, c, rev, op1 })
                     .map_err(op_error("op0"))?
                     .map_err(op_error("op1"))
             })
         }
         let ops = (op0, op1, c, rev);
+        if inp.ap == out.ap {
+            // In place over one run: each element is read before its own write, by nobody else.
+            let touch = Touch { range: Some(b.clone()), covers: false };
+            let (buf, _) = self.memory.buffer_for(out.ap.loc, &touch);
+            let d = &mut buf[b.clone()];
+            match inp.ap.dtype {
+                Dtype::Bfloat16 => run(par, Bf16(nan), &[], d.as_chunks_mut::<2>().0, ops)?,
+                _ => run(par, Plain::<[u8; 4]>::new(), &[], d.as_chunks_mut::<4>().0, ops)?,
+            }
+            let memory = &mut self.memory;
+            regions.record_region(
+                || memory.buffer_for(out.ap.loc, &touch).0[b.clone()].to_vec(),
+                b.len() as u64,
+            );
+            return Ok(true);
+        }
         let done =
             self.memory.with_two((inp.ap.loc, &ts), (out.ap.loc, &td), |sb, _, db, _| match inp.ap.dtype {
                 Dtype::Bfloat16 => {
@@ -427,6 +443,44 @@ impl<'p> Simulator<'p> {
             })
         }
         let (nan, par) = (self.profile().nan_sign, self.options.parallelism);
+        if a.ap == out.ap && b.ap == out.ap {
+            // `out = op(out, out)` in place over one run.
+            struct Square<'a, K: Codec>(K, &'a mut [K::C]);
+            impl<K: Codec> F32Visitor for Square<'_, K> {
+                type Out = ();
+                fn visit<O: F32Op>(self) {
+                    let Square(codec, v) = self;
+                    v.iter_mut().for_each(|o| {
+                        let x = K::decode(*o);
+                        *o = codec.encode(O::apply(x, x));
+                    });
+                }
+            }
+            fn square<K: Codec + Sync>(
+                par: super::Parallelism,
+                codec: K,
+                v: &mut [K::C],
+                op: AluOp,
+            ) -> Res<()>
+            where
+                K::C: Send + Sync,
+            {
+                par.chunks(v, 1, |_, chunk| ts_ops::with(op, Square(codec, chunk)).map_err(op_error("op")))
+            }
+            let touch = Touch { range: Some(ro.clone()), covers: false };
+            let (buf, _) = self.memory.buffer_for(out.ap.loc, &touch);
+            let d = &mut buf[ro.clone()];
+            match out.ap.dtype {
+                Dtype::Bfloat16 => square(par, Bf16(nan), d.as_chunks_mut::<2>().0, op)?,
+                _ => square(par, Plain::<[u8; 4]>::new(), d.as_chunks_mut::<4>().0, op)?,
+            }
+            let memory = &mut self.memory;
+            regions.record_region(
+                || memory.buffer_for(out.ap.loc, &touch).0[ro.clone()].to_vec(),
+                ro.len() as u64,
+            );
+            return Ok(true);
+        }
         let (ta, tb) = (
             Touch { range: Some(ra.clone()), covers: false },
             Touch { range: Some(rb.clone()), covers: false },
