@@ -117,17 +117,27 @@ impl Comb<f32> for Average {
 /// bit-exact reductions).
 fn fold_rows<S: Copy, T: Copy>(v: &[S], extent: usize, get: impl Fn(S) -> T, c: impl Comb<T>, out: &mut [T]) {
     const L: usize = 16;
+    /// Columns staged at a time: a 16 × 64 tile, transposed so each step is one 16-lane operation.
+    const B: usize = 64;
     let extent = extent.max(1);
     let mut blocks = v.chunks_exact(L * extent);
     let mut outs = out.chunks_exact_mut(L);
     for (block, o) in (&mut blocks).zip(&mut outs) {
-        let r: [&[S]; L] = std::array::from_fn(|l| &block[l * extent..(l + 1) * extent]);
-        let mut acc: [T; L] = std::array::from_fn(|l| c.first(get(r[l][0])));
-        #[expect(clippy::needless_range_loop, reason = "lockstep over sixteen rows")]
-        for j in 1..extent {
+        let mut acc: [T; L] = std::array::from_fn(|l| c.first(get(block[l * extent])));
+        let mut tile = [acc; B];
+        let mut j = 1;
+        while j < extent {
+            let n = B.min(extent - j);
             for l in 0..L {
-                acc[l] = c.next(acc[l], get(r[l][j]));
+                let row = &block[l * extent + j..l * extent + j + n];
+                tile.iter_mut().zip(row).for_each(|(t, x)| t[l] = get(*x));
             }
+            for t in &tile[..n] {
+                for l in 0..L {
+                    acc[l] = c.next(acc[l], t[l]);
+                }
+            }
+            j += n;
         }
         o.copy_from_slice(&acc);
     }
@@ -192,15 +202,16 @@ fn product(nums: &[usize]) -> Option<usize> {
 }
 
 /// Visits an fp32 op with a reduce's data.
-struct FoldF32<'a, S> {
+struct FoldF32<'a, S, G> {
     par: super::Parallelism,
     v: &'a [S],
     shape: Shape,
-    get: fn(S) -> f32,
+    /// Decodes one element (a zero-sized function item, inlined into the loop).
+    get: G,
     out: &'a mut [f32],
 }
 
-impl<S: Copy + Sync> F32Visitor for FoldF32<'_, S> {
+impl<S: Copy + Sync, G: Fn(S) -> f32 + Copy + Sync> F32Visitor for FoldF32<'_, S, G> {
     type Out = ();
     fn visit<O: F32Op>(self) {
         fold(self.par, self.v, self.shape, self.get, ByOp::<O>(PhantomData), self.out);
@@ -311,7 +322,7 @@ impl<'p> Simulator<'p> {
                 let n = shape.extent as f32;
                 fold(par, &v, shape, |x| x, Average { n, inv: 1.0 / n }, &mut res);
             } else {
-                let fold = FoldF32 { par, v: &v, shape, get: |x| x, out: &mut res };
+                let fold = FoldF32 { par, v: &v, shape, get: |x: f32| x, out: &mut res };
                 ts_ops::with(t.op, fold).map_err(|error| FaultCause::Op { field: "op", error })?;
             }
             Ok(())
