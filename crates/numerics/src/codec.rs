@@ -31,7 +31,7 @@ pub trait Codec: Copy {
     /// One stored element.
     type C: Copy;
     /// Its value.
-    fn decode(c: Self::C) -> f32;
+    fn decode(self, c: Self::C) -> f32;
     /// A value stored.
     fn encode(self, f: f32) -> Self::C;
 }
@@ -50,7 +50,7 @@ impl<S: F32Slot> Slot<S> {
 impl<S: F32Slot> Codec for Slot<S> {
     type C = S;
     #[inline(always)]
-    fn decode(c: S) -> f32 {
+    fn decode(self, c: S) -> f32 {
         c.get()
     }
     #[inline(always)]
@@ -66,12 +66,47 @@ pub struct Bf16(pub NanSign);
 impl Codec for Bf16 {
     type C = [u8; 2];
     #[inline(always)]
-    fn decode(c: [u8; 2]) -> f32 {
+    fn decode(self, c: [u8; 2]) -> f32 {
         f32::from_bits(u32::from(u16::from_le_bytes(c)) << 16)
     }
     #[inline(always)]
     fn encode(self, f: f32) -> [u8; 2] {
         f32_to_bf16_bits(f.to_bits(), self.0).to_le_bytes()
+    }
+}
+
+/// An FP8 format (float8e3, float8e4, float8_e4m3fn, float8e5): decoded through its table,
+/// encoded by its [`minifloat::Encoder`] under the profile — exactly what [`decode_to_f32`] and
+/// [`encode_from_f32`] do for that dtype.
+#[derive(Clone, Copy, Debug)]
+pub struct Fp8 {
+    table: &'static [u32; 256],
+    enc: minifloat::Encoder,
+}
+
+impl Fp8 {
+    /// The codec of an FP8 dtype under a profile; `None` for any other dtype.
+    pub fn of(dt: Dtype, profile: &Profile) -> Option<Fp8> {
+        let (table, f) = match dt {
+            Dtype::Float8E3 => (&minifloat::E3M4_TABLE, E3M4),
+            Dtype::Float8E4 => (&minifloat::E4M3_TABLE, E4M3),
+            Dtype::Float8E4m3fn => (&minifloat::E4M3FN_TABLE, E4M3FN),
+            Dtype::Float8E5 => (&minifloat::E5M2_TABLE, E5M2),
+            _ => return None,
+        };
+        Some(Fp8 { table, enc: minifloat::Encoder::new(f, Policy::of(profile, f)) })
+    }
+}
+
+impl Codec for Fp8 {
+    type C = u8;
+    #[inline(always)]
+    fn decode(self, c: u8) -> f32 {
+        f32::from_bits(self.table[usize::from(c)])
+    }
+    #[inline(always)]
+    fn encode(self, f: f32) -> u8 {
+        self.enc.encode(f.to_bits())
     }
 }
 

@@ -22,6 +22,16 @@ const FREE: u64 = 65536;
 
 /// Runs a program `reps` times on fresh simulators with its inputs loaded; the median of `run()`.
 fn time_sim(text: &str, inputs: &[(&str, &Npy)], reps: usize) -> Result<f64, String> {
+    time_sim_on(text, inputs, reps, None)
+}
+
+/// [`time_sim`] with the kernels capped at `threads` (default: every core).
+fn time_sim_on(
+    text: &str,
+    inputs: &[(&str, &Npy)],
+    reps: usize,
+    threads: Option<usize>,
+) -> Result<f64, String> {
     let p = bir_ir::json::load_str(text).map_err(|e| e.to_string())?;
     let f = &p.functions[0];
     let tensors = inputs
@@ -32,6 +42,11 @@ fn time_sim(text: &str, inputs: &[(&str, &Npy)], reps: usize) -> Result<f64, Str
     for k in 0..=reps.max(1) {
         let v = bir_ir::validate(&p, &Default::default()).map_err(|d| d.to_string())?;
         let mut sim = Simulator::new(v, numerics::Profile::refsim());
+        if let Some(t) = threads {
+            let mut o = simulator::Options::default();
+            o.parallelism.threads = t;
+            sim.set_options(o);
+        }
         for (t, npy) in &tensors {
             io::load(&mut sim, t, npy)?;
         }
@@ -111,6 +126,9 @@ pub fn run(ctx: &Ctx) {
     }
     if o.want("interpret-loop") {
         interpret_loop(ctx);
+    }
+    if o.want("threads") {
+        thread_scaling(ctx);
     }
 }
 
@@ -355,4 +373,39 @@ fn interpret_loop(ctx: &Ctx) {
         &format!("{rate} (no target)"),
         None,
     );
+}
+
+/// Compute-bound kernels at 1 and 2 threads: the fp8 TensorScalar (decode, two ops, encode per
+/// element) and the in-order fold. Target: 2 threads at least 1.8x the 1-thread speed.
+fn thread_scaling(ctx: &Ctx) {
+    let x8 = npy("float8_e4m3fn", PARTS, FREE);
+    let mut ts = Prog::default();
+    ts.flat("x", "ExternalInput", "float8_e4m3fn", PARTS, FREE);
+    ts.sb("t", "float8_e4m3fn", PARTS, FREE);
+    ts.push(program::tensor_scalar(
+        "ts",
+        "mult",
+        1.5,
+        "add",
+        0.25,
+        &tile("x", "float8_e4m3fn", 0, PARTS, FREE),
+        &tile("t", "float8_e4m3fn", 0, PARTS, FREE),
+    ));
+    let xf = npy("float32", PARTS, FREE);
+    let mut red = Prog::default();
+    red.flat("x", "ExternalInput", "float32", PARTS, FREE);
+    red.sb("s", "float32", PARTS, 1);
+    red.push(program::reduce_add_x(
+        "r",
+        &tile("x", "float32", 0, PARTS, FREE),
+        &tile("s", "float32", 0, PARTS, 1),
+    ));
+    for (name, text, input) in [
+        ("threads: tensor-scalar float8_e4m3fn 128x65536", ts.text(), &x8),
+        ("threads: reduce-in-order add 128x65536", red.text(), &xf),
+    ] {
+        let one = time_sim_on(&text, &[("x", input)], ctx.opts.reps(), Some(1));
+        let two = time_sim_on(&text, &[("x", input)], ctx.opts.reps(), Some(2));
+        row(name, two, "1 thread", one, Goal::Faster(1.8));
+    }
 }

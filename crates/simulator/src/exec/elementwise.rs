@@ -14,7 +14,7 @@ use crate::memory::Touch;
 use bir_ir::ops::{TensorScalarFields, TensorScalarPtrFields, TensorTensorFields};
 use bir_ir::{AluClass, AluOp, Dtype, EngineAccumulationType, Instruction, Operand};
 use numerics::alu::{F32Op, F32Visitor, I32Op, I32Visitor, I64Op, I64Visitor, ta_ops, ts_int_ops, ts_ops};
-use numerics::codec::{Bf16, Codec, Slot as Plain};
+use numerics::codec::{Bf16, Codec, Fp8, Slot as Plain};
 use numerics::minifloat::F32Slot;
 
 /// The compute domain of an instruction.
@@ -112,13 +112,131 @@ impl<K: Codec> F32Visitor for Fused<'_, K> {
                     codec.encode(if r1 { O1::apply(c1, t) } else { O1::apply(t, c1) })
                 };
                 match src {
-                    Some(src) => vals.iter_mut().zip(src).for_each(|(v, x)| *v = f(K::decode(*x))),
-                    None => vals.iter_mut().for_each(|v| *v = f(K::decode(*v))),
+                    Some(src) => vals.iter_mut().zip(src).for_each(|(v, x)| *v = f(codec.decode(*x))),
+                    None => vals.iter_mut().for_each(|v| *v = f(codec.decode(*v))),
                 }
             }
         }
         let op1 = self.op1;
         ts_ops::with(op1, Second::<O0, K>(self, std::marker::PhantomData))
+    }
+}
+
+/// A storage format the direct passes run on straight from memory bytes: the fused codec plus
+/// views of bytes as its elements.
+trait Store: Codec<C: Send + Sync> + Sync {
+    fn view(b: &[u8]) -> &[Self::C];
+    fn view_mut(b: &mut [u8]) -> &mut [Self::C];
+}
+
+impl Store for Plain<[u8; 4]> {
+    fn view(b: &[u8]) -> &[[u8; 4]] {
+        b.as_chunks::<4>().0
+    }
+    fn view_mut(b: &mut [u8]) -> &mut [[u8; 4]] {
+        b.as_chunks_mut::<4>().0
+    }
+}
+
+impl Store for Bf16 {
+    fn view(b: &[u8]) -> &[[u8; 2]] {
+        b.as_chunks::<2>().0
+    }
+    fn view_mut(b: &mut [u8]) -> &mut [[u8; 2]] {
+        b.as_chunks_mut::<2>().0
+    }
+}
+
+impl Store for Fp8 {
+    fn view(b: &[u8]) -> &[u8] {
+        b
+    }
+    fn view_mut(b: &mut [u8]) -> &mut [u8] {
+        b
+    }
+}
+
+/// A direct pass, generic over the storage format.
+trait Pass {
+    fn run<K: Store>(self, k: K) -> Res<()>;
+}
+
+/// Runs `pass` with the store of `dt` (fp32, bf16, an FP8 format); `None` for other dtypes.
+/// The one dispatch on dtype of every direct pass.
+fn with_store<P: Pass>(dt: Dtype, profile: &numerics::Profile, pass: P) -> Option<Res<()>> {
+    match dt {
+        Dtype::Float32 => Some(pass.run(Plain::<[u8; 4]>::new())),
+        Dtype::Bfloat16 => Some(pass.run(Bf16(profile.nan_sign))),
+        _ => Fp8::of(dt, profile).map(|k| pass.run(k)),
+    }
+}
+
+/// Whether `dt` has a [`Store`].
+fn has_store(dt: Dtype) -> bool {
+    matches!(
+        dt,
+        Dtype::Float32
+            | Dtype::Bfloat16
+            | Dtype::Float8E3
+            | Dtype::Float8E4
+            | Dtype::Float8E4m3fn
+            | Dtype::Float8E5
+    )
+}
+
+/// TensorScalar's two stages from `src` (or in place) into `dst`, chunked across threads.
+struct StagesPass<'a> {
+    par: super::Parallelism,
+    src: Option<&'a [u8]>,
+    dst: &'a mut [u8],
+    ops: (AluOp, AluOp, (f32, f32), (bool, bool)),
+}
+
+impl Pass for StagesPass<'_> {
+    fn run<K: Store>(self, codec: K) -> Res<()> {
+        let (op0, op1, c, rev) = self.ops;
+        let src = self.src.map(K::view);
+        self.par.chunks(K::view_mut(self.dst), 1, |off, chunk| {
+            let src = src.map(|s| &s[off..off + chunk.len()]);
+            ts_ops::with(op0, Fused { codec, src, vals: chunk, c, rev, op1 })
+                .map_err(op_error("op0"))?
+                .map_err(op_error("op1"))
+        })
+    }
+}
+
+/// TensorTensor's `dst = op(a, b)`, or `dst = op(dst, dst)` in place, chunked across threads.
+struct PairPass<'a> {
+    par: super::Parallelism,
+    ab: Option<(&'a [u8], &'a [u8])>,
+    dst: &'a mut [u8],
+    op: AluOp,
+}
+
+impl Pass for PairPass<'_> {
+    fn run<K: Store>(self, codec: K) -> Res<()> {
+        struct Go<'a, K: Codec>(K, Option<(&'a [K::C], &'a [K::C])>, &'a mut [K::C]);
+        impl<K: Codec> F32Visitor for Go<'_, K> {
+            type Out = ();
+            fn visit<O: F32Op>(self) {
+                let Go(codec, ab, out) = self;
+                match ab {
+                    Some((a, b)) => out.iter_mut().zip(a.iter().zip(b)).for_each(|(o, (x, y))| {
+                        *o = codec.encode(O::apply(codec.decode(*x), codec.decode(*y)));
+                    }),
+                    None => out.iter_mut().for_each(|o| {
+                        let x = codec.decode(*o);
+                        *o = codec.encode(O::apply(x, x));
+                    }),
+                }
+            }
+        }
+        let op = self.op;
+        let ab = self.ab.map(|(a, b)| (K::view(a), K::view(b)));
+        self.par.chunks(K::view_mut(self.dst), 1, |off, chunk| {
+            let ab = ab.map(|(a, b)| (&a[off..off + chunk.len()], &b[off..off + chunk.len()]));
+            ts_ops::with(op, Go(codec, ab, chunk)).map_err(op_error("op"))
+        })
     }
 }
 
@@ -227,7 +345,7 @@ impl<'p> Simulator<'p> {
         };
         if let Some(c) = consts
             && inp.ap.dtype == out.ap.dtype
-            && matches!(inp.ap.dtype, Dtype::Float32 | Dtype::Bfloat16)
+            && has_store(inp.ap.dtype)
             && self.tensor_scalar_direct(inp, out, op0, op1, c, (rev0, rev1), regions)?
         {
             return Ok(());
@@ -317,8 +435,9 @@ impl<'p> Simulator<'p> {
     }
 
     /// The fused pass straight from the source buffer into a different destination buffer (or in
-    /// place when the APs are the same), for fp32 → fp32 or bf16 → bf16 when both APs are single
-    /// contiguous runs. Returns false when that does not apply.
+    /// place when the APs are the same), when input and output are one dtype with a [`Store`]
+    /// (fp32, bf16, the FP8 formats) and single contiguous runs. Returns false when that does not
+    /// apply.
     #[expect(clippy::too_many_arguments, reason = "the two stages' fields")]
     fn tensor_scalar_direct(
         &mut self,
@@ -336,69 +455,33 @@ impl<'p> Simulator<'p> {
         if a.len() != b.len() {
             return Ok(false); // the general path reports the count mismatch
         }
-        let nan = self.profile().nan_sign;
-        let par = self.options.parallelism;
-        let (ts, td) =
-            (Touch { range: Some(a.clone()), covers: false }, Touch { range: Some(b.clone()), covers: true });
-        /// The fused pass over chunks of the destination, in parallel.
-        fn run<K: Codec + Sync>(
-            par: super::Parallelism,
-            codec: K,
-            src: &[K::C],
-            vals: &mut [K::C],
-            (op0, op1, c, rev): (AluOp, AluOp, (f32, f32), (bool, bool)),
-        ) -> Result<(), super::Stop>
-        where
-            K::C: Send + Sync,
-        {
-            par.chunks(vals, 1, |off, chunk| {
-                let src = (!src.is_empty()).then(|| &src[off..off + chunk.len()]);
-                ts_ops::with(op0, Fused { codec, src, vals: chunk, c, rev, op1 })
-                    .map_err(op_error("op0"))?
-                    .map_err(op_error("op1"))
-            })
-        }
+        let (profile, par) = (*self.profile(), self.options.parallelism);
         let ops = (op0, op1, c, rev);
+        let dt = out.ap.dtype;
+        let touch = Touch { range: Some(b.clone()), covers: inp.ap != out.ap };
         if inp.ap == out.ap {
             // In place over one run: each element is read before its own write, by nobody else.
-            let touch = Touch { range: Some(b.clone()), covers: false };
             let (buf, _) = self.memory.buffer_for(out.ap.loc, &touch);
-            let d = &mut buf[b.clone()];
-            match inp.ap.dtype {
-                Dtype::Bfloat16 => run(par, Bf16(nan), &[], d.as_chunks_mut::<2>().0, ops)?,
-                _ => run(par, Plain::<[u8; 4]>::new(), &[], d.as_chunks_mut::<4>().0, ops)?,
-            }
-            let memory = &mut self.memory;
-            regions.record_region(
-                || memory.buffer_for(out.ap.loc, &touch).0[b.clone()].to_vec(),
-                b.len() as u64,
-            );
-            return Ok(true);
-        }
-        let done =
-            self.memory.with_two((inp.ap.loc, &ts), (out.ap.loc, &td), |sb, _, db, _| match inp.ap.dtype {
-                Dtype::Bfloat16 => {
-                    let (src, vals) =
-                        (sb[a.clone()].as_chunks::<2>().0, db[b.clone()].as_chunks_mut::<2>().0);
-                    run(par, Bf16(nan), src, vals, ops)
-                }
-                _ => {
-                    let (src, vals) =
-                        (sb[a.clone()].as_chunks::<4>().0, db[b.clone()].as_chunks_mut::<4>().0);
-                    run(par, Plain::<[u8; 4]>::new(), src, vals, ops)
-                }
+            let pass = StagesPass { par, src: None, dst: &mut buf[b.clone()], ops };
+            with_store(dt, &profile, pass).unwrap_or(Ok(()))?;
+        } else {
+            let ts = Touch { range: Some(a.clone()), covers: false };
+            let done = self.memory.with_two((inp.ap.loc, &ts), (out.ap.loc, &touch), |sb, _, db, _| {
+                let pass = StagesPass { par, src: Some(&sb[a.clone()]), dst: &mut db[b.clone()], ops };
+                with_store(dt, &profile, pass).unwrap_or(Ok(()))
             });
-        let Some(r) = done else { return Ok(false) };
-        r?;
-        let n = b.len() as u64;
+            let Some(r) = done else { return Ok(false) };
+            r?;
+        }
         let memory = &mut self.memory;
-        regions.record_region(|| memory.buffer_for(out.ap.loc, &td).0[b.clone()].to_vec(), n);
+        regions.record_region(|| memory.buffer_for(out.ap.loc, &touch).0[b.clone()].to_vec(), b.len() as u64);
         Ok(true)
     }
 
-    /// TensorTensor straight between buffers: fp32 or bf16 inputs and output of one dtype, each a
-    /// single contiguous run, the output in a buffer neither input lives in. One fused pass per
-    /// op over chunks of the output, in parallel. Returns false when that does not apply.
+    /// TensorTensor straight between buffers: inputs and output of one dtype with a [`Store`],
+    /// each a single contiguous run, and either the output in a buffer neither input lives in, or
+    /// all three the same AP (`out = op(out, out)` in place). One fused pass per op over chunks of
+    /// the output, in parallel. Returns false when that does not apply.
     fn tensor_tensor_direct(
         &mut self,
         a: Arg<'_>,
@@ -415,106 +498,35 @@ impl<'p> Simulator<'p> {
         if ra.len() != ro.len() || rb.len() != ro.len() {
             return Ok(false); // the general path reports the count mismatch
         }
-        /// `out = op(a, b)` over one chunk.
-        struct Pair<'a, K: Codec>(K, &'a [K::C], &'a [K::C], &'a mut [K::C]);
-        impl<K: Codec> F32Visitor for Pair<'_, K> {
-            type Out = ();
-            fn visit<O: F32Op>(self) {
-                let Pair(codec, a, b, out) = self;
-                out.iter_mut().zip(a.iter().zip(b)).for_each(|(o, (x, y))| {
-                    *o = codec.encode(O::apply(K::decode(*x), K::decode(*y)));
-                });
-            }
-        }
-        fn run<K: Codec + Sync>(
-            par: super::Parallelism,
-            codec: K,
-            (a, b): (&[K::C], &[K::C]),
-            out: &mut [K::C],
-            op: AluOp,
-        ) -> Result<(), super::Stop>
-        where
-            K::C: Send + Sync,
-        {
-            par.chunks(out, 1, |off, chunk| {
-                let n = chunk.len();
-                ts_ops::with(op, Pair(codec, &a[off..off + n], &b[off..off + n], chunk))
-                    .map_err(op_error("op"))
-            })
-        }
-        let (nan, par) = (self.profile().nan_sign, self.options.parallelism);
-        if a.ap == out.ap && b.ap == out.ap {
-            // `out = op(out, out)` in place over one run.
-            struct Square<'a, K: Codec>(K, &'a mut [K::C]);
-            impl<K: Codec> F32Visitor for Square<'_, K> {
-                type Out = ();
-                fn visit<O: F32Op>(self) {
-                    let Square(codec, v) = self;
-                    v.iter_mut().for_each(|o| {
-                        let x = K::decode(*o);
-                        *o = codec.encode(O::apply(x, x));
-                    });
-                }
-            }
-            fn square<K: Codec + Sync>(
-                par: super::Parallelism,
-                codec: K,
-                v: &mut [K::C],
-                op: AluOp,
-            ) -> Res<()>
-            where
-                K::C: Send + Sync,
-            {
-                par.chunks(v, 1, |_, chunk| ts_ops::with(op, Square(codec, chunk)).map_err(op_error("op")))
-            }
-            let touch = Touch { range: Some(ro.clone()), covers: false };
-            let (buf, _) = self.memory.buffer_for(out.ap.loc, &touch);
-            let d = &mut buf[ro.clone()];
-            match out.ap.dtype {
-                Dtype::Bfloat16 => square(par, Bf16(nan), d.as_chunks_mut::<2>().0, op)?,
-                _ => square(par, Plain::<[u8; 4]>::new(), d.as_chunks_mut::<4>().0, op)?,
-            }
-            let memory = &mut self.memory;
-            regions.record_region(
-                || memory.buffer_for(out.ap.loc, &touch).0[ro.clone()].to_vec(),
-                ro.len() as u64,
+        let (profile, par) = (*self.profile(), self.options.parallelism);
+        let dt = out.ap.dtype;
+        let in_place = a.ap == out.ap && b.ap == out.ap;
+        let to = Touch { range: Some(ro.clone()), covers: !in_place };
+        if in_place {
+            let (buf, _) = self.memory.buffer_for(out.ap.loc, &to);
+            let pass = PairPass { par, ab: None, dst: &mut buf[ro.clone()], op };
+            with_store(dt, &profile, pass).unwrap_or(Ok(()))?;
+        } else {
+            let ta = Touch { range: Some(ra.clone()), covers: false };
+            let tb = Touch { range: Some(rb.clone()), covers: false };
+            let done = self.memory.with_reads_write(
+                &[(a.ap.loc, &ta), (b.ap.loc, &tb)],
+                (out.ap.loc, &to),
+                |srcs, dst| {
+                    let pass = PairPass {
+                        par,
+                        ab: Some((&srcs[0][ra.clone()], &srcs[1][rb.clone()])),
+                        dst: &mut dst[ro.clone()],
+                        op,
+                    };
+                    with_store(dt, &profile, pass).unwrap_or(Ok(()))
+                },
             );
-            return Ok(true);
+            let Some(r) = done else { return Ok(false) };
+            r?;
         }
-        let (ta, tb) = (
-            Touch { range: Some(ra.clone()), covers: false },
-            Touch { range: Some(rb.clone()), covers: false },
-        );
-        let to = Touch { range: Some(ro.clone()), covers: true };
-        let dtype = out.ap.dtype;
-        let done = self.memory.with_reads_write(
-            &[(a.ap.loc, &ta), (b.ap.loc, &tb)],
-            (out.ap.loc, &to),
-            |srcs, dst| {
-                let (sa, sb, d) = (&srcs[0][ra.clone()], &srcs[1][rb.clone()], &mut dst[ro.clone()]);
-                match dtype {
-                    Dtype::Bfloat16 => run(
-                        par,
-                        Bf16(nan),
-                        (sa.as_chunks::<2>().0, sb.as_chunks::<2>().0),
-                        d.as_chunks_mut::<2>().0,
-                        op,
-                    ),
-                    _ => run(
-                        par,
-                        Plain::<[u8; 4]>::new(),
-                        (sa.as_chunks::<4>().0, sb.as_chunks::<4>().0),
-                        d.as_chunks_mut::<4>().0,
-                        op,
-                    ),
-                }
-            },
-        );
-        let Some(r) = done else { return Ok(false) };
-        r?;
-        let n = ro.len() as u64;
         let memory = &mut self.memory;
-        regions.record_region(|| memory.buffer_for(out.ap.loc, &to).0[ro.clone()].to_vec(), n);
+        regions.record_region(|| memory.buffer_for(out.ap.loc, &to).0[ro.clone()].to_vec(), ro.len() as u64);
         Ok(true)
     }
 
@@ -597,7 +609,7 @@ impl<'p> Simulator<'p> {
         if acc.is_none()
             && a.ap.dtype == b.ap.dtype
             && a.ap.dtype == out.ap.dtype
-            && matches!(a.ap.dtype, Dtype::Float32 | Dtype::Bfloat16)
+            && has_store(a.ap.dtype)
             && self.tensor_tensor_direct(a, b, out, t.op, regions)?
         {
             return Ok(());
