@@ -9,6 +9,7 @@
 
 mod fields;
 mod read;
+mod tree;
 mod write;
 
 pub use read::{load_slice, load_str, load_value};
