@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! cargo test -p bir-ir --release --test load_speed -- --ignored --nocapture
-//! BIR_LOAD_N=1000000 cargo test -p bir-ir --release --test load_speed -- --ignored --nocapture
+//! BIR_LOAD_N=1000000 BIR_LOAD_REF=0 cargo test -p bir-ir --release --test load_speed -- --ignored --nocapture
 //! ```
 //!
 //! It prints the instructions per second (of this thread's CPU time, so that other work on
@@ -126,4 +126,22 @@ fn load_flat_program() {
         peak.saturating_sub(after) as f64 / n as f64
     );
     drop(program);
+
+    // Floors for reference: serde_json scanning the text without building anything, and
+    // building a `serde_json::Value` of it (BIR_LOAD_REF=0 skips them, e.g. for profiling).
+    if std::env::var("BIR_LOAD_REF").is_ok_and(|v| v == "0") {
+        return;
+    }
+    let cpu = cpu_seconds();
+    let scan = serde_json::from_slice::<serde::de::IgnoredAny>(text.as_bytes()).is_ok();
+    let scan_secs = cpu_seconds().zip(cpu).map_or(0.0, |(b, a)| b - a);
+    let cpu = cpu_seconds();
+    let value = serde_json::from_slice::<serde_json::Value>(text.as_bytes()).is_ok();
+    let value_secs = cpu_seconds().zip(cpu).map_or(0.0, |(b, a)| b - a);
+    assert!(scan && value);
+    println!(
+        "reference: serde_json scan {:.2} us/instruction, Value parse {:.2} us/instruction",
+        scan_secs * 1e6 / n as f64,
+        value_secs * 1e6 / n as f64
+    );
 }

@@ -94,8 +94,8 @@ fn put_acc(w: &mut Map<String, Value>, acc: Option<EngineAccumulationType>) {
 // ----- payloads -----
 
 impl OpFields for Raw {
-    fn read(o: &Obj<'_, '_>, _cx: &mut Cx) -> Self {
-        Raw(Cx::raw_fields(o))
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
+        Raw(cx.raw_fields(o))
     }
     fn write(&self, w: &mut Map<String, Value>, _fun: &Function) {
         for (k, v) in &self.0 {

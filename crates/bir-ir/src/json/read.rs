@@ -2,7 +2,7 @@
 
 use super::HEADER_KEYS;
 use super::fields::read_op;
-use super::tree::{Entries, J, JSeed, get, to_map};
+use super::tree::{Entries, J, JSeed, Lazy, Mode, get, to_map};
 use crate::alu::AluOp;
 use crate::ap::{AccessPattern, ApPair, ApPairs, DynamicOffset, Number, OffsetSource, Operand};
 use crate::diag::{Diagnostics, ErrorKind, LoadError};
@@ -11,7 +11,7 @@ use crate::enum_macro::BirEnum;
 use crate::enums::{Arch, EngineType, IndirectDim, MemoryType, TensorKind};
 use crate::opcode::Opcode;
 use crate::program::*;
-use serde::de::DeserializeSeed;
+use serde::de::{self, DeserializeSeed, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -23,17 +23,24 @@ pub fn load_str(text: &str) -> Result<Program, LoadError> {
 }
 
 /// Parses BIR JSON bytes.
+///
+/// The fast path parses the document into the lean tree of `json::tree`, with the node lists
+/// kept as text and streamed one node at a time. When any part of the text fails to parse, or
+/// nests too deep, it gives up and the text is parsed into a `serde_json::Value` instead, so
+/// that syntax and depth errors are worded and located exactly as that parser does it.
 pub fn load_slice(bytes: &[u8]) -> Result<Program, LoadError> {
     let mut de = serde_json::Deserializer::from_slice(bytes);
-    match JSeed.deserialize(&mut de).and_then(|tree| de.end().map(|()| tree)) {
-        Ok(tree) => load_tree(&tree),
-        // Not JSON: the error comes from the `serde_json::Value` parser, so it is worded and
-        // located exactly as that parser words and locates it, whatever the fast path saw.
-        Err(_) => slow_load(bytes),
+    let seed = JSeed { depth: 0, mode: Mode::Top };
+    if let Ok(tree) = seed.deserialize(&mut de).and_then(|tree| de.end().map(|()| tree)) {
+        let (result, gave_up) = load_tree(&tree);
+        if !gave_up {
+            return result;
+        }
     }
+    slow_load(bytes)
 }
 
-/// Parses the whole text into a `serde_json::Value` first (for inputs that are not JSON).
+/// Parses the whole text into a `serde_json::Value` first (the fast path's fallback).
 fn slow_load(bytes: &[u8]) -> Result<Program, LoadError> {
     let value: Value = serde_json::from_slice(bytes).map_err(|e| LoadError::Syntax {
         line: e.line(),
@@ -45,16 +52,19 @@ fn slow_load(bytes: &[u8]) -> Result<Program, LoadError> {
 
 /// Decodes an already parsed JSON tree.
 pub fn load_value(value: &Value) -> Result<Program, LoadError> {
-    load_tree(&J::from_value(value))
+    // A tree borrowed from a `Value` has no lazy parts, so the reader never gives up on it.
+    load_tree(&J::from_value(value)).0
 }
 
-fn load_tree(tree: &J<'_>) -> Result<Program, LoadError> {
+/// Decodes a tree; the flag says the reader gave up on a lazy part (the result is then void).
+fn load_tree(tree: &J<'_>) -> (Result<Program, LoadError>, bool) {
     let mut cx = Cx::default();
     let program = cx.program(tree);
-    match program {
+    let result = match program {
         Some(p) if cx.diags.is_empty() => Ok(p),
         _ => Err(LoadError::Invalid(cx.diags)),
-    }
+    };
+    (result, cx.gave_up)
 }
 
 /// The decoding context: where we are, what names resolve to, and what went wrong so far.
@@ -70,6 +80,9 @@ pub(crate) struct Cx {
     broken_locs: std::collections::HashSet<String>,
     /// The function's allocation list itself is unusable: no reference can be checked.
     no_memory: bool,
+    /// A lazy part of the text did not parse (or nests too deep): the caller starts over on
+    /// the slow path, and nothing decoded since matters.
+    gave_up: bool,
 }
 
 /// One segment of a diagnostic's context, formatted only when a diagnostic is recorded.
@@ -237,6 +250,12 @@ impl Cx {
     pub(crate) fn arr<'v>(&mut self, v: &'v J<'v>, path: &Path<'_>) -> Option<&'v [J<'v>]> {
         match v {
             J::Arr(items) => Some(items),
+            // Only node lists are lazy, and they are read by `nodes`; anything else reading
+            // one is a reader bug, which the slow path (no lazy parts) sidesteps.
+            J::Lazy(_) => {
+                self.gave_up = true;
+                None
+            }
             other => {
                 self.err(
                     ErrorKind::WrongType,
@@ -500,7 +519,7 @@ impl Cx {
         let top = self.obj(v, &Path::Root)?;
         let arch = top.opt(self, "arch", Cx::enum_name::<Arch>).unwrap_or(Arch::Gen3);
         let version = top.opt(self, "version", Cx::uint).unwrap_or(2);
-        let attributes = top.get("attributes").map_or(Value::Null, J::to_value);
+        let attributes = top.get("attributes").map_or(Value::Null, |a| a.to_value(&mut self.gave_up));
         let functions =
             top.req(self, "functions", |cx, v, path| cx.list(v, path, |cx, f, path| cx.function(f, path)));
         let functions = functions?;
@@ -520,7 +539,7 @@ impl Cx {
             cx.loc_owner.clear();
             cx.broken_locs.clear();
             cx.no_memory = !matches!(o.get("allocations"), Some(J::Arr(_)));
-            let attributes = o.get("attributes").map_or(Value::Null, J::to_value);
+            let attributes = o.get("attributes").map_or(Value::Null, |a| a.to_value(&mut cx.gave_up));
             let mut allocations = Vec::new();
             let mut locations = Vec::new();
             if let Some(items) = o.req(cx, "allocations", Cx::arr) {
@@ -530,6 +549,7 @@ impl Cx {
                 }
             }
             let body = o.req(cx, "blocks", |cx, v, path| cx.nodes(v, path)).unwrap_or_default();
+            cx.check_lazies(o.map);
             (attributes, allocations, locations, body)
         });
         let (attributes, allocations, locations, body) = parts;
@@ -639,6 +659,9 @@ impl Cx {
     }
 
     fn nodes(&mut self, v: &J<'_>, path: &Path<'_>) -> Option<Vec<Node>> {
+        if let J::Lazy(lazy) = v {
+            return self.lazy_nodes(lazy, path);
+        }
         let items = self.arr(v, path)?;
         let mut out = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
@@ -651,9 +674,46 @@ impl Cx {
 
     fn node(&mut self, v: &J<'_>, path: &Path<'_>, index: usize) -> Option<Node> {
         let o = self.obj(v, path)?;
+        let node = self.node_of(&o, path, index);
+        self.check_lazies(o.map);
+        node
+    }
+
+    /// Streams a node list kept as text: each entry is parsed, decoded and dropped in turn.
+    fn lazy_nodes(&mut self, lazy: &Lazy<'_>, path: &Path<'_>) -> Option<Vec<Node>> {
+        lazy.used.set(true);
+        if self.gave_up {
+            return None;
+        }
+        let mut out = Vec::new();
+        let mut de = serde_json::Deserializer::from_str(lazy.text);
+        let seed = JSeed { depth: lazy.depth + 1, mode: Mode::Node };
+        let visitor = NodesVisitor { cx: self, path, seed, out: &mut out };
+        if de::Deserializer::deserialize_seq(&mut de, visitor).and_then(|()| de.end()).is_err() {
+            self.gave_up = true;
+            return None;
+        }
+        Some(out)
+    }
+
+    /// Parses the lazy parts of an object that the reader did not read (a loop's
+    /// `instructions`, a repeated key), so that the fast path accepts no text that the slow
+    /// path would reject.
+    fn check_lazies(&mut self, map: &Entries<'_>) {
+        for (_, v) in map {
+            if let J::Lazy(lazy) = v
+                && !lazy.used.get()
+                && lazy.parse().is_err()
+            {
+                self.gave_up = true;
+            }
+        }
+    }
+
+    fn node_of(&mut self, o: &Obj<'_, '_>, path: &Path<'_>, index: usize) -> Option<Node> {
         let opcode = o.get("opcode").and_then(J::as_str);
         if opcode == Some("Loop") {
-            return self.loop_node(&o, index).map(Node::Loop);
+            return self.loop_node(o, index).map(Node::Loop);
         }
         if o.get("instructions").is_some() && opcode.is_none() {
             let name = o.opt(self, "name", Cx::string).unwrap_or_default();
@@ -665,7 +725,7 @@ impl Cx {
             return Some(Node::Block(Block { name, body }));
         }
         if o.get("opcode").is_some() {
-            return self.instruction(&o, index).map(Node::Inst);
+            return self.instruction(o, index).map(Node::Inst);
         }
         self.err(
             ErrorKind::Structure,
@@ -742,8 +802,8 @@ impl Cx {
     }
 
     /// The opcode's own fields of an unmodelled opcode, verbatim.
-    pub(crate) fn raw_fields(o: &Obj<'_, '_>) -> Map<String, Value> {
-        to_map(o.map.iter().filter(|(k, _)| !HEADER_KEYS.contains(&k.as_ref())))
+    pub(crate) fn raw_fields(&mut self, o: &Obj<'_, '_>) -> Map<String, Value> {
+        to_map(o.map.iter().filter(|(k, _)| !HEADER_KEYS.contains(&k.as_ref())), &mut self.gave_up)
     }
 
     // ----- operands -----
@@ -768,7 +828,7 @@ impl Cx {
                 let regref = o.req(self, "regref", Cx::string);
                 Some(Operand::Register { dtype: dtype?, regref: regref? })
             }
-            _ => Some(Operand::Other(to_map(o.map.iter()))),
+            _ => Some(Operand::Other(to_map(o.map.iter(), &mut self.gave_up))),
         }
     }
 
@@ -887,5 +947,35 @@ fn special_float(s: &str) -> Option<f64> {
         "inf" | "+inf" | "infinity" | "+infinity" => Some(f64::INFINITY),
         "-inf" | "-infinity" => Some(f64::NEG_INFINITY),
         _ => None,
+    }
+}
+
+/// Decodes the entries of a node list as the parser meets them.
+struct NodesVisitor<'c, 'p> {
+    cx: &'c mut Cx,
+    path: &'c Path<'p>,
+    seed: JSeed,
+    out: &'c mut Vec<Node>,
+}
+
+impl<'de> Visitor<'de> for NodesVisitor<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list of blocks, loops and instructions")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut index = 0;
+        while let Some(entry) = seq.next_element_seed(self.seed)? {
+            if let Some(node) = self.cx.node(&entry, &self.path.index(index), index) {
+                self.out.push(node);
+            }
+            if self.cx.gave_up {
+                return Err(de::Error::custom("gave up"));
+            }
+            index += 1;
+        }
+        Ok(())
     }
 }
