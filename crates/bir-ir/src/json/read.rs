@@ -693,6 +693,8 @@ impl Cx {
             self.gave_up = true;
             return None;
         }
+        // The list's length was not known up front: drop the growth slack the IR would keep.
+        out.shrink_to_fit();
         Some(out)
     }
 
