@@ -166,3 +166,36 @@ fn syntax_error_diagnostic_kind() {
     let e = json::load_str("{\"functions\":[{\"blocks\":[1,]}]}").unwrap_err();
     assert_eq!(e.diagnostics().0[0].kind, ErrorKind::Syntax);
 }
+
+#[rstest]
+// Keys in the writer's (sorted) order: `instructions` before `name`, so the list is streamed
+// before the node is known to be a block.
+#[case::sorted_ok(format!("[{{\"instructions\":[{}],\"name\":\"b\"}}]", ts("a", "t")))]
+#[case::sorted_error(format!("[{{\"instructions\":[{},{}],\"name\":\"b\"}}]", ts("a", "t"), ts("x", "nope")))]
+#[case::sorted_bad_name(format!("[{{\"instructions\":[{}],\"name\":5}}]", ts("a", "t")))]
+#[case::nested_sorted_error(format!(
+    "[{{\"instructions\":[{{\"instructions\":[{}],\"name\":\"in\"}}],\"name\":\"out\"}}]",
+    ts("x", "nope")
+))]
+// An `opcode` after the streamed list: an instruction (or loop) after all.
+#[case::opcode_after(format!("[{{\"instructions\":[{}],\"opcode\":\"Generic\",\"name\":\"g\"}}]", ts("a", "t")))]
+#[case::loop_after(
+    "[{\"instructions\":[1],\"opcode\":\"Loop\",\"LoopAxis\":{\"lb\":0,\"ub\":1},\"blocks\":[]}]".to_owned()
+)]
+// A non-string `opcode` keeps it a block; a repeated `instructions` keeps the last.
+#[case::numeric_opcode(format!("[{{\"instructions\":[{}],\"opcode\":5}}]", ts("a", "t")))]
+#[case::instructions_twice(format!("[{{\"instructions\":[{}],\"instructions\":[],\"name\":\"b\"}}]", ts("a", "t")))]
+#[case::instructions_not_a_list("[{\"instructions\":7,\"name\":\"b\"}]".to_owned())]
+fn streamed_before_known_matches(#[case] blocks: String) {
+    let _ = same(&program("", &blocks, ""));
+}
+
+#[test]
+fn sorted_error_is_located_in_its_block() {
+    let blocks = format!("[{{\"instructions\":[{},{}],\"name\":\"b\"}}]", ts("a", "t"), ts("x", "nope"));
+    let err = same(&program("", &blocks, "")).unwrap_err();
+    assert!(
+        err.starts_with("function 'f' › block 'b' › instruction #1 'x' (TensorScalar) › ins[0].memref"),
+        "{err}"
+    );
+}

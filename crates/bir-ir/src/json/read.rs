@@ -2,7 +2,7 @@
 
 use super::HEADER_KEYS;
 use super::fields::read_op;
-use super::tree::{Entries, J, JSeed, Lazy, Mode, get, to_map};
+use super::tree::{Entries, J, JSeed, JVisitor, KeySeed, Lazy, Mode, get, to_map};
 use crate::alu::AluOp;
 use crate::ap::{AccessPattern, ApPair, ApPairs, DynamicOffset, Number, OffsetSource, Operand};
 use crate::diag::{Diagnostics, ErrorKind, LoadError};
@@ -11,7 +11,7 @@ use crate::enum_macro::BirEnum;
 use crate::enums::{Arch, EngineType, IndirectDim, MemoryType, TensorKind};
 use crate::opcode::Opcode;
 use crate::program::*;
-use serde::de::{self, DeserializeSeed, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -83,6 +83,10 @@ pub(crate) struct Cx {
     /// A lazy part of the text did not parse (or nests too deep): the caller starts over on
     /// the slow path, and nothing decoded since matters.
     gave_up: bool,
+    /// How many node lists are being streamed before their block is known to be one (its name
+    /// and the absence of an `opcode` come later in the text). Any diagnostic there gives up:
+    /// its context would lack the block's name.
+    speculative: u32,
 }
 
 /// One segment of a diagnostic's context, formatted only when a diagnostic is recorded.
@@ -213,6 +217,9 @@ impl<'v> Obj<'v, '_> {
 
 impl Cx {
     pub(crate) fn err(&mut self, kind: ErrorKind, field: &dyn fmt::Display, message: impl Into<String>) {
+        if self.speculative > 0 {
+            self.gave_up = true;
+        }
         let mut context = String::new();
         for (i, seg) in self.context.iter().enumerate() {
             if i > 0 {
@@ -689,7 +696,7 @@ impl Cx {
         let mut de = serde_json::Deserializer::from_str(lazy.text);
         let seed = JSeed { depth: lazy.depth + 1, mode: Mode::Node };
         let visitor = NodesVisitor { cx: self, path, seed, out: &mut out };
-        if de::Deserializer::deserialize_seq(&mut de, visitor).and_then(|()| de.end()).is_err() {
+        if Deserializer::deserialize_seq(&mut de, visitor).and_then(|()| de.end()).is_err() {
             self.gave_up = true;
             return None;
         }
@@ -969,8 +976,11 @@ impl<'de> Visitor<'de> for NodesVisitor<'_, '_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         let mut index = 0;
-        while let Some(entry) = seq.next_element_seed(self.seed)? {
-            if let Some(node) = self.cx.node(&entry, &self.path.index(index), index) {
+        loop {
+            let path = self.path.index(index);
+            let entry = NodeSeed { cx: &mut *self.cx, path, index, seed: self.seed };
+            let Some(node) = seq.next_element_seed(entry)? else { break };
+            if let Some(node) = node {
                 self.out.push(node);
             }
             if self.cx.gave_up {
@@ -979,5 +989,197 @@ impl<'de> Visitor<'de> for NodesVisitor<'_, '_> {
             index += 1;
         }
         Ok(())
+    }
+}
+
+/// One entry of a streamed node list, decoded as the parser meets it. A block's
+/// `instructions` met before any `opcode` is streamed at once (speculatively: see
+/// `Cx::speculative`); everything else is built as a tree and decoded by `Cx::node`.
+struct NodeSeed<'c, 'p> {
+    cx: &'c mut Cx,
+    path: Path<'p>,
+    index: usize,
+    seed: JSeed,
+}
+
+impl NodeSeed<'_, '_> {
+    fn decode(self, tree: &J<'_>) -> Option<Node> {
+        self.cx.node(tree, &self.path, self.index)
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for NodeSeed<'_, '_> {
+    type Value = Option<Node>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<Node>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for NodeSeed<'_, '_> {
+    type Value = Option<Node>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a block, loop or instruction")
+    }
+
+    // Anything but an object: `node` reports it.
+    fn visit_bool<E: de::Error>(self, b: bool) -> Result<Option<Node>, E> {
+        let tree = JVisitor(self.seed).visit_bool(b)?;
+        Ok(self.decode(&tree))
+    }
+
+    fn visit_i64<E: de::Error>(self, i: i64) -> Result<Option<Node>, E> {
+        let tree = JVisitor(self.seed).visit_i64(i)?;
+        Ok(self.decode(&tree))
+    }
+
+    fn visit_u64<E: de::Error>(self, u: u64) -> Result<Option<Node>, E> {
+        let tree = JVisitor(self.seed).visit_u64(u)?;
+        Ok(self.decode(&tree))
+    }
+
+    fn visit_f64<E: de::Error>(self, f: f64) -> Result<Option<Node>, E> {
+        let tree = JVisitor(self.seed).visit_f64(f)?;
+        Ok(self.decode(&tree))
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Option<Node>, E> {
+        let tree = JVisitor(self.seed).visit_str(s)?;
+        Ok(self.decode(&tree))
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Option<Node>, E> {
+        let tree = JVisitor(self.seed).visit_unit()?;
+        Ok(self.decode(&tree))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Option<Node>, A::Error> {
+        let tree = JVisitor(self.seed).visit_seq(seq)?;
+        Ok(self.decode(&tree))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<Node>, A::Error> {
+        self.seed.check_depth()?;
+        let mut entries = Vec::with_capacity(8);
+        // (entry index, nodes) of an `instructions` list streamed on the spot.
+        let mut streamed = None;
+        let mut opcode_seen = false;
+        let mut instructions_seen = false;
+        while let Some(key) = map.next_key_seed(KeySeed)? {
+            if key == "instructions" && !opcode_seen && !instructions_seen {
+                instructions_seen = true;
+                let path = Path::Key(&self.path, "instructions");
+                let list = ListSeed { cx: &mut *self.cx, path: &path, depth: self.seed.depth + 1 };
+                match map.next_value_seed(list)? {
+                    Listed::Nodes(nodes) => {
+                        streamed = Some((entries.len(), nodes));
+                        entries.push((key, J::Null));
+                    }
+                    Listed::Tree(tree) => entries.push((key, tree)),
+                }
+                continue;
+            }
+            opcode_seen |= key == "opcode";
+            instructions_seen |= key == "instructions";
+            let value = map.next_value_seed(self.seed.member(&key))?;
+            entries.push((key, value));
+        }
+        let Some((at, body)) = streamed else {
+            return Ok(self.decode(&J::Obj(entries)));
+        };
+        // The guess holds when the streamed list is the node's last `instructions` and no
+        // `opcode` name made the node a loop or an instruction (see `Cx::node_of`).
+        let o = Obj { map: &entries, path: self.path };
+        let last = entries.iter().rposition(|(k, _)| k == "instructions");
+        if last != Some(at) || o.get("opcode").and_then(J::as_str).is_some() {
+            self.cx.gave_up = true;
+            return Err(de::Error::custom("gave up"));
+        }
+        let name = o.opt(self.cx, "name", Cx::string).unwrap_or_default();
+        self.cx.check_lazies(&entries);
+        Ok(Some(Node::Block(Block { name, body })))
+    }
+}
+
+/// A block's `instructions` value, streamed when it is a list.
+struct ListSeed<'c, 'p> {
+    cx: &'c mut Cx,
+    path: &'c Path<'p>,
+    /// How many containers enclose the list.
+    depth: usize,
+}
+
+enum Listed<'a> {
+    Nodes(Vec<Node>),
+    Tree(J<'a>),
+}
+
+impl<'de> DeserializeSeed<'de> for ListSeed<'_, '_> {
+    type Value = Listed<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Listed<'de>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ListSeed<'_, '_> {
+    type Value = Listed<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list of nodes")
+    }
+
+    fn visit_bool<E: de::Error>(self, b: bool) -> Result<Listed<'de>, E> {
+        JVisitor(self.plain()).visit_bool(b).map(Listed::Tree)
+    }
+
+    fn visit_i64<E: de::Error>(self, i: i64) -> Result<Listed<'de>, E> {
+        JVisitor(self.plain()).visit_i64(i).map(Listed::Tree)
+    }
+
+    fn visit_u64<E: de::Error>(self, u: u64) -> Result<Listed<'de>, E> {
+        JVisitor(self.plain()).visit_u64(u).map(Listed::Tree)
+    }
+
+    fn visit_f64<E: de::Error>(self, f: f64) -> Result<Listed<'de>, E> {
+        JVisitor(self.plain()).visit_f64(f).map(Listed::Tree)
+    }
+
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Listed<'de>, E> {
+        JVisitor(self.plain()).visit_str(s).map(Listed::Tree)
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Listed<'de>, E> {
+        JVisitor(self.plain()).visit_borrowed_str(s).map(Listed::Tree)
+    }
+
+    fn visit_string<E: de::Error>(self, s: String) -> Result<Listed<'de>, E> {
+        JVisitor(self.plain()).visit_string(s).map(Listed::Tree)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Listed<'de>, E> {
+        JVisitor(self.plain()).visit_unit().map(Listed::Tree)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Listed<'de>, A::Error> {
+        JVisitor(self.plain()).visit_map(map).map(Listed::Tree)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Listed<'de>, A::Error> {
+        self.plain().check_depth()?;
+        let mut out = Vec::new();
+        let seed = JSeed { depth: self.depth + 1, mode: Mode::Node };
+        self.cx.speculative += 1;
+        let r = NodesVisitor { cx: &mut *self.cx, path: self.path, seed, out: &mut out }.visit_seq(seq);
+        self.cx.speculative -= 1;
+        r?;
+        Ok(Listed::Nodes(out))
+    }
+}
+
+impl ListSeed<'_, '_> {
+    fn plain(&self) -> JSeed {
+        JSeed { depth: self.depth, mode: Mode::Plain }
     }
 }

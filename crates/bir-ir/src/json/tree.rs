@@ -168,7 +168,7 @@ pub(crate) struct JSeed {
 
 impl JSeed {
     /// The seed for the value under `key` of an object read with this seed.
-    fn member(self, key: &str) -> Member {
+    pub(crate) fn member(self, key: &str) -> Member {
         let depth = self.depth + 1;
         match (self.mode, key) {
             (Mode::Top, "functions") => Member::Tree(JSeed { depth, mode: Mode::Functions }),
@@ -183,7 +183,7 @@ impl JSeed {
         JSeed { depth: self.depth + 1, mode }
     }
 
-    fn check_depth<E: de::Error>(self) -> Result<(), E> {
+    pub(crate) fn check_depth<E: de::Error>(self) -> Result<(), E> {
         if self.depth + 1 >= DEPTH_LIMIT { Err(E::custom(GIVE_UP)) } else { Ok(()) }
     }
 }
@@ -197,7 +197,7 @@ impl<'de> DeserializeSeed<'de> for JSeed {
 }
 
 /// How an object member is read.
-enum Member {
+pub(crate) enum Member {
     Tree(JSeed),
     /// Kept as text when it is an array; the number is its enclosing depth.
     Lazy(usize),
@@ -227,7 +227,8 @@ impl<'de> DeserializeSeed<'de> for Member {
     }
 }
 
-struct JVisitor(JSeed);
+/// Builds a [`J`] of whatever value comes (also used by the reader's streaming visitors).
+pub(crate) struct JVisitor(pub(crate) JSeed);
 
 impl<'de> Visitor<'de> for JVisitor {
     type Value = J<'de>;
@@ -289,7 +290,8 @@ impl<'de> Visitor<'de> for JVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<J<'de>, A::Error> {
         self.0.check_depth()?;
-        let mut entries = Vec::new();
+        // Most BIR objects (instructions, operands) have a handful of keys: one allocation.
+        let mut entries = Vec::with_capacity(8);
         while let Some(key) = map.next_key_seed(KeySeed)? {
             let value = map.next_value_seed(self.0.member(&key))?;
             entries.push((key, value));
@@ -299,7 +301,7 @@ impl<'de> Visitor<'de> for JVisitor {
 }
 
 /// An object key, borrowed where the text has no escapes.
-struct KeySeed;
+pub(crate) struct KeySeed;
 
 impl<'de> DeserializeSeed<'de> for KeySeed {
     type Value = Cow<'de, str>;
