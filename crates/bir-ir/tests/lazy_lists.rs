@@ -199,3 +199,18 @@ fn sorted_error_is_located_in_its_block() {
         "{err}"
     );
 }
+
+#[rstest]
+#[case::sorted(r#"{"instructions":["#, r#"],"name":"b"}"#)]
+#[case::named(r#"{"name":"b","instructions":["#, "]}")]
+#[case::loops(r#"{"opcode":"Loop","LoopAxis":{"lb":0,"ub":1},"blocks":["#, "]}")]
+fn deeply_nested_blocks_are_the_same_syntax_error(#[case] open: &str, #[case] close: &str) {
+    // 10^5 blocks (or loops) inside each other: each level is streamed by the one above.
+    let n = 100_000;
+    let blocks = format!("[{}{}]", open.repeat(n), close.repeat(n));
+    let err = same(&program("", &blocks, "")).unwrap_err();
+    assert!(err.contains("recursion limit exceeded"), "{err}");
+    // And a whole document of nothing but nesting.
+    let err = same(&deep(n)).unwrap_err();
+    assert!(err.contains("recursion limit exceeded"), "{err}");
+}
