@@ -1174,6 +1174,7 @@ impl<'de> Visitor<'de> for ListSeed<'_, '_> {
         let r = NodesVisitor { cx: &mut *self.cx, path: self.path, seed, out: &mut out }.visit_seq(seq);
         self.cx.speculative -= 1;
         r?;
+        out.shrink_to_fit();
         Ok(Listed::Nodes(out))
     }
 }
