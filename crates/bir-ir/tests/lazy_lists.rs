@@ -214,3 +214,48 @@ fn deeply_nested_blocks_are_the_same_syntax_error(#[case] open: &str, #[case] cl
     let err = same(&deep(n)).unwrap_err();
     assert!(err.contains("recursion limit exceeded"), "{err}");
 }
+
+/// A function object from its members, in the given order.
+fn function_with(members: &[&str]) -> String {
+    format!(r#"{{"functions":[{{{}}}]}}"#, members.join(","))
+}
+
+const ALLOCS: &str = r#""allocations":[{"name":"s","dtype":"float32",
+    "memorylocations":[{"name":"t","type":"SB","dims":[1,64]}]}]"#;
+
+#[rstest]
+// The writer's order (allocations, attributes, blocks, name): decoded while parsed.
+#[case::sorted(&[ALLOCS, r#""attributes":{"k":[1]}"#, "\"blocks\":BLOCKS", "\"name\":\"f\""])]
+#[case::sorted_unresolved(&[ALLOCS, "\"blocks\":BAD", "\"name\":\"f\""])]
+#[case::sorted_bad_name(&[ALLOCS, "\"blocks\":BLOCKS", "\"name\":7"])]
+#[case::sorted_no_name(&[ALLOCS, "\"blocks\":BLOCKS"])]
+#[case::bad_allocation(&[r#""allocations":[{"name":"s","memorylocations":[]}]"#, "\"blocks\":BLOCKS", "\"name\":\"f\""])]
+#[case::null_allocations(&["\"allocations\":null", "\"blocks\":BLOCKS", "\"name\":\"f\""])]
+// Allocations again after the blocks, or blocks twice: the last of each wins.
+#[case::allocations_after(&[ALLOCS, "\"blocks\":BLOCKS", "\"allocations\":[]", "\"name\":\"f\""])]
+#[case::blocks_twice(&[ALLOCS, "\"blocks\":BLOCKS", "\"blocks\":BAD", "\"name\":\"f\""])]
+#[case::blocks_not_a_list(&[ALLOCS, "\"blocks\":{}", "\"name\":\"f\""])]
+#[case::blocks_first(&["\"blocks\":BLOCKS", ALLOCS, "\"name\":\"f\""])]
+fn functions_decoded_while_parsed_match(#[case] members: &[&str]) {
+    let good = format!("[{{\"instructions\":[{}],\"name\":\"b\"}}]", ts("a", "t"));
+    let bad = format!("[{{\"instructions\":[{}],\"name\":\"b\"}}]", ts("x", "nope"));
+    let members: Vec<String> =
+        members.iter().map(|m| m.replace("BLOCKS", &good).replace("BAD", &bad)).collect();
+    let members: Vec<&str> = members.iter().map(String::as_str).collect();
+    let text = function_with(&members);
+    let _ = same(&text);
+    // Twice in one program, and as a repeated `functions` key.
+    let f = &text[r#"{"functions":["#.len()..text.len() - 2];
+    let _ = same(&format!(r#"{{"functions":[{f},{f}]}}"#));
+    let _ = same(&format!(r#"{{"functions":[{f}],"version":"x","functions":[{f}]}}"#));
+}
+
+#[test]
+fn functions_decoded_while_parsed_keep_their_names_and_body() {
+    let good = format!("[{{\"instructions\":[{}],\"name\":\"b\"}}]", ts("a", "t"));
+    let text = function_with(&[ALLOCS, &format!("\"blocks\":{good}"), "\"name\":\"f\""]);
+    let p = same(&text).unwrap();
+    assert_eq!(p.functions[0].name, "f");
+    assert_eq!(p.functions[0].locations[0].name, "t");
+    assert!(matches!(&p.functions[0].body[0], Node::Block(b) if b.name == "b" && b.body.len() == 1));
+}

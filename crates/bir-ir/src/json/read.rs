@@ -29,10 +29,15 @@ pub fn load_str(text: &str) -> Result<Program, LoadError> {
 /// nests too deep, it gives up and the text is parsed into a `serde_json::Value` instead, so
 /// that syntax and depth errors are worded and located exactly as that parser does it.
 pub fn load_slice(bytes: &[u8]) -> Result<Program, LoadError> {
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let seed = JSeed { depth: 0, mode: Mode::Top };
-    if let Ok(tree) = seed.deserialize(&mut de).and_then(|tree| de.end().map(|()| tree)) {
-        let (result, gave_up) = load_tree(&tree);
+    // One UTF-8 check of the whole text is cheaper than serde_json's check of every string.
+    let Ok(text) = std::str::from_utf8(bytes) else { return slow_load(bytes) };
+    let mut de = serde_json::Deserializer::from_str(text);
+    let mut cx = Cx::default();
+    let parsed = TopSeed { cx: &mut cx }.deserialize(&mut de).and_then(|tree| de.end().map(|()| tree));
+    if let Ok(tree) = parsed
+        && !cx.gave_up
+    {
+        let (result, gave_up) = decode(cx, &tree);
         if !gave_up {
             return result;
         }
@@ -58,7 +63,11 @@ pub fn load_value(value: &Value) -> Result<Program, LoadError> {
 
 /// Decodes a tree; the flag says the reader gave up on a lazy part (the result is then void).
 fn load_tree(tree: &J<'_>) -> (Result<Program, LoadError>, bool) {
-    let mut cx = Cx::default();
+    decode(Cx::default(), tree)
+}
+
+/// Decodes a tree with a context that may already hold functions decoded during the parse.
+fn decode(mut cx: Cx, tree: &J<'_>) -> (Result<Program, LoadError>, bool) {
     let program = cx.program(tree);
     let result = match program {
         Some(p) if cx.diags.is_empty() => Ok(p),
@@ -87,6 +96,8 @@ pub(crate) struct Cx {
     /// and the absence of an `opcode` come later in the text). Any diagnostic there gives up:
     /// its context would lack the block's name.
     speculative: u32,
+    /// Functions decoded while the text was parsed (`J::Done` indexes this).
+    done: Vec<Option<Function>>,
 }
 
 /// One segment of a diagnostic's context, formatted only when a diagnostic is recorded.
@@ -537,24 +548,16 @@ impl Cx {
     }
 
     fn function(&mut self, v: &J<'_>, path: &Path<'_>) -> Option<Function> {
+        if let J::Done(i) = v {
+            return self.done.get_mut(*i).and_then(Option::take);
+        }
         let o = self.obj(v, path)?;
         let name = o.req(self, "name", Cx::string).unwrap_or_default();
         let (parts, seg) = self.with_context(Seg::Function(name), |cx| {
             let o = o.rooted();
-            cx.locs.clear();
-            cx.allocs.clear();
-            cx.loc_owner.clear();
-            cx.broken_locs.clear();
-            cx.no_memory = !matches!(o.get("allocations"), Some(J::Arr(_)));
+            cx.start_function(&o);
             let attributes = o.get("attributes").map_or(Value::Null, |a| a.to_value(&mut cx.gave_up));
-            let mut allocations = Vec::new();
-            let mut locations = Vec::new();
-            if let Some(items) = o.req(cx, "allocations", Cx::arr) {
-                let list = Path::Key(&Path::Root, "allocations");
-                for (i, a) in items.iter().enumerate() {
-                    cx.allocation(a, &list.index(i), &mut allocations, &mut locations);
-                }
-            }
+            let (allocations, locations) = cx.memory(&o);
             let body = o.req(cx, "blocks", |cx, v, path| cx.nodes(v, path)).unwrap_or_default();
             cx.check_lazies(o.map);
             (attributes, allocations, locations, body)
@@ -562,6 +565,28 @@ impl Cx {
         let (attributes, allocations, locations, body) = parts;
         let name = seg.map(Seg::into_name).unwrap_or_default();
         Some(Function { name, attributes, allocations, locations, body })
+    }
+
+    /// Forgets the previous function's names.
+    fn start_function(&mut self, o: &Obj<'_, '_>) {
+        self.locs.clear();
+        self.allocs.clear();
+        self.loc_owner.clear();
+        self.broken_locs.clear();
+        self.no_memory = !matches!(o.get("allocations"), Some(J::Arr(_)));
+    }
+
+    /// A function's allocations and their locations (`o` rooted at the function).
+    fn memory(&mut self, o: &Obj<'_, '_>) -> (Vec<Allocation>, Vec<MemoryLocation>) {
+        let mut allocations = Vec::new();
+        let mut locations = Vec::new();
+        if let Some(items) = o.req(self, "allocations", Cx::arr) {
+            let list = Path::Key(&Path::Root, "allocations");
+            for (i, a) in items.iter().enumerate() {
+                self.allocation(a, &list.index(i), &mut allocations, &mut locations);
+            }
+        }
+        (allocations, locations)
     }
 
     fn allocation(
@@ -1182,5 +1207,221 @@ impl<'de> Visitor<'de> for ListSeed<'_, '_> {
 impl ListSeed<'_, '_> {
     fn plain(&self) -> JSeed {
         JSeed { depth: self.depth, mode: Mode::Plain }
+    }
+}
+
+/// The non-container visits of a streaming seed: build the [`J`] (with the seed's `plain()`
+/// `JSeed`) and wrap it with `$wrap`.
+macro_rules! forward_non_objects {
+    ($wrap:expr) => {
+        fn visit_bool<E: de::Error>(self, b: bool) -> Result<Self::Value, E> {
+            JVisitor(self.plain()).visit_bool(b).map($wrap)
+        }
+        fn visit_i64<E: de::Error>(self, i: i64) -> Result<Self::Value, E> {
+            JVisitor(self.plain()).visit_i64(i).map($wrap)
+        }
+        fn visit_u64<E: de::Error>(self, u: u64) -> Result<Self::Value, E> {
+            JVisitor(self.plain()).visit_u64(u).map($wrap)
+        }
+        fn visit_f64<E: de::Error>(self, f: f64) -> Result<Self::Value, E> {
+            JVisitor(self.plain()).visit_f64(f).map($wrap)
+        }
+        fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
+            JVisitor(self.plain()).visit_str(s).map($wrap)
+        }
+        fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
+            JVisitor(self.plain()).visit_borrowed_str(s).map($wrap)
+        }
+        fn visit_string<E: de::Error>(self, s: String) -> Result<Self::Value, E> {
+            JVisitor(self.plain()).visit_string(s).map($wrap)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            JVisitor(self.plain()).visit_unit().map($wrap)
+        }
+    };
+}
+
+/// The document root: its `functions` are decoded as they are parsed where possible.
+struct TopSeed<'c> {
+    cx: &'c mut Cx,
+}
+
+impl TopSeed<'_> {
+    fn plain(&self) -> JSeed {
+        JSeed { depth: 0, mode: Mode::Top }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for TopSeed<'_> {
+    type Value = J<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<J<'de>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for TopSeed<'_> {
+    type Value = J<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a BIR program")
+    }
+
+    forward_non_objects!(|j| j);
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<J<'de>, A::Error> {
+        JVisitor(self.plain()).visit_seq(seq)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<J<'de>, A::Error> {
+        let seed = self.plain();
+        seed.check_depth()?;
+        let mut entries = Vec::with_capacity(8);
+        while let Some(key) = map.next_key_seed(KeySeed)? {
+            let value = if key == "functions" {
+                map.next_value_seed(FunctionsSeed { cx: &mut *self.cx })?
+            } else {
+                map.next_value_seed(seed.member(&key))?
+            };
+            entries.push((key, value));
+        }
+        Ok(J::Obj(entries))
+    }
+}
+
+/// The root's `functions`.
+struct FunctionsSeed<'c> {
+    cx: &'c mut Cx,
+}
+
+impl FunctionsSeed<'_> {
+    fn plain(&self) -> JSeed {
+        JSeed { depth: 1, mode: Mode::Functions }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for FunctionsSeed<'_> {
+    type Value = J<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<J<'de>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for FunctionsSeed<'_> {
+    type Value = J<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list of functions")
+    }
+
+    forward_non_objects!(|j| j);
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<J<'de>, A::Error> {
+        JVisitor(self.plain()).visit_map(map)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<J<'de>, A::Error> {
+        self.plain().check_depth()?;
+        let mut items = Vec::new();
+        let mut index = 0;
+        while let Some(f) = seq.next_element_seed(FunctionSeed { cx: &mut *self.cx, index })? {
+            items.push(f);
+            index += 1;
+        }
+        Ok(J::Arr(items))
+    }
+}
+
+/// One function. When its `blocks` come after its `allocations` (the writer's order), the
+/// function is decoded on the spot, speculatively: any diagnostic, a later `allocations` or a
+/// repeated `blocks` gives up (see `Cx::speculative`). Otherwise its `blocks` stay text.
+struct FunctionSeed<'c> {
+    cx: &'c mut Cx,
+    index: usize,
+}
+
+impl FunctionSeed<'_> {
+    fn plain(&self) -> JSeed {
+        JSeed { depth: 2, mode: Mode::Plain }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for FunctionSeed<'_> {
+    type Value = J<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<J<'de>, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for FunctionSeed<'_> {
+    type Value = J<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a function")
+    }
+
+    forward_non_objects!(|j| j);
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<J<'de>, A::Error> {
+        JVisitor(self.plain()).visit_seq(seq)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<J<'de>, A::Error> {
+        let seed = JSeed { depth: 2, mode: Mode::Function };
+        seed.check_depth()?;
+        let mut entries = Vec::with_capacity(8);
+        let mut done = None;
+        let (mut allocations_seen, mut blocks_seen) = (false, false);
+        let cx = self.cx;
+        while let Some(key) = map.next_key_seed(KeySeed)? {
+            if key == "blocks" && allocations_seen && !blocks_seen {
+                blocks_seen = true;
+                cx.speculative += 1;
+                let o = Obj { map: &entries, path: Path::Root };
+                cx.start_function(&o);
+                let memory = cx.memory(&o);
+                let path = Path::Key(&Path::Root, "blocks");
+                let listed = map.next_value_seed(ListSeed { cx: &mut *cx, path: &path, depth: 3 });
+                cx.speculative -= 1;
+                match listed? {
+                    Listed::Nodes(body) => {
+                        done = Some((entries.len(), memory, body));
+                        entries.push((key, J::Null));
+                    }
+                    Listed::Tree(tree) => entries.push((key, tree)),
+                }
+                if cx.gave_up {
+                    return Err(de::Error::custom("gave up"));
+                }
+                continue;
+            }
+            if key == "allocations" && done.is_some() {
+                cx.gave_up = true;
+                return Err(de::Error::custom("gave up"));
+            }
+            allocations_seen |= key == "allocations";
+            blocks_seen |= key == "blocks";
+            let value = map.next_value_seed(seed.member(&key))?;
+            entries.push((key, value));
+        }
+        let Some((at, (allocations, locations), body)) = done else { return Ok(J::Obj(entries)) };
+        let list = Path::Key(&Path::Root, "functions");
+        let o = Obj { map: &entries, path: Path::Index(&list, self.index) };
+        if entries.iter().rposition(|(k, _)| k == "blocks") != Some(at) {
+            cx.gave_up = true;
+            return Err(de::Error::custom("gave up"));
+        }
+        cx.speculative += 1;
+        let name = o.req(cx, "name", Cx::string).unwrap_or_default();
+        let attributes = o.get("attributes").map_or(Value::Null, |a| a.to_value(&mut cx.gave_up));
+        cx.check_lazies(&entries);
+        cx.speculative -= 1;
+        if cx.gave_up {
+            return Err(de::Error::custom("gave up"));
+        }
+        cx.done.push(Some(Function { name, attributes, allocations, locations, body }));
+        Ok(J::Done(cx.done.len() - 1))
     }
 }

@@ -62,6 +62,8 @@ pub(crate) enum J<'a> {
     Obj(Vec<(Cow<'a, str>, J<'a>)>),
     /// An array of nodes, not parsed yet.
     Lazy(Lazy<'a>),
+    /// A function the reader decoded while the text was parsed (its index in the reader's list).
+    Done(usize),
 }
 
 /// The entries of an object.
@@ -92,7 +94,7 @@ impl<'a> J<'a> {
             J::Num(_) => "a number",
             J::Str(_) => "a string",
             J::Arr(_) | J::Lazy(_) => "an array",
-            J::Obj(_) => "an object",
+            J::Obj(_) | J::Done(_) => "an object",
         }
     }
 
@@ -106,6 +108,12 @@ impl<'a> J<'a> {
             J::Str(s) => Value::String(s.to_string()),
             J::Arr(items) => Value::Array(items.iter().map(|j| j.to_value(bad)).collect()),
             J::Obj(entries) => Value::Object(to_map(entries.iter(), bad)),
+            // Only the elements of `functions` are ever decoded early, and nothing keeps those
+            // as values; should that change, the slow path has no such parts.
+            J::Done(_) => {
+                *bad = true;
+                Value::Null
+            }
             J::Lazy(lazy) => match lazy.parse() {
                 Ok(tree) => tree.to_value(bad),
                 Err(_) => {
