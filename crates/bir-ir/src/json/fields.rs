@@ -14,14 +14,14 @@ use serde_json::{Map, Value};
 
 /// How one payload type reads and writes its fields.
 pub(crate) trait OpFields: Sized {
-    fn read(o: &Obj<'_>, cx: &mut Cx) -> Self;
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self;
     fn write(&self, w: &mut Map<String, Value>, fun: &Function);
 }
 
 macro_rules! dispatch {
     ($($ord:literal $name:ident $cat:ident $payload:ident $sig:ident,)*) => {
         /// Reads the fields of `opcode` from an instruction object.
-        pub(crate) fn read_op(opcode: Opcode, o: &Obj<'_>, cx: &mut Cx) -> Op {
+        pub(crate) fn read_op(opcode: Opcode, o: &Obj<'_, '_>, cx: &mut Cx) -> Op {
             match opcode {
                 $(Opcode::$name => Op::$name(<$payload as OpFields>::read(o, cx)),)*
             }
@@ -39,15 +39,15 @@ crate::for_each_opcode!(dispatch);
 
 // ----- small helpers -----
 
-fn flag(o: &Obj<'_>, cx: &mut Cx, key: &str, default: bool) -> bool {
+fn flag(o: &Obj<'_, '_>, cx: &mut Cx, key: &str, default: bool) -> bool {
     o.opt(cx, key, Cx::boolean).unwrap_or(default)
 }
 
-fn req_enum<T: BirEnum>(o: &Obj<'_>, cx: &mut Cx, key: &str, default: T) -> T {
+fn req_enum<T: BirEnum>(o: &Obj<'_, '_>, cx: &mut Cx, key: &str, default: T) -> T {
     o.req(cx, key, Cx::enum_name::<T>).unwrap_or(default)
 }
 
-fn opt_enum<T: BirEnum>(o: &Obj<'_>, cx: &mut Cx, key: &str) -> Option<T> {
+fn opt_enum<T: BirEnum>(o: &Obj<'_, '_>, cx: &mut Cx, key: &str) -> Option<T> {
     o.opt(cx, key, Cx::enum_name::<T>)
 }
 
@@ -72,7 +72,7 @@ fn put_pairs(w: &mut Map<String, Value>, key: &str, pairs: &[ApPair]) {
     put(w, key, v);
 }
 
-fn f32_list(o: &Obj<'_>, cx: &mut Cx, key: &str) -> Vec<F32> {
+fn f32_list(o: &Obj<'_, '_>, cx: &mut Cx, key: &str) -> Vec<F32> {
     o.opt(cx, key, |cx, v, p| cx.list(v, p, Cx::float32))
         .unwrap_or_default()
         .into_iter()
@@ -81,7 +81,7 @@ fn f32_list(o: &Obj<'_>, cx: &mut Cx, key: &str) -> Vec<F32> {
 }
 
 /// The accumulate field, which dumps spell `acc`, `accumulator_cmd` or `reduce_cmd` (re-facts §3).
-fn acc_field(o: &Obj<'_>, cx: &mut Cx) -> Option<EngineAccumulationType> {
+fn acc_field(o: &Obj<'_, '_>, cx: &mut Cx) -> Option<EngineAccumulationType> {
     o.opt_any(cx, &["acc", "accumulator_cmd", "reduce_cmd"], Cx::enum_name::<EngineAccumulationType>)
 }
 
@@ -94,8 +94,8 @@ fn put_acc(w: &mut Map<String, Value>, acc: Option<EngineAccumulationType>) {
 // ----- payloads -----
 
 impl OpFields for Raw {
-    fn read(o: &Obj<'_>, _cx: &mut Cx) -> Self {
-        Raw(Cx::raw_fields(o))
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
+        Raw(cx.raw_fields(o))
     }
     fn write(&self, w: &mut Map<String, Value>, _fun: &Function) {
         for (k, v) in &self.0 {
@@ -105,14 +105,14 @@ impl OpFields for Raw {
 }
 
 impl OpFields for NoFields {
-    fn read(_o: &Obj<'_>, _cx: &mut Cx) -> Self {
+    fn read(_o: &Obj<'_, '_>, _cx: &mut Cx) -> Self {
         NoFields
     }
     fn write(&self, _w: &mut Map<String, Value>, _fun: &Function) {}
 }
 
 impl OpFields for CopyFields {
-    fn read(o: &Obj<'_>, cx: &mut Cx) -> Self {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
         CopyFields { can_read_uninit: flag(o, cx, "can_read_uninit", false) }
     }
     fn write(&self, w: &mut Map<String, Value>, _fun: &Function) {
@@ -121,7 +121,7 @@ impl OpFields for CopyFields {
 }
 
 impl OpFields for DmaFields {
-    fn read(o: &Obj<'_>, cx: &mut Cx) -> Self {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
         DmaFields {
             queue: o.opt(cx, "queue", Cx::string),
             dge_type: opt_enum(o, cx, "dge_type").unwrap_or(DgeType::Unassigned),
@@ -140,7 +140,7 @@ impl OpFields for DmaFields {
 }
 
 impl OpFields for DmaCopyFields {
-    fn read(o: &Obj<'_>, cx: &mut Cx) -> Self {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
         DmaCopyFields {
             dma: DmaFields::read(o, cx),
             mode: opt_enum(o, cx, "mode").unwrap_or(CopyMode::Copy),
@@ -165,7 +165,7 @@ impl OpFields for DmaCopyFields {
 }
 
 impl OpFields for TensorScalarFields {
-    fn read(o: &Obj<'_>, cx: &mut Cx) -> Self {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
         TensorScalarFields {
             op0: req_enum(o, cx, "op0", AluOp::Bypass),
             const0: F32::new(o.opt(cx, "const0", Cx::float32).unwrap_or(0.0)),
@@ -186,7 +186,7 @@ impl OpFields for TensorScalarFields {
 }
 
 impl OpFields for TensorScalarPtrFields {
-    fn read(o: &Obj<'_>, cx: &mut Cx) -> Self {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
         TensorScalarPtrFields {
             op0: req_enum(o, cx, "op0", AluOp::Bypass),
             reverse0: flag(o, cx, "reverse0", false),
@@ -215,7 +215,7 @@ impl OpFields for TensorScalarPtrFields {
 }
 
 impl OpFields for TensorScalarCacheFields {
-    fn read(o: &Obj<'_>, cx: &mut Cx) -> Self {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
         TensorScalarCacheFields {
             op0: req_enum(o, cx, "op0", AluOp::Bypass),
             reverse0: flag(o, cx, "reverse0", false),
@@ -236,7 +236,7 @@ impl OpFields for TensorScalarCacheFields {
 }
 
 impl OpFields for TensorTensorFields {
-    fn read(o: &Obj<'_>, cx: &mut Cx) -> Self {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
         TensorTensorFields { op: req_enum(o, cx, "op", AluOp::Bypass), acc: acc_field(o, cx) }
     }
     fn write(&self, w: &mut Map<String, Value>, _fun: &Function) {
@@ -246,7 +246,7 @@ impl OpFields for TensorTensorFields {
 }
 
 impl OpFields for TensorReduceFields {
-    fn read(o: &Obj<'_>, cx: &mut Cx) -> Self {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
         TensorReduceFields {
             op: req_enum(o, cx, "op", AluOp::Add),
             axis: req_enum(o, cx, "axis", AxisListType::X),
@@ -265,7 +265,7 @@ impl OpFields for TensorReduceFields {
 }
 
 impl OpFields for PoolFields {
-    fn read(o: &Obj<'_>, cx: &mut Cx) -> Self {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
         PoolFields { func: req_enum(o, cx, "func", PoolFunctionType::Max) }
     }
     fn write(&self, w: &mut Map<String, Value>, _fun: &Function) {
@@ -274,7 +274,7 @@ impl OpFields for PoolFields {
 }
 
 impl OpFields for AffinePattern {
-    fn read(o: &Obj<'_>, cx: &mut Cx) -> Self {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
         AffinePattern {
             base: o.opt(cx, "base", Cx::int).unwrap_or(0),
             pattern: o.req(cx, "pattern", Cx::pairs).unwrap_or_default(),
@@ -289,7 +289,7 @@ impl OpFields for AffinePattern {
 }
 
 impl OpFields for IotaFields {
-    fn read(o: &Obj<'_>, cx: &mut Cx) -> Self {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
         IotaFields { generator: AffinePattern::read(o, cx) }
     }
     fn write(&self, w: &mut Map<String, Value>, _fun: &Function) {
@@ -298,7 +298,7 @@ impl OpFields for IotaFields {
 }
 
 impl OpFields for AffineSelectFields {
-    fn read(o: &Obj<'_>, cx: &mut Cx) -> Self {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
         AffineSelectFields {
             generator: AffinePattern::read(o, cx),
             compare_op: opt_enum(o, cx, "compare_op").unwrap_or(AluOp::IsEqual),
@@ -313,7 +313,7 @@ impl OpFields for AffineSelectFields {
 }
 
 impl OpFields for MemsetFields {
-    fn read(o: &Obj<'_>, cx: &mut Cx) -> Self {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
         MemsetFields {
             mode: opt_enum(o, cx, "mode").unwrap_or(MemsetMode::Const),
             constant: o
@@ -332,7 +332,7 @@ impl OpFields for MemsetFields {
 }
 
 impl OpFields for StreamShuffleFields {
-    fn read(o: &Obj<'_>, cx: &mut Cx) -> Self {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
         let mask = o.req(cx, "mask", |cx, v, p| cx.list(v, p, |cx, v, p| cx.uint_max(v, p, 255)));
         StreamShuffleFields { mask: mask.unwrap_or_default().into_iter().map(|m| m as u8).collect() }
     }
@@ -342,7 +342,7 @@ impl OpFields for StreamShuffleFields {
 }
 
 impl OpFields for CopyPredicatedFields {
-    fn read(o: &Obj<'_>, cx: &mut Cx) -> Self {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
         CopyPredicatedFields {
             reverse_pred: flag(o, cx, "reverse_pred", false),
             can_read_uninit: flag(o, cx, "can_read_uninit", false),
@@ -355,7 +355,7 @@ impl OpFields for CopyPredicatedFields {
 }
 
 impl OpFields for IndirectCopyFields {
-    fn read(o: &Obj<'_>, cx: &mut Cx) -> Self {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
         IndirectCopyFields { num_valid_indices: o.req(cx, "num_valid_indices", Cx::uint).unwrap_or(0) }
     }
     fn write(&self, w: &mut Map<String, Value>, _fun: &Function) {
@@ -364,7 +364,7 @@ impl OpFields for IndirectCopyFields {
 }
 
 impl OpFields for IndirectSaveAccumulateFields {
-    fn read(o: &Obj<'_>, cx: &mut Cx) -> Self {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
         IndirectSaveAccumulateFields {
             dma: DmaFields::read(o, cx),
             num_indices: o.req(cx, "num_indices", Cx::uint).unwrap_or(0),
@@ -381,7 +381,7 @@ impl OpFields for IndirectSaveAccumulateFields {
 }
 
 impl OpFields for GenericIndirectFields {
-    fn read(o: &Obj<'_>, cx: &mut Cx) -> Self {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
         GenericIndirectFields {
             dma: DmaFields::read(o, cx),
             indirect_dims: o
@@ -398,7 +398,7 @@ impl OpFields for GenericIndirectFields {
 }
 
 impl OpFields for DmaTriggerFields {
-    fn read(o: &Obj<'_>, cx: &mut Cx) -> Self {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
         DmaTriggerFields {
             dma: DmaFields::read(o, cx),
             dma_blocks: o.opt(cx, "dma_blocks", |cx, v, p| cx.list(v, p, Cx::string)).unwrap_or_default(),
@@ -411,12 +411,12 @@ impl OpFields for DmaTriggerFields {
 }
 
 impl OpFields for DmaBlockFields {
-    fn read(o: &Obj<'_>, cx: &mut Cx) -> Self {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
         let descriptors = o.opt(cx, "descriptors", |cx, v, p| {
             let items = cx.arr(v, p)?;
             let mut out = Vec::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
-                let Some(obj) = cx.obj(item, &format!("{p}[{i}]")) else { continue };
+                let Some(obj) = cx.obj(item, &p.index(i)) else { continue };
                 if let Some(inst) = cx.instruction(&obj, i) {
                     out.push(inst);
                 }
@@ -433,7 +433,7 @@ impl OpFields for DmaBlockFields {
 }
 
 impl OpFields for DmaDescriptorFields {
-    fn read(o: &Obj<'_>, cx: &mut Cx) -> Self {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
         DmaDescriptorFields {
             num_tiling_dimensions: o
                 .opt(cx, "num_tiling_dimensions", |cx, v, p| cx.uint_max(v, p, u64::from(u32::MAX)))
@@ -458,7 +458,7 @@ impl OpFields for DmaDescriptorFields {
 }
 
 impl OpFields for MatmultFields {
-    fn read(o: &Obj<'_>, cx: &mut Cx) -> Self {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
         let ints =
             |cx: &mut Cx, key: &str| o.opt(cx, key, |cx, v, p| cx.list(v, p, Cx::int)).unwrap_or_default();
         MatmultFields {
@@ -485,7 +485,7 @@ impl OpFields for MatmultFields {
 }
 
 impl OpFields for ActivationFields {
-    fn read(o: &Obj<'_>, cx: &mut Cx) -> Self {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
         let func = o.req(cx, "func", |cx, v, p| {
             let s = cx.string(v, p)?;
             Some(match ActivationFunctionType::from_name(&s) {
