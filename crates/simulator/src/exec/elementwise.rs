@@ -215,7 +215,9 @@ struct PairPass<'a> {
 
 impl Pass for PairPass<'_> {
     fn run<K: Store>(self, codec: K) -> Res<()> {
-        struct Go<'a, K: Codec>(K, Option<(&'a [K::C], &'a [K::C])>, &'a mut [K::C]);
+        /// The two inputs of one chunk, or none when the pass runs in place.
+        type Inputs<'a, C> = Option<(&'a [C], &'a [C])>;
+        struct Go<'a, K: Codec>(K, Inputs<'a, K::C>, &'a mut [K::C]);
         impl<K: Codec> F32Visitor for Go<'_, K> {
             type Out = ();
             fn visit<O: F32Op>(self) {
