@@ -8,7 +8,7 @@
 //! | `expect: ok` | the program loads, validates and round-trips |
 //! | `expect: oracle` | the results match the oracle data stored in the case file (suites whose vectors come from an oracle script) |
 //! | `skip: REASON` | the case is counted as skipped (for cases that need something CI lacks) |
-//! | `error KIND @ LOCATION | MESSAGE` | loading or validation reports exactly these errors: one diagnostic per line, of that kind, whose location contains LOCATION and whose message contains MESSAGE |
+//! | `error KIND @ LOCATION | MESSAGE` | loading or validation reports exactly these errors: one diagnostic per line, of that kind, whose location contains LOCATION and whose message contains MESSAGE (in program suites too: the program is then only loaded and validated) |
 //! | `input NAME = FILE.npy` | program cases: load allocation (or location) NAME from FILE before running |
 //! | `output NAME = FILE.npy` | program cases: after running, NAME must equal FILE bit for bit |
 //! | `profile: refsim` or `profile: nki` | program cases: the numerics fidelity profile (default refsim) |
