@@ -157,13 +157,22 @@ pub fn header_bytes(descr: &str, shape: &[u64]) -> Vec<u8> {
         _ => format!("({})", shape.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")),
     };
     let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    // Version 1.0 stores the header length in 16 bits; a longer header (a shape with thousands
+    // of dims) takes version 2.0's 32-bit length, which NumPy reads too.
+    let v1 = header.len() + 64 <= usize::from(u16::MAX);
+    let prefix = if v1 { 10 } else { 12 };
     // Pad so the data starts on a 64-byte boundary, ending the header with a newline.
-    let total = 10 + header.len() + 1;
+    let total = prefix + header.len() + 1;
     header.push_str(&" ".repeat((64 - total % 64) % 64));
     header.push('\n');
-    let mut out = Vec::with_capacity(10 + header.len());
-    out.extend_from_slice(b"\x93NUMPY\x01\x00");
-    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    let mut out = Vec::with_capacity(prefix + header.len());
+    if v1 {
+        out.extend_from_slice(b"\x93NUMPY\x01\x00");
+        out.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    } else {
+        out.extend_from_slice(b"\x93NUMPY\x02\x00");
+        out.extend_from_slice(&(header.len() as u32).to_le_bytes());
+    }
     out.extend_from_slice(header.as_bytes());
     out
 }

@@ -220,3 +220,99 @@ fn validate_and_dump() {
     assert_eq!(code, 0);
     assert!(out.contains("a_tile SB dims [128, 2048]") && out.contains("TensorScalar"), "{out}");
 }
+
+/// Hardening: with two outputs, the first is not replaced when the second's folder is missing
+/// (every output path is checked before the run, and none is replaced unless all are written).
+#[test]
+fn partial_outputs_replace_none() {
+    let d = scratch();
+    let first = d.join("first.npy");
+    std::fs::write(&first, b"keep me").unwrap();
+    let (prog, a) = (s(&example("program.json")), format!("a={}", s(&example("a.npy"))));
+    fails(
+        &[
+            "run",
+            &prog,
+            "--input",
+            &a,
+            "--output",
+            &format!("b={}", s(&first)),
+            "--output",
+            &format!("b_set={}/no/such/dir/second.npy", s(&d)),
+        ],
+        2,
+        "does not exist",
+        &first,
+    );
+    assert_eq!(std::fs::read(&first).unwrap(), b"keep me");
+}
+
+/// Hardening: a FIFO or a device given as an output is refused before running (never replaced
+/// by a regular file); a symlink is written through to its target and stays a symlink.
+#[cfg(unix)]
+#[test]
+fn clobbered_files_fifo_device_and_symlink() {
+    let d = scratch();
+    let (prog, a) = (s(&example("program.json")), format!("a={}", s(&example("a.npy"))));
+    let fifo = d.join("fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let (code, _, err) = birsim(&["run", &prog, "--input", &a, "--output", &format!("b={}", s(&fifo))]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not a regular file"), "{err}");
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo_like());
+    let (code, _, err) = birsim(&["run", &prog, "--input", &a, "--output", "b=/dev/null"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not a regular file"), "{err}");
+    // A symlink to a regular file: the target gets the output, the link stays a link.
+    let target = d.join("target.npy");
+    std::fs::write(&target, b"old").unwrap();
+    let link = d.join("link.npy");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let (code, _, err) = birsim(&["run", &prog, "--input", &a, "--output", &format!("b={}", s(&link))]);
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert_eq!(std::fs::read(&target).unwrap(), std::fs::read(example("expected_b.npy")).unwrap());
+}
+
+trait FifoLike {
+    fn is_fifo_like(&self) -> bool;
+}
+#[cfg(unix)]
+impl FifoLike for std::fs::FileType {
+    fn is_fifo_like(&self) -> bool {
+        std::os::unix::fs::FileTypeExt::is_fifo(self)
+    }
+}
+
+/// Hardening: a run without `--input` for an Input allocation names it (exit 2) instead of
+/// computing on 0xFF bytes; `--allow-uninit-inputs` runs it anyway.
+#[test]
+fn silent_missing_inputs_are_named() {
+    let d = scratch();
+    let b = d.join("b.npy");
+    let prog = s(&example("program.json"));
+    fails(&["run", &prog, "--output", &format!("b={}", s(&b))], 2, "no --input for 'a_set'", &b);
+    let (code, _, err) =
+        birsim(&["run", &prog, "--allow-uninit-inputs", "--output", &format!("b={}", s(&b))]);
+    assert_eq!(code, 0, "{err}");
+}
+
+/// Hardening: a program with thousands of problems prints at most 100 of them and a count.
+#[test]
+fn diagnostic_amplification_is_capped() {
+    let d = scratch();
+    let mut insts = Vec::new();
+    for k in 0..1500 {
+        insts.push(format!(r#"{{"opcode":"TensorCopy","name":"c{k}","ins":[{{"kind":"physical_ap","memref":"nope{k}","dtype":"float32","ap":[[1,1],[1,1]]}}],"outs":[]}}"#));
+    }
+    let text = format!(
+        r#"{{"functions":[{{"name":"f","allocations":[],"blocks":[{{"name":"b","instructions":[{}]}}]}}]}}"#,
+        insts.join(",")
+    );
+    let p = d.join("p.json");
+    std::fs::write(&p, text).unwrap();
+    let (code, _, err) = birsim(&["validate", &s(&p)]);
+    assert_eq!(code, 2);
+    assert!(err.lines().count() <= 103, "{} lines", err.lines().count());
+    assert!(err.contains("more problem(s)"), "{err}");
+}

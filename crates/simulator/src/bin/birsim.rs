@@ -3,7 +3,7 @@
 //! Exit codes: 0 success, 1 the program faulted while running, 2 bad input or usage,
 //! 3 an internal birsim error (a bug; please report it).
 
-use bir_ir::{Function, Node, Operand, Program, ValidateOptions, json, validate};
+use bir_ir::{Function, Node, Operand, Program, TensorKind, ValidateOptions, json, validate};
 use numerics::Profile;
 use simulator::{Outcome, Simulator, io};
 use std::path::{Path, PathBuf};
@@ -16,7 +16,7 @@ usage:
   birsim run PROGRAM.json [--input NAME=FILE.npy]... [--output NAME=FILE.npy]...
              [--out-dir DIR] [--profile refsim|nki] [--trace FILE.jsonl] [--memory-cap BYTES]
              [--fp8-saturate on|off] [--tsc-reverse direction|operands] [--stats]
-             [--threads N]
+             [--threads N] [--allow-uninit-inputs]
   birsim validate PROGRAM.json [--memory-cap BYTES]
   birsim dump PROGRAM.json
   birsim --help | --version
@@ -26,6 +26,11 @@ float32 as <f4, float16 as <f2, integers as themselves, and bfloat16, fp8, float
 packed _x4 types as unsigned integers of the same width holding the raw bits. An input's shape
 must equal its allocation's tensor_shape. Outputs are written only after the whole program ran,
 each atomically; --out-dir writes every output allocation as NAME.npy.
+
+Every Input allocation needs an --input (or --allow-uninit-inputs, to run it as 0xFF bytes).
+Outputs must be regular files or new files in existing folders (a symlink is written through to
+its target); every output path is checked before the run, and none is replaced unless all are
+written. At most 100 problems are printed.
 
 --threads N (or BIRSIM_THREADS) caps the threads a kernel uses (default: every core); results
 are bit-identical for every count. --stats prints, after the run, the time and bytes written per opcode and the slowest instructions
@@ -46,6 +51,18 @@ fn bad(msg: impl Into<String>) -> Exit {
 }
 
 fn main() -> ExitCode {
+    // Any remaining bug is exit 3 with a one-line report, not Rust's 101 and a backtrace.
+    std::panic::set_hook(Box::new(|info| {
+        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        eprintln!("birsim: internal error (please report): panic{at}: {what}");
+        std::process::exit(3);
+    }));
     let args: Vec<String> = std::env::args().skip(1).collect();
     match dispatch(&args) {
         Ok(()) => ExitCode::SUCCESS,
@@ -88,6 +105,7 @@ struct RunOptions {
     tsc_reverse: Option<bool>,
     stats: bool,
     threads: Option<usize>,
+    allow_uninit_inputs: bool,
 }
 
 fn parse(args: &[String], allowed: &[&str]) -> Result<RunOptions, Exit> {
@@ -108,11 +126,15 @@ fn parse(args: &[String], allowed: &[&str]) -> Result<RunOptions, Exit> {
         if !allowed.contains(&flag) {
             return Err(bad(format!("unknown option `{flag}`\n\n{USAGE}")));
         }
-        if flag == "--stats" {
+        if flag == "--stats" || flag == "--allow-uninit-inputs" {
             if inline.is_some() {
-                return Err(bad("--stats takes no value"));
+                return Err(bad(format!("{flag} takes no value")));
             }
-            o.stats = true;
+            if flag == "--stats" {
+                o.stats = true;
+            } else {
+                o.allow_uninit_inputs = true;
+            }
             continue;
         }
         let value = match inline {
@@ -176,7 +198,10 @@ fn threads(value: &str, what: &str) -> Result<usize, Exit> {
 
 fn load(path: &Path) -> Result<Program, Exit> {
     let bytes = std::fs::read(path).map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?;
-    json::load_slice(&bytes).map_err(|e| bad(format!("{}: {e}", path.display())))
+    json::load_slice(&bytes).map_err(|e| match e {
+        bir_ir::LoadError::Invalid(d) => problems(path, &d),
+        e => bad(format!("{}: {e}", path.display())),
+    })
 }
 
 fn options(o: &RunOptions) -> ValidateOptions {
@@ -197,7 +222,7 @@ fn validate_cmd(args: &[String]) -> Result<(), Exit> {
             println!("{}: ok ({} function(s), {n} instruction(s))", o.program.display(), p.functions.len());
             Ok(())
         }
-        Err(d) => Err(bad(format!("{}: {} problem(s):\n{d}", o.program.display(), d.len()))),
+        Err(d) => Err(problems(&o.program, &d)),
     }
 }
 
@@ -205,26 +230,107 @@ fn shape_str(s: &[u64]) -> String {
     format!("({})", s.iter().map(u64::to_string).collect::<Vec<_>>().join(", "))
 }
 
-/// Writes `path` through a temporary file in the same folder and a rename, so a reader never
-/// sees a partial file and a failure leaves the old one untouched.
-fn write_atomically(
-    path: &Path,
-    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> Result<(), String>,
-) -> Result<(), Exit> {
-    use std::io::Write;
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let file = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = dir.join(format!(".{file}.birsim-{}.tmp", std::process::id()));
-    let result = std::fs::File::create(&tmp).map_err(|e| e.to_string()).and_then(|f| {
-        let mut w = std::io::BufWriter::new(f);
-        write(&mut w)?;
-        w.flush().map_err(|e| e.to_string())?;
-        std::fs::rename(&tmp, path).map_err(|e| e.to_string())
-    });
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        bad(format!("cannot write {}: {e}", path.display()))
-    })
+/// An output file being written: everything goes to a temporary file beside its target, and
+/// the targets are replaced only once every output is whole.
+struct Staged {
+    /// The file to replace (a symlink's target, resolved), or to create.
+    target: PathBuf,
+    tmp: PathBuf,
+}
+
+impl Staged {
+    /// Checks that `path` can be written as an output and creates its (empty) temporary file.
+    /// A symlink is written through to its target; anything but a regular file (a FIFO, a
+    /// device, a directory) is refused, and so is a folder that does not exist.
+    fn prepare(path: &Path, what: &str) -> Result<Staged, Exit> {
+        let refuse = |why: String| bad(format!("{what} {}: {why}", path.display()));
+        let target = match std::fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path)
+                .map_err(|e| refuse(format!("a symlink whose target cannot be resolved ({e})")))?,
+            Ok(_) => path.to_path_buf(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => path.to_path_buf(),
+            Err(e) => return Err(refuse(e.to_string())),
+        };
+        match std::fs::metadata(&target) {
+            Ok(m) if !m.is_file() => {
+                return Err(refuse("not a regular file (birsim replaces only regular files)".into()));
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(refuse(e.to_string())),
+        }
+        let dir = target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if !dir.is_dir() {
+            return Err(refuse(format!("the folder {} does not exist", dir.display())));
+        }
+        let file = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let tmp = dir.join(format!(".{file}.birsim-{}.tmp", std::process::id()));
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| refuse(format!("cannot create a file in {}: {e}", dir.display())))?;
+        Ok(Staged { target, tmp })
+    }
+
+    /// Writes the temporary file.
+    fn write(
+        &self,
+        write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> Result<(), String>,
+    ) -> Result<(), Exit> {
+        use std::io::Write;
+        let r = std::fs::File::create(&self.tmp).map_err(|e| e.to_string()).and_then(|f| {
+            let mut w = std::io::BufWriter::new(f);
+            write(&mut w)?;
+            w.flush().map_err(|e| e.to_string())
+        });
+        r.map_err(|e| bad(format!("cannot write {}: {e}", self.target.display())))
+    }
+}
+
+/// Every staged output of one run: removed if the run fails, renamed over their targets if not.
+#[derive(Default)]
+struct Outputs(Vec<Staged>);
+
+impl Outputs {
+    fn commit(mut self) -> Result<(), Exit> {
+        for s in std::mem::take(&mut self.0) {
+            if let Err(e) = std::fs::rename(&s.tmp, &s.target) {
+                let _ = std::fs::remove_file(&s.tmp);
+                return Err(bad(format!("cannot write {}: {e}", s.target.display())));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Outputs {
+    fn drop(&mut self) {
+        for s in &self.0 {
+            let _ = std::fs::remove_file(&s.tmp);
+        }
+    }
+}
+
+/// At most this many diagnostics are printed; the rest are counted.
+const MAX_DIAGNOSTICS: usize = 100;
+
+/// A problem list for the terminal: the first [`MAX_DIAGNOSTICS`] lines, each at most 300
+/// characters (names inside messages can be long), then how many more there were.
+fn problems(path: &Path, d: &bir_ir::Diagnostics) -> Exit {
+    let mut text = String::new();
+    for line in d.to_string().lines().take(MAX_DIAGNOSTICS) {
+        let mut l: String = line.chars().take(300).collect();
+        if l.len() < line.len() {
+            l.push('…');
+        }
+        text.push_str(&l);
+        text.push('\n');
+    }
+    if d.len() > MAX_DIAGNOSTICS {
+        text.push_str(&format!("… and {} more problem(s)\n", d.len() - MAX_DIAGNOSTICS));
+    }
+    bad(format!("{}: {} problem(s):\n{}", path.display(), d.len(), text.trim_end()))
 }
 
 fn run(args: &[String]) -> Result<(), Exit> {
@@ -241,6 +347,7 @@ fn run(args: &[String]) -> Result<(), Exit> {
             "--tsc-reverse",
             "--stats",
             "--threads",
+            "--allow-uninit-inputs",
         ],
     )?;
     let mut profile = match o.profile.as_deref() {
@@ -251,15 +358,15 @@ fn run(args: &[String]) -> Result<(), Exit> {
         profile.fp8_saturate = sat;
     }
     let program = load(&o.program)?;
-    let valid = validate(&program, &options(&o))
-        .map_err(|d| bad(format!("{}: {} problem(s):\n{d}", o.program.display(), d.len())))?;
+    let valid = validate(&program, &options(&o)).map_err(|d| problems(&o.program, &d))?;
     let f = &program.functions[0];
 
-    // Resolve every name and read every input before running anything.
+    // Resolve every name and read every input header before running anything.
     let mut inputs = Vec::new();
+    let mut given = Vec::new();
     for (name, path) in &o.inputs {
-        let open = || -> Result<_, String> {
-            io::resolve(f, name)?;
+        let mut open = || -> Result<_, String> {
+            given.push(io::resolve(f, name)?.loc);
             let file =
                 std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
             let len = file.metadata().map(|m| m.len()).unwrap_or(0);
@@ -268,24 +375,51 @@ fn run(args: &[String]) -> Result<(), Exit> {
         };
         inputs.push(open().map_err(|e| bad(format!("--input {name}: {e}")))?);
     }
+    // An input allocation nobody loaded would run on the uninitialised marker: name it.
+    let missing: Vec<&str> = f
+        .allocations
+        .iter()
+        .filter(|a| {
+            matches!(
+                a.kind,
+                TensorKind::ExternalInput | TensorKind::ExternalInputParameter | TensorKind::Input
+            ) && !a.locations.iter().any(|l| given.contains(l))
+        })
+        .map(|a| a.name.as_str())
+        .collect();
+    if !missing.is_empty() && !o.allow_uninit_inputs {
+        return Err(bad(format!(
+            "no --input for {} (pass --allow-uninit-inputs to run them as uninitialised memory, 0xFF bytes)",
+            missing.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ")
+        )));
+    }
     let resolve =
         |name: &str, flag: &str| io::resolve(f, name).map_err(|e| bad(format!("{flag} {name}: {e}")));
-    let mut outputs: Vec<(io::Tensor, PathBuf)> = Vec::new();
+    let mut outputs: Vec<(io::Tensor, PathBuf, &str)> = Vec::new();
     for (name, path) in &o.outputs {
-        outputs.push((resolve(name, "--output")?, path.clone()));
+        outputs.push((resolve(name, "--output")?, path.clone(), "--output"));
     }
     if let Some(dir) = &o.out_dir {
         if !dir.is_dir() {
             return Err(bad(format!("--out-dir {}: not a directory", dir.display())));
         }
         for a in f.allocations.iter().filter(|a| a.kind.is_output()) {
-            outputs.push((resolve(&a.name, "--out-dir")?, dir.join(format!("{}.npy", a.name))));
+            outputs.push((resolve(&a.name, "--out-dir")?, dir.join(format!("{}.npy", a.name)), "--out-dir"));
         }
     }
+    // Every output path is checked, and its temporary file created, before the run.
+    let mut staged = Outputs::default();
+    for (_, path, flag) in &outputs {
+        staged.0.push(Staged::prepare(path, flag)?);
+    }
+    let trace = match &o.trace {
+        Some(path) => Some(Outputs(vec![Staged::prepare(path, "--trace")?])),
+        None => None,
+    };
 
     let mut sim = Simulator::new(valid, profile);
     // Only the outputs are read back: every other location is freed after its last use.
-    let keep: Vec<bir_ir::LocId> = outputs.iter().map(|(t, _)| t.loc).collect();
+    let keep: Vec<bir_ir::LocId> = outputs.iter().map(|(t, _, _)| t.loc).collect();
     sim.free_dead_locations(&keep);
     let mut options = simulator::Options::default();
     if let Some(n) = o.threads {
@@ -295,8 +429,31 @@ fn run(args: &[String]) -> Result<(), Exit> {
         options.reverse_flags_reverse_scan = direction;
     }
     sim.set_options(options);
-    if o.trace.is_some() {
-        sim.enable_trace();
+    // The trace streams to its temporary file as instructions complete (bounded memory).
+    type Sink = std::rc::Rc<std::cell::RefCell<(std::io::BufWriter<std::fs::File>, Option<String>)>>;
+    let sink: Option<Sink> = match &trace {
+        Some(t) => {
+            let t = &t.0[0];
+            let file = std::fs::File::create(&t.tmp)
+                .map_err(|e| bad(format!("cannot write {}: {e}", t.target.display())))?;
+            Some(std::rc::Rc::new(std::cell::RefCell::new((std::io::BufWriter::new(file), None))))
+        }
+        None => None,
+    };
+    if let Some(sink) = &sink {
+        use std::io::Write;
+        let sink = sink.clone();
+        sim.enable_trace_sink(move |e| {
+            let line = serde_json::json!({
+                "index": e.index, "name": e.name, "opcode": e.opcode, "bytes_written": e.bytes_written,
+                "checksums": e.checksums.iter().map(|c| format!("fnv1a64:{c:016x}")).collect::<Vec<_>>(),
+                "elapsed_ns": e.elapsed_ns,
+            });
+            let mut s = sink.borrow_mut();
+            if let Err(x) = writeln!(s.0, "{line}") {
+                s.1.get_or_insert(x.to_string());
+            }
+        });
     }
     if o.stats {
         sim.enable_stats();
@@ -305,33 +462,31 @@ fn run(args: &[String]) -> Result<(), Exit> {
         io::load_input(&mut sim, input).map_err(bad)?;
     }
     let outcome = sim.run().map_err(|e| Exit(3, e.to_string()))?;
-    if let Some(path) = &o.trace {
-        let mut text = String::new();
-        for e in sim.trace() {
-            let line = serde_json::json!({
-                "index": e.index, "name": e.name, "opcode": e.opcode, "bytes_written": e.bytes_written,
-                "checksums": e.checksums.iter().map(|c| format!("fnv1a64:{c:016x}")).collect::<Vec<_>>(),
-                "elapsed_ns": e.elapsed_ns,
-            });
-            text.push_str(&line.to_string());
-            text.push('\n');
-        }
-        write_atomically(path, |w| {
-            use std::io::Write;
-            w.write_all(text.as_bytes()).map_err(|e| e.to_string())
-        })?;
-    }
+    let executed = sim.executed();
     if let Some(stats) = sim.stats() {
         print_stats(stats);
     }
+    if let (Some(sink), Some(t)) = (&sink, trace) {
+        use std::io::Write;
+        let mut s = sink.borrow_mut();
+        let flushed = s.0.flush().map_err(|e| e.to_string());
+        if let Some(e) = s.1.clone().or(flushed.err()) {
+            return Err(bad(format!("cannot write the trace {}: {e}", t.0[0].target.display())));
+        }
+        drop(s);
+        // The trace is kept even when the program faulted: it shows what ran.
+        t.commit()?;
+    }
     if let Outcome::Faulted(fault) = outcome {
-        return Err(Exit(1, format!("the program faulted after {} instruction(s): {fault}", sim.executed())));
+        return Err(Exit(1, format!("the program faulted after {executed} instruction(s): {fault}")));
     }
-    // Each output streams from memory into a temporary file, renamed into place only when whole.
-    for (t, path) in &outputs {
-        write_atomically(path, |w| io::save(&mut sim, t, w))?;
+    // Each output streams from memory into its temporary file; all are renamed into place only
+    // when every one is whole.
+    for ((t, _, _), s) in outputs.iter().zip(&staged.0) {
+        s.write(|w| io::save(&mut sim, t, w))?;
     }
-    eprintln!("birsim: ok: {} instruction(s) executed, {} output(s) written", sim.executed(), outputs.len());
+    staged.commit()?;
+    eprintln!("birsim: ok: {executed} instruction(s) executed, {} output(s) written", outputs.len());
     if std::env::var_os("BIRSIM_REPORT_PEAK_RSS").is_some() {
         // For `cargo xtask bench`: the peak resident set, from the kernel's own accounting.
         let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();

@@ -144,6 +144,9 @@ pub(crate) struct EngineState {
     pub(crate) caches: Vec<(EngineType, Vec<f32>)>,
 }
 
+/// A consumer of streamed trace entries.
+type TraceSink<'p> = Box<dyn FnMut(&TraceEntry) + 'p>;
+
 /// Runs programs. Create one per program run.
 pub struct Simulator<'p> {
     f: &'p Function,
@@ -152,6 +155,8 @@ pub struct Simulator<'p> {
     profile: Profile,
     options: Options,
     trace: Option<Vec<TraceEntry>>,
+    /// Where streamed trace entries go (`enable_trace_sink`), instead of `trace`.
+    sink: Option<TraceSink<'p>>,
     executed: u64,
     context: Vec<String>,
     engines: EngineState,
@@ -175,6 +180,7 @@ impl<'p> Simulator<'p> {
             profile,
             options: Options::default(),
             trace: None,
+            sink: None,
             executed: 0,
             context: Vec::new(),
             engines: EngineState::default(),
@@ -219,6 +225,13 @@ impl<'p> Simulator<'p> {
     /// Records a [`TraceEntry`] per executed instruction from now on.
     pub fn enable_trace(&mut self) {
         self.trace = Some(Vec::new());
+    }
+
+    /// Hands each executed instruction's [`TraceEntry`] to `sink` as it completes, keeping
+    /// nothing in memory (the CLI streams `--trace` to its file this way).
+    pub fn enable_trace_sink(&mut self, sink: impl FnMut(&TraceEntry) + 'p) {
+        self.trace = None;
+        self.sink = Some(Box::new(sink));
     }
 
     /// Collects [`Stats`] from now on.
@@ -301,8 +314,9 @@ impl<'p> Simulator<'p> {
     }
 
     fn instruction(&mut self, i: &'p Instruction) -> Res<()> {
-        let mut regions = Written::new(self.trace.is_some());
-        let timed = (self.trace.is_some() || self.stats.is_some()).then(std::time::Instant::now);
+        let tracing = self.trace.is_some() || self.sink.is_some();
+        let mut regions = Written::new(tracing);
+        let timed = (tracing || self.stats.is_some()).then(std::time::Instant::now);
         match &i.op {
             Op::GenericCopy(_) | Op::AbstractCopy(_) | Op::TensorCopy(_) | Op::Load(_) | Op::Save(_) => {
                 self.copy(i, &mut regions)?
@@ -325,15 +339,20 @@ impl<'p> Simulator<'p> {
         if let Some(stats) = self.stats.as_mut() {
             stats.record(self.executed - 1, i, elapsed_ns, regions.bytes());
         }
-        if let Some(trace) = self.trace.as_mut() {
-            trace.push(TraceEntry {
+        if tracing {
+            let entry = TraceEntry {
                 index: self.executed - 1,
                 name: i.name.clone(),
                 opcode: i.opcode().name(),
                 bytes_written: regions.bytes(),
                 checksums: regions.checksums(),
                 elapsed_ns,
-            });
+            };
+            match (self.trace.as_mut(), self.sink.as_mut()) {
+                (Some(trace), _) => trace.push(entry),
+                (None, Some(sink)) => sink(&entry),
+                (None, None) => {}
+            }
         }
         Ok(())
     }
