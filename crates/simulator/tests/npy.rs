@@ -1,6 +1,6 @@
 //! `.npy` headers: version 1.0 for ordinary shapes, version 2.0 when the header outgrows 1.0's
 //! 16-bit length (hostile-input catalogue: "corrupt .npy headers").
-#![expect(clippy::unwrap_used, reason = "test code")]
+#![allow(clippy::unwrap_used, reason = "test code")]
 
 use simulator::npy::{header_bytes, read_header};
 
