@@ -17,28 +17,6 @@ use access_pattern::{ApError, Pattern};
 use bir_ir::ops::DmaCopyFields;
 use bir_ir::{AccessPattern, AluOp, CopyMode, Dtype, Instruction, OffsetSource, TransposeOps};
 
-/// `perm[k]`: the source axis (W=0, Z=1, Y=2, X=3) that destination axis `k` takes, per code
-/// (re-facts §3 table, CONFIRMED).
-pub(crate) fn transpose_perm(op: TransposeOps) -> [usize; 4] {
-    const TABLE: [[usize; 4]; 14] = [
-        [0, 1, 2, 3],
-        [0, 1, 3, 2],
-        [0, 3, 1, 2],
-        [0, 2, 3, 1],
-        [1, 0, 2, 3],
-        [1, 2, 0, 3],
-        [1, 2, 3, 0],
-        [2, 3, 0, 1],
-        [2, 3, 1, 0],
-        [2, 0, 1, 3],
-        [3, 0, 1, 2],
-        [3, 1, 2, 0],
-        [3, 2, 1, 0],
-        [3, 2, 0, 1],
-    ];
-    TABLE[usize::from(op as u8).min(13)]
-}
-
 /// The tile edge of the blocked transpose: a 16 × 16 tile of 8-byte elements is 2 KiB.
 const TILE: usize = 16;
 
@@ -315,7 +293,7 @@ impl<'p> Simulator<'p> {
         }
         let (src, dst) = (self.input(i, 0)?, self.output(i, 0)?);
         let (sn, dn) = (nums4(src)?, nums4(dst)?);
-        let perm = transpose_perm(op);
+        let perm = op.permutation();
         if perm.map(|p| sn[p]) != dn {
             return fault(FaultCause::Dims {
                 slot: dst.slot,
@@ -451,13 +429,38 @@ mod tests {
         out
     }
 
+    /// The re-facts §3 table, copied by hand, against `TransposeOps::permutation`.
+    #[test]
+    fn permutations_are_the_re_facts_table() {
+        const TABLE: [[usize; 4]; 14] = [
+            [0, 1, 2, 3],
+            [0, 1, 3, 2],
+            [0, 3, 1, 2],
+            [0, 2, 3, 1],
+            [1, 0, 2, 3],
+            [1, 2, 0, 3],
+            [1, 2, 3, 0],
+            [2, 3, 0, 1],
+            [2, 3, 1, 0],
+            [2, 0, 1, 3],
+            [3, 0, 1, 2],
+            [3, 1, 2, 0],
+            [3, 2, 1, 0],
+            [3, 2, 0, 1],
+        ];
+        for (code, want) in TABLE.iter().enumerate() {
+            let op = <TransposeOps as bir_ir::BirEnum>::from_ordinal(code as u64).unwrap();
+            assert_eq!(op.permutation(), *want, "code {code}");
+        }
+    }
+
     #[test]
     fn every_code_matches_the_slow_twin_on_odd_shapes() {
         let shapes = [[2, 3, 4, 5], [1, 17, 33, 3], [5, 1, 19, 40], [3, 35, 2, 18]];
         for code in 0..14u8 {
             let op = <TransposeOps as bir_ir::BirEnum>::from_ordinal(u64::from(code))
                 .unwrap_or(TransposeOps::None);
-            let perm = transpose_perm(op);
+            let perm = op.permutation();
             for shape in shapes {
                 let n: usize = shape.iter().product();
                 let src: Vec<u32> = (0..n as u32).map(|x| x.wrapping_mul(2_654_435_761)).collect();
@@ -497,9 +500,9 @@ mod tests {
     fn transpose_worked_examples() {
         let src: Vec<u32> = (0..120).collect();
         let bytes: Vec<u8> = src.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let at = |op, flat: usize| {
+        let at = |op: TransposeOps, flat: usize| {
             let mut dst = vec![0u8; bytes.len()];
-            permute_bytes(&bytes, 4, [2, 3, 4, 5], transpose_perm(op), &mut dst);
+            permute_bytes(&bytes, 4, [2, 3, 4, 5], op.permutation(), &mut dst);
             u32::from_le_bytes([dst[4 * flat], dst[4 * flat + 1], dst[4 * flat + 2], dst[4 * flat + 3]])
         };
         assert_eq!(at(TransposeOps::Xyzw, 37), 71);
