@@ -556,3 +556,106 @@ fn copy_predicated_with_reverse() {
     assert_eq!(to_f32(&cp(false)), [9.0, 2.0, 9.0, 4.0]);
     assert_eq!(to_f32(&cp(true)), [1.0, 9.0, 3.0, 9.0]);
 }
+
+// ---------------------------------------------------------------- TensorScalarPtr leftovers
+
+fn tsp(ins: &[String], init_out: &[f32], fields: &str, n: usize) -> Vec<f32> {
+    let out = run(
+        &[
+            t("a", "float32", n, f32s(&(1..=n).map(|v| v as f32).collect::<Vec<_>>())),
+            t("b", "float32", n, f32s(&(1..=n).map(|v| 10.0 * v as f32).collect::<Vec<_>>())),
+            t("y", "float32", n, f32s(init_out)),
+        ],
+        &inst(
+            "TensorScalarPtr",
+            "DVE",
+            ins,
+            &[ap("y", "float32", 0, &[(n as i64, 1), (1, n as i64)])],
+            fields,
+        ),
+    )
+    .unwrap();
+    to_f32(&out[2])
+}
+
+fn imm(v: f32) -> String {
+    format!(r#"{{"kind":"imm_value","dtype":"float32","value":{v:?}}}"#)
+}
+
+#[test]
+fn tsp_scalar_tensor_tensor() {
+    // a = [1,2,3,4], b = [10,20,30,40]: (a·2) + b = [12, 24, 36, 48]; reverse1 subtract:
+    // b − a·2 = [8, 16, 24, 32].
+    let row = |m: &str| ap(m, "float32", 0, &[(4, 1), (1, 4)]);
+    let ins = [row("a"), imm(2.0), row("b")];
+    let y = tsp(&ins, &[0.0; 4], r#""op0":"mult","op1":"add","is_scalar_tensor_tensor":true"#, 4);
+    assert_eq!(y, [12.0, 24.0, 36.0, 48.0]);
+    let y = tsp(
+        &ins,
+        &[0.0; 4],
+        r#""op0":"mult","op1":"subtract","reverse1":true,"is_scalar_tensor_tensor":true"#,
+        4,
+    );
+    assert_eq!(y, [8.0, 16.0, 24.0, 32.0]);
+}
+
+#[test]
+fn tsp_add_accumulate() {
+    // a + 1 = [2,3,4,5], added into y = [1,1,1,1] → [3,4,5,6].
+    let ins = [ap("a", "float32", 0, &[(4, 1), (1, 4)]), imm(1.0)];
+    let y = tsp(&ins, &[1.0; 4], r#""op0":"add","acc":"AddAccumulate""#, 4);
+    assert_eq!(y, [3.0, 4.0, 5.0, 6.0]);
+}
+
+#[test]
+fn tsp_tensor_tensor_scan() {
+    // Two rows of 3: a = [[1,2,3],[4,5,6]], b = [[10,20,30],[40,50,60]], init imm 0,
+    // op0 mult, op1 add: row 0: r = 1·0+10 = 10, 2·10+20 = 40, 3·40+30 = 150;
+    // row 1: 4·0+40 = 40, 5·40+50 = 250, 6·250+60 = 1560.
+    let rows = |m: &str| ap(m, "float32", 0, &[(3, 2), (1, 3)]);
+    let run_scan = |fields: &str| {
+        let out = run(
+            &[
+                t("a", "float32", 6, f32s(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0])),
+                t("b", "float32", 6, f32s(&[10.0, 20.0, 30.0, 40.0, 50.0, 60.0])),
+                t("y", "float32", 6, vec![]),
+            ],
+            &inst("TensorScalarPtr", "DVE", &[rows("a"), rows("b"), imm(0.0)], &[rows("y")], fields),
+        )
+        .unwrap();
+        to_f32(&out[2])
+    };
+    assert_eq!(
+        run_scan(r#""op0":"mult","op1":"add","is_tensor_tensor_scan":true"#),
+        [10.0, 40.0, 150.0, 40.0, 250.0, 1560.0]
+    );
+    // op1 subtract with reverse1 (b is the left operand): row 0: 10 − 1·0 = 10, 20 − 2·10 = 0,
+    // 30 − 3·0 = 30; row 1: 40 − 0 = 40, 50 − 5·40 = −150, 60 − 6·(−150) = 960.
+    assert_eq!(
+        run_scan(r#""op0":"mult","op1":"subtract","reverse1":true,"is_tensor_tensor_scan":true"#),
+        [10.0, 0.0, 30.0, 40.0, -150.0, 960.0]
+    );
+}
+
+#[test]
+fn tsp_apply_transpose_swaps_a_32x32_tile() {
+    // a[p][e] = p·32 + e + 1 on 32 × 32; after the transpose y[p][e] = a[e][p] = e·32 + p + 1,
+    // then + 0: y[0][1] = 33, y[1][0] = 2, y[31][31] = 1024.
+    let a32 = ap("a", "float32", 0, &[(32, 32), (1, 32)]);
+    let out = run(
+        &[
+            t("a", "float32", 1024, f32s(&(1..=1024).map(|v| v as f32).collect::<Vec<_>>())),
+            t("y", "float32", 1024, vec![]),
+        ],
+        &inst(
+            "TensorScalarPtr",
+            "DVE",
+            &[a32, imm(0.0)],
+            &[ap("y", "float32", 0, &[(32, 32), (1, 32)])],
+            r#""op0":"add","apply_transpose":true"#,
+        ),
+    )
+    .unwrap();
+    let y = to_f32(&out[1]);
+    assert_eq!((y[1], y[32], y[1023]), (33.0, 2.0, 1024.0));
+}

@@ -510,6 +510,12 @@ mod tests {
         // Code 11 XZYW (3,1,2,0): dst [5,3,4,2]; dst[4,1,3,1] = src[1,1,3,4] = 60+20+15+4 = 99
         // at flat 4·24 + 1·8 + 3·2 + 1 = 111.
         assert_eq!(at(TransposeOps::Xzyw, 111), 99);
+        // The docs/bir-json.md table: where src[1,0,2,3] (value 73) lands, per code.
+        let lands = [73, 74, 98, 99, 33, 28, 27, 81, 79, 78, 86, 77, 85, 87];
+        for (code, &flat) in lands.iter().enumerate() {
+            let op = <TransposeOps as bir_ir::BirEnum>::from_ordinal(code as u64).unwrap();
+            assert_eq!(at(op, flat), 73, "code {code}");
+        }
     }
 
     #[test]
