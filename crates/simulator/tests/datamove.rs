@@ -55,6 +55,16 @@ fn ap(mem: &str, dtype: &str, offset: i64, pairs: &[(i64, i64)]) -> String {
 
 /// Runs `insts` over the tensors; returns every tensor's final bytes, or the fault.
 fn run(tensors: &[T<'_>], insts: &str) -> Result<Vec<Vec<u8>>, (FaultKind, String)> {
+    let mut elapsed = std::time::Duration::ZERO;
+    run_timed(tensors, insts, &mut elapsed)
+}
+
+/// [`run`], adding the time `Simulator::run` took to `elapsed`.
+fn run_timed(
+    tensors: &[T<'_>],
+    insts: &str,
+    elapsed: &mut std::time::Duration,
+) -> Result<Vec<Vec<u8>>, (FaultKind, String)> {
     let allocs: Vec<String> = tensors
         .iter()
         .map(|x| {
@@ -82,7 +92,10 @@ fn run(tensors: &[T<'_>], insts: &str) -> Result<Vec<Vec<u8>>, (FaultKind, Strin
         init.resize(x.n * size_of(x.dtype), 0);
         sim.memory.load(loc, tt.loc, &init).unwrap();
     }
-    match sim.run().unwrap() {
+    let t0 = std::time::Instant::now();
+    let outcome = sim.run().unwrap();
+    *elapsed += t0.elapsed();
+    match outcome {
         Outcome::Finished => {}
         Outcome::Faulted(f) => return Err((f.kind, f.message())),
     }
@@ -658,4 +671,46 @@ fn tsp_apply_transpose_swaps_a_32x32_tile() {
     .unwrap();
     let y = to_f32(&out[1]);
     assert_eq!((y[1], y[32], y[1023]), (33.0, 2.0, 1024.0));
+}
+
+/// Timing of the DMA transpose on 128 × 64 × 64 fp32 against NumPy's `transpose(...).copy()`
+/// (run with `cargo test --release -p simulator --test datamove -- --ignored --nocapture`).
+#[test]
+#[ignore = "a benchmark"]
+fn bench_dma_transpose_128x64x64() {
+    let n = 128 * 64 * 64;
+    let src: Vec<f32> = (0..n).map(|v| v as f32).collect();
+    // (numpy perm, our source shape, code): the same element movement.
+    let cases = [
+        ("(2,1,0)", [128i64, 64, 64, 1], "XYZW"),
+        ("(0,2,1)", [128, 1, 64, 64], "WZXY"),
+        ("(1,0,2)", [128, 64, 1, 64], "ZWYX"),
+    ];
+    for (np_perm, shape, code) in cases {
+        let strides = [shape[1] * shape[2] * shape[3], shape[2] * shape[3], shape[3], 1];
+        let perm = match code {
+            "XYZW" => [3, 2, 1, 0],
+            "WZXY" => [0, 1, 3, 2],
+            _ => [1, 0, 2, 3],
+        };
+        let d: Vec<i64> = perm.iter().map(|&p| shape[p]).collect();
+        let ds = [d[1] * d[2] * d[3], d[2] * d[3], d[3], 1];
+        let sp: Vec<(i64, i64)> = (0..4).map(|k| (strides[k], shape[k])).collect();
+        let dp: Vec<(i64, i64)> = (0..4).map(|k| (ds[k], d[k])).collect();
+        let one = inst(
+            "DMACopy",
+            "DMA",
+            &[ap("x", "float32", 0, &sp)],
+            &[ap("y", "float32", 0, &dp)],
+            &format!(r#""mode":"Transpose","transpose_op":"{code}""#),
+        );
+        let reps = 20;
+        let body = vec![one; reps].join(",");
+        let mut took = std::time::Duration::ZERO;
+        let tensors = [t("x", "float32", n, f32s(&src)), t("y", "float32", n, vec![])];
+        let out = run_timed(&tensors, &body, &mut took).unwrap();
+        let per = took.as_secs_f64() / reps as f64;
+        eprintln!("numpy transpose{np_perm}: DMACopy {code}: {:.0} us per instruction", per * 1e6);
+        assert_eq!(out[1].len(), 4 * n);
+    }
 }

@@ -18,12 +18,14 @@ use bir_ir::ops::DmaCopyFields;
 use bir_ir::{AccessPattern, AluOp, CopyMode, Dtype, Instruction, OffsetSource, TransposeOps};
 
 /// The tile edge of the blocked transpose: a 16 × 16 tile of 8-byte elements is 2 KiB.
-const TILE: usize = 16;
+const TILE: usize = 32;
 
 /// `dst = numpy.transpose(src, perm)` for a row-major `src` of shape `shape`, elements of `N`
-/// bytes. The loop nest walks the destination in order; when the source's innermost axis is not
-/// the destination's, the two innermost-by-stride axes are walked in `TILE`² blocks so reads and
-/// writes both stay in cache.
+/// bytes. The axes are canonicalised first (size-1 axes dropped, destination-adjacent axes that
+/// are also source-adjacent merged), so every case is either whole runs (the source's
+/// contiguous axis is the destination's) or a 2-D blocked transpose between the source's
+/// contiguous axis and the destination's, in `TILE`² blocks so reads and writes both stay in
+/// cache, inside at most two outer loops.
 pub(crate) fn permute<const N: usize>(
     src: &[[u8; N]],
     shape: [usize; 4],
@@ -31,58 +33,83 @@ pub(crate) fn permute<const N: usize>(
     dst: &mut [[u8; N]],
 ) {
     let s = [shape[1] * shape[2] * shape[3], shape[2] * shape[3], shape[3], 1];
-    let d_shape = perm.map(|p| shape[p]);
-    let d = [d_shape[1] * d_shape[2] * d_shape[3], d_shape[2] * d_shape[3], d_shape[3], 1];
-    // Source stride of each destination axis.
-    let ss = perm.map(|p| s[p]);
-    if d_shape.contains(&0) {
+    // (num, source stride) per destination axis, outermost first.
+    let mut axes: Vec<(usize, usize)> = Vec::with_capacity(4);
+    for &p in &perm {
+        let (n, st) = (shape[p], s[p]);
+        if n == 0 {
+            return;
+        }
+        if n == 1 {
+            continue;
+        }
+        match axes.last_mut() {
+            // The previous (outer) destination axis steps the source by exactly this axis's span.
+            Some(last) if last.1 == st * n => *last = (last.0 * n, st),
+            _ => axes.push((n, st)),
+        }
+    }
+    let total: usize = axes.iter().map(|a| a.0).product();
+    if total == 0 || src.len() < total || dst.len() < total {
         return;
     }
-    // The destination axis that walks the source contiguously.
-    let kx = perm.iter().position(|&p| p == 3).unwrap_or(3);
-    if kx == 3 {
+    // Destination strides of the canonical axes (row-major over them).
+    let mut ds = vec![1usize; axes.len()];
+    for k in (0..axes.len().saturating_sub(1)).rev() {
+        ds[k] = ds[k + 1] * axes[k + 1].0;
+    }
+    let Some(&(nj, sj)) = axes.last() else {
+        dst[0] = src[0];
+        return;
+    };
+    if sj == 1 {
         // Whole runs of the innermost axis.
-        let run = d_shape[3];
-        for c0 in 0..d_shape[0] {
-            for c1 in 0..d_shape[1] {
-                for c2 in 0..d_shape[2] {
-                    let so = c0 * ss[0] + c1 * ss[1] + c2 * ss[2];
-                    let o = c0 * d[0] + c1 * d[1] + c2 * d[2];
-                    dst[o..o + run].copy_from_slice(&src[so..so + run]);
+        let outer = &axes[..axes.len() - 1];
+        let mut idx = vec![0usize; outer.len()];
+        for o in (0..total).step_by(nj) {
+            let so: usize = idx.iter().zip(outer).map(|(c, a)| c * a.1).sum();
+            dst[o..o + nj].copy_from_slice(&src[so..so + nj]);
+            for k in (0..idx.len()).rev() {
+                idx[k] += 1;
+                if idx[k] < outer[k].0 {
+                    break;
                 }
+                idx[k] = 0;
             }
         }
         return;
     }
-    // The two other destination axes (outer loops), in destination order.
-    let mut others = [0usize; 2];
-    let mut n = 0;
-    for k in 0..3 {
-        if k != kx {
-            others[n] = k;
-            n += 1;
-        }
-    }
-    let [a, b] = others;
-    let (ni, nj) = (d_shape[kx], d_shape[3]);
-    let (di, sj) = (d[kx], ss[3]);
-    for ca in 0..d_shape[a] {
-        for cb in 0..d_shape[b] {
-            let so = ca * ss[a] + cb * ss[b];
-            let o = ca * d[a] + cb * d[b];
-            for i0 in (0..ni).step_by(TILE) {
-                let i1 = (i0 + TILE).min(ni);
-                for j0 in (0..nj).step_by(TILE) {
-                    let j1 = (j0 + TILE).min(nj);
-                    for i in i0..i1 {
-                        let row = o + i * di;
-                        let sbase = so + i;
-                        for j in j0..j1 {
-                            dst[row + j] = src[sbase + j * sj];
-                        }
+    // The destination axis that walks the source contiguously (stride 1 exists: the source's
+    // innermost non-unit axis).
+    let Some(ki) = axes.iter().position(|a| a.1 == 1) else { return };
+    let (ni, di) = (axes[ki].0, ds[ki]);
+    let last = axes.len() - 1;
+    let rest: Vec<usize> = (0..last).filter(|&k| k != ki).collect();
+    let mut idx = vec![0usize; rest.len()];
+    let outer_total: usize = rest.iter().map(|&k| axes[k].0).product();
+    for _ in 0..outer_total {
+        let so: usize = idx.iter().zip(&rest).map(|(c, &k)| c * axes[k].1).sum();
+        let o: usize = idx.iter().zip(&rest).map(|(c, &k)| c * ds[k]).sum();
+        for i0 in (0..ni).step_by(TILE) {
+            let i1 = (i0 + TILE).min(ni);
+            for j0 in (0..nj).step_by(TILE) {
+                let j1 = (j0 + TILE).min(nj);
+                for i in i0..i1 {
+                    let row = o + i * di;
+                    let from = so + i + j0 * sj;
+                    let to = &mut dst[row + j0..row + j1];
+                    for (d, v) in to.iter_mut().zip(src[from..].iter().step_by(sj)) {
+                        *d = *v;
                     }
                 }
             }
+        }
+        for k in (0..idx.len()).rev() {
+            idx[k] += 1;
+            if idx[k] < axes[rest[k]].0 {
+                break;
+            }
+            idx[k] = 0;
         }
     }
 }
@@ -301,6 +328,24 @@ impl<'p> Simulator<'p> {
             });
         }
         let dt = dst.ap.dtype;
+        if dt.lanes() == 1
+            && src.ap.dtype == dt
+            && let (Some(sr), Some(dr)) = (self.contiguous(src)?, self.contiguous(dst)?)
+            && sr.len() == dr.len()
+        {
+            // Both single contiguous runs of their memory's own dtype in distinct buffers: one
+            // pass from memory to memory.
+            let size = dt.size();
+            let done = self.memory.with_two(src.ap.loc, dst.ap.loc, |sb, _, db, _| {
+                permute_bytes(&sb[sr.clone()], size, sn, perm, &mut db[dr.clone()]);
+            });
+            if done.is_some() {
+                let memory = &mut self.memory;
+                regions
+                    .record_region(|| memory.buffer_mut(dst.ap.loc).0[dr.clone()].to_vec(), dr.len() as u64);
+                return Ok(());
+            }
+        }
         let (mut a, mut b) = (self.pool.take(), self.pool.take());
         let r = self.read(src, dt, &mut a).and_then(|()| {
             b.resize(a.len(), 0);
@@ -456,7 +501,16 @@ mod tests {
 
     #[test]
     fn every_code_matches_the_slow_twin_on_odd_shapes() {
-        let shapes = [[2, 3, 4, 5], [1, 17, 33, 3], [5, 1, 19, 40], [3, 35, 2, 18]];
+        let shapes = [
+            [2, 3, 4, 5],
+            [1, 17, 33, 3],
+            [5, 1, 19, 40],
+            [3, 35, 2, 18],
+            [7, 5, 3, 1],
+            [1, 1, 1, 1],
+            [3, 1, 1, 7],
+            [33, 1, 17, 1],
+        ];
         for code in 0..14u8 {
             let op = <TransposeOps as bir_ir::BirEnum>::from_ordinal(u64::from(code))
                 .unwrap_or(TransposeOps::None);
