@@ -25,8 +25,6 @@ const LOWER: u64 = 0x7FFF_FFFF;
 #[derive(Clone)]
 pub(crate) struct Mt19937_64 {
     mt: Box<[u64; NN]>,
-    /// Tempered outputs of the current table.
-    out: Box<[u64; NN]>,
     idx: usize,
 }
 
@@ -39,7 +37,7 @@ impl std::fmt::Debug for Mt19937_64 {
 impl Mt19937_64 {
     /// `std::mt19937_64(seed)`.
     pub(crate) fn new(seed: u64) -> Self {
-        let mut g = Mt19937_64 { mt: Box::new([0; NN]), out: Box::new([0; NN]), idx: NN };
+        let mut g = Mt19937_64 { mt: Box::new([0; NN]), idx: NN };
         g.seed(seed);
         g
     }
@@ -54,7 +52,7 @@ impl Mt19937_64 {
         self.idx = NN;
     }
 
-    /// Regenerates the table and tempers it into `out`.
+    /// Regenerates the table (the twist); outputs are tempered as they are drawn.
     fn refill(&mut self) {
         let mt = &mut *self.mt;
         let twist = |a: u64, b: u64, c: u64| {
@@ -68,56 +66,69 @@ impl Mt19937_64 {
             mt[i] = twist(mt[i], mt[i + 1], mt[i + MM - NN]);
         }
         mt[NN - 1] = twist(mt[NN - 1], mt[0], mt[MM - 1]);
-        for (o, &x) in self.out.iter_mut().zip(mt.iter()) {
-            let mut y = x;
-            y ^= (y >> 29) & 0x5555_5555_5555_5555;
-            y ^= (y << 17) & 0x71D6_7FFF_EDA6_0000;
-            y ^= (y << 37) & 0xFFF7_EEE0_0000_0000;
-            y ^= y >> 43;
-            *o = y;
-        }
         self.idx = 0;
     }
 
-    /// The next raw 64-bit output.
-    #[inline]
+    /// The next raw 64-bit output (the oracle test compares these).
+    #[cfg(test)]
     pub(crate) fn next_u64(&mut self) -> u64 {
         if self.idx >= NN {
             self.refill();
         }
-        let v = self.out[self.idx];
+        let v = temper(self.mt[self.idx]);
         self.idx += 1;
         v
     }
 
     /// `std::uniform_int_distribution<uint32_t>(0, 0xFFFFFFFF)(engine)` into every slot of `out`
-    /// (libstdc++'s downscaling: reject `y ≥ 2^32·(2^32−1)`, then `y / (2^32−1)`).
+    /// (libstdc++'s fallback downscaling: reject `y ≥ 2^32·(2^32−1)`, then `y / (2^32−1)`).
     pub(crate) fn fill_uniform_u32(&mut self, out: &mut [u32]) {
-        const SCALING: u64 = 0xFFFF_FFFF;
-        const PAST: u64 = 0xFFFF_FFFF_0000_0000;
         let mut k = 0;
         while k < out.len() {
             if self.idx >= NN {
                 self.refill();
             }
-            let avail = &self.out[self.idx..];
-            let n = avail.len().min(out.len() - k);
-            // Fast pass: no rejections in this run (the chance of one is 2^-32 per draw).
-            if avail[..n].iter().all(|&y| y < PAST) {
-                for (o, &y) in out[k..k + n].iter_mut().zip(avail) {
-                    *o = (y / SCALING) as u32;
+            let n = (NN - self.idx).min(out.len() - k);
+            let words = &self.mt[self.idx..self.idx + n];
+            // One tight pass; a rejection (chance 2^-32 per draw) stops it and is redrawn.
+            let mut done = 0;
+            for (o, &x) in out[k..k + n].iter_mut().zip(words) {
+                let y = temper(x);
+                if y >= PAST {
+                    break;
                 }
-                self.idx += n;
-                k += n;
-            } else {
-                let y = self.next_u64();
-                if y < PAST {
-                    out[k] = (y / SCALING) as u32;
-                    k += 1;
-                }
+                *o = div_2_32_minus_1(y);
+                done += 1;
+            }
+            self.idx += done;
+            k += done;
+            if done < n {
+                // The rejected draw is consumed and nothing is stored for it.
+                self.idx += 1;
             }
         }
     }
+}
+
+/// libstdc++'s rejection bound for a 32-bit range on a 64-bit engine: `2^32 · (2^32 − 1)`.
+const PAST: u64 = 0xFFFF_FFFF_0000_0000;
+
+/// MT19937-64 tempering.
+#[inline(always)]
+fn temper(x: u64) -> u64 {
+    let mut y = x;
+    y ^= (y >> 29) & 0x5555_5555_5555_5555;
+    y ^= (y << 17) & 0x71D6_7FFF_EDA6_0000;
+    y ^= (y << 37) & 0xFFF7_EEE0_0000_0000;
+    y ^ (y >> 43)
+}
+
+/// `y / (2^32 − 1)` for `y < PAST`: with `y = h·2^32 + l`, `y = h·(2^32 − 1) + (h + l)` and
+/// `h + l ≤ 2^33 − 3`, so the quotient is `h + (h + l + 1) >> 32`.
+#[inline(always)]
+fn div_2_32_minus_1(y: u64) -> u32 {
+    let (h, l) = (y >> 32, y & 0xFFFF_FFFF);
+    (h + ((h + l + 1) >> 32)) as u32
 }
 
 /// Xorwow (re-facts §7): state `s0..s4` and a Weyl counter, all mod 2^32.
@@ -345,6 +356,25 @@ mod tests {
     /// = 0xC0000000; t ^ (t << 1) = 0xC0000000 ^ 0x80000000 = 0x40000000; s4 = 0xFFFFFFFF,
     /// s4 ^ (s4 << 4) = 0x0000000F; new s4 = 0x4000000F; counter = 362437 = 0x587C5;
     /// draw = 0x4000000F + 0x587C5 = 0x400587D4.
+    /// The shortcut against the division it replaces, at the edges and on a sweep.
+    #[test]
+    fn division_shortcut() {
+        let edge = [
+            0,
+            1,
+            0xFFFF_FFFE,
+            0xFFFF_FFFF,
+            0x1_0000_0000,
+            PAST - 1,
+            PAST - 0xFFFF_FFFF,
+            0xFFFF_FFFE_FFFF_FFFF,
+        ];
+        for y in edge.into_iter().chain((0..100_000u64).map(|k| k.wrapping_mul(0x9E37_79B9_7F4A_7C15) % PAST))
+        {
+            assert_eq!(u64::from(div_2_32_minus_1(y)), y / 0xFFFF_FFFF, "{y:#x}");
+        }
+    }
+
     #[test]
     fn xorwow_first_draw_by_hand() {
         let mut x = Xorwow::for_row(0, None);
