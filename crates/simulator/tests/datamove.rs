@@ -714,3 +714,39 @@ fn bench_dma_transpose_128x64x64() {
         assert_eq!(out[1].len(), 4 * n);
     }
 }
+
+#[test]
+fn stream_shuffle_on_shifted_overlapping_rows_matches_the_twin() {
+    // Source rows 1..=P and destination rows 0..P of one tensor: every source row is read
+    // before any destination row is written (§5.1), so the twin works on a snapshot.
+    for (parts, free) in [(5usize, 3usize), (33, 2), (64, 1)] {
+        let mut mask = [255u8; 32];
+        let lim = if parts.is_multiple_of(32) { 32 } else { parts % 32 };
+        for (i, m) in mask.iter_mut().enumerate() {
+            if i % 3 != 1 {
+                *m = ((i * 7 + 3) % lim) as u8;
+            }
+        }
+        let all: Vec<u32> = (0..(parts + 1) * free).map(|v| v as u32 * 3 + 1).collect();
+        let rows: Vec<Vec<u32>> = all.chunks(free).map(<[u32]>::to_vec).collect();
+        let src_rows = rows[1..].to_vec();
+        let mut want = rows.clone();
+        shuffle_twin(&src_rows, &mut want[..parts], &mask);
+        let flat: Vec<u8> = all.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let (f, p) = (free as i64, parts as i64);
+        let out = run(
+            &[t("y", "uint32", (parts + 1) * free, flat)],
+            &inst(
+                "StreamShuffle",
+                "DVE",
+                &[ap("y", "uint32", f, &[(f, p), (1, f)])],
+                &[ap("y", "uint32", 0, &[(f, p), (1, f)])],
+                &mask_json(&mask),
+            ),
+        )
+        .unwrap();
+        let got: Vec<u32> =
+            out[0].chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        assert_eq!(got, want.concat(), "parts {parts} free {free}");
+    }
+}
