@@ -33,7 +33,7 @@ pub(crate) fn affine_values(g: &AffinePattern, parts: usize, out: &mut Vec<i32>)
     let n = |v: i64| usize::try_from(v).unwrap_or(0);
     let (nw, nz, ny, nx) = (n(nw), n(nz), n(ny), n(nx));
     out.clear();
-    out.reserve(parts * nw * nz * ny * nx);
+    out.reserve(parts.saturating_mul(nw * nz * ny * nx));
     let mul = |a: i64, b: usize| a.wrapping_mul(b as i64);
     for p in 0..parts {
         let vp = g.base.wrapping_add(mul(g.channel_multiplier, p));
@@ -72,8 +72,9 @@ impl<'p> Simulator<'p> {
     /// The affine values for an output AP, checking that the pattern covers its free size.
     fn affine_for(&mut self, out: Arg<'_>, g: &AffinePattern, vals: &mut Vec<i32>) -> Res<()> {
         let (parts, free) = out.shape()?;
-        let covered: i64 = wzyx(g).iter().map(|d| d.1).product();
-        if g.pattern.len() > 4 || usize::try_from(covered).ok() != Some(free) {
+        let covered =
+            wzyx(g).iter().try_fold(1i64, |acc, d| if d.1 < 1 { None } else { acc.checked_mul(d.1) });
+        if g.pattern.len() > 4 || covered.and_then(|c| usize::try_from(c).ok()) != Some(free) {
             return fault(FaultCause::Dims {
                 slot: out.slot,
                 why: "the pattern's nums must multiply to the output's elements per partition (at most 4 pairs)",
