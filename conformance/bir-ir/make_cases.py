@@ -108,8 +108,10 @@ def all_opcodes():
              engine="DMA", mode="Copy", dge_type="HWDGE", oob_is_err=False, cce_op="add"),
         inst("DMACopy", "dma_cce", [t("t0"), t("t1")], [t("t2")], engine="DMA", mode="CCE",
              cce_op="add", constants=[0.5, 2.0]),
-        inst("DMACopy", "dma_transpose", [ap("t0", F32, four_d)], [ap("t1", F32, four_d)],
-             engine="Pool", mode="Transpose", transpose_op="XZYW"),
+        # WZXY swaps Y and X: [128, 2, 4, 8] -> [128, 2, 8, 4] (dst.num[k] = src.num[perm[k]]).
+        inst("DMACopy", "dma_transpose", [ap("t0", F32, four_d)],
+             [ap("t1", F32, [[64, 128], [32, 2], [4, 8], [1, 4]])],
+             engine="Pool", mode="Transpose", transpose_op="WZXY"),
         inst("DMACopy", "dma_replicate", [ap("t0", F32, [[64, 32], [1, 64]])], [t("t1")],
              engine="DMA", mode="Replicate"),
         inst("StreamShuffle", "shuffle", [t("t0")], [t("t1")],

@@ -70,6 +70,15 @@ struct Validator<'o> {
     opts: &'o ValidateOptions,
 }
 
+/// An AP's element count (`None` on overflow).
+fn elements(ap: &AccessPattern) -> Option<i64> {
+    ap.pairs.iter().try_fold(1i64, |acc, p| acc.checked_mul(p.num))
+}
+
+fn show(n: Option<i64>) -> String {
+    n.map_or_else(|| "an overflowing count".to_owned(), |n| n.to_string())
+}
+
 /// The operand signature of an instruction: its opcode's signature column (opcode.rs), with
 /// DMACopy's resolved by its mode.
 fn signature(op: &Op) -> Option<Sig> {
@@ -482,8 +491,9 @@ impl Validator<'_> {
                     self.reduce_op("op", g.op);
                 }
             }
-            // The index (or predicate) operand is ins[1] and must hold integers.
-            Op::IndirectCopy(_) | Op::Gather(_) | Op::CopyPredicated(_) => {
+            // The index operand is ins[1] and must hold integers. (CopyPredicated's predicate may
+            // be any dtype: it is read converted to uint32, fidelity D9.)
+            Op::IndirectCopy(_) | Op::Gather(_) => {
                 if let Some(d) = dtype_of(1).filter(|d| !d.is_integer()) {
                     self.err(
                         ErrorKind::Dtype,
@@ -504,6 +514,7 @@ impl Validator<'_> {
                         ),
                     );
                 }
+                self.dma_shapes(i, d);
                 if let Some(op) = d.cce_op
                     && d.mode == CopyMode::Cce
                     && !matches!(op, AluOp::Add | AluOp::Max | AluOp::Min)
@@ -513,6 +524,29 @@ impl Validator<'_> {
                         "cce_op",
                         format!("CCE reduces with add, max or min, found {op}"),
                     );
+                }
+            }
+            Op::Iota(g) => self.affine_pattern(i, &g.generator),
+            Op::TensorScalarAffineSelect(g) => {
+                self.affine_pattern(i, &g.generator);
+                if !matches!(
+                    g.compare_op,
+                    AluOp::IsEqual | AluOp::NotEqual | AluOp::IsGt | AluOp::IsGe | AluOp::IsLt | AluOp::IsLe
+                ) {
+                    self.err(
+                        ErrorKind::BadField,
+                        "compare_op",
+                        format!(
+                            "compare_op must be a comparison (is_equal, not_equal, is_gt, is_ge, is_lt, is_le), found {}",
+                            g.compare_op
+                        ),
+                    );
+                }
+                self.same_count(i, 0);
+            }
+            Op::Select(_) => {
+                for k in 0..3 {
+                    self.same_count(i, k);
                 }
             }
             Op::DMATrigger(t) => {
@@ -556,6 +590,143 @@ impl Validator<'_> {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// DMACopy's mode-specific shapes (seed 000 §5.2; fidelity D2–D4).
+    fn dma_shapes(&mut self, i: &Instruction, d: &crate::ops::DmaCopyFields) {
+        let (Some(src), Some(dst)) = (i.in_ap(0), i.out_ap(0)) else { return };
+        match d.mode {
+            CopyMode::Transpose if d.transpose_op != TransposeOps::None => {
+                let mut rank_ok = true;
+                for (field, ap) in [("ins[0].ap", src), ("outs[0].ap", dst)] {
+                    if ap.pairs.len() != 4 {
+                        self.err(
+                            ErrorKind::ApRank,
+                            field,
+                            format!(
+                                "a DMA transpose ({}) needs 4-level access patterns [W, Z, Y, X], found {} levels",
+                                d.transpose_op,
+                                ap.pairs.len()
+                            ),
+                        );
+                        rank_ok = false;
+                    }
+                }
+                if rank_ok {
+                    let perm = d.transpose_op.permutation();
+                    let want: Vec<i64> = perm.iter().map(|&p| src.pairs[p].num).collect();
+                    let got: Vec<i64> = dst.pairs.iter().map(|p| p.num).collect();
+                    if want != got {
+                        self.err(
+                            ErrorKind::ApShape,
+                            "outs[0].ap",
+                            format!(
+                                "transpose {} (source axes {perm:?}) of a source shaped {:?} gives {want:?}, but the destination is {got:?}",
+                                d.transpose_op,
+                                src.pairs.iter().map(|p| p.num).collect::<Vec<_>>()
+                            ),
+                        );
+                    }
+                }
+            }
+            CopyMode::Replicate => {
+                let mut rank_ok = true;
+                for (field, ap) in [("ins[0].ap", src), ("outs[0].ap", dst)] {
+                    if ap.pairs.len() != 2 {
+                        self.err(
+                            ErrorKind::ApRank,
+                            field,
+                            format!(
+                                "DMA replicate needs 2-level access patterns [partitions, free], found {} levels",
+                                ap.pairs.len()
+                            ),
+                        );
+                        rank_ok = false;
+                    }
+                }
+                if rank_ok {
+                    let (sp, sf, dp, df) =
+                        (src.pairs[0].num, src.pairs[1].num, dst.pairs[0].num, dst.pairs[1].num);
+                    if sp < 1 || dp % sp != 0 || sf != df {
+                        self.err(
+                            ErrorKind::ApShape,
+                            "outs[0].ap",
+                            format!(
+                                "DMA replicate needs destination partitions a multiple of the source's and equal free sizes; source [{sp}, {sf}], destination [{dp}, {df}]"
+                            ),
+                        );
+                    }
+                }
+            }
+            CopyMode::Cce => {
+                let n = elements(dst);
+                for k in 0..i.ins.len() {
+                    if let Some(a) = i.in_ap(k)
+                        && elements(a) != n
+                    {
+                        self.err(
+                            ErrorKind::ApShape,
+                            &format!("ins[{k}].ap"),
+                            format!(
+                                "every CCE input holds as many elements as the output ({}), found {}",
+                                show(n),
+                                show(elements(a))
+                            ),
+                        );
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// An Iota/AffineSelect pattern: at most 4 `[step, num]` pairs whose nums multiply to the
+    /// output's elements per partition (seed 000 §5.4; fidelity D14).
+    fn affine_pattern(&mut self, i: &Instruction, g: &crate::ops::AffinePattern) {
+        if g.pattern.len() > 4 {
+            self.err(
+                ErrorKind::BadField,
+                "pattern",
+                format!("an affine pattern has at most 4 [step, num] pairs, found {}", g.pattern.len()),
+            );
+            return;
+        }
+        if let Some(p) = g.pattern.iter().position(|p| p.num < 1) {
+            self.err(ErrorKind::BadField, &format!("pattern[{p}][1]"), "num must be at least 1");
+            return;
+        }
+        let Some(out) = i.out_ap(0) else { return };
+        let free = out.pairs.iter().skip(1).try_fold(1i64, |acc, p| acc.checked_mul(p.num));
+        let covered = g.pattern.iter().try_fold(1i64, |acc, p| acc.checked_mul(p.num));
+        if free != covered {
+            self.err(
+                ErrorKind::BadField,
+                "pattern",
+                format!(
+                    "the pattern's nums multiply to {}, but outs[0] has {} elements per partition",
+                    show(covered),
+                    show(free)
+                ),
+            );
+        }
+    }
+
+    /// `ins[k]`, when an AP, holds as many elements as `outs[0]`.
+    fn same_count(&mut self, i: &Instruction, k: usize) {
+        if let (Some(a), Some(o)) = (i.in_ap(k), i.out_ap(0))
+            && elements(a) != elements(o)
+        {
+            self.err(
+                ErrorKind::ApShape,
+                &format!("ins[{k}].ap"),
+                format!(
+                    "{} needs one value per output element ({}), found {}",
+                    i.opcode(),
+                    show(elements(o)),
+                    show(elements(a))
+                ),
+            );
         }
     }
 
@@ -671,4 +842,141 @@ pub fn static_extent(
         return Err(ExtentError::OutOfBounds { lowest: lo, highest: hi, limit });
     }
     Ok((lo, hi))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A program with tensors x (1 × 4096 fp32, DRAM) and y (same) and the one instruction.
+    fn check(inst: &str) -> Vec<(ErrorKind, String, String)> {
+        let text = format!(
+            r#"{{"functions":[{{"name":"f","allocations":[
+              {{"name":"x","kind":"ExternalInput","dtype":"float32","tensor_shape":[4096],"memorylocations":[{{"name":"x","type":"DRAM","dims":[1,16384]}}]}},
+              {{"name":"y","kind":"ExternalOutput","dtype":"float32","tensor_shape":[4096],"memorylocations":[{{"name":"y","type":"DRAM","dims":[1,16384]}}]}}],
+              "blocks":[{inst}]}}]}}"#
+        );
+        let prog = crate::json::load_str(&text).unwrap_or_else(|e| panic!("{e}"));
+        match validate(&prog, &ValidateOptions::default()) {
+            Ok(_) => Vec::new(),
+            Err(d) => d.iter().map(|d| (d.kind, d.field.clone(), d.message.clone())).collect(),
+        }
+    }
+
+    fn ap(mem: &str, pairs: &[(i64, i64)]) -> String {
+        let p: Vec<String> = pairs.iter().map(|(s, n)| format!("[{s},{n}]")).collect();
+        format!(r#"{{"kind":"physical_ap","memref":"{mem}","dtype":"float32","ap":[{}]}}"#, p.join(","))
+    }
+
+    fn dma(src: &str, dst: &str, fields: &str) -> String {
+        format!(r#"{{"opcode":"DMACopy","name":"d","engine":"DMA","ins":[{src}],"outs":[{dst}],{fields}}}"#)
+    }
+
+    #[test]
+    fn transpose_shapes() {
+        // Code 12 XYZW on [2,3,4,5] needs a [5,4,3,2] destination.
+        let src = ap("x", &[(60, 2), (20, 3), (5, 4), (1, 5)]);
+        let ok = ap("y", &[(24, 5), (6, 4), (2, 3), (1, 2)]);
+        assert_eq!(check(&dma(&src, &ok, r#""mode":"Transpose","transpose_op":"XYZW""#)), []);
+        // [2,3,4,5] under code 11 XZYW (3,1,2,0) would be [5,3,4,2]: a mismatch.
+        let e = check(&dma(&src, &ok, r#""mode":"Transpose","transpose_op":"XZYW""#));
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert_eq!((e[0].0, e[0].1.as_str()), (ErrorKind::ApShape, "outs[0].ap"));
+        assert!(e[0].2.contains("[5, 3, 4, 2]"), "{}", e[0].2);
+        // A 2-level AP: wrong rank; code None (identity) allows any rank.
+        let flat = ap("y", &[(5, 24), (1, 5)]);
+        let e = check(&dma(&src, &flat, r#""mode":"Transpose","transpose_op":"XYZW""#));
+        assert_eq!((e[0].0, e[0].1.as_str()), (ErrorKind::ApRank, "outs[0].ap"));
+        assert_eq!(
+            check(&dma(&ap("x", &[(5, 24), (1, 5)]), &flat, r#""mode":"Transpose","transpose_op":"None""#)),
+            []
+        );
+    }
+
+    #[test]
+    fn transpose_code_out_of_range_is_refused_by_the_reader() {
+        let src = ap("x", &[(60, 2), (20, 3), (5, 4), (1, 5)]);
+        let text = format!(
+            r#"{{"functions":[{{"name":"f","allocations":[{{"name":"x","kind":"ExternalInput","dtype":"float32","tensor_shape":[4096],"memorylocations":[{{"name":"x","type":"DRAM","dims":[1,16384]}}]}}],"blocks":[{}]}}]}}"#,
+            dma(&src, &src, r#""mode":"Transpose","transpose_op":14"#)
+        );
+        assert!(crate::json::load_str(&text).is_err());
+    }
+
+    #[test]
+    fn replicate_shapes() {
+        let src = ap("x", &[(4, 2), (1, 4)]);
+        assert_eq!(check(&dma(&src, &ap("y", &[(4, 6), (1, 4)]), r#""mode":"Replicate""#)), []);
+        // 5 partitions is not a multiple of 2.
+        let e = check(&dma(&src, &ap("y", &[(4, 5), (1, 4)]), r#""mode":"Replicate""#));
+        assert_eq!((e[0].0, e[0].1.as_str()), (ErrorKind::ApShape, "outs[0].ap"));
+        // Free sizes differ.
+        let e = check(&dma(&src, &ap("y", &[(4, 4), (1, 3)]), r#""mode":"Replicate""#));
+        assert_eq!(e[0].0, ErrorKind::ApShape);
+        // A 3-level source.
+        let e = check(&dma(
+            &ap("x", &[(4, 2), (2, 2), (1, 2)]),
+            &ap("y", &[(4, 4), (1, 4)]),
+            r#""mode":"Replicate""#,
+        ));
+        assert_eq!((e[0].0, e[0].1.as_str()), (ErrorKind::ApRank, "ins[0].ap"));
+    }
+
+    #[test]
+    fn cce_inputs_match_the_output() {
+        let inst = format!(
+            r#"{{"opcode":"DMACopy","name":"d","engine":"DMA","ins":[{},{}],"outs":[{}],"mode":"CCE","cce_op":"add"}}"#,
+            ap("x", &[(4, 2), (1, 4)]),
+            ap("x", &[(4, 2), (1, 3)]),
+            ap("y", &[(4, 2), (1, 4)])
+        );
+        let e = check(&inst);
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert_eq!((e[0].0, e[0].1.as_str()), (ErrorKind::ApShape, "ins[1].ap"));
+        assert!(e[0].2.contains("(8), found 6"), "{}", e[0].2);
+    }
+
+    #[test]
+    fn shuffle_mask() {
+        let mut mask = [255u32; 32];
+        mask[3] = 32;
+        let m: Vec<String> = mask.iter().map(u32::to_string).collect();
+        let inst = format!(
+            r#"{{"opcode":"StreamShuffle","name":"s","engine":"DVE","ins":[{}],"outs":[{}],"mask":[{}]}}"#,
+            ap("x", &[(4, 2), (1, 4)]),
+            ap("y", &[(4, 2), (1, 4)]),
+            m.join(",")
+        );
+        let e = check(&inst);
+        assert_eq!((e[0].0, e[0].1.as_str()), (ErrorKind::BadField, "mask[3]"));
+    }
+
+    #[test]
+    fn iota_pattern_covers_the_free_size() {
+        let iota = |pattern: &str| {
+            check(&format!(
+                r#"{{"opcode":"Iota","name":"i","engine":"Pool","ins":[],"outs":[{}],"base":0,"pattern":{pattern},"channel_multiplier":0}}"#,
+                ap("y", &[(6, 2), (1, 6)])
+            ))
+        };
+        assert_eq!(iota("[[1,2],[1,3]]"), []);
+        let e = iota("[[1,4]]");
+        assert_eq!((e[0].0, e[0].1.as_str()), (ErrorKind::BadField, "pattern"));
+        assert!(e[0].2.contains("multiply to 4, but outs[0] has 6"), "{}", e[0].2);
+        let e = iota("[[1,1],[1,1],[1,1],[1,2],[1,3]]");
+        assert_eq!(e[0].0, ErrorKind::BadField);
+    }
+
+    #[test]
+    fn select_operands_match_the_output() {
+        let inst = format!(
+            r#"{{"opcode":"Select","name":"s","engine":"DVE","ins":[{},{},{{"kind":"imm_value","dtype":"float32","value":0.0}}],"outs":[{}]}}"#,
+            ap("x", &[(4, 2), (1, 4)]),
+            ap("x", &[(4, 2), (1, 2)]),
+            ap("y", &[(4, 2), (1, 4)])
+        );
+        let e = check(&inst);
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert_eq!((e[0].0, e[0].1.as_str()), (ErrorKind::ApShape, "ins[1].ap"));
+    }
 }

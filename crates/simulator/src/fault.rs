@@ -157,6 +157,23 @@ pub enum FaultCause {
         /// The rule that failed.
         why: &'static str,
     },
+    /// A dynamic-offset DMA access leaves its location (or its index range) while `oob_is_err`
+    /// is set (seed 000 §5.1: `NeuronAssertion("!DMAInst->getOobIsErr()")`).
+    #[error("{slot}: the dynamic offset puts the access out of bounds (oob_is_err is set)")]
+    DynamicOutOfBounds {
+        /// The operand whose access is out of bounds.
+        slot: Slot,
+    },
+    /// A predicate value that must be exactly 0 or 1 (Select, seed 000 §5.5).
+    #[error("{slot}: predicate element {index} is {}, not 0 or 1", value.get())]
+    BadPredicate {
+        /// The predicate operand.
+        slot: Slot,
+        /// The element index (AP order).
+        index: u64,
+        /// The value read (as fp32 bits, for an exact message).
+        value: bir_ir::F32,
+    },
     /// A field value the reference asserts on.
     #[error("{field}: {why}")]
     BadField {
@@ -193,7 +210,8 @@ impl FaultCause {
             | FaultCause::ScalarCount { .. }
             | FaultCause::OperandKind { .. }
             | FaultCause::Dims { .. } => FaultKind::Shape,
-            FaultCause::BadField { .. } => FaultKind::BadField,
+            FaultCause::BadField { .. } | FaultCause::BadPredicate { .. } => FaultKind::BadField,
+            FaultCause::DynamicOutOfBounds { .. } => FaultKind::OutOfBounds,
         }
     }
 }

@@ -178,7 +178,7 @@ fn a_faulting_program_exits_1_and_leaves_outputs_untouched() {
     std::fs::write(&b, b"previous contents").unwrap();
     // Replace the TensorScalar by an opcode this version does not run yet.
     let text = std::fs::read_to_string(example("program.json")).unwrap();
-    let text = text.replacen("\"opcode\":\"TensorScalar\"", "\"opcode\":\"StreamTranspose\"", 1);
+    let text = text.replacen("\"opcode\":\"TensorScalar\"", "\"opcode\":\"MatmultSparse\"", 1);
     let prog = d.join("transpose.json");
     std::fs::write(&prog, text).unwrap();
     fails(
@@ -191,7 +191,7 @@ fn a_faulting_program_exits_1_and_leaves_outputs_untouched() {
             &format!("b={}", s(&b)),
         ],
         1,
-        "not implemented yet: StreamTranspose",
+        "not implemented yet: MatmultSparse",
         &b,
     );
     assert_eq!(std::fs::read(&b).unwrap(), b"previous contents");

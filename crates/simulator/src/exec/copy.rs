@@ -3,10 +3,10 @@
 //! and Memset in constant mode (§5.4).
 
 use super::operand::pieces;
-use super::{Arg, Res, Simulator, Written, not_implemented};
+use super::{Arg, Res, Simulator, Written};
 use crate::memory::Touch;
+use bir_ir::Instruction;
 use bir_ir::ops::MemsetFields;
-use bir_ir::{Instruction, MemsetMode};
 
 impl<'p> Simulator<'p> {
     /// `doCopy`: a strided/broadcast copy with cast-on-copy. Disjoint operands go piece by piece
@@ -82,11 +82,8 @@ impl<'p> Simulator<'p> {
         r
     }
 
-    /// Memset: every element gets the low `dtype size` bytes of `constant` (seed 000 §5.4).
+    /// Memset in Const mode (Random runs in `random.rs`): every element gets the low `dtype size` bytes of `constant` (seed 000 §5.4).
     pub(crate) fn memset(&mut self, i: &'p Instruction, m: &MemsetFields, regions: &mut Written) -> Res<()> {
-        if m.mode == MemsetMode::Random {
-            return not_implemented("Memset in Random mode");
-        }
         let out = self.output(i, 0)?;
         let size = out.ap.dtype.size();
         let word = u64::from(m.constant).to_le_bytes();

@@ -5,7 +5,9 @@
 //! instruction: int32 with `ts_int_ops` for bitvec instructions, 64-bit with `ta_ops` for
 //! `is_tensor_scalar_addr`, else fp32 with `ts_ops`. Each stage is one monomorphic pass per op.
 //! An accumulating TensorTensor folds its result into the output through the shared accumulate
-//! (`doEngineAccumReduce`, §2.3).
+//! (`doEngineAccumReduce`, §2.3). TensorScalarPtr's `apply_transpose`, `is_scalar_tensor_tensor`,
+//! `is_tensor_tensor_scan` (nki `scalar_tensor_tensor` / `tensor_tensor_scan`) and `acc` forms run in
+//! fp32 over the whole tensor.
 
 use super::operand::{adds, pieces};
 use super::{Arg, Res, Simulator, Written, fault, not_implemented};
@@ -258,6 +260,56 @@ impl I32Visitor for PairI32<'_> {
         self.0.iter_mut().zip(self.1).for_each(|(a, b)| {
             *a = O::apply(i32::from_le_bytes(*a), i32::from_le_bytes(*b)).to_le_bytes();
         });
+    }
+}
+
+/// Element-wise `a[k] = rev ? op(b[k], a[k]) : op(a[k], b[k])`.
+struct PairRevF32<'a>(&'a mut [f32], &'a [f32], bool);
+impl F32Visitor for PairRevF32<'_> {
+    type Out = ();
+    fn visit<O: F32Op>(self) {
+        if self.2 {
+            self.0.iter_mut().zip(self.1).for_each(|(a, b)| *a = O::apply(*b, *a));
+        } else {
+            self.0.iter_mut().zip(self.1).for_each(|(a, b)| *a = O::apply(*a, *b));
+        }
+    }
+}
+
+/// The tensor-tensor scan, both ops resolved once: per row of `free` elements, `r = inits[row]`,
+/// then `r = op1(op0(x, r), y)` (operands swapped by the reverse flags), written over `x`.
+struct Scan<'a> {
+    x: &'a mut [f32],
+    y: &'a [f32],
+    inits: &'a [f32],
+    free: usize,
+    rev: (bool, bool),
+    op1: AluOp,
+}
+
+impl F32Visitor for Scan<'_> {
+    type Out = Result<(), numerics::NumericsError>;
+    fn visit<O0: F32Op>(self) -> Self::Out {
+        struct Second<'a, O0>(Scan<'a>, std::marker::PhantomData<O0>);
+        impl<O0: F32Op> F32Visitor for Second<'_, O0> {
+            type Out = ();
+            fn visit<O1: F32Op>(self) {
+                let Scan { x, y, inits, free, rev: (r0, r1), .. } = self.0;
+                if free == 0 {
+                    return;
+                }
+                for ((xr, yr), init) in x.chunks_mut(free).zip(y.chunks(free)).zip(inits) {
+                    let mut r = *init;
+                    for (xv, yv) in xr.iter_mut().zip(yr) {
+                        let t = if r0 { O0::apply(r, *xv) } else { O0::apply(*xv, r) };
+                        r = if r1 { O1::apply(*yv, t) } else { O1::apply(t, *yv) };
+                        *xv = r;
+                    }
+                }
+            }
+        }
+        let op1 = self.op1;
+        ts_ops::with(op1, Second::<O0>(self, std::marker::PhantomData))
     }
 }
 
@@ -552,14 +604,17 @@ impl<'p> Simulator<'p> {
         t: &TensorScalarPtrFields,
         regions: &mut Written,
     ) -> Res<()> {
-        if t.apply_transpose
-            || t.is_scalar_tensor_tensor
-            || t.is_tensor_tensor_scan
-            || t.acc.is_some_and(|a| a != EngineAccumulationType::Idle)
-        {
+        if t.is_tensor_tensor_scan {
+            return self.tensor_tensor_scan(i, t, regions);
+        }
+        let acc = adds(t.acc);
+        if t.acc.is_some_and(|a| a != EngineAccumulationType::Idle) && acc.is_none() {
             return not_implemented(
-                "TensorScalarPtr with apply_transpose, is_scalar_tensor_tensor, is_tensor_tensor_scan or acc",
+                "TensorScalarPtr with an acc other than Idle, Accumulate or AddAccumulate",
             );
+        }
+        if t.apply_transpose || t.is_scalar_tensor_tensor || acc.is_some() {
+            return self.tensor_scalar_ptr_f32(i, t, acc, regions);
         }
         let domain = if t.is_tensor_scalar_addr {
             Domain::I64
@@ -572,6 +627,127 @@ impl<'p> Simulator<'p> {
         let s0 = self.scalars(i, 1, domain, total)?;
         let s1 = self.scalars(i, 2, domain, total)?;
         self.two_stages(i, domain, [(t.op0, s0, t.reverse0), (t.op1, s1, t.reverse1)], regions)
+    }
+
+    /// TensorScalarPtr's fp32 forms beyond the plain two stages (seed 000 §2.2; nki
+    /// `scalar_tensor_tensor`): `apply_transpose` (the input cast to fp32 and 32 × 32
+    /// partition-transposed with StreamTranspose's mapping, as TensorReduce's), the
+    /// scalar-tensor-tensor second stage `op1(t, ins[2])` with a full tensor, and `acc`
+    /// Accumulate/AddAccumulate through the shared accumulate.
+    fn tensor_scalar_ptr_f32(
+        &mut self,
+        i: &'p Instruction,
+        t: &TensorScalarPtrFields,
+        acc: Option<EngineAccumulationType>,
+        regions: &mut Written,
+    ) -> Res<()> {
+        if t.is_tensor_scalar_addr || is_bitvec(&[t.op0, t.op1]) {
+            return not_implemented(
+                "TensorScalarPtr with apply_transpose, is_scalar_tensor_tensor or acc on the integer paths",
+            );
+        }
+        let (inp, out) = (self.input(i, 0)?, self.output(i, 0)?);
+        let total = inp.elements()?;
+        let mut v = self.pool.take_f32();
+        let mut w = self.pool.take_f32();
+        let r = (|| {
+            self.read_f32(inp, &mut v)?;
+            if t.apply_transpose {
+                let (parts, free) = inp.shape()?;
+                if !parts.is_multiple_of(32) || !free.is_multiple_of(32) {
+                    return fault(FaultCause::Dims {
+                        slot: inp.slot,
+                        why: "apply_transpose needs partitions and free size that are multiples of 32",
+                    });
+                }
+                w.clear();
+                w.resize(v.len(), 0.0);
+                for p in 0..parts {
+                    for e in 0..free {
+                        w[super::stream::stream_transpose_index(p, e, free)] = v[p * free + e];
+                    }
+                }
+                std::mem::swap(&mut v, &mut w);
+            }
+            let s0 = self.scalars(i, 1, Domain::F32, total)?;
+            ts_ops::with(t.op0, StageF32(&mut v, &s0.f, t.reverse0)).map_err(op_error("op0"))?;
+            if t.is_scalar_tensor_tensor {
+                let b = self.input(i, 2)?;
+                self.read_f32(b, &mut w)?;
+                if w.len() != v.len() {
+                    return fault(FaultCause::Count {
+                        slot: b.slot,
+                        expected: v.len() as u64,
+                        actual: w.len() as u64,
+                        why: "scalar_tensor_tensor's operand1 holds one value per data element",
+                    });
+                }
+                ts_ops::with(t.op1, PairRevF32(&mut v, &w, t.reverse1)).map_err(op_error("op1"))?;
+            } else {
+                let s1 = self.scalars(i, 2, Domain::F32, total)?;
+                ts_ops::with(t.op1, StageF32(&mut v, &s1.f, t.reverse1)).map_err(op_error("op1"))?;
+            }
+            self.finish_f32(out, &v, acc, regions)
+        })();
+        self.pool.give_f32(v);
+        self.pool.give_f32(w);
+        r
+    }
+
+    /// TensorScalarPtr `is_tensor_tensor_scan` (nki `tensor_tensor_scan`): per partition,
+    /// `r = init` (`ins[2]`: an fp32 immediate or one value per partition), then for each element
+    /// `r = op1(op0(data0, r), data1)`, `reverse0` swapping op0's operands and `reverse1` making
+    /// data1 op1's left operand; every `r` is written.
+    fn tensor_tensor_scan(
+        &mut self,
+        i: &'p Instruction,
+        t: &TensorScalarPtrFields,
+        regions: &mut Written,
+    ) -> Res<()> {
+        if t.apply_transpose
+            || t.is_tensor_scalar_addr
+            || t.is_scalar_tensor_tensor
+            || is_bitvec(&[t.op0, t.op1])
+        {
+            return not_implemented("is_tensor_tensor_scan combined with other TensorScalarPtr forms");
+        }
+        let (a, b, out) = (self.input(i, 0)?, self.input(i, 1)?, self.output(i, 0)?);
+        let (parts, free) = a.shape()?;
+        let total = parts * free;
+        let init = self.scalars(i, 2, Domain::F32, total)?;
+        let inits: Vec<f32> = match &init.f {
+            Scalars::Absent => vec![0.0; parts],
+            Scalars::One(c) => vec![*c; parts],
+            Scalars::Every { vals, stride } if *stride == free => vals.clone(),
+            Scalars::Every { vals, .. } => {
+                return fault(FaultCause::ScalarCount {
+                    slot: Slot::In(2),
+                    scalars: vals.len() as u64,
+                    elements: parts as u64,
+                });
+            }
+        };
+        let mut x = self.pool.take_f32();
+        let mut y = self.pool.take_f32();
+        let r = (|| {
+            self.read_f32(a, &mut x)?;
+            self.read_f32(b, &mut y)?;
+            if y.len() != x.len() {
+                return fault(FaultCause::Count {
+                    slot: b.slot,
+                    expected: x.len() as u64,
+                    actual: y.len() as u64,
+                    why: "tensor_tensor_scan's two data inputs hold the same number of elements",
+                });
+            }
+            let scan =
+                Scan { x: &mut x, y: &y, inits: &inits, free, rev: (t.reverse0, t.reverse1), op1: t.op1 };
+            ts_ops::with(t.op0, scan).map_err(op_error("op0"))?.map_err(op_error("op1"))?;
+            self.finish_f32(out, &x, adds(t.acc), regions)
+        })();
+        self.pool.give_f32(x);
+        self.pool.give_f32(y);
+        r
     }
 
     /// TensorTensor: `out = op(in0, in1)`, optionally accumulated into the output (seed 000 §2.3).

@@ -4,15 +4,20 @@
 
 mod cache;
 mod copy;
+mod dma;
 mod elementwise;
+mod iota;
 mod liveness;
 mod operand;
 mod par;
+mod random;
 mod reduce;
+mod select;
+mod stream;
 
 use crate::fault::{Fault, FaultCause, SimError};
 use crate::memory::Memory;
-use bir_ir::{EngineType, Function, Instruction, LocId, Node, Op, OpCategory, Validated};
+use bir_ir::{EngineType, Function, Instruction, LocId, MemsetMode, Node, Op, OpCategory, Validated};
 use numerics::Profile;
 
 pub use operand::fnv1a;
@@ -142,6 +147,8 @@ pub(crate) fn not_implemented<T>(feature: &'static str) -> Res<T> {
 pub(crate) struct EngineState {
     /// TensorScalarCache's running per-partition cache, per engine (seed 000 §4; S15).
     pub(crate) caches: Vec<(EngineType, Vec<f32>)>,
+    /// The random generators of Memset Random and SetRandState (seed 000 §5.4; D6, D7).
+    pub(crate) random: random::RandomState,
 }
 
 /// A consumer of streamed trace entries.
@@ -321,7 +328,16 @@ impl<'p> Simulator<'p> {
             Op::GenericCopy(_) | Op::AbstractCopy(_) | Op::TensorCopy(_) | Op::Load(_) | Op::Save(_) => {
                 self.copy(i, &mut regions)?
             }
+            Op::Memset(m) if m.mode == MemsetMode::Random => self.memset_random(i, m, &mut regions)?,
             Op::Memset(m) => self.memset(i, m, &mut regions)?,
+            Op::SetRandState(_) => self.set_rand_state(i)?,
+            Op::DMACopy(f) => self.dma_copy(i, f, &mut regions)?,
+            Op::StreamShuffle(f) => self.stream_shuffle(i, f, &mut regions)?,
+            Op::StreamTranspose(_) => self.stream_transpose(i, &mut regions)?,
+            Op::Iota(f) => self.iota(i, f, &mut regions)?,
+            Op::TensorScalarAffineSelect(f) => self.affine_select(i, f, &mut regions)?,
+            Op::Select(_) => self.select(i, &mut regions)?,
+            Op::CopyPredicated(f) => self.copy_predicated(i, f, &mut regions)?,
             Op::TensorScalar(t) => self.tensor_scalar(i, t, &mut regions)?,
             Op::TensorScalarPtr(t) => self.tensor_scalar_ptr(i, t, &mut regions)?,
             Op::TensorTensor(t) => self.tensor_tensor(i, t, &mut regions)?,

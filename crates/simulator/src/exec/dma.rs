@@ -1,0 +1,591 @@
+//! DMACopy, the mode multiplexer (seed 000 §5.2; docs/fidelity.md D1–D4):
+//!
+//! - Copy: `doCopy` (§5.1); with a scalar dynamic offset the AP's offset grows by the index times
+//!   the step of the level its letter names, and an out-of-bounds access faults (`oob_is_err`) or
+//!   copies only the element pairs whose both addresses are inside their locations (D1).
+//! - Transpose: code 0 is `doCopy`; codes 1..13 permute 4-level APs,
+//!   `dst = numpy.transpose(src, perm)` with `perm` the TransposeOps table (re-facts §3; D2),
+//!   one cache-blocked pass dispatched on element width.
+//! - Replicate: `dst = numpy.tile(src, (dst_parts / src_parts, 1))` (D3).
+//! - CCE: an N-input fp32 reduce (add/max/min, optional per-input scale; D4).
+//!
+//! Every mode reads all its inputs before it writes (§5.1).
+
+use super::{Arg, Res, Simulator, Written, fault, not_implemented};
+use crate::fault::{FaultCause, Slot};
+use access_pattern::{ApError, Pattern};
+use bir_ir::ops::DmaCopyFields;
+use bir_ir::{AccessPattern, AluOp, CopyMode, Dtype, Instruction, OffsetSource, TransposeOps};
+
+/// The tile edge of the blocked transpose: a 16 × 16 tile of 8-byte elements is 2 KiB.
+const TILE: usize = 32;
+
+/// `dst = numpy.transpose(src, perm)` for a row-major `src` of shape `shape`, elements of `N`
+/// bytes. The axes are canonicalised first (size-1 axes dropped, destination-adjacent axes that
+/// are also source-adjacent merged), so every case is either whole runs (the source's
+/// contiguous axis is the destination's) or a 2-D blocked transpose between the source's
+/// contiguous axis and the destination's, in `TILE`² blocks so reads and writes both stay in
+/// cache, inside at most two outer loops.
+pub(crate) fn permute<const N: usize>(
+    src: &[[u8; N]],
+    shape: [usize; 4],
+    perm: [usize; 4],
+    dst: &mut [[u8; N]],
+) {
+    let s = [shape[1] * shape[2] * shape[3], shape[2] * shape[3], shape[3], 1];
+    // (num, source stride) per destination axis, outermost first.
+    let mut axes: Vec<(usize, usize)> = Vec::with_capacity(4);
+    for &p in &perm {
+        let (n, st) = (shape[p], s[p]);
+        if n == 0 {
+            return;
+        }
+        if n == 1 {
+            continue;
+        }
+        match axes.last_mut() {
+            // The previous (outer) destination axis steps the source by exactly this axis's span.
+            Some(last) if last.1 == st * n => *last = (last.0 * n, st),
+            _ => axes.push((n, st)),
+        }
+    }
+    let total: usize = axes.iter().map(|a| a.0).product();
+    if total == 0 || src.len() < total || dst.len() < total {
+        return;
+    }
+    // Destination strides of the canonical axes (row-major over them).
+    let mut ds = vec![1usize; axes.len()];
+    for k in (0..axes.len().saturating_sub(1)).rev() {
+        ds[k] = ds[k + 1] * axes[k + 1].0;
+    }
+    let Some(&(nj, sj)) = axes.last() else {
+        dst[0] = src[0];
+        return;
+    };
+    if sj == 1 {
+        // Whole runs of the innermost axis.
+        let outer = &axes[..axes.len() - 1];
+        let mut idx = vec![0usize; outer.len()];
+        for o in (0..total).step_by(nj) {
+            let so: usize = idx.iter().zip(outer).map(|(c, a)| c * a.1).sum();
+            dst[o..o + nj].copy_from_slice(&src[so..so + nj]);
+            for k in (0..idx.len()).rev() {
+                idx[k] += 1;
+                if idx[k] < outer[k].0 {
+                    break;
+                }
+                idx[k] = 0;
+            }
+        }
+        return;
+    }
+    // The destination axis that walks the source contiguously (stride 1 exists: the source's
+    // innermost non-unit axis).
+    let Some(ki) = axes.iter().position(|a| a.1 == 1) else { return };
+    let (ni, di) = (axes[ki].0, ds[ki]);
+    let last = axes.len() - 1;
+    let rest: Vec<usize> = (0..last).filter(|&k| k != ki).collect();
+    let mut idx = vec![0usize; rest.len()];
+    let outer_total: usize = rest.iter().map(|&k| axes[k].0).product();
+    for _ in 0..outer_total {
+        let so: usize = idx.iter().zip(&rest).map(|(c, &k)| c * axes[k].1).sum();
+        let o: usize = idx.iter().zip(&rest).map(|(c, &k)| c * ds[k]).sum();
+        for i0 in (0..ni).step_by(TILE) {
+            let i1 = (i0 + TILE).min(ni);
+            for j0 in (0..nj).step_by(TILE) {
+                let j1 = (j0 + TILE).min(nj);
+                for i in i0..i1 {
+                    let row = o + i * di;
+                    let from = so + i + j0 * sj;
+                    let to = &mut dst[row + j0..row + j1];
+                    for (d, v) in to.iter_mut().zip(src[from..].iter().step_by(sj)) {
+                        *d = *v;
+                    }
+                }
+            }
+        }
+        for k in (0..idx.len()).rev() {
+            idx[k] += 1;
+            if idx[k] < axes[rest[k]].0 {
+                break;
+            }
+            idx[k] = 0;
+        }
+    }
+}
+
+/// [`permute`] on raw bytes, dispatched once on element width.
+pub(crate) fn permute_bytes(src: &[u8], size: usize, shape: [usize; 4], perm: [usize; 4], dst: &mut [u8]) {
+    fn go<const N: usize>(src: &[u8], shape: [usize; 4], perm: [usize; 4], dst: &mut [u8]) {
+        let (s, _) = src.as_chunks::<N>();
+        let (d, _) = dst.as_chunks_mut::<N>();
+        permute(s, shape, perm, d);
+    }
+    match size {
+        1 => go::<1>(src, shape, perm, dst),
+        2 => go::<2>(src, shape, perm, dst),
+        4 => go::<4>(src, shape, perm, dst),
+        _ => go::<8>(src, shape, perm, dst),
+    }
+}
+
+/// glibc `fmaxf`: a NaN operand yields the other; a tie (±0) returns the first argument (D4).
+#[inline(always)]
+pub(crate) fn fmaxf(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b > a { b } else { a }
+}
+
+/// glibc `fminf`, the same way.
+#[inline(always)]
+pub(crate) fn fminf(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b < a { b } else { a }
+}
+
+/// The 4 nums of a 4-level AP.
+fn nums4(a: Arg<'_>) -> Res<[usize; 4]> {
+    let p = &a.ap.pairs;
+    if p.len() != 4 {
+        return fault(FaultCause::Dims {
+            slot: a.slot,
+            why: "a DMA transpose needs a 4-level access pattern",
+        });
+    }
+    let mut n = [0usize; 4];
+    for (k, pair) in p.iter().enumerate() {
+        n[k] = usize::try_from(pair.num).map_err(|_| a.access(ApError::Overflow { dim: k }))?;
+    }
+    Ok(n)
+}
+
+/// The flat element index of every element of an AP, in AP order.
+pub(crate) fn element_indices(a: Arg<'_>) -> Res<Vec<i64>> {
+    let n = a.elements()?;
+    let mut out = Vec::with_capacity(n);
+    let pairs = &a.ap.pairs;
+    let mut coord = vec![0i64; pairs.len()];
+    for _ in 0..n {
+        let mut e = a.ap.offset;
+        for (c, p) in coord.iter().zip(pairs) {
+            e = e.saturating_add(c.saturating_mul(p.step));
+        }
+        out.push(e);
+        for l in (0..pairs.len()).rev() {
+            coord[l] += 1;
+            if coord[l] < pairs[l].num {
+                break;
+            }
+            coord[l] = 0;
+        }
+    }
+    Ok(out)
+}
+
+/// A one-element AP at flat element `e` of `ap`'s location.
+pub(crate) fn one_element(ap: &AccessPattern, e: i64) -> AccessPattern {
+    AccessPattern {
+        loc: ap.loc,
+        dtype: ap.dtype,
+        offset: e,
+        pairs: std::iter::once(bir_ir::ApPair::new(1, 1)).collect(),
+        dynamic: None,
+    }
+}
+
+impl<'p> Simulator<'p> {
+    /// DMACopy: dispatch on `mode` (§5.2).
+    pub(crate) fn dma_copy(
+        &mut self,
+        i: &'p Instruction,
+        f: &DmaCopyFields,
+        regions: &mut Written,
+    ) -> Res<()> {
+        match f.mode {
+            CopyMode::Copy => self.dma_plain(i, f, regions),
+            CopyMode::Transpose => self.dma_transpose(i, f.transpose_op, regions),
+            CopyMode::Replicate => self.dma_replicate(i, regions),
+            CopyMode::Cce => self.dma_cce(i, f, regions),
+            CopyMode::Dynamic => not_implemented("DMACopy in Dynamic mode"),
+        }
+    }
+
+    /// Copy mode: `doCopy`, or the scalar-dynamic-offset form (D1).
+    fn dma_plain(&mut self, i: &'p Instruction, f: &DmaCopyFields, regions: &mut Written) -> Res<()> {
+        let (src, dst) = (self.input(i, 0)?, self.output(i, 0)?);
+        if src.ap.dynamic.is_none() && dst.ap.dynamic.is_none() {
+            return self.copy(i, regions);
+        }
+        let (s, s_oob) = self.resolve_dynamic(src)?;
+        let (d, d_oob) = self.resolve_dynamic(dst)?;
+        let (src, dst) = (src.with(&s), dst.with(&d));
+        let oob = s_oob || d_oob || !self.in_bounds(src) || !self.in_bounds(dst);
+        if !oob {
+            let mut bytes = self.pool.take();
+            let r = self
+                .read(src, dst.ap.dtype, &mut bytes)
+                .and_then(|()| self.write(dst, dst.ap.dtype, &bytes, regions));
+            self.pool.give(bytes);
+            return r;
+        }
+        if f.oob_is_err {
+            let slot = if s_oob || !self.in_bounds(src) { src.slot } else { dst.slot };
+            return fault(FaultCause::DynamicOutOfBounds { slot });
+        }
+        self.copy_in_bounds_pairs(src, dst, regions)
+    }
+
+    /// The AP with its scalar dynamic offset applied, and whether the index itself is out of
+    /// range (i < 0 or i ≥ `indirect_dim_max_index`).
+    fn resolve_dynamic(&mut self, a: Arg<'_>) -> Res<(AccessPattern, bool)> {
+        let Some(dynamic) = a.ap.dynamic.as_deref() else { return Ok((a.ap.clone(), false)) };
+        let index_ap = match &dynamic.source {
+            OffsetSource::Scalar(ap) => ap,
+            OffsetSource::Register(_) => return not_implemented("a dynamic offset held in a register"),
+            OffsetSource::Vector(_) => {
+                return not_implemented("DMACopy with a vector dynamic offset (HW-DGE)");
+            }
+        };
+        let idx_arg = Arg { slot: a.slot, ap: index_ap };
+        let mut bytes = self.pool.take();
+        let r = self.read(idx_arg, Dtype::Int64, &mut bytes);
+        let first = bytes.first_chunk::<8>().map(|b| i64::from_le_bytes(*b));
+        self.pool.give(bytes);
+        r?;
+        let Some(index) = first else {
+            return fault(FaultCause::Count {
+                slot: a.slot,
+                expected: 1,
+                actual: 0,
+                why: "a scalar dynamic offset reads one index",
+            });
+        };
+        let mut ap = a.ap.clone();
+        ap.dynamic = None;
+        let step = a.ap.level_of(dynamic.indirect_dim).and_then(|l| a.ap.pairs.get(l)).map_or(0, |p| p.step);
+        let oob = index < 0 || index >= dynamic.max_index;
+        match index.checked_mul(step).and_then(|d| ap.offset.checked_add(d)) {
+            Some(o) => ap.offset = o,
+            None => return Ok((ap, true)),
+        }
+        Ok((ap, oob))
+    }
+
+    fn in_bounds(&self, a: Arg<'_>) -> bool {
+        let mut p = Pattern::of(a.ap);
+        p.elem_size = self.storage(a.ap).size();
+        access_pattern::check_bounds(&self.memory.layout(a.ap.loc), &p).is_ok()
+    }
+
+    /// Tolerated out-of-bounds copy (D1): pair k (k-th source element, k-th destination
+    /// element) is copied only when both addresses are inside their locations.
+    fn copy_in_bounds_pairs(&mut self, src: Arg<'_>, dst: Arg<'_>, regions: &mut Written) -> Res<()> {
+        let (si, di) = (element_indices(src)?, element_indices(dst)?);
+        if si.len() != di.len() {
+            return fault(FaultCause::Count {
+                slot: dst.slot,
+                expected: si.len() as u64,
+                actual: di.len() as u64,
+                why: "a copy writes as many elements as it reads",
+            });
+        }
+        let (ssz, dsz) = (self.storage(src.ap).size(), self.storage(dst.ap).size());
+        let (sl, dl) = (self.memory.layout(src.ap.loc), self.memory.layout(dst.ap.loc));
+        let keep: Vec<(i64, i64)> = si
+            .iter()
+            .zip(&di)
+            .filter(|(s, d)| sl.address(**s, ssz).is_some() && dl.address(**d, dsz).is_some())
+            .map(|(s, d)| (*s, *d))
+            .collect();
+        // Read every kept source element first (§5.1), then write.
+        let one = one_element;
+        let dt = dst.ap.dtype;
+        let mut vals = Vec::with_capacity(keep.len());
+        let mut bytes = self.pool.take();
+        for &(s, _) in &keep {
+            let ap = one(src.ap, s);
+            self.read(src.with(&ap), dt, &mut bytes)?;
+            vals.push(bytes.clone());
+        }
+        self.pool.give(bytes);
+        for (&(_, d), v) in keep.iter().zip(&vals) {
+            let ap = one(dst.ap, d);
+            self.write(dst.with(&ap), dt, v, regions)?;
+        }
+        Ok(())
+    }
+
+    /// Transpose mode (D2).
+    fn dma_transpose(&mut self, i: &'p Instruction, op: TransposeOps, regions: &mut Written) -> Res<()> {
+        if op == TransposeOps::None {
+            return self.copy(i, regions);
+        }
+        let (src, dst) = (self.input(i, 0)?, self.output(i, 0)?);
+        let (sn, dn) = (nums4(src)?, nums4(dst)?);
+        let perm = op.permutation();
+        if perm.map(|p| sn[p]) != dn {
+            return fault(FaultCause::Dims {
+                slot: dst.slot,
+                why: "a DMA transpose needs dst.num[k] = src.num[perm[k]]",
+            });
+        }
+        let dt = dst.ap.dtype;
+        if dt.lanes() == 1
+            && src.ap.dtype == dt
+            && let (Some(sr), Some(dr)) = (self.contiguous(src)?, self.contiguous(dst)?)
+            && sr.len() == dr.len()
+        {
+            // Both single contiguous runs of their memory's own dtype in distinct buffers: one
+            // pass from memory to memory.
+            let size = dt.size();
+            let ts = crate::memory::Touch { range: Some(sr.clone()), covers: false };
+            let td = crate::memory::Touch { range: Some(dr.clone()), covers: true };
+            let done = self.memory.with_two((src.ap.loc, &ts), (dst.ap.loc, &td), |sb, _, db, _| {
+                permute_bytes(&sb[sr.clone()], size, sn, perm, &mut db[dr.clone()]);
+            });
+            if done.is_some() {
+                let memory = &mut self.memory;
+                regions.record_region(
+                    || memory.buffer_for(dst.ap.loc, &td).0[dr.clone()].to_vec(),
+                    dr.len() as u64,
+                );
+                return Ok(());
+            }
+        }
+        let (mut a, mut b) = (self.pool.take(), self.pool.take());
+        let r = self.read(src, dt, &mut a).and_then(|()| {
+            b.resize(a.len(), 0);
+            if dt.lanes() == 1 {
+                permute_bytes(&a, dt.size(), sn, perm, &mut b);
+            } else {
+                return not_implemented("a DMA transpose of a packed x4 dtype");
+            }
+            self.write(dst, dt, &b, regions)
+        });
+        self.pool.give(a);
+        self.pool.give(b);
+        r
+    }
+
+    /// Replicate mode (D3): 2-level APs, dst partition p ← src partition p mod src partitions.
+    fn dma_replicate(&mut self, i: &'p Instruction, regions: &mut Written) -> Res<()> {
+        let (src, dst) = (self.input(i, 0)?, self.output(i, 0)?);
+        for a in [src, dst] {
+            if a.ap.pairs.len() != 2 {
+                return fault(FaultCause::Dims {
+                    slot: a.slot,
+                    why: "DMA replicate needs a 2-level access pattern",
+                });
+            }
+        }
+        let ((sp, sf), (dp, df)) = (src.shape()?, dst.shape()?);
+        if sp == 0 || !dp.is_multiple_of(sp) || sf != df {
+            return fault(FaultCause::Dims {
+                slot: dst.slot,
+                why: "DMA replicate needs dst partitions a multiple of src partitions and equal free sizes",
+            });
+        }
+        let dt = dst.ap.dtype;
+        let mut a = self.pool.take();
+        let r = self.read(src, dt, &mut a).and_then(|()| {
+            let bytes = a.repeat(dp / sp);
+            self.write(dst, dt, &bytes, regions)
+        });
+        self.pool.give(a);
+        r
+    }
+
+    /// CCE mode (D4): an N-input fp32 reduce into the output.
+    fn dma_cce(&mut self, i: &'p Instruction, f: &DmaCopyFields, regions: &mut Written) -> Res<()> {
+        let op = f.cce_op.unwrap_or(AluOp::Add);
+        if !matches!(op, AluOp::Add | AluOp::Max | AluOp::Min) {
+            return fault(FaultCause::UnsupportedOp { what: "a DMA CCE (add, max or min)", op });
+        }
+        let out = self.output(i, 0)?;
+        let n_out = out.elements()?;
+        let n_in = i.ins.len();
+        if !f.constants.is_empty() && f.constants.len() != n_in {
+            return fault(FaultCause::BadField {
+                field: "constants",
+                why: "CCE needs one constant per input",
+            });
+        }
+        let mut acc = self.pool.take_f32();
+        let mut v = self.pool.take_f32();
+        let r = (|| {
+            for k in 0..n_in {
+                let a = self.input(i, k)?;
+                self.read_f32(a, &mut v)?;
+                if v.len() != n_out {
+                    return fault(FaultCause::Count {
+                        slot: Slot::In(k),
+                        expected: n_out as u64,
+                        actual: v.len() as u64,
+                        why: "every CCE input holds as many elements as the output",
+                    });
+                }
+                if let Some(c) = f.constants.get(k) {
+                    let c = c.get();
+                    v.iter_mut().for_each(|x| *x *= c);
+                }
+                if k == 0 {
+                    acc.clear();
+                    if op == AluOp::Add {
+                        acc.extend(v.iter().map(|x| 0.0f32 + *x));
+                    } else {
+                        acc.extend_from_slice(&v);
+                    }
+                    continue;
+                }
+                match op {
+                    AluOp::Add => acc.iter_mut().zip(v.iter()).for_each(|(a, x)| *a += *x),
+                    AluOp::Max => acc.iter_mut().zip(v.iter()).for_each(|(a, x)| *a = fmaxf(*a, *x)),
+                    _ => acc.iter_mut().zip(v.iter()).for_each(|(a, x)| *a = fminf(*a, *x)),
+                }
+            }
+            if n_in == 0 {
+                acc.clear();
+                acc.resize(n_out, 0.0);
+            }
+            self.write_f32(out, &acc, regions)
+        })();
+        self.pool.give_f32(acc);
+        self.pool.give_f32(v);
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The slow twin: the definition, one element at a time.
+    fn slow(src: &[u32], shape: [usize; 4], perm: [usize; 4]) -> Vec<u32> {
+        let d = perm.map(|p| shape[p]);
+        let mut out = Vec::new();
+        for c0 in 0..d[0] {
+            for c1 in 0..d[1] {
+                for c2 in 0..d[2] {
+                    for c3 in 0..d[3] {
+                        let c = [c0, c1, c2, c3];
+                        let mut sc = [0usize; 4];
+                        for k in 0..4 {
+                            sc[perm[k]] = c[k];
+                        }
+                        out.push(src[((sc[0] * shape[1] + sc[1]) * shape[2] + sc[2]) * shape[3] + sc[3]]);
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The re-facts §3 table, copied by hand, against `TransposeOps::permutation`.
+    #[test]
+    fn permutations_are_the_re_facts_table() {
+        const TABLE: [[usize; 4]; 14] = [
+            [0, 1, 2, 3],
+            [0, 1, 3, 2],
+            [0, 3, 1, 2],
+            [0, 2, 3, 1],
+            [1, 0, 2, 3],
+            [1, 2, 0, 3],
+            [1, 2, 3, 0],
+            [2, 3, 0, 1],
+            [2, 3, 1, 0],
+            [2, 0, 1, 3],
+            [3, 0, 1, 2],
+            [3, 1, 2, 0],
+            [3, 2, 1, 0],
+            [3, 2, 0, 1],
+        ];
+        for (code, want) in TABLE.iter().enumerate() {
+            let op = <TransposeOps as bir_ir::BirEnum>::from_ordinal(code as u64).unwrap();
+            assert_eq!(op.permutation(), *want, "code {code}");
+        }
+    }
+
+    #[test]
+    fn every_code_matches_the_slow_twin_on_odd_shapes() {
+        let shapes = [
+            [2, 3, 4, 5],
+            [1, 17, 33, 3],
+            [5, 1, 19, 40],
+            [3, 35, 2, 18],
+            [7, 5, 3, 1],
+            [1, 1, 1, 1],
+            [3, 1, 1, 7],
+            [33, 1, 17, 1],
+        ];
+        for code in 0..14u8 {
+            let op = <TransposeOps as bir_ir::BirEnum>::from_ordinal(u64::from(code))
+                .unwrap_or(TransposeOps::None);
+            let perm = op.permutation();
+            for shape in shapes {
+                let n: usize = shape.iter().product();
+                let src: Vec<u32> = (0..n as u32).map(|x| x.wrapping_mul(2_654_435_761)).collect();
+                let want = slow(&src, shape, perm);
+                for size in [1usize, 2, 4, 8] {
+                    let bytes: Vec<u8> =
+                        src.iter().flat_map(|v| v.to_le_bytes()[..size.min(4)].to_vec()).collect();
+                    let bytes: Vec<u8> = if size == 8 {
+                        src.iter().flat_map(|v| u64::from(*v).to_le_bytes()).collect()
+                    } else {
+                        bytes
+                    };
+                    let mut dst = vec![0u8; bytes.len()];
+                    permute_bytes(&bytes, size, shape, perm, &mut dst);
+                    let got: Vec<u32> = dst
+                        .chunks_exact(size)
+                        .map(|c| {
+                            let mut w = [0u8; 4];
+                            w[..size.min(4)].copy_from_slice(&c[..size.min(4)]);
+                            u32::from_le_bytes(w)
+                        })
+                        .collect();
+                    let mask = if size >= 4 { u32::MAX } else { (1u32 << (8 * size)) - 1 };
+                    let want: Vec<u32> = want.iter().map(|v| v & mask).collect();
+                    assert_eq!(got, want, "code {code} shape {shape:?} size {size}");
+                }
+            }
+        }
+    }
+
+    /// Worked by hand (docs/bir-json.md): source [2,3,4,5] row-major holds its flat index;
+    /// code 12 XYZW (perm 3,2,1,0) gives dst shape [5,4,3,2] and dst[c0,c1,c2,c3] =
+    /// src[c3,c2,c1,c0] = 60·c3 + 20·c2 + 5·c1 + c0. dst[1,2,0,1] = 60 + 0 + 10 + 1 = 71 at
+    /// flat 1·24 + 2·6 + 0·2 + 1 = 37. Code 1 WZXY (0,1,3,2): dst [2,3,5,4], dst[1,2,3,0] =
+    /// src[1,2,0,3] = 60 + 40 + 0 + 3 = 103, at flat 1·60 + 2·20 + 3·4 + 0 = 112.
+    #[test]
+    fn transpose_worked_examples() {
+        let src: Vec<u32> = (0..120).collect();
+        let bytes: Vec<u8> = src.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let at = |op: TransposeOps, flat: usize| {
+            let mut dst = vec![0u8; bytes.len()];
+            permute_bytes(&bytes, 4, [2, 3, 4, 5], op.permutation(), &mut dst);
+            u32::from_le_bytes([dst[4 * flat], dst[4 * flat + 1], dst[4 * flat + 2], dst[4 * flat + 3]])
+        };
+        assert_eq!(at(TransposeOps::Xyzw, 37), 71);
+        assert_eq!(at(TransposeOps::Wzxy, 112), 103);
+        // Code 11 XZYW (3,1,2,0): dst [5,3,4,2]; dst[4,1,3,1] = src[1,1,3,4] = 60+20+15+4 = 99
+        // at flat 4·24 + 1·8 + 3·2 + 1 = 111.
+        assert_eq!(at(TransposeOps::Xzyw, 111), 99);
+        // The docs/bir-json.md table: where src[1,0,2,3] (value 73) lands, per code.
+        let lands = [73, 74, 98, 99, 33, 28, 27, 81, 79, 78, 86, 77, 85, 87];
+        for (code, &flat) in lands.iter().enumerate() {
+            let op = <TransposeOps as bir_ir::BirEnum>::from_ordinal(code as u64).unwrap();
+            assert_eq!(at(op, flat), 73, "code {code}");
+        }
+    }
+
+    #[test]
+    fn glibc_fmax_fmin_ties_and_nans() {
+        assert_eq!(fmaxf(0.0, -0.0).to_bits(), 0.0f32.to_bits());
+        assert_eq!(fmaxf(-0.0, 0.0).to_bits(), (-0.0f32).to_bits());
+        assert_eq!(fminf(0.0, -0.0).to_bits(), 0.0f32.to_bits());
+        assert_eq!(fmaxf(f32::NAN, 2.0), 2.0);
+        assert_eq!(fmaxf(2.0, f32::NAN), 2.0);
+        assert_eq!(fminf(f32::NAN, -2.0), -2.0);
+        assert!(fmaxf(f32::NAN, f32::NAN).is_nan());
+        assert_eq!(fmaxf(1.0, 3.0), 3.0);
+        assert_eq!(fminf(1.0, 3.0), 1.0);
+    }
+}

@@ -1,0 +1,208 @@
+//! Select and CopyPredicated (seed 000 §5.5, re-facts §7; docs/fidelity.md D8–D10).
+//!
+//! - Select: `out[e] = pred[e] ? T[e] : F[e]`, the predicate strictly 0 or 1 (read as fp32,
+//!   −0 counts as 0; D8), any other value a fault naming the element. T and F are APs or fp32
+//!   immediates, read converted to the output dtype.
+//! - CopyPredicated: `out[e] ← (pred[e] ≠ 0) XOR reverse_pred ? src[e] : out[e]`, the predicate
+//!   read converted to uint32 (D9).
+//!
+//! The predicate is decided once into a byte mask; the merge is one pass dispatched on element
+//! width ([`merge_bytes`]).
+
+use super::{Arg, Res, Simulator, Written, fault};
+use crate::fault::{FaultCause, Slot};
+use bir_ir::ops::CopyPredicatedFields;
+use bir_ir::{Dtype, F32, Instruction, Operand};
+
+/// `out[e] = take[e] ? a[e] : b[e]` over elements of `N` bytes (`b` may be `out` itself).
+fn merge<const N: usize>(take: &[bool], a: &[[u8; N]], out: &mut [[u8; N]]) {
+    for ((o, t), v) in out.iter_mut().zip(take).zip(a) {
+        if *t {
+            *o = *v;
+        }
+    }
+}
+
+/// [`merge`] on bytes, dispatched once on element width: `out[e] = a[e]` where `take[e]`.
+pub(crate) fn merge_bytes(take: &[bool], a: &[u8], size: usize, out: &mut [u8]) {
+    fn go<const N: usize>(take: &[bool], a: &[u8], out: &mut [u8]) {
+        merge::<N>(take, a.as_chunks::<N>().0, out.as_chunks_mut::<N>().0);
+    }
+    match size {
+        1 => go::<1>(take, a, out),
+        2 => go::<2>(take, a, out),
+        4 => go::<4>(take, a, out),
+        _ => go::<8>(take, a, out),
+    }
+}
+
+/// The first predicate value that is neither 0 nor 1, with its index.
+pub(crate) fn first_bad_predicate(pred: &[f32]) -> Option<(usize, f32)> {
+    pred.iter().position(|&v| v != 0.0 && v != 1.0).map(|k| (k, pred[k]))
+}
+
+impl<'p> Simulator<'p> {
+    /// An fp32 value converted to `dt` (the project cast), as bytes.
+    pub(crate) fn f32_as(&self, a: Arg<'_>, v: f32, dt: Dtype) -> Res<Vec<u8>> {
+        let mut out = vec![0u8; dt.size()];
+        numerics::cast(Dtype::Float32, &v.to_le_bytes(), dt, &mut out, self.profile())
+            .map_err(|e| a.numerics(e))?;
+        Ok(out)
+    }
+
+    /// `ins[k]` as `n` values of `dt`: an AP read converted, or an immediate broadcast.
+    fn operand_as(
+        &mut self,
+        i: &'p Instruction,
+        k: usize,
+        dt: Dtype,
+        n: usize,
+        out: &mut Vec<u8>,
+    ) -> Res<()> {
+        let slot = Slot::In(k);
+        match i.ins.get(k) {
+            Some(Operand::Imm { value, .. }) => {
+                let a = self.output(i, 0)?;
+                let one = self.f32_as(Arg { slot, ap: a.ap }, value.as_f64() as f32, dt)?;
+                out.clear();
+                out.extend(one.iter().copied().cycle().take(one.len() * n));
+                Ok(())
+            }
+            Some(Operand::Ap(_)) => {
+                let a = self.input(i, k)?;
+                self.read(a, dt, out)?;
+                if out.len() != n * dt.size() {
+                    return fault(FaultCause::Count {
+                        slot,
+                        expected: n as u64,
+                        actual: (out.len() / dt.size().max(1)) as u64,
+                        why: "the operand holds one value per output element",
+                    });
+                }
+                Ok(())
+            }
+            _ => fault(FaultCause::OperandKind { slot, want: "an AP or an imm_value" }),
+        }
+    }
+
+    /// Select (§5.5): `ins` = [pred, on_true, on_false].
+    pub(crate) fn select(&mut self, i: &'p Instruction, regions: &mut Written) -> Res<()> {
+        let out = self.output(i, 0)?;
+        let dt = out.ap.dtype;
+        if dt.lanes() != 1 {
+            return super::not_implemented("Select into a packed x4 dtype");
+        }
+        let n = out.elements()?;
+        let pred_arg = self.input(i, 0)?;
+        let mut pred = self.pool.take_f32();
+        let (mut t, mut f) = (self.pool.take(), self.pool.take());
+        let r = (|| {
+            self.read_f32(pred_arg, &mut pred)?;
+            if pred.len() != n {
+                return fault(FaultCause::Count {
+                    slot: pred_arg.slot,
+                    expected: n as u64,
+                    actual: pred.len() as u64,
+                    why: "the predicate holds one value per output element",
+                });
+            }
+            if let Some((index, value)) = first_bad_predicate(&pred) {
+                return fault(FaultCause::BadPredicate {
+                    slot: pred_arg.slot,
+                    index: index as u64,
+                    value: F32::new(value),
+                });
+            }
+            self.operand_as(i, 1, dt, n, &mut t)?;
+            self.operand_as(i, 2, dt, n, &mut f)?;
+            let take: Vec<bool> = pred.iter().map(|&p| p == 1.0).collect();
+            merge_bytes(&take, &t, dt.size(), &mut f);
+            self.write(out, dt, &f, regions)
+        })();
+        self.pool.give_f32(pred);
+        self.pool.give(t);
+        self.pool.give(f);
+        r
+    }
+
+    /// CopyPredicated (§5.5): `ins` = [src, pred].
+    pub(crate) fn copy_predicated(
+        &mut self,
+        i: &'p Instruction,
+        fields: &CopyPredicatedFields,
+        regions: &mut Written,
+    ) -> Res<()> {
+        let out = self.output(i, 0)?;
+        let dt = out.ap.dtype;
+        if dt.lanes() != 1 {
+            return super::not_implemented("CopyPredicated into a packed x4 dtype");
+        }
+        let n = out.elements()?;
+        let (src, pred_arg) = (self.input(i, 0)?, self.input(i, 1)?);
+        let (mut s, mut p, mut o) = (self.pool.take(), self.pool.take(), self.pool.take());
+        let r = (|| {
+            self.read(pred_arg, Dtype::Uint32, &mut p)?;
+            if p.len() != 4 * n {
+                return fault(FaultCause::Count {
+                    slot: pred_arg.slot,
+                    expected: n as u64,
+                    actual: (p.len() / 4) as u64,
+                    why: "the predicate holds one value per output element",
+                });
+            }
+            self.read(src, dt, &mut s)?;
+            if s.len() != n * dt.size() {
+                return fault(FaultCause::Count {
+                    slot: src.slot,
+                    expected: n as u64,
+                    actual: (s.len() / dt.size().max(1)) as u64,
+                    why: "the source holds one value per output element",
+                });
+            }
+            let rev = fields.reverse_pred;
+            let take: Vec<bool> =
+                p.as_chunks::<4>().0.iter().map(|w| (u32::from_le_bytes(*w) != 0) != rev).collect();
+            if self.uncast(out.ap) {
+                self.read(out, dt, &mut o)?;
+                merge_bytes(&take, &s, dt.size(), &mut o);
+                return self.write(out, dt, &o, regions);
+            }
+            // The output casts at the memory boundary: write only the taken elements, so the
+            // others keep their stored bits exactly.
+            let idx = super::dma::element_indices(out)?;
+            let size = dt.size();
+            for (k, &e) in idx.iter().enumerate() {
+                if take[k] {
+                    let ap = super::dma::one_element(out.ap, e);
+                    self.write(out.with(&ap), dt, &s[k * size..(k + 1) * size], regions)?;
+                }
+            }
+            Ok(())
+        })();
+        self.pool.give(s);
+        self.pool.give(p);
+        self.pool.give(o);
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_by_width() {
+        let take = [true, false, true];
+        let mut out = vec![9u8, 9, 9, 9, 9, 9];
+        merge_bytes(&take, &[1, 2, 3, 4, 5, 6], 2, &mut out);
+        assert_eq!(out, [1, 2, 9, 9, 5, 6]);
+    }
+
+    #[test]
+    fn bad_predicates() {
+        assert_eq!(first_bad_predicate(&[0.0, -0.0, 1.0]), None);
+        assert_eq!(first_bad_predicate(&[0.0, 2.0, 0.5]), Some((1, 2.0)));
+        let nan = first_bad_predicate(&[1.0, f32::NAN]);
+        assert!(matches!(nan, Some((1, v)) if v.is_nan()));
+    }
+}

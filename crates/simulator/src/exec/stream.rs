@@ -1,0 +1,203 @@
+//! StreamShuffle and StreamTranspose, the DVE reorganizers (seed 000 §5.3, CONFIRMED formulas).
+//!
+//! - StreamShuffle: within each 32-partition block, output partition `blockStart + i` gets
+//!   source partition `blockStart + mask[i]` (whole rows), `255` leaves it untouched. All rows are
+//!   read first, so an in-place shuffle is safe; written rows go out as runs of consecutive
+//!   partitions, one write per run.
+//! - StreamTranspose: element `(p, e)` goes to the destination's flat index
+//!   `(pLow | eBlk) + outElem · (pBlk | eLow)` — a 32 × 32 partition ⇄ element swap — as one
+//!   pass dispatched on element width.
+//!
+//! Neither casts (a dtype change is a validation error; the kernels fault too).
+
+use super::operand::sub_ap;
+use super::{Res, Simulator, Written, fault};
+use crate::fault::FaultCause;
+use bir_ir::Instruction;
+use bir_ir::ops::StreamShuffleFields;
+
+/// The shuffle plan: for each output partition, the source partition or `None` (left as is).
+/// A source partition past `src_parts` is an error (`Err(output partition)`).
+pub(crate) fn shuffle_plan(
+    mask: &[u8],
+    out_parts: usize,
+    src_parts: usize,
+) -> Result<Vec<Option<usize>>, usize> {
+    let mut plan = vec![None; out_parts];
+    for (p, slot) in plan.iter_mut().enumerate() {
+        let (block, i) = (p & !31, p & 31);
+        let m = mask.get(i).copied().unwrap_or(255);
+        if m == 255 {
+            continue;
+        }
+        let s = block + usize::from(m);
+        if usize::from(m) >= 32 || s >= src_parts {
+            return Err(p);
+        }
+        *slot = Some(s);
+    }
+    Ok(plan)
+}
+
+/// StreamTranspose's destination index of source element `(p, e)`.
+#[inline(always)]
+pub(crate) fn stream_transpose_index(p: usize, e: usize, out_elem: usize) -> usize {
+    let (e_blk, e_low, p_blk, p_low) = (e & !31, e & 31, p & !31, p & 31);
+    (p_low | e_blk) + out_elem * (p_blk | e_low)
+}
+
+/// The StreamTranspose scatter for elements of `N` bytes. `Err(dstIdx)` if one falls outside.
+fn scatter<const N: usize>(
+    src: &[[u8; N]],
+    in_part: usize,
+    in_elem: usize,
+    out_elem: usize,
+    dst: &mut [[u8; N]],
+) -> Result<(), usize> {
+    for p in 0..in_part {
+        let row = &src[p * in_elem..(p + 1) * in_elem];
+        for (e, v) in row.iter().enumerate() {
+            let k = stream_transpose_index(p, e, out_elem);
+            *dst.get_mut(k).ok_or(k)? = *v;
+        }
+    }
+    Ok(())
+}
+
+fn scatter_bytes(
+    src: &[u8],
+    size: usize,
+    in_part: usize,
+    in_elem: usize,
+    out_elem: usize,
+    dst: &mut [u8],
+) -> Result<(), usize> {
+    fn go<const N: usize>(s: &[u8], ip: usize, ie: usize, oe: usize, d: &mut [u8]) -> Result<(), usize> {
+        scatter::<N>(s.as_chunks::<N>().0, ip, ie, oe, d.as_chunks_mut::<N>().0)
+    }
+    match size {
+        1 => go::<1>(src, in_part, in_elem, out_elem, dst),
+        2 => go::<2>(src, in_part, in_elem, out_elem, dst),
+        4 => go::<4>(src, in_part, in_elem, out_elem, dst),
+        _ => go::<8>(src, in_part, in_elem, out_elem, dst),
+    }
+}
+
+#[cold]
+fn no_cast<T>(what: &'static str) -> Res<T> {
+    fault(FaultCause::BadField { field: "dtype", why: what })
+}
+
+impl<'p> Simulator<'p> {
+    /// StreamShuffle (§5.3).
+    pub(crate) fn stream_shuffle(
+        &mut self,
+        i: &'p Instruction,
+        f: &StreamShuffleFields,
+        regions: &mut Written,
+    ) -> Res<()> {
+        let (src, dst) = (self.input(i, 0)?, self.output(i, 0)?);
+        if src.ap.dtype != dst.ap.dtype {
+            return no_cast("StreamShuffle does not support cast");
+        }
+        if f.mask.len() != 32 || f.mask.iter().any(|&m| m >= 32 && m != 255) {
+            return fault(FaultCause::BadField {
+                field: "mask",
+                why: "StreamShuffle needs 32 mask entries, each < 32 or 255",
+            });
+        }
+        let ((sp, sf), (dp, df)) = (src.shape()?, dst.shape()?);
+        if sf != df {
+            return fault(FaultCause::Dims {
+                slot: dst.slot,
+                why: "StreamShuffle needs equal elements per partition in source and destination",
+            });
+        }
+        let Ok(plan) = shuffle_plan(&f.mask, dp, sp) else {
+            return fault(FaultCause::Dims {
+                slot: src.slot,
+                why: "a StreamShuffle mask entry names a source partition past the source",
+            });
+        };
+        let dt = dst.ap.dtype;
+        let row = df * dt.size();
+        let mut all = self.pool.take();
+        let mut out = self.pool.take();
+        let r = self.read(src, dt, &mut all).and_then(|()| {
+            let mut p = 0;
+            while p < dp {
+                if plan[p].is_none() {
+                    p += 1;
+                    continue;
+                }
+                let start = p;
+                out.clear();
+                while let Some(Some(s)) = plan.get(p) {
+                    out.extend_from_slice(&all[s * row..(s + 1) * row]);
+                    p += 1;
+                }
+                let piece = sub_ap(dst.ap, start, p - start);
+                self.write(dst.with(&piece), dt, &out, regions)?;
+            }
+            Ok(())
+        });
+        self.pool.give(all);
+        self.pool.give(out);
+        r
+    }
+
+    /// StreamTranspose (§5.3).
+    pub(crate) fn stream_transpose(&mut self, i: &'p Instruction, regions: &mut Written) -> Res<()> {
+        let (src, dst) = (self.input(i, 0)?, self.output(i, 0)?);
+        if src.ap.dtype != dst.ap.dtype {
+            return no_cast("StreamTranspose does not support cast");
+        }
+        let dt = dst.ap.dtype;
+        let ((ip, ie), (_, oe)) = (src.shape()?, dst.shape()?);
+        let (mut a, mut b) = (self.pool.take(), self.pool.take());
+        let r = self.read(src, dt, &mut a).and_then(|()| {
+            // Elements the transpose does not reach keep their values.
+            self.read(dst, dt, &mut b)?;
+            if scatter_bytes(&a, dt.size(), ip, ie, oe, &mut b).is_err() {
+                return fault(FaultCause::Dims {
+                    slot: dst.slot,
+                    why: "a StreamTranspose destination index falls outside the destination",
+                });
+            }
+            self.write(dst, dt, &b, regions)
+        });
+        self.pool.give(a);
+        self.pool.give(b);
+        r
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_transpose_index_by_hand() {
+        // p = 3, e = 5, outElem 32: (3 | 0) + 32·(0 | 5) = 163 — element (3,5) to (5,3).
+        assert_eq!(stream_transpose_index(3, 5, 32), 163);
+        // p = 33 (pBlk 32, pLow 1), e = 40 (eBlk 32, eLow 8), outElem 64:
+        // (1 | 32) + 64·(32 | 8) = 33 + 64·40 = 2593.
+        assert_eq!(stream_transpose_index(33, 40, 64), 2593);
+    }
+
+    #[test]
+    fn shuffle_plan_by_hand() {
+        let mut mask = [255u8; 32];
+        mask[0] = 2;
+        mask[1] = 0;
+        // 34 output partitions, 34 source: block 0 rows 0 ← 2, 1 ← 0; block 32: 32 ← 34 is past
+        // the source (34 partitions) → error at output partition 32.
+        assert_eq!(shuffle_plan(&mask, 34, 34), Err(32));
+        let plan = shuffle_plan(&mask, 34, 35).unwrap();
+        assert_eq!(plan[0], Some(2));
+        assert_eq!(plan[1], Some(0));
+        assert_eq!(plan[2], None);
+        assert_eq!(plan[32], Some(34));
+        assert_eq!(plan[33], Some(32));
+    }
+}
