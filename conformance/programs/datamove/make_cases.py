@@ -390,6 +390,36 @@ g.save(yt, "y", "float32", NR, RF, dyn_expect(pairs, 0, RF, 9, prev, on_dst=True
 case("dyn_oob_dst_leaves_location_tolerated", g,
      f"DMACopy Copy, destination rows 9, 10 of a 10-row tile (i = 9), oob_is_err false: row 9 written, row 10 skipped ({DYN})",
      choices=["D1"])
+# the letter names a level (J29): Y on a 3-level AP is level 1, Z / Y on a 4-level AP are levels 1 / 2
+for tag, pairs, dim, step, i in [("y_3level", [[RF, 1], [3, 2], [1, 3]], "Y", 3, 2),
+                                 ("z_4level", [[RF, 1], [6, 2], [2, 3], [1, 2]], "Z", 6, 3),
+                                 ("y_4level", [[RF, 1], [6, 2], [2, 3], [1, 2]], "Y", 2, 5)]:
+    n = int(np.prod([q[1] for q in pairs]))
+    g = Prog()
+    tt = g.tile_in("tab", "float32", TAB)
+    it = g.tile_in("idx", "int32", np.array([[i]], np.int32))
+    g.sb("yt", "float32", 1, n)
+    g.inst("DMACopy", [ap(tt, "float32", pairs, 0, indirect_dim=dim, indirect_dim_max_index=8,
+                          scalar_offset=ap(it, "int32", [[1, 1], [1, 1]]))], [tile("yt", "float32", 1, n)], mode="Copy")
+    g.save("yt", "y", "float32", 1, n, TAB.reshape(-1)[ap_index(pairs, i * step).reshape(1, -1)])
+    case(f"dyn_scalar_{tag}", g, f"DMACopy Copy, indirect_dim {dim} on the AP {pairs}: offset += i = {i} x step {step} of the level {dim} names "
+         f"(docs/bir-json.md dim letters, J29; {DYN})")
+# a faulting DMACopy writes straight into the pre-filled external output: it must stay as it was
+for i, err in [(10, None), (-1, True)]:
+    g = Prog()
+    tt = g.tile_in("tab", "float32", TAB)
+    it = g.tile_in("idx", "int32", np.array([[i]], np.int32))
+    prev = np.full((1, RF), -7.0, F32)
+    g.dram_in("prev", "float32", prev)
+    g.dram_out("y", "float32", (1, RF), prev)
+    g.inst("Load", [tile("prev", "float32", 1, RF)], [tile("y", "float32", 1, RF)])
+    fields = {"mode": "Copy"} if err is None else {"mode": "Copy", "oob_is_err": True}
+    g.inst("DMACopy", [ap(tt, "float32", [[RF, 1], [1, RF]], 0, indirect_dim="W", indirect_dim_max_index=NR,
+                          scalar_offset=ap(it, "int32", [[1, 1], [1, 1]]))], [tile("y", "float32", 1, RF)], **fields)
+    case(f"dyn_oob_fault_output_untouched_i{i}".replace("-", "m"), g,
+         f"DMACopy Copy into the external output (pre-filled by a Load), dynamic row i = {i} out of bounds, oob_is_err "
+         f"{'default' if err is None else 'true'} -> fault out-of-bounds; the output keeps the pre-filled values ({DYN})",
+         fault=("out-of-bounds", ""))
 # register offset
 pairs = [[RF, 1], [1, RF]]
 g, prev, yt = dyn_program(0, "int32", pairs, 0, "W", NR, 1, reg=True, pre_save=True)
@@ -451,6 +481,26 @@ k = g.inst("DMACopy", [ap(xt, "float32", four_level(DIMS))], [ap("yt", "float32"
            mode="Transpose", transpose_op="XYZW", engine="Pool")
 case("transpose_nums_mismatch_error", g, "DMACopy Transpose XYZW with dst nums = src nums (not permuted): validation error (dm-decisions)",
      errors=[("ap-shape", f"instruction #{k}", "")])
+
+# strided, offset 4-level source APs: the permutation acts on AP coordinates (D2)
+for code, dims, steps, off in [(11, (5, 3, 7, 2), (200, 60, 8, 3), 4), (5, (3, 4, 5, 6), (200, 45, 9, 1), 7),
+                               (8, (6, 5, 3, 7), (200, 30, 10, 1), 2)]:
+    perm = REFACTS[code]
+    base = distinct(dims[0], 200)
+    pairs = [[st, n] for st, n in zip(steps, dims)]
+    idx = ap_index(pairs, off)
+    assert idx.max() < base.size
+    d4 = np.transpose(base.reshape(-1)[idx], perm)
+    dn = d4.shape
+    g = Prog()
+    xt = g.tile_in("x", "float32", base)
+    g.sb("yt", "float32", dn[0], dn[1] * dn[2] * dn[3])
+    g.inst("DMACopy", [ap(xt, "float32", pairs, off)], [ap("yt", "float32", four_level(dn))], mode="Transpose",
+           transpose_op=TNAMES[code], engine="Pool")
+    g.save("yt", "y", "float32", dn[0], dn[1] * dn[2] * dn[3], d4.reshape(dn[0], -1))
+    case(f"transpose_{code:02d}_{TNAMES[code].lower()}_strided_source", g,
+         f"DMACopy Transpose {TNAMES[code]} from the strided source AP {pairs} offset {off}: dst = numpy.transpose(gathered src, {perm}) (D2)",
+         choices=["D2"])
 
 # ================================================================ 4. DMACopy Replicate
 REP = "dm-decisions Replicate: replCount = dst partitions / src partitions, dst = numpy.tile(src, (replCount, 1))"
@@ -1068,6 +1118,23 @@ g.save("bt", "b", "uint32", 4, 5, yb)
 case("memset_random_pool_setrandstate", g,
      f"Pool Random Memset, SetRandState(0x{S:X}) on Pool, Pool Random Memset: row r restarts from s0 = S_lo32, s1 = S_hi32, "
      f"s2 = s3 = 0xFFFFFFFF, s4 = 0xFFFFFFFF ^ r ({POOLR})", choices=["D6", "D7"])
+# the Pool row index is the output AP's partition row, not the physical partition (D7)
+xw = Xorwow()
+g = Prog()
+g.sb("at", "uint32", 8, 4)
+g.inst("Memset", [], [tile("at", "uint32", 3, 4, offset=4 * 4)], mode="Random", engine="Pool")
+z = np.zeros((8, 4), np.uint32)
+ya = z.copy()
+ya[4:7] = pool_expect(xw, "uint32", [[4, 3], [1, 4]], np.zeros((3, 4), np.uint32))
+g.inst("Memset", [], [tile("at", "uint32", 2, 4)], mode="Random", engine="Pool")
+ya[0:2] = pool_expect(xw, "uint32", [[4, 2], [1, 4]], np.zeros((2, 4), np.uint32))
+g.dram_in("zero", "uint32", z)
+g.insts.insert(0, {"opcode": "Load", "name": "zero_at", "engine": "SP", "ins": [tile("zero", "uint32", 8, 4)],
+                   "outs": [tile("at", "uint32", 8, 4)]})
+g.save("at", "a", "uint32", 8, 4, ya)
+case("memset_random_pool_rows_relative_to_ap", g,
+     f"Pool Random Memset on partitions 4..6 (AP rows 0..2), then on partitions 0..1 (AP rows 0..1): rows 0, 1 continue their "
+     f"state although the partitions differ ({POOLR})", choices=["D6", "D7"])
 # host and Pool streams are independent
 rng, xw = HostRng(), Xorwow()
 g = Prog()
@@ -1146,6 +1213,21 @@ for tag, pdt, bad_val in [("uint8_2", "uint8", 2), ("int32_minus1", "int32", -1)
     g, yt, _, _ = select_case(pdt, pred=praw, early=True)
     case(f"select_pred_{tag}_fault", g, f"Select with a predicate value {bad_val} at element 13 -> fault bad-field naming the element; "
          f"the earlier Save is intact ({SEL})", fault=("bad-field", ""), choices=["D8"] if pdt == "float32" else ())
+
+# a faulting Select writes straight into the pre-filled external output: it must stay as it was
+g = Prog()
+pb = np.ones((2, 8), np.uint8)
+pb[1, 5] = 2
+pt = g.tile_in("pred", "uint8", pb)
+tt = g.tile_in("t", "float32", fp32_vals((2, 8)))
+prev = np.full((2, 8), 5.5, F32)
+g.dram_in("prev", "float32", prev)
+g.dram_out("y", "float32", (2, 8), prev)
+g.inst("Load", [tile("prev", "float32", 2, 8)], [tile("y", "float32", 2, 8)])
+g.inst("Select", [tile(pt, "uint8", 2, 8), tile(tt, "float32", 2, 8), imm(0.0)], [tile("y", "float32", 2, 8)])
+case("select_pred_2_fault_output_untouched", g,
+     f"Select into the external output (pre-filled by a Load) with a predicate value 2 at element 13 -> fault bad-field; "
+     f"no element is written (inputs are read and checked before any write) ({SEL})", fault=("bad-field", ""))
 
 # ================================================================ 11. CopyPredicated (re-facts §7, nki tensor_copy_predicated)
 CPR = "re-facts §7 CopyPredicated / nki tensor_copy_predicated: out <- (pred != 0) xor reverse_pred ? src : out (pre-filled by a Load)"
