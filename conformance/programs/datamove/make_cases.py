@@ -867,7 +867,7 @@ for cmp in CMP:
          f"AffineSelect compare_op {cmp}, v = -3 + p - x, fill fp32.min, float32 ({ASEL})")
     case(f"asel_{cmp}_bfloat16", asel_case(cmp, 4, [[-2, 3], [1, 4]], -1, "bfloat16", "bfloat16", FMIN),
          f"AffineSelect {cmp} on bf16, fill fp32.min -> bf16 -inf (RNE overflow), 2-pair pattern, cm -1 ({ASEL})")
-for cmp in ("is_ge", "is_lt"):
+for cmp in CMP:
     case(f"asel_{cmp}_float8e4", asel_case(cmp, 0, [[1, 2], [-1, 3], [2, 2]], 1, "float32", "float8e4", FMIN),
          f"AffineSelect {cmp} fp32 in -> float8e4 out, fill fp32.min saturates (refsim) to -max ({ASEL})", choices=["N7"])
 case("asel_is_gt_4pair_float32", asel_case("is_gt", -20, [[5, 2], [3, 2], [-1, 3], [1, 2]], 2, "float32", "float32", -1.5),
@@ -1213,7 +1213,8 @@ for tag, pdt, bad_val in [("uint8_2", "uint8", 2), ("int32_minus1", "int32", -1)
     praw = pb.astype(STORE[pdt]) if pdt != "float32" else pb.astype(F32)
     g, yt, _, _ = select_case(pdt, pred=praw, early=True)
     case(f"select_pred_{tag}_fault", g, f"Select with a predicate value {bad_val} at element 13 -> fault bad-field naming the element; "
-         f"the earlier Save is intact ({SEL})", fault=("bad-field", ""), choices=["D8"] if pdt == "float32" else ())
+         f"the earlier Save is intact; the message names the flat element index 13 ({SEL})", fault=("bad-field", "13"),
+         choices=["D8"] if pdt == "float32" else ())
 
 # a faulting Select writes straight into the pre-filled external output: it must stay as it was
 g = Prog()
@@ -1228,7 +1229,7 @@ g.inst("Load", [tile("prev", "float32", 2, 8)], [tile("y", "float32", 2, 8)])
 g.inst("Select", [tile(pt, "uint8", 2, 8), tile(tt, "float32", 2, 8), imm(0.0)], [tile("y", "float32", 2, 8)])
 case("select_pred_2_fault_output_untouched", g,
      f"Select into the external output (pre-filled by a Load) with a predicate value 2 at element 13 -> fault bad-field; "
-     f"no element is written (inputs are read and checked before any write) ({SEL})", fault=("bad-field", ""))
+     f"no element is written (inputs are read and checked before any write) ({SEL})", fault=("bad-field", "13"))
 
 # ================================================================ 11. CopyPredicated (re-facts §7, nki tensor_copy_predicated)
 CPR = "re-facts §7 CopyPredicated / nki tensor_copy_predicated: out <- (pred != 0) xor reverse_pred ? src : out (pre-filled by a Load)"
