@@ -363,7 +363,8 @@ g, prev, yt = dyn_program(5, "int32", pairs, 0, "W", NR, 1, on_dst=True)
 g.save(yt, "y", "float32", NR, RF, dyn_expect(pairs, 0, RF, 5, prev, on_dst=True))
 case("dyn_scalar_dst_w_row5", g, f"DMACopy Copy, destination row i = 5 via a dynamic offset on the destination AP ({DYN})")
 # out of bounds, fault (default oob_is_err and explicit true); an earlier Save is checked
-for i, mx, rows, tag in [(10, NR, 1, "index_past_max"), (-1, NR, 1, "negative"), (9, NR, 2, "leaves_location")]:
+for i, mx, rows, tag in [(10, NR, 1, "index_past_max"), (-1, NR, 1, "negative"), (9, NR, 2, "leaves_location"),
+                         (8, 6, 1, "index_past_max_inside_location")]:
     for err in (None, True):
         pairs = [[RF, rows], [1, RF]]
         g, prev, yt = dyn_program(i, "int32", pairs, 0, "W", mx, rows, oob_is_err=err, pre_save=True)
@@ -515,6 +516,14 @@ for sp, factors in [(1, (1, 2, 3, 4, 8, 16, 32, 64, 128)), (2, (3, 16, 64)), (4,
         g.save("yt", "y", "float32", sp * r, RFREE, np.tile(src, (r, 1)))
         case(f"replicate_src{sp}p_x{r}", g, f"DMACopy Replicate of a {sp}-partition source x {r} -> {sp * r} partitions ({REP})",
              choices=["D3"] if sp > 1 else ())
+# from a DRAM source
+src = distinct(2, RFREE)
+g = Prog()
+g.dram_in("x", "float32", src)
+g.sb("yt", "float32", 6, RFREE)
+g.inst("DMACopy", [tile("x", "float32", 2, RFREE)], [tile("yt", "float32", 6, RFREE)], mode="Replicate")
+g.save("yt", "y", "float32", 6, RFREE, np.tile(src, (3, 1)))
+case("replicate_dram_src2p_x3", g, f"DMACopy Replicate of a 2-row DRAM source x 3 into SB ({REP})", choices=["D3"])
 # with a cast
 src = fp32_vals((2, RFREE))
 g = Prog()
@@ -621,6 +630,16 @@ case("cce_add_3_inputs_out_bfloat16", cce_program(ins, "add", out_dt="bfloat16")
 insb = [encode(fp32_vals((4, 16)), "bfloat16") for _ in range(3)]
 case("cce_max_bfloat16_inputs", cce_program(insb, "max", in_dt="bfloat16", out_dt="bfloat16"),
      f"DMACopy CCE max of 3 bf16 inputs (widened to fp32) into bf16 ({CCE})", choices=["D4"])
+# DRAM operands: inputs and output in flat DRAM (the DMA's usual place)
+ins = [fp32_vals((3, 11)) for _ in range(3)]
+g = Prog()
+for k2, raw in enumerate(ins):
+    g.dram_in(f"x{k2}", "float32", raw)
+exp = cce_expect(ins, "add", [0.5, -1.0, 3.0])
+g.dram_out("y", "float32", (3, 11), exp)
+g.inst("DMACopy", [tile(f"x{k2}", "float32", 3, 11) for k2 in range(3)], [tile("y", "float32", 3, 11)], mode="CCE", cce_op="add",
+       constants=[0.5, -1.0, 3.0])
+case("cce_add_dram_operands_constants", g, f"DMACopy CCE add with constants (0.5, -1, 3), inputs and output in DRAM ({CCE})", choices=["D4"])
 # validation errors
 g = Prog()
 x0 = g.tile_in("x0", "float32", fp32_vals((4, 16)))
