@@ -858,7 +858,7 @@ g = Prog()
 g.sb("yt", "int32", 4, 12)
 k = g.inst("Iota", [], [tile("yt", "int32", 4, 12)], base=0, pattern=[[1, 5], [1, 2]], channel_multiplier=0)
 case("iota_pattern_count_mismatch_error", g, "Iota with pattern nums 5*2 = 10 for 12 elements per partition: validation error (dm-decisions)",
-     errors=[("ap-shape", f"instruction #{k}", "")])
+     errors=[("bad-field", f"instruction #{k}", "the pattern's nums multiply to 10")])
 
 CMP = {"is_equal": np.equal, "not_equal": np.not_equal, "is_gt": np.greater, "is_ge": np.greater_equal,
        "is_lt": np.less, "is_le": np.less_equal}
@@ -1268,10 +1268,9 @@ def cpred_case(pdt, praw, reverse=None, src_dt="float32", out_dt="float32", src_
     yt = g.tile_in("prev", out_dt, prev)
     fields = {} if reverse is None else {"reverse_pred": reverse}
     g.inst("CopyPredicated", [s_op, tile(pt, pdt, p, f)], [tile(yt, out_dt, p, f)], **fields)
-    if pdt in ("float32", "bfloat16", "float16"):
-        on = encode(decode(praw, pdt), "uint32") != 0  # D9: the project cast, 0.5 -> 0 (RNE)
-    else:
-        on = praw.astype(np.int64) != 0
+    # D9: the predicate goes through the project cast to uint32 (through fp32, RNE, clamped), so
+    # 0.5 -> 0 and a negative value -> 0 are false.
+    on = encode(decode(praw, pdt), "uint32") != 0
     if reverse:
         on = ~on
     g.save(yt, "y", out_dt, p, f, np.where(on, sv, prev).astype(STORE[out_dt]))
@@ -1317,10 +1316,8 @@ def write_all():
         lines = [f"# {note}", "# expected outputs from make_cases.py (NumPy / ml_dtypes, rng/ C++ draws), never from birsim"]
         lines += [f"choice: {c}" for c in choices]
         if errors:
-            # The programs/* runner (xtask verify/program.rs) has no `error` lines yet: the case is
-            # skipped with its expected diagnostics written out, ready for a runner (or a move to
-            # conformance/bir-ir/malformed) that checks them.
-            lines.append("skip: validation-error case; the programs runner does not check `error` lines yet")
+            # A program the validator must refuse: the runner loads and validates it and compares
+            # the located diagnostics.
             for kind, loc, msg in errors:
                 lines.append(f"error {kind} @ {loc} | {msg}".rstrip())
         else:

@@ -138,7 +138,16 @@ impl<'p> Simulator<'p> {
             return super::not_implemented("CopyPredicated into a packed x4 dtype");
         }
         let n = out.elements()?;
-        let (src, pred_arg) = (self.input(i, 0)?, self.input(i, 1)?);
+        let pred_arg = self.input(i, 1)?;
+        // The source is a tensor or an immediate (nki tensor_copy_predicated: "src tile or scalar").
+        let imm = match i.ins.first() {
+            Some(Operand::Imm { value, .. }) => Some(value.as_f64() as f32),
+            _ => None,
+        };
+        let src = match imm {
+            Some(_) => None,
+            None => Some(self.input(i, 0)?),
+        };
         let (mut s, mut p, mut o) = (self.pool.take(), self.pool.take(), self.pool.take());
         let r = (|| {
             self.read(pred_arg, Dtype::Uint32, &mut p)?;
@@ -150,10 +159,21 @@ impl<'p> Simulator<'p> {
                     why: "the predicate holds one value per output element",
                 });
             }
-            self.read(src, dt, &mut s)?;
+            match (src, imm) {
+                (Some(src), _) => self.read(src, dt, &mut s)?,
+                (None, c) => {
+                    let mut one = [0u8; 8];
+                    let one = &mut one[..dt.size()];
+                    let c = c.unwrap_or(0.0);
+                    numerics::encode_from_f32(dt, &[c], one, self.profile())
+                        .map_err(|error| FaultCause::Numerics { slot: Slot::In(0), error })?;
+                    s.clear();
+                    s.extend(std::iter::repeat_n(&*one, n).flatten());
+                }
+            }
             if s.len() != n * dt.size() {
                 return fault(FaultCause::Count {
-                    slot: src.slot,
+                    slot: Slot::In(0),
                     expected: n as u64,
                     actual: (s.len() / dt.size().max(1)) as u64,
                     why: "the source holds one value per output element",
