@@ -24,8 +24,9 @@ commands:
       matches). --shard K/N runs the K-th of N slices (1-based). --list prints case ids.
   bench [PATTERN...]
       Run the benchmarks whose names contain a PATTERN (all when none), printing each
-      as a ratio against a baseline measured in the same run (memcpy, a naive walker,
-      or a peer's figure from shared/reference/peers.md).
+      as a ratio against a baseline measured in the same run (C loops built with
+      cc -O3 -march=native, NumPy/ml_dtypes from .venv when present, fresh processes
+      for the end-to-end rows; --quick, --large).
   exhaustive-fp8 [FORMAT...]
       Check every fp32 input (2^32) through the FP8 encoders against a slow reference,
       saturating and not (float8_e4m3fn, float8e5, float8e4, float8e3). Minutes; not in CI.
