@@ -12,6 +12,7 @@
 //!   from `ins[1]` (the seed's two initialising cases); `Accumulate`, `AddAccumulate` and `Idle`
 //!   continue from it, as AWS's chained `tensor_scalar_cumulative` calls do.
 
+use super::operand::same_count;
 use super::{Res, Simulator, Written, fault};
 use crate::fault::{FaultCause, Slot};
 use bir_ir::ops::TensorScalarCacheFields;
@@ -96,14 +97,7 @@ impl<'p> Simulator<'p> {
                     let a = super::Arg { slot: Slot::In(1), ap };
                     let mut v = Vec::new();
                     self.read_f32(a, &mut v)?;
-                    if v.len() != parts {
-                        return fault(FaultCause::Count {
-                            slot: a.slot,
-                            expected: parts as u64,
-                            actual: v.len() as u64,
-                            why: "the initial value has one value per partition",
-                        });
-                    }
+                    same_count(a.slot, parts, v.len(), "the initial value has one value per partition")?;
                     Ok(v)
                 }
                 None => fault(FaultCause::BadField {

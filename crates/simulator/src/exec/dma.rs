@@ -11,6 +11,7 @@
 //!
 //! Every mode reads all its inputs before it writes (§5.1).
 
+use super::operand::same_count;
 use super::{Arg, Res, Simulator, Written, fault, not_implemented};
 use crate::fault::{FaultCause, Slot};
 use access_pattern::{ApError, Pattern};
@@ -279,14 +280,7 @@ impl<'p> Simulator<'p> {
     /// element) is copied only when both addresses are inside their locations.
     fn copy_in_bounds_pairs(&mut self, src: Arg<'_>, dst: Arg<'_>, regions: &mut Written) -> Res<()> {
         let (si, di) = (element_indices(src)?, element_indices(dst)?);
-        if si.len() != di.len() {
-            return fault(FaultCause::Count {
-                slot: dst.slot,
-                expected: si.len() as u64,
-                actual: di.len() as u64,
-                why: "a copy writes as many elements as it reads",
-            });
-        }
+        same_count(dst.slot, si.len(), di.len(), "a copy writes as many elements as it reads")?;
         let (ssz, dsz) = (self.storage(src.ap).size(), self.storage(dst.ap).size());
         let (sl, dl) = (self.memory.layout(src.ap.loc), self.memory.layout(dst.ap.loc));
         let keep: Vec<(i64, i64)> = si
@@ -414,14 +408,12 @@ impl<'p> Simulator<'p> {
             for k in 0..n_in {
                 let a = self.input(i, k)?;
                 self.read_f32(a, &mut v)?;
-                if v.len() != n_out {
-                    return fault(FaultCause::Count {
-                        slot: Slot::In(k),
-                        expected: n_out as u64,
-                        actual: v.len() as u64,
-                        why: "every CCE input holds as many elements as the output",
-                    });
-                }
+                same_count(
+                    Slot::In(k),
+                    n_out,
+                    v.len(),
+                    "every CCE input holds as many elements as the output",
+                )?;
                 if let Some(c) = f.constants.get(k) {
                     let c = c.get();
                     v.iter_mut().for_each(|x| *x *= c);

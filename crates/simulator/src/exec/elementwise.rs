@@ -9,6 +9,7 @@
 //! `is_tensor_tensor_scan` (nki `scalar_tensor_tensor` / `tensor_tensor_scan`) and `acc` forms run in
 //! fp32 over the whole tensor.
 
+use super::operand::same_count;
 use super::operand::{adds, pieces};
 use super::{Arg, Res, Simulator, Written, fault, not_implemented};
 use crate::fault::{FaultCause, Slot};
@@ -674,14 +675,12 @@ impl<'p> Simulator<'p> {
             if t.is_scalar_tensor_tensor {
                 let b = self.input(i, 2)?;
                 self.read_f32(b, &mut w)?;
-                if w.len() != v.len() {
-                    return fault(FaultCause::Count {
-                        slot: b.slot,
-                        expected: v.len() as u64,
-                        actual: w.len() as u64,
-                        why: "scalar_tensor_tensor's operand1 holds one value per data element",
-                    });
-                }
+                same_count(
+                    b.slot,
+                    v.len(),
+                    w.len(),
+                    "scalar_tensor_tensor's operand1 holds one value per data element",
+                )?;
                 ts_ops::with(t.op1, PairRevF32(&mut v, &w, t.reverse1)).map_err(op_error("op1"))?;
             } else {
                 let s1 = self.scalars(i, 2, Domain::F32, total)?;
@@ -732,14 +731,12 @@ impl<'p> Simulator<'p> {
         let r = (|| {
             self.read_f32(a, &mut x)?;
             self.read_f32(b, &mut y)?;
-            if y.len() != x.len() {
-                return fault(FaultCause::Count {
-                    slot: b.slot,
-                    expected: x.len() as u64,
-                    actual: y.len() as u64,
-                    why: "tensor_tensor_scan's two data inputs hold the same number of elements",
-                });
-            }
+            same_count(
+                b.slot,
+                x.len(),
+                y.len(),
+                "tensor_tensor_scan's two data inputs hold the same number of elements",
+            )?;
             let scan =
                 Scan { x: &mut x, y: &y, inits: &inits, free, rev: (t.reverse0, t.reverse1), op1: t.op1 };
             ts_ops::with(t.op0, scan).map_err(op_error("op0"))?.map_err(op_error("op1"))?;
@@ -759,14 +756,7 @@ impl<'p> Simulator<'p> {
     ) -> Res<()> {
         let (a, b, out) = (self.input(i, 0)?, self.input(i, 1)?, self.output(i, 0)?);
         let (na, nb) = (a.elements()?, b.elements()?);
-        if na != nb {
-            return fault(FaultCause::Count {
-                slot: b.slot,
-                expected: na as u64,
-                actual: nb as u64,
-                why: "TensorTensor's two inputs hold the same number of elements",
-            });
-        }
+        same_count(b.slot, na, nb, "TensorTensor's two inputs hold the same number of elements")?;
         let acc = adds(t.acc);
         if a.ap.dtype.is_integer() && b.ap.dtype.is_integer() {
             let (mut x, mut y) = (self.pool.take(), self.pool.take());

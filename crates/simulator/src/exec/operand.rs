@@ -58,6 +58,16 @@ impl<'a> Arg<'a> {
     }
 }
 
+/// A count rule: `Ok` when an operand holds the `expected` number of values, else the located
+/// `Count` fault naming it, both numbers and the rule.
+#[inline]
+pub(crate) fn same_count(slot: Slot, expected: usize, actual: usize, why: &'static str) -> Res<()> {
+    if expected == actual {
+        return Ok(());
+    }
+    fault(FaultCause::Count { slot, expected: expected as u64, actual: actual as u64, why })
+}
+
 /// Reused buffers. `take` hands out a cleared buffer (keeping its capacity), `give` returns it.
 #[derive(Debug, Default)]
 pub(crate) struct Pool {
@@ -249,14 +259,7 @@ impl<'p> Simulator<'p> {
     /// Checks that an output AP holds exactly `values` values.
     fn holds(&self, a: Arg<'_>, values: usize) -> Res<()> {
         let n = a.elements()? * a.ap.dtype.lanes();
-        if n != values {
-            return fault(FaultCause::Count {
-                slot: a.slot,
-                expected: values as u64,
-                actual: n as u64,
-                why: "an output holds exactly the values the operation produces",
-            });
-        }
+        same_count(a.slot, values, n, "an output holds exactly the values the operation produces")?;
         Ok(())
     }
 

@@ -9,6 +9,7 @@
 //! The predicate is decided once into a byte mask; the merge is one pass dispatched on element
 //! width ([`merge_bytes`]).
 
+use super::operand::same_count;
 use super::{Arg, Res, Simulator, Written, fault};
 use crate::fault::{FaultCause, Slot};
 use bir_ir::ops::CopyPredicatedFields;
@@ -98,14 +99,7 @@ impl<'p> Simulator<'p> {
         let (mut t, mut f) = (self.pool.take(), self.pool.take());
         let r = (|| {
             self.read_f32(pred_arg, &mut pred)?;
-            if pred.len() != n {
-                return fault(FaultCause::Count {
-                    slot: pred_arg.slot,
-                    expected: n as u64,
-                    actual: pred.len() as u64,
-                    why: "the predicate holds one value per output element",
-                });
-            }
+            same_count(pred_arg.slot, n, pred.len(), "the predicate holds one value per output element")?;
             if let Some((index, value)) = first_bad_predicate(&pred) {
                 return fault(FaultCause::BadPredicate {
                     slot: pred_arg.slot,
