@@ -28,11 +28,18 @@ pub struct ValidateOptions {
     pub memory_cap_bytes: u64,
     /// The most iterations one loop may declare (default 2^32).
     pub max_loop_trips: u64,
+    /// The most instructions a run may execute, loop iterations counted (default 10^10, far
+    /// beyond any real kernel): nested loops of 2^32 trips each are refused, not run for ever.
+    pub max_instructions: u64,
 }
 
 impl Default for ValidateOptions {
     fn default() -> Self {
-        ValidateOptions { memory_cap_bytes: 4 << 30, max_loop_trips: 1 << 32 }
+        ValidateOptions {
+            memory_cap_bytes: 4 << 30,
+            max_loop_trips: 1 << 32,
+            max_instructions: 10_000_000_000,
+        }
     }
 }
 
@@ -100,6 +107,7 @@ impl Validator<'_> {
 
     fn function(&mut self, f: &Function) {
         self.memory(f);
+        self.shapes(f);
         let mut dma_blocks: HashMap<&str, usize> = HashMap::new();
         f.for_each_instruction(&mut |i| {
             if i.opcode() == Opcode::DMABlock {
@@ -107,9 +115,63 @@ impl Validator<'_> {
             }
         });
         self.nodes(&f.body, f, &dma_blocks);
+        let executed = executed(&f.body);
+        if executed > self.opts.max_instructions {
+            self.err(
+                ErrorKind::Loop,
+                "blocks",
+                format!(
+                    "the program would execute {} instructions (loop iterations counted), above the budget of {} \
+                     (raise it with --max-instructions / ValidateOptions::max_instructions)",
+                    if executed == u64::MAX { "more than 2^64".to_owned() } else { executed.to_string() },
+                    self.opts.max_instructions
+                ),
+            );
+        }
+    }
+
+    /// An allocation's `tensor_shape` (what a tensor file holds) must not overflow and must fit
+    /// each of its memory locations; otherwise a run could write a file that claims more than it
+    /// holds.
+    fn shapes(&mut self, f: &Function) {
+        for a in &f.allocations {
+            if a.tensor_shape.is_empty() {
+                continue;
+            }
+            self.context.push(format!("allocation '{}'", a.name));
+            let bytes = a
+                .tensor_shape
+                .iter()
+                .try_fold(1u64, |acc, &d| acc.checked_mul(d))
+                .and_then(|n| n.checked_mul(a.dtype.size() as u64));
+            match bytes {
+                None => self.err(
+                    ErrorKind::Overflow,
+                    "tensor_shape",
+                    format!("the shape {:?} of {} multiplies past 64 bits", a.tensor_shape, a.dtype),
+                ),
+                Some(bytes) => {
+                    for l in a.locations.iter().filter_map(|id| f.location(*id)) {
+                        let room = l.size_bytes().unwrap_or(u64::MAX);
+                        if bytes > room {
+                            self.err(
+                                ErrorKind::OutOfBounds,
+                                "tensor_shape",
+                                format!(
+                                    "the shape {:?} of {} needs {bytes} bytes, but memory location '{}' holds {room}",
+                                    a.tensor_shape, a.dtype, l.name
+                                ),
+                            );
+                        }
+                    }
+                }
+            }
+            self.context.pop();
+        }
     }
 
     fn memory(&mut self, f: &Function) {
+        // (see `shapes` for the tensor shapes)
         let sbuf = self.arch.sbuf_bytes_per_partition();
         let mut total: u64 = 0;
         let (mut shared_sb, mut shared_psum) = (false, false);
@@ -844,6 +906,17 @@ pub fn static_extent(
     Ok((lo, hi))
 }
 
+/// How many instructions running `nodes` executes, loop trips multiplied in (saturating).
+pub fn executed(nodes: &[Node]) -> u64 {
+    nodes.iter().fold(0u64, |n, node| {
+        n.saturating_add(match node {
+            Node::Block(b) => executed(&b.body),
+            Node::Loop(l) => l.trip_count().unwrap_or(u64::MAX).saturating_mul(executed(&l.body)),
+            Node::Inst(_) => 1,
+        })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -978,5 +1051,26 @@ mod tests {
         let e = check(&inst);
         assert_eq!(e.len(), 1, "{e:?}");
         assert_eq!((e[0].0, e[0].1.as_str()), (ErrorKind::ApShape, "ins[1].ap"));
+    }
+
+    /// Nested loops of 2^32 trips each (2^64 instructions) are a located validation error, not a
+    /// run that never ends.
+    #[test]
+    fn unbounded_work_is_refused_by_the_instruction_budget() {
+        let nop = r#"{"opcode":"NoOp","name":"n","ins":[],"outs":[]}"#;
+        let inner = format!(
+            r#"{{"opcode":"Loop","name":"l2","LoopAxis":{{"name":"j","lb":0,"ub":4294967296,"stride":1}},"blocks":[{{"name":"b2","instructions":[{nop}]}}]}}"#
+        );
+        let outer = format!(
+            r#"{{"opcode":"Loop","name":"l1","LoopAxis":{{"name":"i","lb":0,"ub":4294967296,"stride":1}},"blocks":[{{"name":"b1","instructions":[{inner}]}}]}}"#
+        );
+        let text = format!(
+            r#"{{"functions":[{{"name":"f","allocations":[],"blocks":[{{"name":"b","instructions":[{outer}]}}]}}]}}"#
+        );
+        let p = crate::json::load_str(&text).expect("loads");
+        let d = validate(&p, &ValidateOptions::default()).err().map(|d| d.to_string()).unwrap_or_default();
+        assert!(d.contains("more than 2^64 instructions") || d.contains("18446744073709551616"), "{d}");
+        assert!(d.contains("budget of 10000000000"), "{d}");
+        assert_eq!(executed(&p.functions[0].body), u64::MAX);
     }
 }

@@ -25,6 +25,8 @@ pub enum FaultKind {
     Shape,
     /// A field value the reference asserts on at run time.
     BadField,
+    /// A run limit of birsim's (the instruction budget), not a reference behaviour.
+    Budget,
 }
 
 impl FaultKind {
@@ -37,6 +39,7 @@ impl FaultKind {
             FaultKind::OutOfBounds => "out-of-bounds",
             FaultKind::Shape => "shape",
             FaultKind::BadField => "bad-field",
+            FaultKind::Budget => "budget",
         }
     }
 }
@@ -174,6 +177,27 @@ pub enum FaultCause {
         /// The value read (as fp32 bits, for an exact message).
         value: bir_ir::F32,
     },
+    /// An operand whose buffers would pass the run's memory cap (a step-0 level with a huge
+    /// num stays inside a tiny location, so only this check sees it).
+    #[error(
+        "{slot} has {elements} elements: its buffers would need {bytes} bytes, above the memory cap of {cap} bytes (raise it with --memory-cap)"
+    )]
+    TooLarge {
+        /// The operand.
+        slot: Slot,
+        /// Its element count.
+        elements: u64,
+        /// The bytes its buffers would need.
+        bytes: u64,
+        /// The cap.
+        cap: u64,
+    },
+    /// The run reached its instruction budget.
+    #[error("the run reached its budget of {limit} executed instructions (raise it with --max-instructions)")]
+    InstructionBudget {
+        /// The budget.
+        limit: u64,
+    },
     /// A field value the reference asserts on.
     #[error("{field}: {why}")]
     BadField {
@@ -211,6 +235,7 @@ impl FaultCause {
             | FaultCause::OperandKind { .. }
             | FaultCause::Dims { .. } => FaultKind::Shape,
             FaultCause::BadField { .. } | FaultCause::BadPredicate { .. } => FaultKind::BadField,
+            FaultCause::InstructionBudget { .. } | FaultCause::TooLarge { .. } => FaultKind::Budget,
             FaultCause::DynamicOutOfBounds { .. } => FaultKind::OutOfBounds,
         }
     }

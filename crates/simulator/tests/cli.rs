@@ -316,3 +316,62 @@ fn diagnostic_amplification_is_capped() {
     assert!(err.lines().count() <= 103, "{} lines", err.lines().count());
     assert!(err.contains("more problem(s)"), "{err}");
 }
+
+/// A one-location program running `inst` (an instruction over location `t`, 4 bytes of fp32).
+fn tiny_program(d: &Path, inst: &str) -> String {
+    let text = format!(
+        r#"{{"functions":[{{"name":"f","allocations":[{{"name":"t","kind":"Internal","dtype":"float32","memorylocations":[{{"name":"t","type":"DRAM","dims":[1,4]}}]}}],"blocks":[{{"name":"b","instructions":[{inst}]}}]}}]}}"#
+    );
+    let p = d.join("tiny.json");
+    std::fs::write(&p, text).unwrap();
+    s(&p)
+}
+
+/// Hardening: a step-0 level with num 2^40 stays inside a 4-byte location; the memory cap
+/// refuses its buffers before any allocation (a `budget` fault, exit 1), and so does a Memset
+/// of that many elements; a reduce whose nums multiply past 64 bits faults instead of panicking.
+#[test]
+fn allocation_aborts_and_overflowing_counts_are_faults() {
+    let d = scratch();
+    let ap = |pairs: &str| format!(r#"{{"kind":"physical_ap","memref":"t","dtype":"float32","ap":{pairs}}}"#);
+    let huge = ap("[[0,1],[0,1099511627776]]");
+    for inst in [
+        format!(
+            r#"{{"opcode":"TensorCopy","name":"c","ins":[{huge}],"outs":[{}]}}"#,
+            ap("[[0,1],[0,1099511627776]]")
+        ),
+        format!(r#"{{"opcode":"Memset","name":"m","mode":"Const","constant":0,"ins":[],"outs":[{huge}]}}"#),
+        format!(
+            r#"{{"opcode":"TensorReduce","name":"r","op":"add","axis":"X","ins":[{}],"outs":[{}]}}"#,
+            ap("[[0,1],[0,4611686018427387904],[0,4]]"),
+            ap("[[0,1],[1,1]]")
+        ),
+    ] {
+        let (code, _, err) = birsim(&["run", &tiny_program(&d, &inst)]);
+        assert!(code == 1 || code == 2, "{inst}: exit {code}: {err}");
+        assert!(!err.contains("panicked") && !err.contains("internal error"), "{err}");
+    }
+}
+
+/// Hardening: nested loops of 2^32 trips each are refused up front by the instruction budget.
+#[test]
+fn unbounded_work_is_refused() {
+    let d = scratch();
+    let nop = r#"{"opcode":"NoOp","name":"n","ins":[],"outs":[]}"#;
+    let inner = format!(
+        r#"{{"opcode":"Loop","name":"l2","LoopAxis":{{"name":"j","lb":0,"ub":4294967296}},"blocks":[{{"name":"b2","instructions":[{nop}]}}]}}"#
+    );
+    let outer = format!(
+        r#"{{"opcode":"Loop","name":"l1","LoopAxis":{{"name":"i","lb":0,"ub":4294967296}},"blocks":[{{"name":"b1","instructions":[{inner}]}}]}}"#
+    );
+    let (code, _, err) = birsim(&["run", &tiny_program(&d, &outer)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("budget of 10000000000"), "{err}");
+    // A small budget stops a long loop too.
+    let loop1 = format!(
+        r#"{{"opcode":"Loop","name":"l","LoopAxis":{{"name":"i","lb":0,"ub":1000}},"blocks":[{{"name":"b3","instructions":[{nop}]}}]}}"#
+    );
+    let (code, _, err) = birsim(&["run", &tiny_program(&d, &loop1), "--max-instructions", "10"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("1000 instructions"), "{err}");
+}

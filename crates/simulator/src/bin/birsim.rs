@@ -16,8 +16,8 @@ usage:
   birsim run PROGRAM.json [--input NAME=FILE.npy]... [--output NAME=FILE.npy]...
              [--out-dir DIR] [--profile refsim|nki] [--trace FILE.jsonl] [--memory-cap BYTES]
              [--fp8-saturate on|off] [--tsc-reverse direction|operands] [--stats]
-             [--threads N] [--allow-uninit-inputs]
-  birsim validate PROGRAM.json [--memory-cap BYTES]
+             [--threads N] [--allow-uninit-inputs] [--max-instructions N]
+  birsim validate PROGRAM.json [--memory-cap BYTES] [--max-instructions N]
   birsim dump PROGRAM.json
   birsim --help | --version
 
@@ -30,7 +30,8 @@ each atomically; --out-dir writes every output allocation as NAME.npy.
 Every Input allocation needs an --input (or --allow-uninit-inputs, to run it as 0xFF bytes).
 Outputs must be regular files or new files in existing folders (a symlink is written through to
 its target); every output path is checked before the run, and none is replaced unless all are
-written. At most 100 problems are printed.
+written. At most 100 problems are printed. A program that would execute more than --max-instructions
+(default 10^10, loop iterations counted) is refused before it runs.
 
 --threads N (or BIRSIM_THREADS) caps the threads a kernel uses (default: every core); results
 are bit-identical for every count. --stats prints, after the run, the time and bytes written per opcode and the slowest instructions
@@ -101,6 +102,7 @@ struct RunOptions {
     profile: Option<String>,
     trace: Option<PathBuf>,
     memory_cap: Option<u64>,
+    max_instructions: Option<u64>,
     fp8_saturate: Option<bool>,
     tsc_reverse: Option<bool>,
     stats: bool,
@@ -169,6 +171,13 @@ fn parse(args: &[String], allowed: &[&str]) -> Result<RunOptions, Exit> {
                 })
             }
             "--trace" => o.trace = Some(PathBuf::from(value)),
+            "--max-instructions" => {
+                o.max_instructions = Some(
+                    value
+                        .parse()
+                        .map_err(|_| bad(format!("--max-instructions {value}: expected a number")))?,
+                )
+            }
             "--memory-cap" => {
                 o.memory_cap = Some(
                     value
@@ -209,11 +218,14 @@ fn options(o: &RunOptions) -> ValidateOptions {
     if let Some(cap) = o.memory_cap {
         v.memory_cap_bytes = cap;
     }
+    if let Some(n) = o.max_instructions {
+        v.max_instructions = n;
+    }
     v
 }
 
 fn validate_cmd(args: &[String]) -> Result<(), Exit> {
-    let o = parse(args, &["--memory-cap"])?;
+    let o = parse(args, &["--memory-cap", "--max-instructions"])?;
     let p = load(&o.program)?;
     match validate(&p, &options(&o)) {
         Ok(_) => {
@@ -348,6 +360,7 @@ fn run(args: &[String]) -> Result<(), Exit> {
             "--stats",
             "--threads",
             "--allow-uninit-inputs",
+            "--max-instructions",
         ],
     )?;
     let mut profile = match o.profile.as_deref() {
@@ -424,6 +437,12 @@ fn run(args: &[String]) -> Result<(), Exit> {
     let mut options = simulator::Options::default();
     if let Some(n) = o.threads {
         options.parallelism.threads = n;
+    }
+    if let Some(n) = o.max_instructions {
+        options.max_instructions = n;
+    }
+    if let Some(cap) = o.memory_cap {
+        options.memory_cap = cap;
     }
     if let Some(direction) = o.tsc_reverse {
         options.reverse_flags_reverse_scan = direction;

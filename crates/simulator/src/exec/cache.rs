@@ -94,7 +94,7 @@ impl<'p> Simulator<'p> {
                             want: "an imm_value or an AP",
                         });
                     };
-                    let a = super::Arg { slot: Slot::In(1), ap };
+                    let a = self.arg(Slot::In(1), ap);
                     let mut v = Vec::new();
                     self.read_f32(a, &mut v)?;
                     same_count(a.slot, parts, v.len(), "the initial value has one value per partition")?;

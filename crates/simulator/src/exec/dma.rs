@@ -245,7 +245,7 @@ impl<'p> Simulator<'p> {
                 return not_implemented("DMACopy with a vector dynamic offset (HW-DGE)");
             }
         };
-        let idx_arg = Arg { slot: a.slot, ap: index_ap };
+        let idx_arg = a.with(index_ap);
         let mut bytes = self.pool.take();
         let r = self.read(idx_arg, Dtype::Int64, &mut bytes);
         let first = bytes.first_chunk::<8>().map(|b| i64::from_le_bytes(*b));

@@ -353,7 +353,7 @@ impl<'p> Simulator<'p> {
         let Some(ap) = op.as_ap() else {
             return fault(FaultCause::OperandKind { slot: Slot::In(k), want: "an AP or an imm_value" });
         };
-        let a = Arg { slot: Slot::In(k), ap };
+        let a = self.arg(Slot::In(k), ap);
         let count = a.elements()?;
         if count == 0 || !total.is_multiple_of(count) {
             return fault(FaultCause::ScalarCount {

@@ -92,11 +92,22 @@ pub struct Options {
     /// Threads per kernel and the smallest chunk worth one; results are identical for every
     /// setting.
     pub parallelism: Parallelism,
+    /// The most instructions a run executes (loop iterations counted) before it stops with a
+    /// `budget` fault; validation refuses programs that statically exceed its own budget.
+    pub max_instructions: u64,
+    /// The most bytes one operand's buffers may take (default: validation's 4 GiB memory cap);
+    /// an instruction that would need more stops with a `budget` fault before allocating.
+    pub memory_cap: u64,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { reverse_flags_reverse_scan: true, parallelism: Parallelism::default() }
+        Options {
+            reverse_flags_reverse_scan: true,
+            parallelism: Parallelism::default(),
+            max_instructions: bir_ir::ValidateOptions::default().max_instructions,
+            memory_cap: bir_ir::ValidateOptions::default().memory_cap_bytes,
+        }
     }
 }
 
@@ -321,6 +332,9 @@ impl<'p> Simulator<'p> {
     }
 
     fn instruction(&mut self, i: &'p Instruction) -> Res<()> {
+        if self.executed >= self.options.max_instructions {
+            return fault(FaultCause::InstructionBudget { limit: self.options.max_instructions });
+        }
         let tracing = self.trace.is_some() || self.sink.is_some();
         let mut regions = Written::new(tracing);
         let timed = (tracing || self.stats.is_some()).then(std::time::Instant::now);

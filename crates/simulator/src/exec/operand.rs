@@ -24,17 +24,25 @@ use std::ops::Range;
 pub(crate) struct Arg<'a> {
     pub(crate) slot: Slot,
     pub(crate) ap: &'a AccessPattern,
+    /// The run's memory cap: no buffer sized from this operand may exceed it.
+    pub(crate) cap: u64,
 }
 
 impl<'a> Arg<'a> {
     /// The same slot with another AP (a piece of it).
     pub(crate) fn with<'b>(self, ap: &'b AccessPattern) -> Arg<'b> {
-        Arg { slot: self.slot, ap }
+        Arg { slot: self.slot, ap, cap: self.cap }
     }
 
-    /// The AP's element count (checked arithmetic).
+    /// The AP's element count (checked arithmetic), refused when buffers of that many elements
+    /// (at least 4 bytes each, the fp32 working width) would pass the run's memory cap: every
+    /// kernel sizes its buffers from this count, so nothing is allocated past the cap.
     pub(crate) fn elements(self) -> Res<usize> {
         let n = Pattern::of(self.ap).elements().map_err(|e| self.access(e))?;
+        let bytes = n.saturating_mul(self.ap.dtype.size().max(4) as u64);
+        if bytes > self.cap {
+            return fault(FaultCause::TooLarge { slot: self.slot, elements: n, bytes, cap: self.cap });
+        }
         usize::try_from(n).map_err(|_| self.access(ApError::Overflow { dim: 0 }))
     }
 
@@ -160,10 +168,15 @@ fn encode_par(
 }
 
 impl<'p> Simulator<'p> {
+    /// An operand with the run's memory cap.
+    pub(crate) fn arg<'a>(&self, slot: Slot, ap: &'a AccessPattern) -> Arg<'a> {
+        Arg { slot, ap, cap: self.options.memory_cap }
+    }
+
     /// `ins[k]`, which validation made an AP.
     pub(crate) fn input(&self, i: &'p Instruction, k: usize) -> Res<Arg<'p>> {
         match i.in_ap(k) {
-            Some(ap) => Ok(Arg { slot: Slot::In(k), ap }),
+            Some(ap) => Ok(self.arg(Slot::In(k), ap)),
             None => bug("a validated input operand is not an access pattern"),
         }
     }
@@ -171,7 +184,7 @@ impl<'p> Simulator<'p> {
     /// `outs[k]`, which validation made an AP.
     pub(crate) fn output(&self, i: &'p Instruction, k: usize) -> Res<Arg<'p>> {
         match i.out_ap(k) {
-            Some(ap) => Ok(Arg { slot: Slot::Out(k), ap }),
+            Some(ap) => Ok(self.arg(Slot::Out(k), ap)),
             None => bug("a validated output operand is not an access pattern"),
         }
     }

@@ -482,11 +482,9 @@ mod tests {
         #[case] want: (usize, usize, bool),
     ) {
         let ap = ap(nums);
-        let s = reduce_shape(Arg { slot: crate::fault::Slot::In(0), ap: &ap }, axis).ok().unwrap_or(Shape {
-            n_out: 0,
-            extent: 0,
-            cols: false,
-        });
+        let s = reduce_shape(Arg { slot: crate::fault::Slot::In(0), ap: &ap, cap: u64::MAX }, axis)
+            .ok()
+            .unwrap_or(Shape { n_out: 0, extent: 0, cols: false });
         assert_eq!((s.n_out, s.extent, s.cols), want);
     }
 

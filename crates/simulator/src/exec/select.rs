@@ -64,7 +64,7 @@ impl<'p> Simulator<'p> {
         match i.ins.get(k) {
             Some(Operand::Imm { value, .. }) => {
                 let a = self.output(i, 0)?;
-                let one = self.f32_as(Arg { slot, ap: a.ap }, value.as_f64() as f32, dt)?;
+                let one = self.f32_as(Arg { slot, ..a }, value.as_f64() as f32, dt)?;
                 out.clear();
                 out.extend(one.iter().copied().cycle().take(one.len() * n));
                 Ok(())
