@@ -205,8 +205,10 @@ def gen2_fp8():
     body = []
     for k, d in enumerate(dts):
         allocs.append(alloc(f"d{k}_set", "Internal", d, [32, 8], loc(f"d{k}", "SB", [32, 64], addr=64 * k)))
+        # 8 values per partition: 8 elements, or 2 containers of a 4-lane (_x4) dtype.
+        per = 2 if d.endswith("_x4") else 8
         body.append(inst("TensorCopy", f"c{k}", [ap("src", F32, [[8, 32], [1, 8]])],
-                         [ap(f"d{k}", d, [[0, 32], [1, 1], [1, 1]])]))
+                         [ap(f"d{k}", d, [[0, 32], [1, 1], [1, per]])]))
     body.append(inst("TensorCopy", "neg", [ap("src", F32, [[8, 32], [-1, 8]], offset=7)],
                      [ap("d16", F32, [[16, 32], [1, 1], [1, 8]])]))
     return program(allocs, body, arch="gen2")
@@ -444,15 +446,19 @@ MALFORMED_CASES = [
     ("ap_rank_six", mut(lambda p: set_ap(p, 1, "ap", [[512, 128], [1, 2], [1, 2], [1, 2], [1, 2], [1, 2]])),
      [("ap-rank", I1 + " › ins[0].ap", "found 6")]),
     ("ap_num_huge", mut(lambda p: set_ap(p, 1, "ap", [[512, 128], [1 << 40, 1 << 40]])),
-     [("overflow", I1 + " › ins[0].ap[1]", "overflows 64 bits")]),
+     [("overflow", I1 + " › ins[0].ap[1]", "overflows 64 bits"),
+      ("ap-shape", I1 + " › ins[0].ap", "holds 140737488355328 values but outs[0] holds 65536")]),
     ("ap_num_2_62", mut(lambda p: set_ap(p, 1, "ap", [[512, 128], [1, 1 << 62]])),
      [("out-of-bounds", I1 + " › ins[0].ap", "leave memory location 'a_tile'")]),
     ("ap_offset_past_end", mut(lambda p: set_ap(p, 1, "offset", 1)),
      [("out-of-bounds", I1 + " › ins[0].ap", "elements 1..=65536")]),
     ("ap_negative_step_below_zero", mut(lambda p: set_ap(p, 1, "ap", [[512, 128], [-1, 512]])),
      [("out-of-bounds", I1 + " › ins[0].ap", "elements -511..=65024")]),
+    ("static_shape_mismatch", mut(lambda p: set_ap(p, 1, "ap", [[512, 128], [1, 256]], which="outs")),
+     [("ap-shape", I1 + " › ins[0].ap", "holds 65536 values but outs[0] holds 32768")]),
     ("ap_dram_past_end", mut(lambda p: set_ap(p, 2, "ap", [[512, 128], [1, 513]], which="outs")),
-     [("out-of-bounds", "instruction #2 'i2' (Save) › outs[0].ap", "memory location 'b'")]),
+     [("out-of-bounds", "instruction #2 'i2' (Save) › outs[0].ap", "memory location 'b'"),
+      ("ap-shape", "instruction #2 'i2' (Save) › ins[0].ap", "holds 65536 values but outs[0] holds 65664")]),
     ("op0_unknown", mut(lambda p: insts(p)[1].update(op0="frobnicate")),
      [("unknown-enum", I1 + " › op0", "unknown ALU op \"frobnicate\"")]),
     ("op0_missing", mut(lambda p: insts(p)[1].pop("op0")),

@@ -440,7 +440,44 @@ impl Validator<'_> {
     }
 
     /// Per-opcode rules beyond operand shapes.
+    /// Element-for-element instructions (the copy family, TensorScalar(Ptr), TensorTensor) must
+    /// move as many values out as they read in: when the counts cannot match it is known before
+    /// the run (a validation error), not a large allocation and then a fault.
+    fn counts(&mut self, i: &Instruction) {
+        // APs with a shape error of their own (no levels, too many, a num below 1) are reported
+        // there; no second error here.
+        let values = |ap: &AccessPattern| -> Option<u64> {
+            if ap.pairs.is_empty() || ap.pairs.len() > MAX_AP_DIMS || ap.pairs.iter().any(|p| p.num < 1) {
+                return None;
+            }
+            ap.pairs
+                .iter()
+                .try_fold(1u64, |n, p| n.checked_mul(u64::try_from(p.num).ok()?))
+                .and_then(|n| n.checked_mul(ap.dtype.lanes() as u64))
+        };
+        let data_ins: &[usize] = match &i.op {
+            Op::GenericCopy(_) | Op::AbstractCopy(_) | Op::TensorCopy(_) | Op::Load(_) | Op::Save(_) => &[0],
+            Op::TensorScalar(_) => &[0],
+            Op::TensorScalarPtr(t) if !t.is_tensor_tensor_scan && !t.is_scalar_tensor_tensor => &[0],
+            Op::TensorTensor(_) => &[0, 1],
+            _ => return,
+        };
+        let Some(want) = i.out_ap(0).and_then(values) else { return };
+        for &k in data_ins {
+            if let Some(got) = i.in_ap(k).and_then(values)
+                && got != want
+            {
+                self.err(
+                    ErrorKind::ApShape,
+                    &format!("ins[{k}].ap"),
+                    format!("ins[{k}] holds {got} values but outs[0] holds {want}; this instruction maps them one to one"),
+                );
+            }
+        }
+    }
+
     fn rules(&mut self, i: &Instruction, f: &Function, blocks: &HashMap<&str, usize>) {
+        self.counts(i);
         let dtype_of = |k: usize| i.in_ap(k).map(|a| a.dtype);
         match &i.op {
             Op::TensorScalarCache(c) => {
