@@ -48,7 +48,11 @@ def cases():
         u += b
         return u
 
+    cube = np.arange(128 * 64 * 64, dtype=np.float32).reshape(128, 64, 64)
     return {
+        "transpose-210": lambda: cube.transpose(2, 1, 0).copy(),
+        "transpose-021": lambda: cube.transpose(0, 2, 1).copy(),
+        "transpose-102": lambda: cube.transpose(1, 0, 2).copy(),
         "copy-f32-128x65536": lambda: tile.copy(),
         "strided-y-step-2": lambda: np.ascontiguousarray(src2[:, :, ::2, :]),
         "strided-zy-swap": lambda: np.ascontiguousarray(src.transpose(0, 2, 1, 3)),

@@ -90,6 +90,9 @@ pub fn run(ctx: &Ctx) {
         ask(&format!("tensor-scalar {dt}"), peer);
     }
     ask("reduce-in-order", "sum-free-axis");
+    for (_, key, _, _) in TRANSPOSES {
+        ask("dma-transpose", key);
+    }
     for c in conversions() {
         ask(c.0, c.3);
     }
@@ -130,6 +133,7 @@ pub fn run(ctx: &Ctx) {
     if o.want("threads") {
         thread_scaling(ctx);
     }
+    datamove(ctx, &peer);
 }
 
 /// Load of a 128 x 65536 fp32 DRAM input into an untouched SB tile, against one memcpy of the
@@ -407,5 +411,114 @@ fn thread_scaling(ctx: &Ctx) {
         let one = time_sim_on(&text, &[("x", input)], ctx.opts.reps(), Some(1));
         let two = time_sim_on(&text, &[("x", input)], ctx.opts.reps(), Some(2));
         row(name, two, "1 thread", one, Goal::Faster(1.8));
+    }
+}
+
+/// DMACopy Transpose of a 128 × 64 × 64 fp32 tile: (NumPy permutation, the 4-level source shape
+/// that moves elements the same way, TransposeOps code, its permutation of W,Z,Y,X).
+const TRANSPOSES: [(&str, &str, [u64; 4], (&str, [usize; 4])); 3] = [
+    ("(2,1,0)", "transpose-210", [128, 64, 64, 1], ("XYZW", [3, 2, 1, 0])),
+    ("(0,2,1)", "transpose-021", [128, 1, 64, 64], ("WZXY", [0, 1, 3, 2])),
+    ("(1,0,2)", "transpose-102", [128, 64, 1, 64], ("ZWYX", [1, 0, 2, 3])),
+];
+
+/// A 4-level AP over a flat location holding a row-major tensor of `shape`.
+fn ap4(mem: &str, dt: &str, shape: [u64; 4]) -> String {
+    let strides = [shape[1] * shape[2] * shape[3], shape[2] * shape[3], shape[3], 1];
+    let pairs: Vec<String> = (0..4).map(|k| format!("[{},{}]", strides[k], shape[k])).collect();
+    format!(r#"{{"kind":"physical_ap","memref":"{mem}","dtype":"{dt}","ap":[{}]}}"#, pairs.join(","))
+}
+
+/// The data-movement targets (issue "Data movement"): DMACopy Transpose at least 3x NumPy's
+/// `transpose(...).copy()`; StreamShuffle within 2x of a memcpy of the same bytes; Iota and
+/// Memset within 1.5x of a memset of the same bytes; Memset random at least 300 M draws/s.
+fn datamove(ctx: &Ctx, peer: &dyn Fn(&str) -> Result<f64, String>) {
+    let o = &ctx.opts;
+    let n = 128 * 64 * 64u64;
+    if o.want("dma-transpose") {
+        for (np_perm, key, shape, (code, perm)) in TRANSPOSES {
+            let dshape = perm.map(|p| shape[p]);
+            let mut p = Prog::default();
+            p.flat("x", "ExternalInput", "float32", 1, n);
+            p.flat("y", "Internal", "float32", 1, n);
+            p.push(format!(
+                r#"{{"opcode":"DMACopy","name":"t","engine":"DMA","mode":"Transpose","transpose_op":"{code}","ins":[{}],"outs":[{}]}}"#,
+                ap4("x", "float32", shape),
+                ap4("y", "float32", dshape)
+            ));
+            let x = npy("float32", 1, n);
+            let ours = time_sim(&p.text(), &[("x", &x)], o.reps());
+            row(
+                &format!("dma-transpose {code} = numpy transpose{np_perm} 128x64x64 fp32"),
+                ours,
+                "NumPy",
+                peer(key),
+                Goal::Faster(3.0),
+            );
+        }
+    }
+    let bytes = PARTS * FREE * 4;
+    if o.want("stream-shuffle") {
+        let mask: Vec<String> = (0..32).map(|i| ((i + 1) % 32).to_string()).collect();
+        let mut p = Prog::default();
+        p.flat("x", "ExternalInput", "float32", PARTS, FREE);
+        p.sb("t", "float32", PARTS, FREE);
+        p.push(format!(
+            r#"{{"opcode":"StreamShuffle","name":"s","engine":"DVE","mask":[{}],"ins":[{}],"outs":[{}]}}"#,
+            mask.join(","),
+            tile("x", "float32", 0, PARTS, FREE),
+            tile("t", "float32", 0, PARTS, FREE)
+        ));
+        let x = npy("float32", PARTS, FREE);
+        let ours = time_sim(&p.text(), &[("x", &x)], o.reps());
+        let c = peers::run_c(&ctx.c, "memcpy", &[bytes.to_string(), o.reps().to_string()]);
+        row(
+            "stream-shuffle 128x65536 fp32 into a fresh SB tile",
+            ours,
+            "C memcpy (fresh THP dst)",
+            peers::pick(&c, "huge"),
+            Goal::Within(2.0),
+        );
+    }
+    let c = peers::run_c(&ctx.c, "memset", &[bytes.to_string(), o.reps().to_string()]);
+    for (name, inst) in [
+        (
+            "iota 128x65536 int32 into a fresh SB tile",
+            format!(
+                r#"{{"opcode":"Iota","name":"i","engine":"Pool","ins":[],"outs":[{}],"base":3,"pattern":[[1,{FREE}]],"channel_multiplier":{FREE}}}"#,
+                tile("t", "int32", 0, PARTS, FREE)
+            ),
+        ),
+        (
+            "memset 128x65536 int32 into a fresh SB tile",
+            format!(
+                r#"{{"opcode":"Memset","name":"m","engine":"DVE","mode":"Const","constant":7,"ins":[],"outs":[{}]}}"#,
+                tile("t", "int32", 0, PARTS, FREE)
+            ),
+        ),
+    ] {
+        if !o.want(name.split(' ').next().unwrap_or_default()) {
+            continue;
+        }
+        let mut p = Prog::default();
+        p.sb("t", "int32", PARTS, FREE);
+        p.push(inst);
+        let ours = time_sim(&p.text(), &[], o.reps());
+        row(name, ours, "C memset (fresh THP dst)", peers::pick(&c, "huge"), Goal::Within(1.5));
+    }
+    if o.want("memset-random") {
+        let mut p = Prog::default();
+        p.sb("t", "uint32", PARTS, FREE);
+        p.push(format!(r#"{{"opcode":"Memset","name":"r","engine":"DVE","mode":"Random","constant":0,"ins":[],"outs":[{}]}}"#, tile("t", "uint32", 0, PARTS, FREE)));
+        let ours = time_sim(&p.text(), &[], o.reps());
+        let draws = (PARTS * FREE) as f64;
+        // The baseline is the target itself: the time 300 M draws/s would take.
+        row(
+            "memset-random 8 Mi uint32 draws (MT19937-64, one thread)",
+            ours,
+            "300 M draws/s",
+            Ok(draws / 3e8 * 1e3),
+            Goal::Within(1.0),
+        );
     }
 }
