@@ -416,7 +416,9 @@ fn thread_scaling(ctx: &Ctx) {
 
 /// DMACopy Transpose of a 128 × 64 × 64 fp32 tile: (NumPy permutation, the 4-level source shape
 /// that moves elements the same way, TransposeOps code, its permutation of W,Z,Y,X).
-const TRANSPOSES: [(&str, &str, [u64; 4], (&str, [usize; 4])); 3] = [
+/// (NumPy permutation, peer key, source shape, (code, permutation)).
+type Transpose = (&'static str, &'static str, [u64; 4], (&'static str, [usize; 4]));
+const TRANSPOSES: [Transpose; 3] = [
     ("(2,1,0)", "transpose-210", [128, 64, 64, 1], ("XYZW", [3, 2, 1, 0])),
     ("(0,2,1)", "transpose-021", [128, 1, 64, 64], ("WZXY", [0, 1, 3, 2])),
     ("(1,0,2)", "transpose-102", [128, 64, 1, 64], ("ZWYX", [1, 0, 2, 3])),
