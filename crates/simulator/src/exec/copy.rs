@@ -83,11 +83,43 @@ impl<'p> Simulator<'p> {
     }
 
     /// Memset in Const mode (Random runs in `random.rs`): every element gets the low `dtype size` bytes of `constant` (seed 000 §5.4).
+    /// A single contiguous run in memory of its own dtype is filled in place (split across
+    /// threads); any other output goes through a pooled buffer.
     pub(crate) fn memset(&mut self, i: &'p Instruction, m: &MemsetFields, regions: &mut Written) -> Res<()> {
         let out = self.output(i, 0)?;
         let size = out.ap.dtype.size();
         let word = u64::from(m.constant).to_le_bytes();
-        let bytes = word[..size].repeat(out.elements()?);
-        self.write(out, out.ap.dtype, &bytes, regions)
+        let word = &word[..size];
+        let n = out.elements()?;
+        if let Some(r) = self.contiguous(out)? {
+            let par = super::Parallelism {
+                grain: self.options.parallelism.grain * size,
+                ..self.options.parallelism
+            };
+            let touch = Touch { range: Some(r.clone()), covers: true };
+            let (buf, _) = self.memory.buffer_for(out.ap.loc, &touch);
+            // One dispatch on the element width, then a fill the compiler vectorises.
+            let _ = par.chunks(&mut buf[r.clone()], size, |_, chunk| {
+                match *word {
+                    [a] => chunk.fill(a),
+                    [a, b] => chunk.as_chunks_mut::<2>().0.fill([a, b]),
+                    [a, b, c, d] => chunk.as_chunks_mut::<4>().0.fill([a, b, c, d]),
+                    _ => chunk.chunks_exact_mut(size).for_each(|c| c.copy_from_slice(word)),
+                }
+                Ok::<(), ()>(())
+            });
+            let memory = &mut self.memory;
+            regions.record_region(
+                || memory.buffer_for(out.ap.loc, &touch).0[r.clone()].to_vec(),
+                r.len() as u64,
+            );
+            return Ok(());
+        }
+        let mut bytes = self.pool.take();
+        bytes.clear();
+        bytes.extend(std::iter::repeat_n(word, n).flatten());
+        let r = self.write(out, out.ap.dtype, &bytes, regions);
+        self.pool.give(bytes);
+        r
     }
 }
