@@ -121,6 +121,9 @@ impl<'p> Simulator<'p> {
         };
         let dt = dst.ap.dtype;
         let row = df * dt.size();
+        if self.shuffle_direct(src, dst, &plan, (sp, dp, df), regions)? {
+            return Ok(());
+        }
         let mut all = self.pool.take();
         let mut out = self.pool.take();
         let r = self.read(src, dt, &mut all).and_then(|()| {
@@ -144,6 +147,90 @@ impl<'p> Simulator<'p> {
         self.pool.give(all);
         self.pool.give(out);
         r
+    }
+
+    /// The byte ranges of an AP's first `rows` partition rows when each is one contiguous run of
+    /// `elems` elements in memory of the AP's own dtype (a 2-level AP with a unit inner step).
+    fn row_ranges(
+        &self,
+        a: super::Arg<'_>,
+        rows: usize,
+        elems: usize,
+    ) -> Option<Vec<std::ops::Range<usize>>> {
+        let ap = a.ap;
+        if ap.dynamic.is_some()
+            || !self.uncast(ap)
+            || ap.pairs.len() != 2
+            || ap.pairs[1].step != 1
+            || elems == 0
+        {
+            return None;
+        }
+        let layout = self.memory.layout(ap.loc);
+        let size = ap.dtype.size();
+        let pitch = i64::try_from(layout.pitch(size)).ok()?;
+        let n = i64::try_from(elems).ok()?;
+        (0..rows as i64)
+            .map(|r| {
+                let e = ap.offset.checked_add(r.checked_mul(ap.pairs[0].step)?)?;
+                // The whole row inside one partition row of the location, so it is contiguous.
+                if !layout.is_flat() && e.rem_euclid(pitch) + n > pitch {
+                    return None;
+                }
+                let start = layout.address(e, size)?;
+                layout.address(e + n - 1, size)?;
+                Some(start..start + elems * size)
+            })
+            .collect()
+    }
+
+    /// StreamShuffle row by row straight from the source buffer into a different destination
+    /// buffer, when both APs' rows are contiguous runs. Returns false when that does not apply.
+    fn shuffle_direct(
+        &mut self,
+        src: super::Arg<'_>,
+        dst: super::Arg<'_>,
+        plan: &[Option<usize>],
+        (sp, dp, elems): (usize, usize, usize),
+        regions: &mut Written,
+    ) -> Res<bool> {
+        let (Some(srows), Some(drows)) = (self.row_ranges(src, sp, elems), self.row_ranges(dst, dp, elems))
+        else {
+            return Ok(false);
+        };
+        let cover = |rows: &[std::ops::Range<usize>]| {
+            rows.first().map(|f| f.start).unwrap_or(0)..rows.last().map(|l| l.end).unwrap_or(0)
+        };
+        // The destination is overwritten whole only when every row is written and they abut.
+        let whole = plan.iter().all(Option::is_some) && drows.windows(2).all(|w| w[0].end == w[1].start);
+        let ts = crate::memory::Touch { range: Some(cover(&srows)), covers: false };
+        let td = crate::memory::Touch { range: Some(cover(&drows)), covers: whole };
+        let done = self.memory.with_two((src.ap.loc, &ts), (dst.ap.loc, &td), |sb, _, db, _| {
+            for (d, s) in drows.iter().zip(plan) {
+                if let Some(s) = s {
+                    db[d.clone()].copy_from_slice(&sb[srows[*s].clone()]);
+                }
+            }
+        });
+        if done.is_none() {
+            return Ok(false);
+        }
+        let memory = &mut self.memory;
+        let bytes: u64 =
+            drows.iter().zip(plan).filter(|(_, s)| s.is_some()).map(|(d, _)| d.len() as u64).sum();
+        regions.record_region(
+            || {
+                let (buf, _) = memory.buffer_for(dst.ap.loc, &td);
+                drows
+                    .iter()
+                    .zip(plan)
+                    .filter(|(_, s)| s.is_some())
+                    .flat_map(|(d, _)| buf[d.clone()].to_vec())
+                    .collect()
+            },
+            bytes,
+        );
+        Ok(true)
     }
 
     /// StreamTranspose (§5.3).
