@@ -660,6 +660,47 @@ fn tsp_apply_transpose_swaps_a_32x32_tile() {
     assert_eq!((y[1], y[32], y[1023]), (33.0, 2.0, 1024.0));
 }
 
+/// The direct StreamShuffle path (source and destination rows contiguous, in different
+/// buffers) against the twin, on odd partition counts, row lengths and strided row pitches.
+#[test]
+fn stream_shuffle_between_buffers_matches_the_twin() {
+    for (parts, free, pitch) in [(5usize, 3usize, 3usize), (33, 7, 9), (64, 1, 1), (97, 13, 20)] {
+        let mut mask = [255u8; 32];
+        let lim = if parts.is_multiple_of(32) { 32 } else { (parts % 32).min(32) };
+        for (i, m) in mask.iter_mut().enumerate() {
+            if i % 4 != 3 {
+                *m = ((i * 11 + 5) % lim) as u8;
+            }
+        }
+        let src: Vec<u32> = (0..parts * pitch).map(|v| v as u32 * 7 + 3).collect();
+        let rows: Vec<Vec<u32>> = src.chunks(pitch).map(|r| r[..free].to_vec()).collect();
+        let old: Vec<u32> = (0..parts * pitch).map(|v| 0xDEAD_0000 + v as u32).collect();
+        let mut want: Vec<Vec<u32>> = old.chunks(pitch).map(|r| r[..free].to_vec()).collect();
+        shuffle_twin(&rows, &mut want, &mask);
+        let bytes = |v: &[u32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let (f, p, s) = (free as i64, parts as i64, pitch as i64);
+        let out = run(
+            &[t("x", "uint32", parts * pitch, bytes(&src)), t("y", "uint32", parts * pitch, bytes(&old))],
+            &inst(
+                "StreamShuffle",
+                "DVE",
+                &[ap("x", "uint32", 0, &[(s, p), (1, f)])],
+                &[ap("y", "uint32", 0, &[(s, p), (1, f)])],
+                &mask_json(&mask),
+            ),
+        )
+        .unwrap();
+        let got: Vec<u32> =
+            out[1].chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+        let got_rows: Vec<Vec<u32>> = got.chunks(pitch).map(|r| r[..free].to_vec()).collect();
+        assert_eq!(got_rows, want, "parts {parts} free {free} pitch {pitch}");
+        // Bytes between rows are untouched.
+        for (k, r) in got.chunks(pitch).enumerate() {
+            assert_eq!(&r[free..], &old[k * pitch + free..(k + 1) * pitch]);
+        }
+    }
+}
+
 #[test]
 fn stream_shuffle_on_shifted_overlapping_rows_matches_the_twin() {
     // Source rows 1..=P and destination rows 0..P of one tensor: every source row is read

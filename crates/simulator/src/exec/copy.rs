@@ -104,6 +104,8 @@ impl<'p> Simulator<'p> {
                     [a] => chunk.fill(a),
                     [a, b] => chunk.as_chunks_mut::<2>().0.fill([a, b]),
                     [a, b, c, d] => chunk.as_chunks_mut::<4>().0.fill([a, b, c, d]),
+                    [a, b, c, d, e, f, g, h] => chunk.as_chunks_mut::<8>().0.fill([a, b, c, d, e, f, g, h]),
+                    // Dtype sizes are 1, 2, 4 or 8 (re-facts §1): nothing else reaches here.
                     _ => chunk.chunks_exact_mut(size).for_each(|c| c.copy_from_slice(word)),
                 }
                 Ok::<(), ()>(())
