@@ -62,22 +62,117 @@ fn int_op<T: num_traits::PrimInt + num_traits::WrappingAdd>(op: MemoryReductionO
     }
 }
 
-fn fp8(op: MemoryReductionOp, f: Format, table: &[u32; 256], p: Policy, dst: &mut [u8], src: &[u8]) {
-    let enc = minifloat::Encoder::new(f, p);
-    for (d, s) in dst.iter_mut().zip(src) {
-        let r =
-            combine_f32(op, f32::from_bits(table[usize::from(*d)]), f32::from_bits(table[usize::from(*s)]));
-        *d = enc.encode(r.to_bits());
+/// One element-wise reduce over equal-length slices of one dtype, chosen once: the
+/// monomorphic kernel [`visit_accumulate`] hands to its visitor (seed 000 §6.3: the serial
+/// `cast_copy_or_accumulate` loop of `doCopyIndirect`, without a dtype match per element).
+pub trait SliceReduce {
+    /// Combines each element of `src` into the matching element of `dst`, in order. The caller
+    /// passes slices of equal length, a multiple of the dtype size (extra bytes are left alone).
+    fn apply(&self, dst: &mut [u8], src: &[u8]);
+}
+
+/// What [`visit_accumulate`] calls with the chosen kernel.
+pub trait ReduceVisitor {
+    /// The visitor's result.
+    type Out;
+    /// Runs with the monomorphic kernel.
+    fn visit<K: SliceReduce>(self, kernel: K) -> Self::Out;
+}
+
+/// Copy: the bytes move for every dtype.
+struct CopyK;
+impl SliceReduce for CopyK {
+    #[inline]
+    fn apply(&self, dst: &mut [u8], src: &[u8]) {
+        let n = dst.len().min(src.len());
+        dst[..n].copy_from_slice(&src[..n]);
     }
 }
 
-fn lanes<const N: usize>(dst: &mut [u8], src: &[u8], f: impl Fn([u8; N], [u8; N]) -> [u8; N]) {
-    for (d, s) in dst.chunks_exact_mut(N).zip(src.chunks_exact(N)) {
-        let (mut a, mut b) = ([0u8; N], [0u8; N]);
-        a.copy_from_slice(d);
-        b.copy_from_slice(s);
-        d.copy_from_slice(&f(a, b));
+struct Fp8K {
+    op: MemoryReductionOp,
+    table: &'static [u32; 256],
+    enc: minifloat::Encoder,
+}
+impl SliceReduce for Fp8K {
+    #[inline]
+    fn apply(&self, dst: &mut [u8], src: &[u8]) {
+        for (d, s) in dst.iter_mut().zip(src) {
+            let r = combine_f32(
+                self.op,
+                f32::from_bits(self.table[usize::from(*d)]),
+                f32::from_bits(self.table[usize::from(*s)]),
+            );
+            *d = self.enc.encode(r.to_bits());
+        }
     }
+}
+
+/// A kernel over `N`-byte lanes.
+struct Lanes<const N: usize, F>(F);
+impl<const N: usize, F: Fn([u8; N], [u8; N]) -> [u8; N]> SliceReduce for Lanes<N, F> {
+    #[inline]
+    fn apply(&self, dst: &mut [u8], src: &[u8]) {
+        let (d, _) = dst.as_chunks_mut::<N>();
+        let (s, _) = src.as_chunks::<N>();
+        for (d, s) in d.iter_mut().zip(s) {
+            *d = (self.0)(*d, *s);
+        }
+    }
+}
+
+/// Picks the kernel for `op` on `dtype` once and hands it to `v`: copy for every dtype, add /
+/// min / max for the eight reducible ones (anything else is
+/// [`NumericsError::UnsupportedReduceDtype`]).
+pub fn visit_accumulate<V: ReduceVisitor>(
+    op: MemoryReductionOp,
+    dtype: Dtype,
+    profile: &Profile,
+    v: V,
+) -> Result<V::Out, NumericsError> {
+    if op == MemoryReductionOp::Copy {
+        return Ok(v.visit(CopyK));
+    }
+    if !dtype.is_reducible() {
+        return Err(NumericsError::UnsupportedReduceDtype(dtype, op));
+    }
+    let p = profile.for_accumulate();
+    let fp8 = |f: Format, table: &'static [u32; 256]| Fp8K {
+        op,
+        table,
+        enc: minifloat::Encoder::new(f, Policy::of(&p, f)),
+    };
+    Ok(match dtype {
+        Dtype::Float8E3 => v.visit(fp8(minifloat::E3M4, &minifloat::E3M4_TABLE)),
+        Dtype::Float8E4 => v.visit(fp8(minifloat::E4M3, &minifloat::E4M3_TABLE)),
+        Dtype::Float8E5 => v.visit(fp8(minifloat::E5M2, &minifloat::E5M2_TABLE)),
+        Dtype::Bfloat16 => {
+            let nan_sign = p.nan_sign;
+            v.visit(Lanes::<2, _>(move |d: [u8; 2], s: [u8; 2]| {
+                let (d, s) = (u32::from(u16::from_le_bytes(d)) << 16, u32::from(u16::from_le_bytes(s)) << 16);
+                let r = combine_f32(op, f32::from_bits(d), f32::from_bits(s));
+                f32_to_bf16_bits(r.to_bits(), nan_sign).to_le_bytes()
+            }))
+        }
+        Dtype::Float16 => {
+            let (nan_sign, payload) = (p.nan_sign, p.f16_nan_payload);
+            v.visit(Lanes::<2, _>(move |d: [u8; 2], s: [u8; 2]| {
+                let d = f32::from_bits(f16_to_f32_bits(u16::from_le_bytes(d)));
+                let s = f32::from_bits(f16_to_f32_bits(u16::from_le_bytes(s)));
+                f32_to_f16_bits(combine_f32(op, d, s), nan_sign, payload).to_le_bytes()
+            }))
+        }
+        Dtype::Float32 => v.visit(Lanes::<4, _>(move |d: [u8; 4], s: [u8; 4]| {
+            combine_f32(op, f32::from_le_bytes(d), f32::from_le_bytes(s)).to_le_bytes()
+        })),
+        Dtype::Int32 => v.visit(Lanes::<4, _>(move |d: [u8; 4], s: [u8; 4]| {
+            int_op(op, i32::from_le_bytes(d), i32::from_le_bytes(s)).to_le_bytes()
+        })),
+        Dtype::Int64 => v.visit(Lanes::<8, _>(move |d: [u8; 8], s: [u8; 8]| {
+            int_op(op, i64::from_le_bytes(d), i64::from_le_bytes(s)).to_le_bytes()
+        })),
+        _ => return Err(NumericsError::UnsupportedReduceDtype(dtype, op)),
+    })
 }
 
 /// Combines each element of `src` into the matching element of `dst`, in order.
@@ -97,44 +192,12 @@ pub fn accumulate_slice(
             dst_values: dst.len() / size,
         });
     }
-    if op == MemoryReductionOp::Copy {
-        dst.copy_from_slice(src);
-        return Ok(());
-    }
-    if !dtype.is_reducible() {
-        return Err(NumericsError::UnsupportedReduceDtype(dtype, op));
-    }
-    let p = profile.for_accumulate();
-    match dtype {
-        Dtype::Float8E3 => {
-            fp8(op, minifloat::E3M4, &minifloat::E3M4_TABLE, Policy::of(&p, minifloat::E3M4), dst, src)
+    struct Once<'a>(&'a mut [u8], &'a [u8]);
+    impl ReduceVisitor for Once<'_> {
+        type Out = ();
+        fn visit<K: SliceReduce>(self, k: K) {
+            k.apply(self.0, self.1)
         }
-        Dtype::Float8E4 => {
-            fp8(op, minifloat::E4M3, &minifloat::E4M3_TABLE, Policy::of(&p, minifloat::E4M3), dst, src)
-        }
-        Dtype::Float8E5 => {
-            fp8(op, minifloat::E5M2, &minifloat::E5M2_TABLE, Policy::of(&p, minifloat::E5M2), dst, src)
-        }
-        Dtype::Bfloat16 => lanes::<2>(dst, src, |d, s| {
-            let (d, s) = (u32::from(u16::from_le_bytes(d)) << 16, u32::from(u16::from_le_bytes(s)) << 16);
-            let r = combine_f32(op, f32::from_bits(d), f32::from_bits(s));
-            f32_to_bf16_bits(r.to_bits(), p.nan_sign).to_le_bytes()
-        }),
-        Dtype::Float16 => lanes::<2>(dst, src, |d, s| {
-            let d = f32::from_bits(f16_to_f32_bits(u16::from_le_bytes(d)));
-            let s = f32::from_bits(f16_to_f32_bits(u16::from_le_bytes(s)));
-            f32_to_f16_bits(combine_f32(op, d, s), p.nan_sign, p.f16_nan_payload).to_le_bytes()
-        }),
-        Dtype::Float32 => lanes::<4>(dst, src, |d, s| {
-            combine_f32(op, f32::from_le_bytes(d), f32::from_le_bytes(s)).to_le_bytes()
-        }),
-        Dtype::Int32 => lanes::<4>(dst, src, |d, s| {
-            int_op(op, i32::from_le_bytes(d), i32::from_le_bytes(s)).to_le_bytes()
-        }),
-        Dtype::Int64 => lanes::<8>(dst, src, |d, s| {
-            int_op(op, i64::from_le_bytes(d), i64::from_le_bytes(s)).to_le_bytes()
-        }),
-        _ => return Err(NumericsError::UnsupportedReduceDtype(dtype, op)),
     }
-    Ok(())
+    visit_accumulate(op, dtype, profile, Once(dst, src))
 }

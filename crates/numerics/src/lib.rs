@@ -20,7 +20,9 @@ pub mod codec;
 pub mod minifloat;
 mod profile;
 
-pub use accumulate::{accumulate, accumulate_slice, memory_reduction};
+pub use accumulate::{
+    ReduceVisitor, SliceReduce, accumulate, accumulate_slice, memory_reduction, visit_accumulate,
+};
 pub use codec::{cast, decode_to_f32, encode_from_f32};
 pub use profile::{E8m0Mode, FloatToInt, IntToInt, NanSign, Profile};
 
