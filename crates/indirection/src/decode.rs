@@ -1,0 +1,133 @@
+//! Index-vector decode (seed 000 §6.1, CONFIRMED; fidelity I1, I9, I11).
+//!
+//! The Load/Save family reads int32 zero-extended to `u64` (a stored −1 is row 4294967295, not a
+//! skip) and uint64/int64 as the value minus 0x1_0000_0000 (wrapping): 2^32 + r reaches row r and
+//! a stored 2^32 − 1 becomes −1, the skip sentinel [`SKIP`]. The local gathers (IndirectCopy,
+//! Gather) zero-extend their unsigned forms and int32's bit pattern, with no rebase and no
+//! sentinel.
+
+use crate::IndirectError;
+use bir_ir::Dtype;
+
+/// The decoded −1: the entry is skipped (seed 000 §6.3).
+pub const SKIP: u64 = u64::MAX;
+
+/// The rebase of 64-bit indices (seed 000 §6.1: `_mm_add_epi64` with 0xffffffff00000000).
+const REBASE: u64 = 0x1_0000_0000;
+
+/// Decodes a Load/Save-family index vector (`bytes` holds values of `dtype`, in AP order) into
+/// `out` (cleared first). `operand` names the index operand in errors.
+pub fn decode_indices(
+    dtype: Dtype,
+    bytes: &[u8],
+    operand: usize,
+    out: &mut Vec<u64>,
+) -> Result<(), IndirectError> {
+    out.clear();
+    match dtype {
+        Dtype::Int32 => {
+            let (c, _) = bytes.as_chunks::<4>();
+            out.extend(c.iter().map(|b| u64::from(u32::from_le_bytes(*b))));
+        }
+        Dtype::Uint64 | Dtype::Int64 => {
+            let (c, _) = bytes.as_chunks::<8>();
+            out.extend(c.iter().map(|b| u64::from_le_bytes(*b).wrapping_sub(REBASE)));
+        }
+        _ => {
+            return Err(IndirectError::IndexDtype {
+                operand,
+                dtype,
+                expected: "loading mem addr, which must be int32, uint64 or int64 (seed 000 §6.1)",
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The index dtypes IndirectCopy accepts (NKI local_gather's uint16, plus int32 and uint32; I9).
+pub const INDIRECT_COPY_INDEX: &[Dtype] = &[Dtype::Uint16, Dtype::Int32, Dtype::Uint32];
+
+/// The index dtypes Gather accepts (seed 004's GATHER widths u8/u16/u32, plus int32; I11).
+pub const GATHER_INDEX: &[Dtype] = &[Dtype::Uint8, Dtype::Uint16, Dtype::Uint32, Dtype::Int32];
+
+/// Decodes a local-gather index vector: each value zero-extended (int32 as its uint32 bit
+/// pattern). `accepted` is the opcode's set ([`INDIRECT_COPY_INDEX`], [`GATHER_INDEX`]).
+pub fn decode_local_indices(
+    dtype: Dtype,
+    bytes: &[u8],
+    accepted: &[Dtype],
+    operand: usize,
+    out: &mut Vec<u64>,
+) -> Result<(), IndirectError> {
+    out.clear();
+    if !accepted.contains(&dtype) {
+        return Err(IndirectError::IndexDtype {
+            operand,
+            dtype,
+            expected: "expected one of uint8, uint16, uint32 or int32 as the opcode accepts (fidelity I9/I11)",
+        });
+    }
+    match dtype.size() {
+        1 => out.extend(bytes.iter().map(|b| u64::from(*b))),
+        2 => out.extend(bytes.as_chunks::<2>().0.iter().map(|b| u64::from(u16::from_le_bytes(*b)))),
+        _ => out.extend(bytes.as_chunks::<4>().0.iter().map(|b| u64::from(u32::from_le_bytes(*b)))),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    fn le32(v: &[u32]) -> Vec<u8> {
+        v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+    fn le64(v: &[u64]) -> Vec<u8> {
+        v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+
+    /// int32 zero-extends: 0xFFFFFFFF is row 4294967295, not the sentinel (seed 000 §6.1).
+    #[test]
+    fn int32_zero_extends() {
+        let mut out = Vec::new();
+        decode_indices(Dtype::Int32, &le32(&[0, 7, 0xFFFF_FFFF, 0x8000_0000]), 1, &mut out).unwrap();
+        assert_eq!(out, [0, 7, 4_294_967_295, 2_147_483_648]);
+    }
+
+    /// 64-bit indices lose 2^32: 2^32 + r → r; 2^32 − 1 → −1 (skip); 0 → 2^64 − 2^32.
+    #[rstest]
+    #[case::uint64(Dtype::Uint64)]
+    #[case::int64(Dtype::Int64)]
+    fn sixty_four_bit_rebase(#[case] dt: Dtype) {
+        let mut out = Vec::new();
+        let v = [0x1_0000_0000u64, 0x1_0000_0005, 0xFFFF_FFFF, 0, 0x2_0000_0000];
+        decode_indices(dt, &le64(&v), 2, &mut out).unwrap();
+        assert_eq!(out, [0, 5, SKIP, 0xFFFF_FFFF_0000_0000, 0x1_0000_0000]);
+    }
+
+    #[rstest]
+    #[case(Dtype::Uint16)]
+    #[case(Dtype::Uint32)]
+    #[case(Dtype::Float32)]
+    #[case(Dtype::Uint8)]
+    fn other_dtypes_are_refused(#[case] dt: Dtype) {
+        let mut out = Vec::new();
+        let e = decode_indices(dt, &[0; 8], 1, &mut out).unwrap_err();
+        assert!(e.to_string().contains("ins[1]"), "{e}");
+        assert!(e.to_string().contains(dt.name()), "{e}");
+    }
+
+    #[test]
+    fn local_forms_zero_extend() {
+        let mut out = Vec::new();
+        decode_local_indices(Dtype::Uint16, &[0xFF, 0xFF, 3, 0], INDIRECT_COPY_INDEX, 1, &mut out).unwrap();
+        assert_eq!(out, [0xFFFF, 3]);
+        decode_local_indices(Dtype::Uint8, &[200, 1], GATHER_INDEX, 1, &mut out).unwrap();
+        assert_eq!(out, [200, 1]);
+        decode_local_indices(Dtype::Int32, &le32(&[0xFFFF_FFFF]), GATHER_INDEX, 1, &mut out).unwrap();
+        assert_eq!(out, [0xFFFF_FFFF]);
+        assert!(decode_local_indices(Dtype::Uint8, &[1], INDIRECT_COPY_INDEX, 1, &mut out).is_err());
+        assert!(decode_local_indices(Dtype::Int64, &[0; 8], GATHER_INDEX, 1, &mut out).is_err());
+    }
+}
