@@ -122,20 +122,25 @@ def all_opcodes():
              [t("t1")]),
         inst("CopyPredicated", "cpred", [t("t0"), ap("pred", "uint8", [[64, 128], [1, 64]])],
              [t("t1")], reverse_pred=True),
-        inst("IndirectCopy", "icopy", [t("t0"), i4], [t("t1")], engine="Pool", num_valid_indices=3),
-        inst("IndirectLoad", "iload", [ap("tab", F32, [[64, 1], [1, 64]]), i4],
+        # IndirectCopy: 1 uint16 index per partition, 16 per core; rows of 4 -> 16 x 4 = 64 per partition.
+        inst("IndirectCopy", "icopy", [ap("t0", F32, [[64, 128], [4, 16], [1, 4]]), ap("u16", "uint16", [[4, 128], [1, 1]])],
+             [t("t1")], engine="Pool", num_valid_indices=12),
+        # The table's final level [64, 1000] enumerates 1000 entries of 64 (the dst's final num); 4 indices, 4 rows.
+        inst("IndirectLoad", "iload", [ap("tab", F32, [[1, 1], [64, 1000]]), ap("idx", "int32", [[4, 1], [1, 4]])],
              [ap("t1", F32, [[64, 4], [1, 64]])], engine="DMA"),
-        inst("IndirectSave", "isave", [ap("t1", F32, [[64, 4], [1, 64]]), i4],
-             [ap("tab", F32, [[64, 1], [1, 64]])], engine="DMA"),
-        inst("IndirectSaveAccumulate", "isacc", [ap("t1", F32, [[64, 4], [1, 64]]), i4],
-             [ap("tab", F32, [[64, 1], [1, 64]])], engine="DMA", num_indices=4,
-             entry_step_elements=64, op="add"),
+        inst("IndirectSave", "isave", [ap("t1", F32, [[64, 4], [1, 64]]), ap("idx", "int32", [[4, 1], [1, 4]])],
+             [ap("tab", F32, [[1, 1], [64, 1000]])], engine="DMA", wrap={"n": 500, "hi": 500}),
+        inst("IndirectSaveAccumulate", "isacc", [ap("t1", F32, [[64, 4], [1, 64]]), ap("idx", "int32", [[4, 1], [1, 4]])],
+             [ap("tab", F32, [[1, 1], [64, 1000]])], engine="DMA", num_indices=4,
+             entry_step_elements=64, op="add", wrap={"n": 1, "hi": 0}),
+        # W and X both indirect: entries of 1 element, 4 of them.
         inst("GenericIndirectLoad", "giload",
-             [ap("tab", F32, [[64, 1], [1, 64]]), i4, ap("idx", "int32", [[4, 128], [1, 1]])],
-             [ap("t1", F32, [[64, 4], [1, 64]])], engine="DMA", indirect_dims=["W", "X"]),
-        inst("GenericIndirectSave", "gisave", [ap("t1", F32, [[64, 4], [1, 64]]), i4],
-             [ap("tab", F32, [[64, 1], [1, 64]])], engine="DMA", indirect_dims=["W"], op="add"),
-        inst("Gather", "gather", [t("t0"), i4], [t("t1")], engine="Pool"),
+             [ap("tab", F32, [[64, 1000], [1, 64]]), ap("idx", "int32", [[4, 1], [1, 4]]), ap("idx", "int32", [[4, 1], [1, 4]])],
+             [ap("t1", F32, [[64, 4], [1, 1]])], engine="DMA", indirect_dims=["W", "X"]),
+        inst("GenericIndirectSave", "gisave", [ap("t1", F32, [[64, 4], [1, 64]]), ap("idx", "int32", [[4, 1], [1, 4]])],
+             [ap("tab", F32, [[64, 1000], [1, 64]])], engine="DMA", indirect_dims=["W"], op="add",
+             wrap={"n": 7, "hi": 7}),
+        inst("Gather", "gather", [t("t0"), i4], [ap("t1", F32, [[64, 128], [1, 4]])], engine="Pool"),
         inst("DMABlock", "blk0", [], [], engine="DMA", descriptors=[
             desc("DMADescriptorCopy", "d0", [t("t0")], num_tiling_dimensions=2),
             desc("DMADescriptorCCE", "d1", [t("t0"), t("t1")], op="max", constants=[1.0, "inf"]),
@@ -238,9 +243,9 @@ def letters_and_indices():
                                         scalar_offset="r0")], [t("t1")]),
         inst("GenericIndirectLoad", "gil_x_i64",
              [ap("tab", F32, [[64, 1], [1, 64]]), ap("i64", "int64", [[2, 128], [1, 1]])],
-             [ap("t1", F32, [[64, 4], [1, 64]])], engine="DMA", indirect_dims=["X"]),
+             [ap("t1", F32, [[64, 128], [1, 1]])], engine="DMA", indirect_dims=["X"]),
         inst("GenericIndirectSave", "gis_w_u64",
-             [ap("t1", F32, [[64, 4], [1, 64]]), ap("i64", "uint64", [[2, 128], [1, 2]])],
+             [ap("t1", F32, [[64, 4], [1, 64]]), ap("i64", "uint64", [[2, 4], [1, 1]])],
              [ap("tab", F32, [[64, 1], [1, 64]])], engine="DMA", indirect_dims=["W"], op="add"),
         # reset_reduce then reduce (NKI): ZeroAccumulate, then Accumulate on the running cache.
         cache("tsc_reset", "ZeroAccumulate"),
@@ -265,6 +270,7 @@ CHOICES = {
         "J21",                              # blk0 `descriptors`, trig `dma_blocks`
         "J25",                              # dma_dyn: its dynamic range (W up to 128) is not checked statically
         "J29", "J31",                       # giload indirect_dims X on a 2-level table AP is its level 1
+        "I3", "I4", "I9", "I10", "I11",     # wrap objects, table/row shapes, local-gather index dtypes
     ],
     "letters_and_indices": [
         "J19",                              # gil_x_i64 / gis_w_u64: the index is ins[1]
@@ -294,6 +300,18 @@ CHOICES = {
     "generic_indirect_dims_mismatch": ["J19"],  # index operands = ins[1..]
     "generic_indirect_load_uint8_index": ["J19"],
     "generic_indirect_save_float_index": ["J19"],
+    "indirect_load_table_levels": ["I4"],
+    "indirect_load_rows_mismatch": ["I4"],
+    "indirect_save_rows_mismatch": ["I4"],
+    "scatter_acc_insufficient_indices": ["I5"],
+    "indirect_wrap_n_zero": ["I3"],
+    "indirect_wrap_not_object": ["I3"],
+    "generic_indirect_dense_size": ["I7"],
+    "indirect_copy_uint8_index": ["I9"],
+    "indirect_copy_dst_size": ["I10"],
+    "gather_int64_index": ["I11"],
+    "gather_partition_mismatch": ["I11"],
+    "gather_dst_size": ["I11"],
     "cache_int_init": ["J19"],              # the initial value is ins[1]
     "cache_accumulate_with_init": ["J19"],  # [data, init] is accepted in that order; only acc is wrong
     "cache_add_accumulate": ["J33"],        # AddAccumulate refused
@@ -360,6 +378,22 @@ def mut(f):
 
 
 I1 = "instruction #1 'i1' (TensorScalar)"
+ROWS128 = [[512, 128], [1, 1]]  # one element per partition of a_tile: 128 values
+
+
+def a0(p):
+    """The sub_one instruction's data operand (a_tile, 128 x 512 fp32)."""
+    return insts(p)[1]["ins"][0]
+
+
+def idx32(p):
+    """128 int32 indices read from a_tile (one per partition)."""
+    return dict(a0(p), dtype="int32", ap=ROWS128)
+
+
+def table(p):
+    """a_tile as a table of 128 entries of 512 elements: final level [512, 128]."""
+    return dict(a0(p), ap=[[1, 1], [512, 128]])
 I0 = "instruction #0 'i0' (Load)"
 
 
@@ -485,20 +519,75 @@ MALFORMED_CASES = [
                                            insts(p)[1]["outs"][0].update(dtype="int32"))),
      [("dtype", "(StreamTranspose) › outs[0].dtype", "does not support cast")]),
     ("indirect_load_float_index", mut(lambda p: insts(p)[1].update(
-        opcode="IndirectLoad", ins=[insts(p)[1]["ins"][0], insts(p)[1]["ins"][0]])),
+        opcode="IndirectLoad", ins=[table(p), dict(a0(p), ap=ROWS128)])),
      [("dtype", "(IndirectLoad) › ins[1].dtype", "must be int32, uint64 or int64")]),
     ("indirect_load_out_step", mut(lambda p: insts(p)[1].update(
-        opcode="IndirectLoad", ins=[insts(p)[1]["ins"][0], dict(insts(p)[1]["ins"][0], dtype="int32")],
+        opcode="IndirectLoad", ins=[dict(table(p), ap=[[1, 1], [512, 64]]), idx32(p)],
         outs=[dict(insts(p)[1]["outs"][0], ap=[[512, 128], [2, 256]])])),
      [("ap-shape", "(IndirectLoad) › outs[0].ap", "step 1 in the final dim")]),
     ("scatter_acc_max", mut(lambda p: insts(p)[1].update(
         opcode="IndirectSaveAccumulate", num_indices=1, entry_step_elements=1, op="max",
-        ins=[insts(p)[1]["ins"][0], dict(insts(p)[1]["ins"][0], dtype="int32")])),
+        ins=[a0(p), idx32(p)], outs=[table(p)])),
      [("bad-field", "(IndirectSaveAccumulate) › op", "only bypass (copy) and add, found max")]),
     ("generic_indirect_dims_mismatch", mut(lambda p: insts(p)[1].update(
         opcode="GenericIndirectLoad", indirect_dims=["W", "X"],
-        ins=[insts(p)[1]["ins"][0], dict(insts(p)[1]["ins"][0], dtype="int32")])),
+        ins=[a0(p), idx32(p)])),
      [("bad-field", "(GenericIndirectLoad) › indirect_dims", "number of indirect dims (2) must match")]),
+    # new rules of issue #11 (docs/fidelity.md I3-I11)
+    ("indirect_load_cast", mut(lambda p: insts(p)[1].update(
+        opcode="IndirectLoad", ins=[table(p), idx32(p)],
+        outs=[dict(insts(p)[1]["outs"][0], dtype="int32")])),
+     [("dtype", "(IndirectLoad) › outs[0].dtype", "does not cast: ins[0] is float32, outs[0] is int32")]),
+    ("indirect_load_table_levels", mut(lambda p: insts(p)[1].update(
+        opcode="IndirectLoad", ins=[dict(table(p), ap=[[512, 128], [1, 512]]), idx32(p)])),
+     [("ap-shape", "(IndirectLoad) › ins[0].ap", "every other level must have num 1, found num 128 at level 0")]),
+    ("indirect_load_rows_mismatch", mut(lambda p: insts(p)[1].update(
+        opcode="IndirectLoad", ins=[table(p), dict(idx32(p), ap=[[512, 64], [1, 1]])])),
+     [("ap-shape", "(IndirectLoad) › outs[0].ap", "outs[0] has 128 rows (its levels before the final one) but ins[1] holds 64 indices")]),
+    ("indirect_save_rows_mismatch", mut(lambda p: insts(p)[1].update(
+        opcode="IndirectSave", ins=[a0(p), dict(idx32(p), ap=[[512, 2], [1, 1]])], outs=[table(p)])),
+     [("ap-shape", "(IndirectSave) › ins[0].ap", "ins[0] has 128 rows (its levels before the final one) but ins[1] holds 2 indices")]),
+    ("scatter_acc_insufficient_indices", mut(lambda p: insts(p)[1].update(
+        opcode="IndirectSaveAccumulate", num_indices=2, entry_step_elements=512, op="add",
+        ins=[a0(p), idx32(p)], outs=[table(p)])),
+     [("ap-shape", "(IndirectSaveAccumulate) › num_indices", "insufficient indices: num_indices is 2 but ins[1] holds 1 per partition")]),
+    ("indirect_wrap_n_zero", mut(lambda p: insts(p)[1].update(
+        opcode="IndirectLoad", ins=[table(p), idx32(p)], wrap={"n": 0, "hi": 3})),
+     [("bad-field", "(IndirectLoad) › wrap.n", "must be at least 1, found 0")]),
+    ("indirect_wrap_not_object", mut(lambda p: insts(p)[1].update(
+        opcode="IndirectLoad", ins=[table(p), idx32(p)], wrap=5)),
+     [("wrong-type", "(IndirectLoad) › wrap", "expected an object")]),
+    ("generic_indirect_index_counts", mut(lambda p: insts(p)[1].update(
+        opcode="GenericIndirectLoad", indirect_dims=["W", "X"],
+        ins=[dict(a0(p), ap=[[512, 128], [1, 512]]), idx32(p), dict(idx32(p), ap=[[512, 64], [1, 1]])],
+        outs=[dict(insts(p)[1]["outs"][0], ap=[[512, 128], [1, 1]])])),
+     [("ap-shape", "(GenericIndirectLoad) › ins[2].ap", "ins[1] holds 128, ins[2] holds 64")]),
+    ("generic_indirect_dense_size", mut(lambda p: insts(p)[1].update(
+        opcode="GenericIndirectLoad", indirect_dims=["W"],
+        ins=[dict(a0(p), ap=[[512, 128], [1, 512]]), dict(idx32(p), ap=[[512, 4], [1, 1]])])),
+     [("ap-shape", "(GenericIndirectLoad) › outs[0].ap", "outs[0] holds 65536 elements but 4 entries of 512 elements")]),
+    ("indirect_copy_uint8_index", mut(lambda p: insts(p)[1].update(
+        opcode="IndirectCopy", num_valid_indices=16, engine="Pool",
+        ins=[dict(a0(p), ap=[[512, 128], [32, 16], [1, 32]]), dict(idx32(p), dtype="uint8")])),
+     [("dtype", "(IndirectCopy) › ins[1].dtype", "must be uint16, int32 or uint32")]),
+    ("indirect_copy_partitions", mut(lambda p: insts(p)[1].update(
+        opcode="IndirectCopy", num_valid_indices=16, engine="Pool",
+        ins=[dict(a0(p), ap=[[512, 8], [32, 16], [1, 32]]), dict(idx32(p), ap=[[512, 8], [1, 1]])],
+        outs=[dict(insts(p)[1]["outs"][0], ap=[[512, 8], [1, 512]])])),
+     [("ap-shape", "(IndirectCopy) › ins[0].ap", "multiple of 16, found 8")]),
+    ("indirect_copy_dst_size", mut(lambda p: insts(p)[1].update(
+        opcode="IndirectCopy", num_valid_indices=16, engine="Pool",
+        ins=[dict(a0(p), ap=[[512, 128], [16, 32], [1, 16]]), idx32(p)])),
+     [("ap-shape", "(IndirectCopy) › outs[0].ap", "outs[0] holds 512 elements per partition but IndirectCopy needs 256")]),
+    ("gather_int64_index", mut(lambda p: insts(p)[1].update(
+        opcode="Gather", engine="Pool", ins=[a0(p), dict(idx32(p), dtype="int64", ap=[[256, 128], [1, 512]])])),
+     [("dtype", "(Gather) › ins[1].dtype", "must be uint8, uint16, uint32 or int32, found int64")]),
+    ("gather_partition_mismatch", mut(lambda p: insts(p)[1].update(
+        opcode="Gather", engine="Pool", ins=[a0(p), dict(idx32(p), ap=[[512, 64], [1, 512]])])),
+     [("ap-shape", "(Gather) › ins[1].ap", "ins[0] has 128, ins[1] has 64")]),
+    ("gather_dst_size", mut(lambda p: insts(p)[1].update(
+        opcode="Gather", engine="Pool", ins=[a0(p), dict(idx32(p), ap=[[512, 128], [1, 4]])])),
+     [("ap-shape", "(Gather) › outs[0].ap", "outs[0] holds 512 elements per partition but Gather needs 4 (one per index)")]),
     ("cache_load_without_init", mut(lambda p: insts(p)[1].update(
         opcode="TensorScalarCache", mode="Cumulative", acc="LoadAccumulate")),
      [("bad-field", "(TensorScalarCache) › acc", "3-argument")]),
@@ -554,11 +643,11 @@ MALFORMED_CASES = [
     # Index dtypes: Load/Save family int32/uint64/int64 (seed 000 §6.1), HW-DGE vector offset uint16 (§7).
     ("generic_indirect_load_uint8_index", mut(lambda p: insts(p)[1].update(
         opcode="GenericIndirectLoad", indirect_dims=["W"],
-        ins=[insts(p)[1]["ins"][0], dict(insts(p)[1]["ins"][0], dtype="uint8")])),
+        ins=[a0(p), dict(a0(p), dtype="uint8", ap=ROWS128)])),
      [("dtype", "(GenericIndirectLoad) › ins[1].dtype", "must be int32, uint64 or int64 (seed 000 §6.1), found uint8")]),
     ("generic_indirect_save_float_index", mut(lambda p: insts(p)[1].update(
         opcode="GenericIndirectSave", indirect_dims=["W", "X"],
-        ins=[insts(p)[1]["ins"][0], dict(insts(p)[1]["ins"][0], dtype="int32"), insts(p)[1]["ins"][0]])),
+        ins=[dict(a0(p), ap=ROWS128), idx32(p), dict(a0(p), ap=ROWS128)])),
      [("dtype", "(GenericIndirectSave) › ins[2].dtype", "must be int32, uint64 or int64 (seed 000 §6.1), found float32")]),
     ("vector_offset_bad_dtype", mut(lambda p: insts(p)[1]["ins"][0].update(
         indirect_dim="W", indirect_dim_max_index=4, vector_offset=dict(insts(p)[1]["ins"][0], dtype="int32"))),

@@ -214,11 +214,33 @@ pub struct IndirectCopyFields {
     pub num_valid_indices: u64,
 }
 
+/// `apply_wrap` (seed 000 §6.3; fidelity I3): every non-skipped row index (GenericIndirect: the
+/// combined element offset) becomes `(v % n) + hi·(v / n)` before the bound check. JSON
+/// `"wrap": {"n": N, "hi": H}` (ours).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IndirectWrap {
+    /// The divisor (at least 1).
+    pub n: u64,
+    /// The high-part multiplier.
+    pub hi: u64,
+}
+
+/// IndirectLoad / IndirectSave (seed 000 §6.2).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct IndirectFields {
+    /// Queue fields.
+    pub dma: DmaFields,
+    /// The optional index rebase.
+    pub wrap: Option<IndirectWrap>,
+}
+
 /// IndirectSaveAccumulate (seed 000 §6.2).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IndirectSaveAccumulateFields {
     /// Queue fields.
     pub dma: DmaFields,
+    /// The optional index rebase.
+    pub wrap: Option<IndirectWrap>,
     /// Entries per partition that are used; later slots are skipped.
     pub num_indices: u64,
     /// Elements between consecutive table entries.
@@ -232,6 +254,8 @@ pub struct IndirectSaveAccumulateFields {
 pub struct GenericIndirectFields {
     /// Queue fields.
     pub dma: DmaFields,
+    /// The optional rebase of the combined offset.
+    pub wrap: Option<IndirectWrap>,
     /// The table-AP dim each index operand drives, in operand order (the table is `ins[0]` of a
     /// load, `outs[0]` of a save); its level is [`AccessPattern::level_of`](crate::AccessPattern::level_of).
     pub indirect_dims: Vec<IndirectDim>,

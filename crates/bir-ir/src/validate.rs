@@ -478,7 +478,6 @@ impl Validator<'_> {
 
     fn rules(&mut self, i: &Instruction, f: &Function, blocks: &HashMap<&str, usize>) {
         self.counts(i);
-        let dtype_of = |k: usize| i.in_ap(k).map(|a| a.dtype);
         match &i.op {
             Op::TensorScalarCache(c) => {
                 let has_init = i.ins.len() >= 2;
@@ -556,6 +555,7 @@ impl Validator<'_> {
                 if let Op::IndirectSaveAccumulate(s) = &i.op {
                     self.reduce_op("op", s.op);
                 }
+                self.indirect_rows(i);
             }
             Op::GenericIndirectLoad(g) | Op::GenericIndirectSave(g) => {
                 let indices = i.ins.len().saturating_sub(1);
@@ -575,9 +575,11 @@ impl Validator<'_> {
                 // The indexed AP: the table, ins[0] for a load, outs[0] for a save (seed 000 §6.2).
                 let table = if i.opcode() == Opcode::GenericIndirectLoad { i.in_ap(0) } else { i.out_ap(0) };
                 // A table AP of the wrong rank already has its own error.
+                let mut letters_ok = true;
                 if let Some(table) = table.filter(|t| (1..=MAX_AP_DIMS).contains(&t.pairs.len())) {
                     for (k, &dim) in g.indirect_dims.iter().enumerate() {
                         if table.level_of(dim).is_none() {
+                            letters_ok = false;
                             self.err(
                                 ErrorKind::BadField,
                                 &format!("indirect_dims[{k}]"),
@@ -589,18 +591,13 @@ impl Validator<'_> {
                 if i.opcode() == Opcode::GenericIndirectSave {
                     self.reduce_op("op", g.op);
                 }
-            }
-            // The index operand is ins[1] and must hold integers. (CopyPredicated's predicate may
-            // be any dtype: it is read converted to uint32, fidelity D9.)
-            Op::IndirectCopy(_) | Op::Gather(_) => {
-                if let Some(d) = dtype_of(1).filter(|d| !d.is_integer()) {
-                    self.err(
-                        ErrorKind::Dtype,
-                        "ins[1].dtype",
-                        format!("expected an integer dtype, found {d}"),
-                    );
+                self.wrap(g.wrap);
+                self.same_dtype(i, "an indirect copy does not cast");
+                if letters_ok && g.indirect_dims.len() == indices {
+                    self.generic_counts(i, g);
                 }
             }
+            Op::IndirectCopy(_) | Op::Gather(_) => self.local_gather(i),
             Op::DMACopy(d) => {
                 if d.mode == CopyMode::Cce && !d.constants.is_empty() && d.constants.len() != i.ins.len() {
                     self.err(
@@ -689,6 +686,207 @@ impl Validator<'_> {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// `Some(n)` for an AP whose shape is sound (its own errors are reported elsewhere).
+    fn count_of(ap: &AccessPattern) -> Option<i64> {
+        if ap.pairs.is_empty() || ap.pairs.len() > MAX_AP_DIMS || ap.pairs.iter().any(|p| p.num < 1) {
+            return None;
+        }
+        elements(ap)
+    }
+
+    fn wrap(&mut self, wrap: Option<crate::ops::IndirectWrap>) {
+        if let Some(w) = wrap
+            && w.n == 0
+        {
+            self.err(ErrorKind::BadField, "wrap.n", "apply_wrap's n must be at least 1, found 0 (fidelity I3)");
+        }
+    }
+
+    /// A table AP of IndirectLoad/Save/SaveAccumulate: its final level [S, V] enumerates the
+    /// entries, every other level has num 1 (fidelity I4).
+    fn table_levels(&mut self, field: &str, ap: &AccessPattern) {
+        if Self::count_of(ap).is_none() {
+            return;
+        }
+        let n = ap.pairs.len();
+        if let Some((l, p)) = ap.pairs.iter().enumerate().take(n - 1).find(|(_, p)| p.num != 1) {
+            self.err(
+                ErrorKind::ApShape,
+                &format!("{field}.ap"),
+                format!(
+                    "{field} is the table: its final level [step, entries] enumerates the entries and every other level \
+                     must have num 1, found num {} at level {l} (fidelity I4)",
+                    p.num
+                ),
+            );
+        }
+    }
+
+    /// IndirectLoad / IndirectSave / IndirectSaveAccumulate: one dtype, the table's levels, and
+    /// one dense row (the dense AP's non-final levels) per index slot (fidelity I4–I6).
+    fn indirect_rows(&mut self, i: &Instruction) {
+        let (wrap, isa) = match &i.op {
+            Op::IndirectLoad(f) | Op::IndirectSave(f) => (f.wrap, None),
+            Op::IndirectSaveAccumulate(f) => (f.wrap, Some(f.num_indices)),
+            _ => return,
+        };
+        self.wrap(wrap);
+        self.same_dtype(i, "an indirect copy does not cast");
+        let load = i.opcode() == Opcode::IndirectLoad;
+        let (table, table_field, dense, dense_field) = if load {
+            (i.in_ap(0), "ins[0]", i.out_ap(0), "outs[0]")
+        } else {
+            (i.out_ap(0), "outs[0]", i.in_ap(0), "ins[0]")
+        };
+        if let Some(t) = table {
+            self.table_levels(table_field, t);
+        }
+        let (Some(dense), Some(idx)) = (dense, i.in_ap(1)) else { return };
+        let (Some(dn), Some(k)) = (Self::count_of(dense), Self::count_of(idx)) else { return };
+        let rows = dn / dense.pairs.last().map_or(1, |p| p.num.max(1));
+        if let Some(num_indices) = isa {
+            let parts = idx.pairs[0].num.max(1);
+            let per = k / parts;
+            if num_indices > per as u64 {
+                self.err(
+                    ErrorKind::ApShape,
+                    "num_indices",
+                    format!(
+                        "insufficient indices: num_indices is {num_indices} but ins[1] holds {per} per partition \
+                         ({parts} partitions; seed 000 §6.2 \"AddrCount >= I.getNumIndices()\", fidelity I5)"
+                    ),
+                );
+            }
+        }
+        if rows != k {
+            self.err(
+                ErrorKind::ApShape,
+                &format!("{dense_field}.ap"),
+                format!(
+                    "{dense_field} has {rows} rows (its levels before the final one) but ins[1] holds {k} indices; \
+                     each index moves one row"
+                ),
+            );
+        }
+    }
+
+    /// GenericIndirect: every index operand holds K indices, and the dense side holds K entries of
+    /// L elements, L the product of the table's non-indirect nums (fidelity I7, I8).
+    fn generic_counts(&mut self, i: &Instruction, g: &crate::ops::GenericIndirectFields) {
+        let load = i.opcode() == Opcode::GenericIndirectLoad;
+        let (table, dense, dense_field) =
+            if load { (i.in_ap(0), i.out_ap(0), "outs[0]") } else { (i.out_ap(0), i.in_ap(0), "ins[0]") };
+        let (Some(table), Some(dense)) = (table, dense) else { return };
+        if Self::count_of(table).is_none() {
+            return;
+        }
+        let mut k_all: Option<i64> = None;
+        for k in 1..i.ins.len() {
+            let Some(n) = i.in_ap(k).and_then(Self::count_of) else { return };
+            match k_all {
+                None => k_all = Some(n),
+                Some(first) if first != n => {
+                    self.err(
+                        ErrorKind::ApShape,
+                        &format!("ins[{k}].ap"),
+                        format!("every index operand holds the same number of indices: ins[1] holds {first}, ins[{k}] holds {n}"),
+                    );
+                    return;
+                }
+                Some(_) => {}
+            }
+        }
+        let Some(k) = k_all else { return };
+        let levels: Vec<usize> = g.indirect_dims.iter().filter_map(|d| table.level_of(*d)).collect();
+        let l = table
+            .pairs
+            .iter()
+            .enumerate()
+            .filter(|(lv, _)| !levels.contains(lv))
+            .try_fold(1i64, |acc, (_, p)| acc.checked_mul(p.num));
+        let want = l.and_then(|l| l.checked_mul(k));
+        let got = Self::count_of(dense);
+        if want != got {
+            self.err(
+                ErrorKind::ApShape,
+                &format!("{dense_field}.ap"),
+                format!(
+                    "{dense_field} holds {} elements but {k} entries of {} elements (the table's non-indirect levels) are {}",
+                    show(got),
+                    show(l),
+                    show(want)
+                ),
+            );
+        }
+    }
+
+    /// IndirectCopy and Gather (fidelity I9–I11): the index dtype, one partition count on all
+    /// three operands (IndirectCopy: a multiple of 16), one dtype, and the destination's size.
+    fn local_gather(&mut self, i: &Instruction) {
+        let copy = i.opcode() == Opcode::IndirectCopy;
+        if let Some(d) = i.in_ap(1).map(|a| a.dtype) {
+            let ok = if copy {
+                matches!(d, Dtype::Uint16 | Dtype::Int32 | Dtype::Uint32)
+            } else {
+                matches!(d, Dtype::Uint8 | Dtype::Uint16 | Dtype::Uint32 | Dtype::Int32)
+            };
+            if !ok {
+                let want = if copy { "uint16, int32 or uint32 (fidelity I9)" } else { "uint8, uint16, uint32 or int32 (fidelity I11)" };
+                self.err(ErrorKind::Dtype, "ins[1].dtype", format!("{} index dtype must be {want}, found {d}", i.opcode()));
+            }
+        }
+        self.same_dtype(i, "an indirect copy does not cast");
+        let (Some(src), Some(idx), Some(dst)) = (i.in_ap(0), i.in_ap(1), i.out_ap(0)) else { return };
+        let (Some(_), Some(kn), Some(dn)) = (Self::count_of(src), Self::count_of(idx), Self::count_of(dst)) else {
+            return;
+        };
+        let p = src.pairs[0].num;
+        let mut parts_ok = true;
+        for (field, ap) in [("ins[1].ap", idx), ("outs[0].ap", dst)] {
+            if ap.pairs[0].num != p {
+                parts_ok = false;
+                self.err(
+                    ErrorKind::ApShape,
+                    field,
+                    format!("{} needs one partition count on src, indices and dst: ins[0] has {p}, {} has {}", i.opcode(), &field[..field.len() - 3], ap.pairs[0].num),
+                );
+            }
+        }
+        if copy && p % 16 != 0 {
+            parts_ok = false;
+            self.err(
+                ErrorKind::ApShape,
+                "ins[0].ap",
+                format!("IndirectCopy works in 16-partition blocks: the partition count must be a multiple of 16, found {p}"),
+            );
+        }
+        if !parts_ok {
+            return;
+        }
+        let (per_idx, per_dst) = (kn / p, dn / p);
+        let want = if copy {
+            let l = if src.pairs.len() >= 2 { src.pairs.last().map_or(1, |q| q.num) } else { 1 };
+            (16 * per_idx).checked_mul(l)
+        } else {
+            Some(per_idx)
+        };
+        if want != Some(per_dst) {
+            self.err(
+                ErrorKind::ApShape,
+                "outs[0].ap",
+                format!(
+                    "outs[0] holds {per_dst} elements per partition but {} needs {}",
+                    i.opcode(),
+                    match (copy, want) {
+                        (true, Some(w)) => format!("{w} (16 × {per_idx} indices per partition × the entry length)"),
+                        (false, Some(w)) => format!("{w} (one per index)"),
+                        (_, None) => "an overflowing count".to_owned(),
+                    }
+                ),
+            );
         }
     }
 

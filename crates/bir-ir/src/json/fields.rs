@@ -363,10 +363,40 @@ impl OpFields for IndirectCopyFields {
     }
 }
 
+/// The optional `wrap` object `{"n": N, "hi": H (0)}` of the indirect DMA ops (fidelity I3).
+fn wrap_field(o: &Obj<'_, '_>, cx: &mut Cx) -> Option<IndirectWrap> {
+    o.opt(cx, "wrap", |cx, v, p| {
+        let w = cx.obj(v, p)?;
+        let n = w.req(cx, "n", Cx::uint);
+        let hi = w.opt(cx, "hi", Cx::uint).unwrap_or(0);
+        Some(IndirectWrap { n: n?, hi })
+    })
+}
+
+fn put_wrap(w: &mut Map<String, Value>, wrap: Option<IndirectWrap>) {
+    if let Some(x) = wrap {
+        let mut m = Map::new();
+        m.insert("n".into(), x.n.into());
+        m.insert("hi".into(), x.hi.into());
+        w.insert("wrap".into(), Value::Object(m));
+    }
+}
+
+impl OpFields for IndirectFields {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
+        IndirectFields { dma: DmaFields::read(o, cx), wrap: wrap_field(o, cx) }
+    }
+    fn write(&self, w: &mut Map<String, Value>, fun: &Function) {
+        self.dma.write(w, fun);
+        put_wrap(w, self.wrap);
+    }
+}
+
 impl OpFields for IndirectSaveAccumulateFields {
     fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
         IndirectSaveAccumulateFields {
             dma: DmaFields::read(o, cx),
+            wrap: wrap_field(o, cx),
             num_indices: o.req(cx, "num_indices", Cx::uint).unwrap_or(0),
             entry_step_elements: o.req(cx, "entry_step_elements", Cx::int).unwrap_or(0),
             op: opt_enum(o, cx, "op").unwrap_or(AluOp::Add),
@@ -374,6 +404,7 @@ impl OpFields for IndirectSaveAccumulateFields {
     }
     fn write(&self, w: &mut Map<String, Value>, _fun: &Function) {
         self.dma.write(w, _fun);
+        put_wrap(w, self.wrap);
         put(w, "num_indices", self.num_indices);
         put(w, "entry_step_elements", self.entry_step_elements);
         put_enum(w, "op", self.op);
@@ -384,6 +415,7 @@ impl OpFields for GenericIndirectFields {
     fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
         GenericIndirectFields {
             dma: DmaFields::read(o, cx),
+            wrap: wrap_field(o, cx),
             indirect_dims: o
                 .opt(cx, "indirect_dims", |cx, v, p| cx.list(v, p, Cx::enum_name::<IndirectDim>))
                 .unwrap_or_default(),
@@ -392,6 +424,7 @@ impl OpFields for GenericIndirectFields {
     }
     fn write(&self, w: &mut Map<String, Value>, _fun: &Function) {
         self.dma.write(w, _fun);
+        put_wrap(w, self.wrap);
         put(w, "indirect_dims", self.indirect_dims.iter().map(|d| d.name()).collect::<Vec<_>>());
         put_enum(w, "op", self.op);
     }
