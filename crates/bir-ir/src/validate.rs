@@ -701,7 +701,11 @@ impl Validator<'_> {
         if let Some(w) = wrap
             && w.n == 0
         {
-            self.err(ErrorKind::BadField, "wrap.n", "apply_wrap's n must be at least 1, found 0 (fidelity I3)");
+            self.err(
+                ErrorKind::BadField,
+                "wrap.n",
+                "apply_wrap's n must be at least 1, found 0 (fidelity I3)",
+            );
         }
     }
 
@@ -834,13 +838,22 @@ impl Validator<'_> {
                 matches!(d, Dtype::Uint8 | Dtype::Uint16 | Dtype::Uint32 | Dtype::Int32)
             };
             if !ok {
-                let want = if copy { "uint16, int32 or uint32 (fidelity I9)" } else { "uint8, uint16, uint32 or int32 (fidelity I11)" };
-                self.err(ErrorKind::Dtype, "ins[1].dtype", format!("{} index dtype must be {want}, found {d}", i.opcode()));
+                let (want, id) = if copy {
+                    ("uint16, int32 or uint32", "I9")
+                } else {
+                    ("uint8, uint16, uint32 or int32", "I11")
+                };
+                self.err(
+                    ErrorKind::Dtype,
+                    "ins[1].dtype",
+                    format!("{} index dtype must be {want}, found {d} (fidelity {id})", i.opcode()),
+                );
             }
         }
         self.same_dtype(i, "an indirect copy does not cast");
         let (Some(src), Some(idx), Some(dst)) = (i.in_ap(0), i.in_ap(1), i.out_ap(0)) else { return };
-        let (Some(_), Some(kn), Some(dn)) = (Self::count_of(src), Self::count_of(idx), Self::count_of(dst)) else {
+        let (Some(_), Some(kn), Some(dn)) = (Self::count_of(src), Self::count_of(idx), Self::count_of(dst))
+        else {
             return;
         };
         let p = src.pairs[0].num;
@@ -851,7 +864,12 @@ impl Validator<'_> {
                 self.err(
                     ErrorKind::ApShape,
                     field,
-                    format!("{} needs one partition count on src, indices and dst: ins[0] has {p}, {} has {}", i.opcode(), &field[..field.len() - 3], ap.pairs[0].num),
+                    format!(
+                        "{} needs one partition count on src, indices and dst: ins[0] has {p}, {} has {}",
+                        i.opcode(),
+                        &field[..field.len() - 3],
+                        ap.pairs[0].num
+                    ),
                 );
             }
         }
@@ -881,7 +899,8 @@ impl Validator<'_> {
                     "outs[0] holds {per_dst} elements per partition but {} needs {}",
                     i.opcode(),
                     match (copy, want) {
-                        (true, Some(w)) => format!("{w} (16 × {per_idx} indices per partition × the entry length)"),
+                        (true, Some(w)) =>
+                            format!("{w} (16 × {per_idx} indices per partition × the entry length)"),
                         (false, Some(w)) => format!("{w} (one per index)"),
                         (_, None) => "an overflowing count".to_owned(),
                     }
