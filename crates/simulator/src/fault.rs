@@ -198,6 +198,10 @@ pub enum FaultCause {
         /// The budget.
         limit: u64,
     },
+    /// An indirect instruction's index or plan error (seed 000 §6; docs/fidelity.md I1–I12):
+    /// an out-of-bounds index names the operand, the index position and value.
+    #[error("{0}")]
+    Indirect(indirection::IndirectError),
     /// A field value the reference asserts on.
     #[error("{field}: {why}")]
     BadField {
@@ -237,6 +241,16 @@ impl FaultCause {
             FaultCause::BadField { .. } | FaultCause::BadPredicate { .. } => FaultKind::BadField,
             FaultCause::InstructionBudget { .. } | FaultCause::TooLarge { .. } => FaultKind::Budget,
             FaultCause::DynamicOutOfBounds { .. } => FaultKind::OutOfBounds,
+            FaultCause::Indirect(e) => match e {
+                _ if e.is_out_of_bounds() => FaultKind::OutOfBounds,
+                indirection::IndirectError::Numerics(n) => match n {
+                    NumericsError::LengthMismatch { .. } => FaultKind::Shape,
+                    _ => FaultKind::Numerics,
+                },
+                indirection::IndirectError::Access(ApError::OutOfBounds { .. }) => FaultKind::OutOfBounds,
+                indirection::IndirectError::IndexDtype { .. } => FaultKind::BadField,
+                _ => FaultKind::Shape,
+            },
         }
     }
 }

@@ -15,4 +15,5 @@ pub mod npy;
 
 pub use exec::{Options, Outcome, Parallelism, Simulator, Stats, TraceEntry};
 pub use fault::{Fault, FaultCause, FaultKind, SimError, Slot};
+pub use indirection::Oob as IndirectOob;
 pub use memory::Memory;

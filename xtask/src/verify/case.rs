@@ -12,6 +12,7 @@
 //! | `input NAME = FILE.npy` | program cases: load allocation (or location) NAME from FILE before running |
 //! | `output NAME = FILE.npy` | program cases: after running, NAME must equal FILE bit for bit |
 //! | `profile: refsim` or `profile: nki` | program cases: the numerics fidelity profile (default refsim) |
+//! | `option: oob=fault` or `option: oob=skip` | program cases: a simulator option; `oob` is what an indirect instruction does with an out-of-bounds index (`Options::indirect_oob`, CLI `--oob`; default fault, docs/fidelity.md I2) |
 //! | `fault KIND | MESSAGE` | program cases: the run stops with a guest fault whose kind name (`FaultKind::name`, e.g. `out-of-bounds`) is KIND and whose text contains MESSAGE; `output` lines beside it are compared after the fault (what was written before the faulting instruction) |
 //! | `choice: ID` | the expected values encode our own ASSUMED choice `ID` of `docs/fidelity.md` (e.g. `choice: S5`); may repeat. `verify` counts such cases apart from those testing seed or documented facts and fails the case if ID is missing from fidelity.md or its tag column has no ASSUMED part |
 //!
@@ -54,6 +55,8 @@ pub struct Case {
     pub outputs: Vec<(String, PathBuf)>,
     /// The fidelity profile name, if given.
     pub profile: Option<String>,
+    /// `option: KEY=VALUE` simulator options, checked when read (`oob=fault|skip`).
+    pub options: Vec<(String, String)>,
     /// The guest fault the run must stop with.
     pub fault: Option<ExpectedFault>,
     /// docs/fidelity.md ids of the ASSUMED choices the expected values encode.
@@ -76,6 +79,7 @@ impl Case {
             inputs: Vec::new(),
             outputs: Vec::new(),
             profile: None,
+            options: Vec::new(),
             fault: None,
             choices: Vec::new(),
         };
@@ -117,6 +121,22 @@ impl Case {
                     .split_once('=')
                     .ok_or_else(|| format!("{}: expected `input|output NAME = FILE.npy`", at()))?;
                 list.push((name.trim().to_owned(), dir.join(file.trim())));
+            } else if let Some(rest) = l.strip_prefix("option:") {
+                let (key, value) = rest
+                    .trim()
+                    .split_once('=')
+                    .ok_or_else(|| format!("{}: expected `option: KEY=VALUE`", at()))?;
+                let (key, value) = (key.trim(), value.trim());
+                match (key, value) {
+                    ("oob", "fault" | "skip") => case.options.push((key.to_owned(), value.to_owned())),
+                    ("oob", other) => {
+                        return Err(format!(
+                            "{}: unknown `oob` option `{other}` (expected fault or skip)",
+                            at()
+                        ));
+                    }
+                    (other, _) => return Err(format!("{}: unknown option `{other}` (expected oob)", at())),
+                }
             } else if let Some(rest) = l.strip_prefix("choice:") {
                 let id = rest.trim();
                 if id.is_empty() || id.contains(char::is_whitespace) {
@@ -203,5 +223,52 @@ mod tests {
     fn a_choice_is_one_id() {
         assert!(parse("g", "choice:\nexpect: ok\n").is_err());
         assert!(parse("h", "choice: S5 N17\nexpect: ok\n").is_err());
+    }
+
+    #[test]
+    fn oob_option_lines() {
+        let c = parse(
+            "i",
+            "option: oob=skip
+output y = y.npy
+",
+        )
+        .unwrap();
+        assert_eq!(c.options, [("oob".to_owned(), "skip".to_owned())]);
+        let c = parse(
+            "j",
+            "option: oob = fault
+output y = y.npy
+",
+        )
+        .unwrap();
+        assert_eq!(c.options, [("oob".to_owned(), "fault".to_owned())]);
+        assert!(
+            parse(
+                "k",
+                "option: oob=clamp
+output y = y.npy
+"
+            )
+            .is_err()
+        );
+        assert!(
+            parse(
+                "l",
+                "option: speed=11
+output y = y.npy
+"
+            )
+            .is_err()
+        );
+        assert!(
+            parse(
+                "m",
+                "option: oob
+output y = y.npy
+"
+            )
+            .is_err()
+        );
     }
 }

@@ -55,7 +55,7 @@ fn check(case: &Case) -> Result<(), String> {
     let f = &program.functions[0];
     let profile = Profile::named(case.profile.as_deref().unwrap_or("refsim")).ok_or("unknown profile")?;
     let mut sim = Simulator::new(valid, profile);
-    sim.set_options(options()?);
+    sim.set_options(options(case)?);
     for (name, path) in &case.inputs {
         let t = io::resolve(f, name)?;
         let npy = read_npy(path)?;
@@ -106,8 +106,15 @@ fn check(case: &Case) -> Result<(), String> {
 /// The simulator options for program cases: the defaults, with `BIRSIM_THREADS` and
 /// `BIRSIM_GRAIN` (elements per thread) overriding the parallelism, so CI can run the corpus at
 /// several thread counts with tiny chunks and check the results stay bit-identical.
-fn options() -> Result<simulator::Options, String> {
+fn options(case: &Case) -> Result<simulator::Options, String> {
     let mut o = simulator::Options::default();
+    for (key, value) in &case.options {
+        match (key.as_str(), value.as_str()) {
+            ("oob", "skip") => o.indirect_oob = simulator::IndirectOob::Skip,
+            ("oob", "fault") => o.indirect_oob = simulator::IndirectOob::Fault,
+            _ => return Err(format!("unknown option {key}={value}")),
+        }
+    }
     let var = |name: &str| -> Result<Option<usize>, String> {
         match std::env::var(name) {
             Ok(v) => v.parse().map(Some).map_err(|_| format!("{name}={v}: expected a number")),

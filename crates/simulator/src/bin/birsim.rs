@@ -16,7 +16,7 @@ usage:
   birsim run PROGRAM.json [--input NAME=FILE.npy]... [--output NAME=FILE.npy]...
              [--out-dir DIR] [--profile refsim|nki] [--trace FILE.jsonl] [--memory-cap BYTES]
              [--fp8-saturate on|off] [--tsc-reverse direction|operands] [--stats]
-             [--threads N] [--allow-uninit-inputs] [--max-instructions N]
+             [--threads N] [--allow-uninit-inputs] [--max-instructions N] [--oob fault|skip]
   birsim validate PROGRAM.json [--memory-cap BYTES] [--max-instructions N]
   birsim dump PROGRAM.json
   birsim --help | --version
@@ -41,6 +41,9 @@ are bit-identical for every count. --stats prints, after the run, the time and b
 interpreter's libBIR default; off: overflow and FP32_MIN/MAX become +-Inf, as AWS documents for
 the hardware). --tsc-reverse picks what TensorScalarCache's reverse flags do: `direction` (the
 default) also scans from the last element, `operands` only swaps operands (docs/fidelity.md S14).
+--oob picks what an indirect instruction does with an index that is not -1 but lands outside its
+table: `fault` (the default: an out-of-bounds fault naming the index, nothing written) or `skip`
+(treated like -1, its destination left unchanged; docs/fidelity.md I2).
 
 exit codes: 0 ok, 1 the program faulted, 2 bad input or usage, 3 internal error";
 
@@ -105,6 +108,7 @@ struct RunOptions {
     max_instructions: Option<u64>,
     fp8_saturate: Option<bool>,
     tsc_reverse: Option<bool>,
+    oob: Option<simulator::IndirectOob>,
     stats: bool,
     threads: Option<usize>,
     allow_uninit_inputs: bool,
@@ -168,6 +172,13 @@ fn parse(args: &[String], allowed: &[&str]) -> Result<RunOptions, Exit> {
                     "direction" => true,
                     "operands" => false,
                     _ => return Err(bad(format!("--tsc-reverse {value}: expected direction or operands"))),
+                })
+            }
+            "--oob" => {
+                o.oob = Some(match value.as_str() {
+                    "fault" => simulator::IndirectOob::Fault,
+                    "skip" => simulator::IndirectOob::Skip,
+                    _ => return Err(bad(format!("--oob {value}: expected fault or skip"))),
                 })
             }
             "--trace" => o.trace = Some(PathBuf::from(value)),
@@ -361,6 +372,7 @@ fn run(args: &[String]) -> Result<(), Exit> {
             "--threads",
             "--allow-uninit-inputs",
             "--max-instructions",
+            "--oob",
         ],
     )?;
     let mut profile = match o.profile.as_deref() {
@@ -446,6 +458,9 @@ fn run(args: &[String]) -> Result<(), Exit> {
     }
     if let Some(direction) = o.tsc_reverse {
         options.reverse_flags_reverse_scan = direction;
+    }
+    if let Some(oob) = o.oob {
+        options.indirect_oob = oob;
     }
     sim.set_options(options);
     // The trace streams to its temporary file as instructions complete (bounded memory).

@@ -6,6 +6,7 @@ mod cache;
 mod copy;
 mod dma;
 mod elementwise;
+mod indirect;
 mod iota;
 mod liveness;
 mod operand;
@@ -98,6 +99,9 @@ pub struct Options {
     /// The most bytes one operand's buffers may take (default: validation's 4 GiB memory cap);
     /// an instruction that would need more stops with a `budget` fault before allocating.
     pub memory_cap: u64,
+    /// What an indirect instruction does with an index that is not −1 but lands outside its
+    /// table (docs/fidelity.md I2): fault (default) or skip it like −1.
+    pub indirect_oob: indirection::Oob,
 }
 
 impl Default for Options {
@@ -107,6 +111,7 @@ impl Default for Options {
             parallelism: Parallelism::default(),
             max_instructions: bir_ir::ValidateOptions::default().max_instructions,
             memory_cap: bir_ir::ValidateOptions::default().memory_cap_bytes,
+            indirect_oob: indirection::Oob::Fault,
         }
     }
 }
@@ -180,6 +185,8 @@ pub struct Simulator<'p> {
     engines: EngineState,
     /// Reused buffers (no fresh pages per instruction or chunk).
     pool: operand::Pool,
+    /// The indirect kernels' reused index and plan vectors.
+    scratch: indirect::Scratch,
     /// Last uses, when dead locations are freed ([`Simulator::free_dead_locations`]).
     liveness: Option<liveness::Liveness>,
     /// Loop nesting of the running instruction.
@@ -203,6 +210,7 @@ impl<'p> Simulator<'p> {
             context: Vec::new(),
             engines: EngineState::default(),
             pool: operand::Pool::default(),
+            scratch: indirect::Scratch::default(),
             liveness: None,
             depth: 0,
             unit: None,
@@ -358,6 +366,14 @@ impl<'p> Simulator<'p> {
             Op::TensorReduce(t) => self.tensor_reduce(i, t, &mut regions)?,
             Op::Pool(p) => self.pool(i, p, &mut regions)?,
             Op::TensorScalarCache(t) => self.tensor_scalar_cache(i, t, &mut regions)?,
+            Op::IndirectLoad(f) => self.indirect_load(i, f, &mut regions)?,
+            Op::IndirectSave(f) => self.indirect_save(i, f, &mut regions)?,
+            Op::IndirectSaveAccumulate(f) => self.indirect_save_accumulate(i, f, &mut regions)?,
+            Op::GenericIndirectLoad(f) | Op::GenericIndirectSave(f) => {
+                self.generic_indirect(i, f, &mut regions)?
+            }
+            Op::IndirectCopy(f) => self.indirect_copy(i, f, &mut regions)?,
+            Op::Gather(_) => self.gather(i, &mut regions)?,
             op => match op.opcode().category() {
                 // Base records and no-ops: named and skipped, as the reference does.
                 OpCategory::Base | OpCategory::NoOp => {}

@@ -442,7 +442,7 @@ pub(crate) fn adds(acc: Option<EngineAccumulationType>) -> Option<EngineAccumula
 
 /// True when no two elements of the AP share an address (a sufficient test: sorted by |step|,
 /// each level's step exceeds the span of the levels inside it).
-fn injective(ap: &AccessPattern) -> bool {
+pub(crate) fn injective(ap: &AccessPattern) -> bool {
     let mut levels: Vec<(u64, u64)> =
         ap.pairs.iter().filter(|p| p.num > 1).map(|p| (p.step.unsigned_abs(), p.num as u64)).collect();
     levels.sort_unstable();
