@@ -1,0 +1,701 @@
+//! The indirect kernels (seed 000 §6; docs/fidelity.md I1–I12) on small programs whose expected
+//! values are worked by hand in the comments, faults that must leave memory unchanged, and the
+//! fast paths against slow obvious twins written here.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+
+use bir_ir::{ValidateOptions, json, validate};
+use numerics::Profile;
+use rstest::rstest;
+use simulator::{FaultKind, IndirectOob, Options, Outcome, Simulator};
+
+/// A flat DRAM tensor: name, dtype, element count, initial bytes.
+struct T<'a> {
+    name: &'a str,
+    dtype: &'a str,
+    n: usize,
+    init: Vec<u8>,
+}
+
+fn size_of(dtype: &str) -> usize {
+    match dtype {
+        "uint8" | "int8" => 1,
+        "bfloat16" | "float16" | "int16" | "uint16" => 2,
+        "int64" | "uint64" => 8,
+        _ => 4,
+    }
+}
+
+fn f32s(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+fn i32s(v: &[i32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+fn u32s(v: &[u32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+fn u64s(v: &[u64]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+fn u16s(v: &[u16]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+fn to_f32(b: &[u8]) -> Vec<f32> {
+    b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+}
+fn to_u16(b: &[u8]) -> Vec<u16> {
+    b.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect()
+}
+
+fn t<'a>(name: &'a str, dtype: &'a str, n: usize, init: Vec<u8>) -> T<'a> {
+    T { name, dtype, n, init }
+}
+
+/// A physical AP over tensor `mem`.
+fn ap(mem: &str, dtype: &str, offset: i64, pairs: &[(i64, i64)]) -> String {
+    let p: Vec<String> = pairs.iter().map(|(s, n)| format!("[{s},{n}]")).collect();
+    format!(
+        r#"{{"kind":"physical_ap","memref":"{mem}","dtype":"{dtype}","offset":{offset},"ap":[{}]}}"#,
+        p.join(",")
+    )
+}
+
+fn inst(opcode: &str, ins: &[String], outs: &[String], fields: &str) -> String {
+    format!(
+        r#"{{"opcode":"{opcode}","name":"i","engine":"DMA","ins":[{}],"outs":[{}]{}{fields}}}"#,
+        ins.join(","),
+        outs.join(","),
+        if fields.is_empty() { "" } else { "," }
+    )
+}
+
+/// Runs `insts` over the tensors; returns every tensor's final bytes, and the fault if any
+/// (memory is returned either way, so a fault's "nothing written" can be checked).
+fn run_with(tensors: &[T<'_>], insts: &str, oob: IndirectOob) -> (Vec<Vec<u8>>, Option<(FaultKind, String)>) {
+    let allocs: Vec<String> = tensors
+        .iter()
+        .map(|x| {
+            format!(
+                r#"{{"name":"{0}","kind":"ExternalInput","dtype":"{1}","tensor_shape":[{2}],"memorylocations":[{{"name":"{0}","type":"DRAM","dims":[1,{3}]}}]}}"#,
+                x.name,
+                x.dtype,
+                x.n,
+                x.n * size_of(x.dtype)
+            )
+        })
+        .collect();
+    let text = format!(
+        r#"{{"functions":[{{"name":"f","allocations":[{}],"blocks":[{insts}]}}]}}"#,
+        allocs.join(",")
+    );
+    let prog = json::load_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let v = validate(&prog, &ValidateOptions::default()).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let f0 = &prog.functions[0];
+    let mut sim = Simulator::new(v, Profile::refsim());
+    sim.set_options(Options { indirect_oob: oob, ..Options::default() });
+    for x in tensors {
+        let tt = simulator::io::resolve(f0, x.name).unwrap();
+        let loc = &f0.locations[tt.loc.index()];
+        let mut init = x.init.clone();
+        init.resize(x.n * size_of(x.dtype), 0);
+        sim.memory.load(loc, tt.loc, &init).unwrap();
+    }
+    let fault = match sim.run().unwrap() {
+        Outcome::Finished => None,
+        Outcome::Faulted(f) => Some((f.kind, f.message())),
+    };
+    let mem = tensors
+        .iter()
+        .map(|x| {
+            let tt = simulator::io::resolve(f0, x.name).unwrap();
+            simulator::io::read(&mut sim, &tt).unwrap().data
+        })
+        .collect();
+    (mem, fault)
+}
+
+fn run(tensors: &[T<'_>], insts: &str) -> Vec<Vec<u8>> {
+    let (mem, fault) = run_with(tensors, insts, IndirectOob::Fault);
+    assert!(fault.is_none(), "{fault:?}");
+    mem
+}
+
+/// A 5-row × 3 fp32 table: row r = [10r, 10r+1, 10r+2].
+fn table5x3() -> Vec<f32> {
+    (0..5).flat_map(|r| (0..3).map(move |c| (10 * r + c) as f32)).collect()
+}
+
+/// IndirectLoad `dst` (rows of 3) from `tab` (final level [3, 5]) by `idx` (`idx_dtype`).
+fn iload(idx_dtype: &str, n: usize, extra: &str) -> String {
+    inst(
+        "IndirectLoad",
+        &[
+            ap("tab", "float32", 0, &[(1, 1), (3, 5)]),
+            ap("idx", idx_dtype, 0, &[(n as i64, 1), (1, n as i64)]),
+        ],
+        &[ap("dst", "float32", 0, &[(3, n as i64), (1, 3)])],
+        extra,
+    )
+}
+
+#[test]
+fn indirect_load_gathers_rows() {
+    // idx [3, 0, 3, 4] → rows 3, 0, 3, 4 of the table.
+    let out = run(
+        &[
+            t("tab", "float32", 15, f32s(&table5x3())),
+            t("idx", "int32", 4, i32s(&[3, 0, 3, 4])),
+            t("dst", "float32", 12, vec![]),
+        ],
+        &iload("int32", 4, ""),
+    );
+    assert_eq!(to_f32(&out[2]), [30., 31., 32., 0., 1., 2., 30., 31., 32., 40., 41., 42.]);
+    // The table AP's offset is the base: offset 3 makes entry 0 the table's row 1.
+    let out = run(
+        &[
+            t("tab", "float32", 15, f32s(&table5x3())),
+            t("idx", "int32", 1, i32s(&[0])),
+            t("dst", "float32", 3, vec![]),
+        ],
+        &inst(
+            "IndirectLoad",
+            &[ap("tab", "float32", 3, &[(1, 1), (3, 4)]), ap("idx", "int32", 0, &[(1, 1), (1, 1)])],
+            &[ap("dst", "float32", 0, &[(3, 1), (1, 3)])],
+            "",
+        ),
+    );
+    assert_eq!(to_f32(&out[2]), [10., 11., 12.]);
+}
+
+#[test]
+fn rebased_64_bit_indices_reach_rows_and_skip() {
+    // uint64: 2^32 + 1 → row 1; 2^32 − 1 → −1 → skipped (dst row keeps 7s); 2^32 → row 0 (I1).
+    let out = run(
+        &[
+            t("tab", "float32", 15, f32s(&table5x3())),
+            t("idx", "uint64", 3, u64s(&[(1 << 32) + 1, (1 << 32) - 1, 1 << 32])),
+            t("dst", "float32", 9, f32s(&[7.; 9])),
+        ],
+        &iload("uint64", 3, ""),
+    );
+    assert_eq!(to_f32(&out[2]), [10., 11., 12., 7., 7., 7., 0., 1., 2.]);
+    // int32 −1 is row 4294967295, not a skip: out of bounds.
+    let (mem, fault) = run_with(
+        &[
+            t("tab", "float32", 15, f32s(&table5x3())),
+            t("idx", "int32", 1, i32s(&[-1])),
+            t("dst", "float32", 3, f32s(&[7.; 3])),
+        ],
+        &iload("int32", 1, ""),
+        IndirectOob::Fault,
+    );
+    let (kind, msg) = fault.unwrap();
+    assert_eq!(kind, FaultKind::OutOfBounds);
+    assert!(msg.contains("index ins[1] element 0 = 4294967295 is outside the table's 5 entries"), "{msg}");
+    assert_eq!(to_f32(&mem[2]), [7.; 3]);
+}
+
+#[test]
+fn oob_faults_and_writes_nothing() {
+    // Entry 0 (row 1) is fine, entry 1 (row 9) is not: nothing is written, row 0 included.
+    let tensors = || {
+        vec![
+            t("tab", "float32", 15, f32s(&table5x3())),
+            t("idx", "int32", 2, i32s(&[1, 9])),
+            t("dst", "float32", 6, f32s(&[7.; 6])),
+        ]
+    };
+    let (mem, fault) = run_with(&tensors(), &iload("int32", 2, ""), IndirectOob::Fault);
+    let (kind, msg) = fault.unwrap();
+    assert_eq!(kind, FaultKind::OutOfBounds);
+    assert!(msg.contains("index ins[1] element 1 = 9 is outside the table's 5 entries"), "{msg}");
+    assert_eq!(to_f32(&mem[2]), [7.; 6]);
+    // An entry whose elements leave the location (row 4 of 4 elements in a 15-element tensor:
+    // elements 12..=15) is out of bounds even though 4 < 5.
+    let (mem, fault) = run_with(
+        &[
+            t("tab", "float32", 15, f32s(&table5x3())),
+            t("idx", "int32", 1, i32s(&[4])),
+            t("dst", "float32", 4, f32s(&[7.; 4])),
+        ],
+        &inst(
+            "IndirectLoad",
+            &[ap("tab", "float32", 0, &[(1, 1), (3, 5)]), ap("idx", "int32", 0, &[(1, 1), (1, 1)])],
+            &[ap("dst", "float32", 0, &[(4, 1), (1, 4)])],
+            "",
+        ),
+        IndirectOob::Fault,
+    );
+    let (kind, msg) = fault.unwrap();
+    assert_eq!(kind, FaultKind::OutOfBounds);
+    assert!(msg.contains("elements 12..=15"), "{msg}");
+    assert_eq!(to_f32(&mem[2]), [7.; 4]);
+}
+
+#[test]
+fn oob_skip_leaves_rows() {
+    let (mem, fault) = run_with(
+        &[
+            t("tab", "float32", 15, f32s(&table5x3())),
+            t("idx", "int32", 2, i32s(&[1, 9])),
+            t("dst", "float32", 6, f32s(&[7.; 6])),
+        ],
+        &iload("int32", 2, ""),
+        IndirectOob::Skip,
+    );
+    assert!(fault.is_none());
+    assert_eq!(to_f32(&mem[2]), [10., 11., 12., 7., 7., 7.]);
+}
+
+#[test]
+fn wrap_splits_the_index() {
+    // wrap n = 2, hi = 3: v' = v % 2 + 3·(v / 2): 1 → 1, 2 → 3, 3 → 4; then 4 → 6 ≥ 5 faults.
+    let out = run(
+        &[
+            t("tab", "float32", 15, f32s(&table5x3())),
+            t("idx", "int32", 3, i32s(&[1, 2, 3])),
+            t("dst", "float32", 9, vec![]),
+        ],
+        &iload("int32", 3, r#""wrap":{"n":2,"hi":3}"#),
+    );
+    assert_eq!(to_f32(&out[2]), [10., 11., 12., 30., 31., 32., 40., 41., 42.]);
+    let (_, fault) = run_with(
+        &[
+            t("tab", "float32", 15, f32s(&table5x3())),
+            t("idx", "int32", 1, i32s(&[4])),
+            t("dst", "float32", 3, vec![]),
+        ],
+        &iload("int32", 1, r#""wrap":{"n":2,"hi":3}"#),
+        IndirectOob::Fault,
+    );
+    let msg = fault.unwrap().1;
+    assert!(msg.contains("element 0 = 4 is outside the table's 5 entries (after wrap: 6)"), "{msg}");
+}
+
+#[test]
+fn indirect_save_last_writer_wins() {
+    // values rows [1,2], [3,4], [5,6] to rows 2, 0, 2 of a 4 × 2 table of zeros.
+    let out = run(
+        &[
+            t("val", "float32", 6, f32s(&[1., 2., 3., 4., 5., 6.])),
+            t("idx", "int32", 3, i32s(&[2, 0, 2])),
+            t("tab", "float32", 8, f32s(&[0.; 8])),
+        ],
+        &inst(
+            "IndirectSave",
+            &[ap("val", "float32", 0, &[(2, 3), (1, 2)]), ap("idx", "int32", 0, &[(3, 1), (1, 3)])],
+            &[ap("tab", "float32", 0, &[(1, 1), (2, 4)])],
+            "",
+        ),
+    );
+    assert_eq!(to_f32(&out[2]), [3., 4., 0., 0., 5., 6., 0., 0.]);
+}
+
+/// IndirectSaveAccumulate of `n` values (L = 1) with the index AP [[E, P], [1, E]] into `tab`.
+fn isacc(dtype: &str, p: i64, e: i64, num_indices: u64, op: &str) -> String {
+    inst(
+        "IndirectSaveAccumulate",
+        &[ap("val", dtype, 0, &[(1, p * e), (1, 1)]), ap("idx", "int32", 0, &[(e, p), (1, e)])],
+        &[ap("tab", dtype, 0, &[(1, 1), (1, 4)])],
+        &format!(r#""num_indices":{num_indices},"entry_step_elements":1,"op":"{op}""#),
+    )
+}
+
+#[test]
+fn save_accumulate_tail_and_order() {
+    // P = 2, E = 2: slots (p, e) = idx[p·2 + e]; num_indices 1 keeps e = 0 only: rows 0 and 2.
+    // table [5, 5, 5, 5]: row 0 += 1 (slot (0,0)), row 0 += 10 (slot (1,0)); 100 and 1000 skipped.
+    let out = run(
+        &[
+            t("val", "float32", 4, f32s(&[1., 100., 10., 1000.])),
+            t("idx", "int32", 4, i32s(&[0, 0, 0, 1])),
+            t("tab", "float32", 4, f32s(&[5.; 4])),
+        ],
+        &isacc("float32", 2, 2, 1, "add"),
+    );
+    assert_eq!(to_f32(&out[2]), [16., 5., 5., 5.]);
+    // Entry-major order (I6): v = [2^24, −2^24, 1, 1] all into row 0 (from 0):
+    // (0,0) 2^24, (1,0) +1 → 2^24 (RNE), (0,1) −2^24 → 0, (1,1) +1 → 1. Partition-major would give 2.
+    let out = run(
+        &[
+            t("val", "float32", 4, f32s(&[16_777_216., -16_777_216., 1., 1.])),
+            t("idx", "int32", 4, i32s(&[0, 0, 0, 0])),
+            t("tab", "float32", 4, f32s(&[0.; 4])),
+        ],
+        &isacc("float32", 2, 2, 2, "add"),
+    );
+    assert_eq!(to_f32(&out[2]), [1., 0., 0., 0.]);
+    // Bypass copies, last writer (in entry-major order: slot (1,1) = 1) wins.
+    let out = run(
+        &[
+            t("val", "float32", 4, f32s(&[4., 3., 2., 1.])),
+            t("idx", "int32", 4, i32s(&[0, 0, 0, 0])),
+            t("tab", "float32", 4, f32s(&[9.; 4])),
+        ],
+        &isacc("float32", 2, 2, 2, "bypass"),
+    );
+    assert_eq!(to_f32(&out[2]), [1., 9., 9., 9.]);
+}
+
+#[test]
+fn save_accumulate_rounds_every_step() {
+    // bf16: 1.0 (0x3F80) + 2^-8 (0x3B80) is a tie between 1 and 1 + 2^-7: RNE keeps 1.0 each of
+    // four times; one fp32 sum would be 1 + 2^-6 = 0x3F82.
+    let out = run(
+        &[
+            t("val", "bfloat16", 4, u16s(&[0x3B80; 4])),
+            t("idx", "int32", 4, i32s(&[0, 0, 0, 0])),
+            t("tab", "bfloat16", 4, u16s(&[0x3F80; 4])),
+        ],
+        &isacc("bfloat16", 1, 4, 4, "add"),
+    );
+    assert_eq!(to_u16(&out[2]), [0x3F80, 0x3F80, 0x3F80, 0x3F80]);
+    // int32 wraps: i32::MAX + 1 = i32::MIN.
+    let out = run(
+        &[
+            t("val", "int32", 1, i32s(&[1])),
+            t("idx", "int32", 1, i32s(&[2])),
+            t("tab", "int32", 4, i32s(&[0, 0, i32::MAX, 0])),
+        ],
+        &isacc("int32", 1, 1, 1, "add"),
+    );
+    assert_eq!(out[2], i32s(&[0, 0, i32::MIN, 0]));
+    // uint8 does not reduce: a numerics fault, the table unchanged.
+    let (mem, fault) = run_with(
+        &[t("val", "uint8", 1, vec![1]), t("idx", "int32", 1, i32s(&[0])), t("tab", "uint8", 4, vec![5; 4])],
+        &isacc("uint8", 1, 1, 1, "add"),
+        IndirectOob::Fault,
+    );
+    assert_eq!(fault.unwrap().0, FaultKind::Numerics);
+    assert_eq!(mem[2], [5, 5, 5, 5]);
+}
+
+#[test]
+fn generic_indirect_two_dims() {
+    // Table 3 × 4 (element e holds e), dims W (coef 4) and X (coef 1): L = 1.
+    // int64 W [2, 0, −1], X [3, 1, 0] (rebased): o = 11, 1, skipped (−1 in a dim, I8).
+    let tab: Vec<f32> = (0..12).map(|e| e as f32).collect();
+    let r = |v: i64| (v + (1 << 32)) as u64;
+    let out = run(
+        &[
+            t("tab", "float32", 12, f32s(&tab)),
+            t("iw", "int64", 3, u64s(&[r(2), r(0), r(-1)])),
+            t("ix", "int64", 3, u64s(&[r(3), r(1), r(0)])),
+            t("dst", "float32", 3, f32s(&[7.; 3])),
+        ],
+        &inst(
+            "GenericIndirectLoad",
+            &[
+                ap("tab", "float32", 0, &[(4, 3), (1, 4)]),
+                ap("iw", "int64", 0, &[(3, 1), (1, 3)]),
+                ap("ix", "int64", 0, &[(3, 1), (1, 3)]),
+            ],
+            &[ap("dst", "float32", 0, &[(3, 1), (1, 3)])],
+            r#""indirect_dims":["W","X"]"#,
+        ),
+    );
+    assert_eq!(to_f32(&out[3]), [11., 1., 7.]);
+    // Dim X only: the entry walks W (step 4): idx 2 → elements 2, 6, 10.
+    let out = run(
+        &[
+            t("tab", "float32", 12, f32s(&tab)),
+            t("ix", "int32", 1, i32s(&[2])),
+            t("dst", "float32", 3, vec![]),
+        ],
+        &inst(
+            "GenericIndirectLoad",
+            &[ap("tab", "float32", 0, &[(4, 3), (1, 4)]), ap("ix", "int32", 0, &[(1, 1), (1, 1)])],
+            &[ap("dst", "float32", 0, &[(3, 1), (1, 3)])],
+            r#""indirect_dims":["X"]"#,
+        ),
+    );
+    assert_eq!(to_f32(&out[2]), [2., 6., 10.]);
+    // Save with add, dim W: rows of 4; both index 1: row 1 += [1,1,1,1] then += [2,2,2,2].
+    let out = run(
+        &[
+            t("val", "float32", 8, f32s(&[1., 1., 1., 1., 2., 2., 2., 2.])),
+            t("iw", "int32", 2, i32s(&[1, 1])),
+            t("tab", "float32", 12, f32s(&[0.; 12])),
+        ],
+        &inst(
+            "GenericIndirectSave",
+            &[ap("val", "float32", 0, &[(4, 2), (1, 4)]), ap("iw", "int32", 0, &[(2, 1), (1, 2)])],
+            &[ap("tab", "float32", 0, &[(4, 3), (1, 4)])],
+            r#""indirect_dims":["W"],"op":"add""#,
+        ),
+    );
+    assert_eq!(to_f32(&out[2]), [0., 0., 0., 0., 3., 3., 3., 3., 0., 0., 0., 0.]);
+    // A dim's index must be below its level's num (I7): X = 4 of 4 is out of bounds.
+    let (_, fault) = run_with(
+        &[
+            t("tab", "float32", 12, f32s(&tab)),
+            t("ix", "int32", 1, i32s(&[4])),
+            t("dst", "float32", 3, vec![]),
+        ],
+        &inst(
+            "GenericIndirectLoad",
+            &[ap("tab", "float32", 0, &[(4, 3), (1, 4)]), ap("ix", "int32", 0, &[(1, 1), (1, 1)])],
+            &[ap("dst", "float32", 0, &[(3, 1), (1, 3)])],
+            r#""indirect_dims":["X"]"#,
+        ),
+        IndirectOob::Fault,
+    );
+    let (kind, msg) = fault.unwrap();
+    assert_eq!(kind, FaultKind::OutOfBounds);
+    assert!(msg.contains("element 0 = 4 is outside the table's 4 entries along X"), "{msg}");
+}
+
+/// 16 partitions of 3 rows × 2: src[p][r][c] = 100p + 10r + c.
+fn icopy_src() -> Vec<f32> {
+    (0..16)
+        .flat_map(|p| (0..3).flat_map(move |r| (0..2).map(move |c| (100 * p + 10 * r + c) as f32)))
+        .collect()
+}
+
+#[test]
+fn indirect_copy_blocks() {
+    // One uint16 index per partition, idx[q] = q % 3; the core's list is [0,1,2,0,1,2,...];
+    // num_valid_indices 5: every partition p gets rows 0,1,2,0,1 of its own src, then 7s.
+    let idx: Vec<u16> = (0..16).map(|q| q % 3).collect();
+    let out = run(
+        &[
+            t("src", "float32", 96, f32s(&icopy_src())),
+            t("idx", "uint16", 16, u16s(&idx)),
+            t("dst", "float32", 512, f32s(&[7.; 512])),
+        ],
+        &inst(
+            "IndirectCopy",
+            &[
+                ap("src", "float32", 0, &[(6, 16), (2, 3), (1, 2)]),
+                ap("idx", "uint16", 0, &[(1, 16), (1, 1)]),
+            ],
+            &[ap("dst", "float32", 0, &[(32, 16), (1, 32)])],
+            r#""num_valid_indices":5"#,
+        ),
+    );
+    let d = to_f32(&out[2]);
+    for p in 0..16 {
+        let b = 100. * p as f32;
+        let mut want = vec![b, b + 1., b + 10., b + 11., b + 20., b + 21., b, b + 1., b + 10., b + 11.];
+        want.resize(32, 7.);
+        assert_eq!(d[p * 32..p * 32 + 32], want[..], "partition {p}");
+    }
+    // Two indices per partition: the list is partition-first (k = j·16 + q). idx[q][0] = 0
+    // except idx[1][0] = 1, idx[q][1] = 2; num_valid 17: k = 1 is idx[1][0] = row 1, k = 16 is
+    // idx[0][1] = row 2 (row-major would make k = 1 idx[0][1] = row 2).
+    let mut idx = vec![0u16; 32];
+    for q in 0..16 {
+        idx[q * 2 + 1] = 2;
+    }
+    idx[2] = 1;
+    let out = run(
+        &[
+            t("src", "float32", 96, f32s(&icopy_src())),
+            t("idx", "uint16", 32, u16s(&idx)),
+            t("dst", "float32", 1024, f32s(&[7.; 1024])),
+        ],
+        &inst(
+            "IndirectCopy",
+            &[
+                ap("src", "float32", 0, &[(6, 16), (2, 3), (1, 2)]),
+                ap("idx", "uint16", 0, &[(2, 16), (1, 2)]),
+            ],
+            &[ap("dst", "float32", 0, &[(64, 16), (1, 64)])],
+            r#""num_valid_indices":17"#,
+        ),
+    );
+    let d = to_f32(&out[2]);
+    for p in 0..16 {
+        let b = 100. * p as f32;
+        let row = &d[p * 64..p * 64 + 64];
+        assert_eq!(row[0..4], [b, b + 1., b + 10., b + 11.], "partition {p}");
+        assert_eq!(row[4..6], [b, b + 1.]);
+        assert_eq!(row[32..34], [b + 20., b + 21.]);
+        assert!(row[34..].iter().all(|&v| v == 7.));
+    }
+}
+
+#[test]
+fn gather_within_partitions() {
+    // P = 2, src rows [10..13], [20..23]; idx [3,0,3], [1,1,2] → [13,10,13], [21,21,22].
+    let tensors = |idx: &[u32]| {
+        vec![
+            t("src", "float32", 8, f32s(&[10., 11., 12., 13., 20., 21., 22., 23.])),
+            t("idx", "uint32", 6, u32s(idx)),
+            t("dst", "float32", 6, f32s(&[7.; 6])),
+        ]
+    };
+    let g = inst(
+        "Gather",
+        &[ap("src", "float32", 0, &[(4, 2), (1, 4)]), ap("idx", "uint32", 0, &[(3, 2), (1, 3)])],
+        &[ap("dst", "float32", 0, &[(3, 2), (1, 3)])],
+        "",
+    );
+    let (mem, fault) = run_with(&tensors(&[3, 0, 3, 1, 1, 2]), &g, IndirectOob::Fault);
+    assert!(fault.is_none());
+    assert_eq!(to_f32(&mem[2]), [13., 10., 13., 21., 21., 22.]);
+    // Index 4 of a 4-element partition: a fault, nothing written; skip leaves that element.
+    let (mem, fault) = run_with(&tensors(&[3, 0, 3, 1, 4, 2]), &g, IndirectOob::Fault);
+    let (kind, msg) = fault.unwrap();
+    assert_eq!(kind, FaultKind::OutOfBounds);
+    assert!(msg.contains("element 4 = 4 is outside the table's 4 entries"), "{msg}");
+    assert_eq!(to_f32(&mem[2]), [7.; 6]);
+    let (mem, _) = run_with(&tensors(&[3, 0, 3, 1, 4, 2]), &g, IndirectOob::Skip);
+    assert_eq!(to_f32(&mem[2]), [13., 10., 13., 21., 7., 22.]);
+}
+
+#[test]
+fn same_buffer_keeps_serial_order() {
+    // One tensor [0..8): table entries r = elements r, r+1 (final level [1, 7], L = 2); dst rows
+    // at elements 4..6 and 6..8. idx [0, 3]: row 0 ← [0, 1] (elements 4, 5 now 0, 1), then
+    // row 1 ← elements 3, 4 = [3, 0] — element 4 as entry 0 left it.
+    let m: Vec<f32> = (0..8).map(|e| e as f32).collect();
+    let out = run(
+        &[t("m", "float32", 8, f32s(&m)), t("idx", "int32", 2, i32s(&[0, 3]))],
+        &inst(
+            "IndirectLoad",
+            &[ap("m", "float32", 0, &[(1, 1), (1, 7)]), ap("idx", "int32", 0, &[(2, 1), (1, 2)])],
+            &[ap("m", "float32", 4, &[(2, 2), (1, 2)])],
+            "",
+        ),
+    );
+    assert_eq!(to_f32(&out[0]), [0., 1., 2., 3., 0., 1., 3., 0.]);
+    // A scatter-add whose values live in the table: row 1 (elements 2, 3) += values row 0
+    // (elements 0, 1) = [0, 1] → [2, 4]; then row 0 (elements 0, 1) += values row 1 (elements
+    // 2, 3, as just written) = [2, 4] → [2, 5].
+    let m: Vec<f32> = (0..4).map(|e| e as f32).collect();
+    let out = run(
+        &[t("m", "float32", 4, f32s(&m)), t("idx", "int32", 2, i32s(&[1, 0]))],
+        &inst(
+            "IndirectSaveAccumulate",
+            &[ap("m", "float32", 0, &[(2, 2), (1, 2)]), ap("idx", "int32", 0, &[(2, 1), (1, 2)])],
+            &[ap("m", "float32", 0, &[(1, 1), (2, 2)])],
+            r#""num_indices":2,"entry_step_elements":2,"op":"add""#,
+        ),
+    );
+    assert_eq!(to_f32(&out[0]), [2., 5., 2., 4.]);
+}
+
+/// bf16 RNE of an fp32 (finite values), written here as the twin's rounding.
+fn bf16(x: f32) -> u16 {
+    let b = x.to_bits();
+    ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) as u16
+}
+
+fn from_bf16(h: u16) -> f32 {
+    f32::from_bits(u32::from(h) << 16)
+}
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+}
+
+/// The fast paths (a contiguous destination gathered in place; strided destinations through a
+/// flat buffer; the fp32 and bf16 scatter-add kernels) against loops written here, over random
+/// sizes, duplicate-heavy indices and skips.
+#[rstest]
+#[case(1, 7, 5, 11)]
+#[case(2, 64, 3, 40)]
+#[case(3, 9, 33, 17)]
+#[case(4, 1, 4, 6)]
+fn fast_paths_match_the_twin(#[case] seed: u64, #[case] rows: usize, #[case] len: usize, #[case] n: usize) {
+    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let tab: Vec<f32> = (0..rows * len).map(|_| (rng.next() % 1000) as f32 / 8.0).collect();
+    let idx: Vec<u64> = (0..n)
+        .map(|_| if rng.next() % 5 == 0 { (1u64 << 32) - 1 } else { (1u64 << 32) + rng.next() % rows as u64 })
+        .collect();
+    let row = |v: u64| (v != (1 << 32) - 1).then(|| (v - (1 << 32)) as usize);
+    // Gather, contiguous and strided (rows reversed) destinations.
+    for reversed in [false, true] {
+        let dst_ap = if reversed {
+            ap(
+                "dst",
+                "float32",
+                ((n - 1) * len) as i64,
+                &[(1, 1), (-(len as i64), n as i64), (1, len as i64)],
+            )
+        } else {
+            ap("dst", "float32", 0, &[(len as i64, n as i64), (1, len as i64)])
+        };
+        let out = run(
+            &[
+                t("tab", "float32", rows * len, f32s(&tab)),
+                t("idx", "uint64", n, u64s(&idx)),
+                t("dst", "float32", n * len, f32s(&vec![-1.; n * len])),
+            ],
+            &inst(
+                "IndirectLoad",
+                &[
+                    ap("tab", "float32", 0, &[(1, 1), (len as i64, rows as i64)]),
+                    ap("idx", "uint64", 0, &[(n as i64, 1), (1, n as i64)]),
+                ],
+                &[dst_ap],
+                "",
+            ),
+        );
+        let mut want = vec![-1f32; n * len];
+        for (j, &v) in idx.iter().enumerate() {
+            let at = if reversed { n - 1 - j } else { j };
+            if let Some(r) = row(v) {
+                want[at * len..(at + 1) * len].copy_from_slice(&tab[r * len..(r + 1) * len]);
+            }
+        }
+        assert_eq!(to_f32(&out[2]), want, "reversed {reversed}");
+    }
+    // Scatter-add fp32 and bf16, serial rounding per step.
+    let vals: Vec<f32> = (0..n * len).map(|_| (rng.next() % 4096) as f32 / 3.0).collect();
+    let isa = |dt: &str| {
+        inst(
+            "IndirectSaveAccumulate",
+            &[
+                ap("val", dt, 0, &[(len as i64, n as i64), (1, len as i64)]),
+                ap("idx", "uint64", 0, &[(n as i64, 1), (1, n as i64)]),
+            ],
+            &[ap("tab", dt, 0, &[(1, 1), (len as i64, rows as i64)])],
+            &format!(r#""num_indices":{n},"entry_step_elements":{len},"op":"add""#),
+        )
+    };
+    let out = run(
+        &[
+            t("val", "float32", n * len, f32s(&vals)),
+            t("idx", "uint64", n, u64s(&idx)),
+            t("tab", "float32", rows * len, f32s(&tab)),
+        ],
+        &isa("float32"),
+    );
+    let mut want = tab.clone();
+    for (j, &v) in idx.iter().enumerate() {
+        if let Some(r) = row(v) {
+            for k in 0..len {
+                want[r * len + k] += vals[j * len + k];
+            }
+        }
+    }
+    assert_eq!(to_f32(&out[2]), want);
+    let tb: Vec<u16> = tab.iter().map(|&x| bf16(x)).collect();
+    let vb: Vec<u16> = vals.iter().map(|&x| bf16(x)).collect();
+    let out = run(
+        &[
+            t("val", "bfloat16", n * len, u16s(&vb)),
+            t("idx", "uint64", n, u64s(&idx)),
+            t("tab", "bfloat16", rows * len, u16s(&tb)),
+        ],
+        &isa("bfloat16"),
+    );
+    let mut want = tb.clone();
+    for (j, &v) in idx.iter().enumerate() {
+        if let Some(r) = row(v) {
+            for k in 0..len {
+                want[r * len + k] = bf16(from_bf16(want[r * len + k]) + from_bf16(vb[j * len + k]));
+            }
+        }
+    }
+    assert_eq!(to_u16(&out[2]), want);
+}
