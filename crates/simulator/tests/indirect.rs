@@ -609,7 +609,13 @@ fn fast_paths_match_the_twin(#[case] seed: u64, #[case] rows: usize, #[case] len
     let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let tab: Vec<f32> = (0..rows * len).map(|_| (rng.next() % 1000) as f32 / 8.0).collect();
     let idx: Vec<u64> = (0..n)
-        .map(|_| if rng.next() % 5 == 0 { (1u64 << 32) - 1 } else { (1u64 << 32) + rng.next() % rows as u64 })
+        .map(|_| {
+            if rng.next().is_multiple_of(5) {
+                (1u64 << 32) - 1
+            } else {
+                (1u64 << 32) + rng.next() % rows as u64
+            }
+        })
         .collect();
     let row = |v: u64| (v != (1 << 32) - 1).then(|| (v - (1 << 32)) as usize);
     // Gather, contiguous and strided (rows reversed) destinations.
