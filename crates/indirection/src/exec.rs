@@ -354,3 +354,202 @@ pub fn serial(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    fn f32s(v: &[f32]) -> Vec<u8> {
+        v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+
+    fn to_f32(b: &[u8]) -> Vec<f32> {
+        b.as_chunks::<4>().0.iter().map(|c| f32::from_le_bytes(*c)).collect()
+    }
+
+    /// Colliding pairs and all-colliding adds in fp32, worked by hand; copy keeps the last.
+    #[test]
+    fn duplicates_accumulate_in_order() {
+        let mut table = f32s(&[0.0; 4]);
+        let values = f32s(&[1.0, 2.0, 3.0, 4.0]);
+        let layout = Layout::flat(0, 16);
+        let plan = [
+            Step { row: 0, start: 1 },
+            Step { row: 1, start: 1 },
+            Step { row: 2, start: 3 },
+            Step { row: 3, start: 3 },
+        ];
+        let p = Profile::refsim();
+        scatter(
+            &values,
+            &plan,
+            Entry::Contiguous(1),
+            &mut table,
+            &layout,
+            MemoryReductionOp::Add,
+            Dtype::Float32,
+            &p,
+        )
+        .unwrap();
+        assert_eq!(to_f32(&table), [0.0, 3.0, 0.0, 7.0]);
+        scatter(
+            &values,
+            &plan,
+            Entry::Contiguous(1),
+            &mut table,
+            &layout,
+            MemoryReductionOp::Copy,
+            Dtype::Float32,
+            &p,
+        )
+        .unwrap();
+        assert_eq!(to_f32(&table), [0.0, 2.0, 0.0, 4.0]);
+        // uint8 does not reduce: an error, nothing written.
+        let mut t8 = vec![9u8; 4];
+        let e = scatter(
+            &[1, 2],
+            &plan[..2],
+            Entry::Contiguous(1),
+            &mut t8,
+            &Layout::flat(0, 4),
+            MemoryReductionOp::Add,
+            Dtype::Uint8,
+            &p,
+        );
+        assert!(matches!(e, Err(IndirectError::Numerics(_))));
+        assert_eq!(t8, [9; 4]);
+    }
+
+    /// A small deterministic generator (xorshift64*).
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        }
+    }
+
+    /// The fast gather/scatter loops against the element-serial twin: a table in a partitioned
+    /// layout whose rows are padded (entries cross partition rows), linear tables, walks,
+    /// duplicates, every element width, copy and add.
+    #[rstest]
+    #[case::f32_linear(Dtype::Float32, false, 1)]
+    #[case::f32_padded_rows(Dtype::Float32, true, 2)]
+    #[case::bf16_padded_rows(Dtype::Bfloat16, true, 3)]
+    #[case::bf16_linear(Dtype::Bfloat16, false, 4)]
+    #[case::int32(Dtype::Int32, true, 5)]
+    #[case::int64(Dtype::Int64, false, 6)]
+    #[case::fp8(Dtype::Float8E4, true, 7)]
+    #[case::uint8_copy(Dtype::Uint8, true, 8)]
+    fn fast_paths_match_the_serial_twin(#[case] dt: Dtype, #[case] padded: bool, #[case] seed: u64) {
+        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let size = dt.size();
+        let p = Profile::refsim();
+        for round in 0..6 {
+            // Table: 4 partitions of `pitch` elements; rows `row_stride` bytes apart.
+            let pitch = 3 + (rng.next() % 7) as usize;
+            let stride = if padded { pitch * size + 8 } else { pitch * size };
+            let layout = Layout::partitioned(0, 4, (pitch * size) as u64, stride as u64);
+            let cap = 4 * pitch;
+            let tbytes = 4 * stride;
+            let walk = [ApPair::new(2, 2), ApPair::new(1, 2)];
+            let entry = if round % 3 == 2 {
+                Entry::Walk(&walk)
+            } else {
+                Entry::Contiguous(1 + (rng.next() % 4) as usize)
+            };
+            let (lo, hi) = crate::plan::span(match entry {
+                Entry::Walk(w) => w,
+                Entry::Contiguous(_) => &[],
+            });
+            let len = entry.len();
+            let hi = if let Entry::Contiguous(l) = entry { l as i64 - 1 } else { hi };
+            let rows = 1 + (rng.next() % 9) as usize;
+            // Plan: duplicate-heavy starts, rows in order (some rows repeated for the gather).
+            let n = 1 + (rng.next() % 12) as usize;
+            let plan: Vec<Step> = (0..n)
+                .map(|_| Step {
+                    row: (rng.next() % rows as u64) as usize,
+                    start: (rng.next() % (cap as u64 - hi as u64)) as i64 - lo,
+                })
+                .collect();
+            let mut buf: Vec<u8> = (0..tbytes + rows * len * size).map(|_| (rng.next() % 64) as u8).collect();
+            let dense_layout = Layout::flat(tbytes, (rows * len * size) as u64);
+            let table_addr = Addressing { layout, map: None };
+            let dense_addr = Addressing { layout: dense_layout, map: None };
+            let rel = entry.offsets();
+            // Gather.
+            let mut slow = buf.clone();
+            serial(
+                &mut slow,
+                Direction::Gather,
+                &table_addr,
+                &rel,
+                &dense_addr,
+                &plan,
+                MemoryReductionOp::Copy,
+                dt,
+                &p,
+            )
+            .unwrap();
+            let mut fast = buf.clone();
+            let (t, d) = fast.split_at_mut(tbytes);
+            gather(t, &layout, size, entry, &plan, d).unwrap();
+            assert_eq!(fast, slow, "gather round {round}");
+            // Scatter, copy and (for reducible dtypes) add.
+            let ops: &[MemoryReductionOp] = if dt.is_reducible() {
+                &[MemoryReductionOp::Copy, MemoryReductionOp::Add]
+            } else {
+                &[MemoryReductionOp::Copy]
+            };
+            // Values must not be NaN-sensitive: keep fp8/bf16 bytes small (finite).
+            if dt == Dtype::Bfloat16 {
+                for c in buf.chunks_exact_mut(2) {
+                    c[1] &= 0x3F;
+                }
+            }
+            if dt == Dtype::Float32 {
+                for c in buf.chunks_exact_mut(4) {
+                    c[3] &= 0x3F;
+                }
+            }
+            for &op in ops {
+                let mut slow = buf.clone();
+                serial(&mut slow, Direction::Scatter, &table_addr, &rel, &dense_addr, &plan, op, dt, &p)
+                    .unwrap();
+                let mut fast = buf.clone();
+                let (t, d) = fast.split_at_mut(tbytes);
+                scatter(d, &plan, entry, t, &layout, op, dt, &p).unwrap();
+                assert_eq!(fast, slow, "scatter {op:?} round {round}");
+            }
+        }
+    }
+
+    /// One buffer holding both sides: a later entry reads what an earlier one wrote.
+    #[test]
+    fn serial_sees_earlier_writes() {
+        // Elements [0, 1, 2, 3]. Step 0: dense row 0 (elements 2, 3) ← entry 0 (elements 0, 1)
+        // → [0, 1, 0, 1]. Step 1: dense row 1 (elements 0, 1) ← entry at 2 (elements 2, 3, as
+        // step 0 left them) = [0, 1]. Reading everything first would give [2, 3, 0, 1].
+        let mut buf = f32s(&[0.0, 1.0, 2.0, 3.0]);
+        let l = Layout::flat(0, 16);
+        let dense_map = [2, 3, 0, 1];
+        let plan = [Step { row: 0, start: 0 }, Step { row: 1, start: 2 }];
+        serial(
+            &mut buf,
+            Direction::Gather,
+            &Addressing { layout: l, map: None },
+            &[0, 1],
+            &Addressing { layout: l, map: Some(&dense_map) },
+            &plan,
+            MemoryReductionOp::Copy,
+            Dtype::Float32,
+            &Profile::refsim(),
+        )
+        .unwrap();
+        assert_eq!(to_f32(&buf), [0.0, 1.0, 0.0, 1.0]);
+    }
+}

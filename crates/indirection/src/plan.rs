@@ -431,3 +431,172 @@ pub fn gather_rows(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rstest::rstest;
+
+    /// 8 entries of 2 consecutive elements (base 0, step 2) in a 16-element location.
+    const T8: Table = Table { base: 0, step: 2, entries: 8, entry_lo: 0, entry_hi: 1, capacity: 16 };
+
+    fn starts(idx: &[u64], oob: Oob) -> Result<Vec<(usize, i64)>, IndirectError> {
+        let mut plan = Vec::new();
+        rows(idx, &T8, None, oob, 1, &mut plan)?;
+        Ok(plan.iter().map(|s| (s.row, s.start)).collect())
+    }
+
+    /// The VAL sweep of re-facts §8, worked by hand: entry r starts at element 2r.
+    #[rstest]
+    #[case::sequential(&[0, 1, 2, 3, 4, 5, 6, 7], &[(0, 0), (1, 2), (2, 4), (3, 6), (4, 8), (5, 10), (6, 12), (7, 14)])]
+    #[case::all_same(&[3, 3, 3], &[(0, 6), (1, 6), (2, 6)])]
+    #[case::reverse(&[7, 6, 5, 4, 3, 2, 1, 0], &[(0, 14), (1, 12), (2, 10), (3, 8), (4, 6), (5, 4), (6, 2), (7, 0)])]
+    #[case::zero(&[0], &[(0, 0)])]
+    #[case::last_in_bounds(&[7], &[(0, 14)])]
+    #[case::colliding_pairs(&[1, 1, 2, 2], &[(0, 2), (1, 2), (2, 4), (3, 4)])]
+    #[case::skips(&[SKIP, 2, SKIP], &[(1, 4)])]
+    fn val_sweep(#[case] idx: &[u64], #[case] want: &[(usize, i64)]) {
+        assert_eq!(starts(idx, Oob::Fault).unwrap(), want);
+        assert_eq!(starts(idx, Oob::Skip).unwrap(), want);
+    }
+
+    #[rstest]
+    #[case::one_past_end(&[8], 0, 8)]
+    #[case::all_oob(&[8, 9, 100], 0, 8)]
+    #[case::mixed_oob(&[1, 9, 2, 8], 1, 9)]
+    #[case::int32_minus_one(&[0xFFFF_FFFF], 0, 0xFFFF_FFFF)]
+    fn val_sweep_out_of_bounds(#[case] idx: &[u64], #[case] position: u64, #[case] value: u64) {
+        let e = starts(idx, Oob::Fault).unwrap_err();
+        assert_eq!(
+            e,
+            IndirectError::OutOfBounds { operand: 1, position, value, bound: 8, along: None, wrapped: None }
+        );
+        assert!(e.to_string().contains(&format!(
+            "index ins[1] element {position} = {value} is outside the table's 8 entries"
+        )));
+        // Skip keeps only the in-bounds entries, in order.
+        let kept: Vec<(usize, i64)> =
+            idx.iter().enumerate().filter(|(_, v)| **v < 8).map(|(j, v)| (j, 2 * *v as i64)).collect();
+        assert_eq!(starts(idx, Oob::Skip).unwrap(), kept);
+    }
+
+    /// An entry that would leave the location is out of bounds even when r < V.
+    #[test]
+    fn entry_leaving_the_location() {
+        let t = Table { capacity: 15, ..T8 };
+        let mut plan = Vec::new();
+        let e = rows(&[6, 7], &t, None, Oob::Fault, 2, &mut plan).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                IndirectError::LeavesLocation {
+                    operand: 2,
+                    position: 1,
+                    value: 7,
+                    lo: 14,
+                    hi: 15,
+                    capacity: 15
+                }
+            ),
+            "{e:?}"
+        );
+        rows(&[6, 7], &t, None, Oob::Skip, 2, &mut plan).unwrap();
+        assert_eq!(plan, [Step { row: 0, start: 12 }]);
+    }
+
+    /// v' = v % n + hi·(v / n), before the bound: n 3, hi 2: 4 → 1 + 2 = 3; 7 → 1 + 4 = 5;
+    /// 10 → 1 + 6 = 7; 12 → 0 + 8 = 8 ≥ 8.
+    #[test]
+    fn wrap_rebases_before_the_bound() {
+        let w = Some(Wrap { n: 3, hi: 2 });
+        let mut plan = Vec::new();
+        rows(&[4, 7, 10], &T8, w, Oob::Fault, 1, &mut plan).unwrap();
+        assert_eq!(plan.iter().map(|s| s.start).collect::<Vec<_>>(), [6, 10, 14]);
+        let e = rows(&[12], &T8, w, Oob::Fault, 1, &mut plan).unwrap_err();
+        assert!(e.to_string().ends_with("(after wrap: 8)"), "{e}");
+        assert_eq!(Wrap { n: 1, hi: u64::MAX }.apply(2), None, "overflow");
+        assert!(rows(&[2], &T8, Some(Wrap { n: 1, hi: u64::MAX }), Oob::Fault, 1, &mut plan).is_err());
+        assert_eq!(Wrap { n: 0, hi: 1 }.apply(5), None);
+    }
+
+    /// P = 2, E = 3, num_indices 2: slot (p, e) = idx[3p + e], applied e-major; e = 2 skipped.
+    #[test]
+    fn save_accumulate_is_entry_major() {
+        let t = Table { step: 1, entries: 16, entry_hi: 0, ..T8 };
+        let idx = [10, 11, 12, 13, 14, 15];
+        let mut plan = Vec::new();
+        save_accumulate(&idx, 2, 2, &t, None, Oob::Fault, 1, &mut plan).unwrap();
+        let got: Vec<(usize, i64)> = plan.iter().map(|s| (s.row, s.start)).collect();
+        assert_eq!(got, [(0, 10), (3, 13), (1, 11), (4, 14)]);
+        let e = save_accumulate(&idx, 2, 4, &t, None, Oob::Fault, 1, &mut plan).unwrap_err();
+        assert_eq!(e, IndirectError::InsufficientIndices { num_indices: 4, available: 3 });
+        assert!(e.to_string().contains("insufficient indices"));
+    }
+
+    /// Table [[4, 3], [1, 4]] (3 × 4), dims W and X: coef W = 4, X = 1; −1 in either skips.
+    #[test]
+    fn generic_sums_coefficients() {
+        let pairs = [ApPair::new(4, 3), ApPair::new(1, 4)];
+        let g = GenericGeometry::new(&pairs, &[0, 1]).unwrap();
+        assert_eq!((g.coefs.clone(), g.len), (vec![4, 1], 1));
+        let (w, x) = ([2, 0, SKIP, 1], [3, 1, 0, SKIP]);
+        let dims = [
+            GenericDim { idx: &w, operand: 1, dim: IndirectDim::W, level: 0 },
+            GenericDim { idx: &x, operand: 2, dim: IndirectDim::X, level: 1 },
+        ];
+        let mut plan = Vec::new();
+        generic(&dims, &g, 0, 12, None, Oob::Fault, &mut plan).unwrap();
+        assert_eq!(plan, [Step { row: 0, start: 11 }, Step { row: 1, start: 1 }]);
+        // X = 4 of 4 is out of bounds along X, even though 4 < 12.
+        let x = [4];
+        let w = [0];
+        let dims = [
+            GenericDim { idx: &w, operand: 1, dim: IndirectDim::W, level: 0 },
+            GenericDim { idx: &x, operand: 2, dim: IndirectDim::X, level: 1 },
+        ];
+        let e = generic(&dims, &g, 0, 12, None, Oob::Fault, &mut plan).unwrap_err();
+        assert!(
+            e.to_string().contains("ins[2] element 0 = 4 is outside the table's 4 entries along X"),
+            "{e}"
+        );
+        // Only X indirect: the entry walks W with its step: [4, 3].
+        let g = GenericGeometry::new(&pairs, &[1]).unwrap();
+        assert_eq!((g.entry.clone(), g.len, g.entry_span()), (vec![ApPair::new(4, 3)], 3, (0, 8)));
+    }
+
+    /// 16 partitions, 2 indices each: core list k = j·16 + q (column-major).
+    #[test]
+    fn indirect_copy_blocks_are_column_major() {
+        // idx[q][0] = q % 2 (row 0 or 1), idx[q][1] = 2.
+        let mut idx = vec![0u64; 32];
+        for q in 0..16 {
+            idx[2 * q] = (q % 2) as u64;
+            idx[2 * q + 1] = 2;
+        }
+        let mut plan = Vec::new();
+        // 3 rows of 4 per partition (src_per 12), num_valid 17.
+        indirect_copy(&idx, 16, 17, 3, 12, 4, Oob::Fault, 1, &mut plan).unwrap();
+        assert_eq!(plan.len(), 17 * 16);
+        // k = 1 → partition q = 1's first index (row 1); for partition 5 that is start 5·12 + 4.
+        let at = |p: usize, k: usize| plan.iter().find(|s| s.row == p * 32 + k).map(|s| s.start);
+        assert_eq!(at(5, 1), Some(64));
+        assert_eq!(at(5, 0), Some(60));
+        assert_eq!(at(5, 16), Some(60 + 8), "k = 16 is partition 0's second index: row 2");
+        assert_eq!(at(5, 17), None, "past num_valid_indices");
+        // 3 of 3 rows is out of bounds, named by its position in the index AP.
+        idx[7] = 3;
+        let e = indirect_copy(&idx, 16, 32, 3, 12, 4, Oob::Fault, 1, &mut plan).unwrap_err();
+        assert!(e.to_string().contains("element 7 = 3 is outside the table's 3 entries"), "{e}");
+        assert!(indirect_copy(&idx, 8, 32, 3, 12, 4, Oob::Fault, 1, &mut plan).is_err(), "8 partitions");
+    }
+
+    #[test]
+    fn gather_is_per_partition() {
+        let mut plan = Vec::new();
+        gather_rows(&[3, 0, 1, 1], 2, 4, Oob::Fault, 1, &mut plan).unwrap();
+        assert_eq!(plan.iter().map(|s| s.start).collect::<Vec<_>>(), [3, 0, 5, 5]);
+        assert!(gather_rows(&[4, 0], 1, 4, Oob::Fault, 1, &mut plan).is_err());
+        gather_rows(&[4, 0], 1, 4, Oob::Skip, 1, &mut plan).unwrap();
+        assert_eq!(plan, [Step { row: 1, start: 0 }]);
+    }
+}
