@@ -89,17 +89,33 @@ impl SliceReduce for CopyK {
     }
 }
 
-struct Fp8K {
-    op: MemoryReductionOp,
+/// The reduce op as a type, so each kernel is compiled for one op (no op match per element).
+trait Combine: Copy {
+    const OP: MemoryReductionOp;
+}
+
+macro_rules! combine_types {
+    ($($name:ident = $op:ident),*) => {$(
+        #[derive(Clone, Copy)]
+        struct $name;
+        impl Combine for $name {
+            const OP: MemoryReductionOp = MemoryReductionOp::$op;
+        }
+    )*};
+}
+combine_types!(AddC = Add, MinC = Min, MaxC = Max);
+
+struct Fp8K<C> {
     table: &'static [u32; 256],
     enc: minifloat::Encoder,
+    _op: C,
 }
-impl SliceReduce for Fp8K {
+impl<C: Combine> SliceReduce for Fp8K<C> {
     #[inline]
     fn apply(&self, dst: &mut [u8], src: &[u8]) {
         for (d, s) in dst.iter_mut().zip(src) {
             let r = combine_f32(
-                self.op,
+                C::OP,
                 f32::from_bits(self.table[usize::from(*d)]),
                 f32::from_bits(self.table[usize::from(*s)]),
             );
@@ -123,24 +139,36 @@ impl<const N: usize, F: Fn([u8; N], [u8; N]) -> [u8; N]> SliceReduce for Lanes<N
 
 /// Picks the kernel for `op` on `dtype` once and hands it to `v`: copy for every dtype, add /
 /// min / max for the eight reducible ones (anything else is
-/// [`NumericsError::UnsupportedReduceDtype`]).
+/// [`NumericsError::UnsupportedReduceDtype`]). Each kernel is monomorphic in both the dtype and
+/// the op.
 pub fn visit_accumulate<V: ReduceVisitor>(
     op: MemoryReductionOp,
     dtype: Dtype,
     profile: &Profile,
     v: V,
 ) -> Result<V::Out, NumericsError> {
-    if op == MemoryReductionOp::Copy {
-        return Ok(v.visit(CopyK));
-    }
-    if !dtype.is_reducible() {
+    if !dtype.is_reducible() && op != MemoryReductionOp::Copy {
         return Err(NumericsError::UnsupportedReduceDtype(dtype, op));
     }
+    match op {
+        MemoryReductionOp::Copy => Ok(v.visit(CopyK)),
+        MemoryReductionOp::Add => by_dtype(AddC, dtype, profile, v),
+        MemoryReductionOp::Min => by_dtype(MinC, dtype, profile, v),
+        MemoryReductionOp::Max => by_dtype(MaxC, dtype, profile, v),
+    }
+}
+
+fn by_dtype<C: Combine, V: ReduceVisitor>(
+    c: C,
+    dtype: Dtype,
+    profile: &Profile,
+    v: V,
+) -> Result<V::Out, NumericsError> {
     let p = profile.for_accumulate();
     let fp8 = |f: Format, table: &'static [u32; 256]| Fp8K {
-        op,
         table,
         enc: minifloat::Encoder::new(f, Policy::of(&p, f)),
+        _op: c,
     };
     Ok(match dtype {
         Dtype::Float8E3 => v.visit(fp8(minifloat::E3M4, &minifloat::E3M4_TABLE)),
@@ -150,7 +178,7 @@ pub fn visit_accumulate<V: ReduceVisitor>(
             let nan_sign = p.nan_sign;
             v.visit(Lanes::<2, _>(move |d: [u8; 2], s: [u8; 2]| {
                 let (d, s) = (u32::from(u16::from_le_bytes(d)) << 16, u32::from(u16::from_le_bytes(s)) << 16);
-                let r = combine_f32(op, f32::from_bits(d), f32::from_bits(s));
+                let r = combine_f32(C::OP, f32::from_bits(d), f32::from_bits(s));
                 f32_to_bf16_bits(r.to_bits(), nan_sign).to_le_bytes()
             }))
         }
@@ -159,19 +187,19 @@ pub fn visit_accumulate<V: ReduceVisitor>(
             v.visit(Lanes::<2, _>(move |d: [u8; 2], s: [u8; 2]| {
                 let d = f32::from_bits(f16_to_f32_bits(u16::from_le_bytes(d)));
                 let s = f32::from_bits(f16_to_f32_bits(u16::from_le_bytes(s)));
-                f32_to_f16_bits(combine_f32(op, d, s), nan_sign, payload).to_le_bytes()
+                f32_to_f16_bits(combine_f32(C::OP, d, s), nan_sign, payload).to_le_bytes()
             }))
         }
         Dtype::Float32 => v.visit(Lanes::<4, _>(move |d: [u8; 4], s: [u8; 4]| {
-            combine_f32(op, f32::from_le_bytes(d), f32::from_le_bytes(s)).to_le_bytes()
+            combine_f32(C::OP, f32::from_le_bytes(d), f32::from_le_bytes(s)).to_le_bytes()
         })),
         Dtype::Int32 => v.visit(Lanes::<4, _>(move |d: [u8; 4], s: [u8; 4]| {
-            int_op(op, i32::from_le_bytes(d), i32::from_le_bytes(s)).to_le_bytes()
+            int_op(C::OP, i32::from_le_bytes(d), i32::from_le_bytes(s)).to_le_bytes()
         })),
         Dtype::Int64 => v.visit(Lanes::<8, _>(move |d: [u8; 8], s: [u8; 8]| {
-            int_op(op, i64::from_le_bytes(d), i64::from_le_bytes(s)).to_le_bytes()
+            int_op(C::OP, i64::from_le_bytes(d), i64::from_le_bytes(s)).to_le_bytes()
         })),
-        _ => return Err(NumericsError::UnsupportedReduceDtype(dtype, op)),
+        _ => return Err(NumericsError::UnsupportedReduceDtype(dtype, C::OP)),
     })
 }
 
