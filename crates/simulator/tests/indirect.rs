@@ -655,53 +655,59 @@ fn fast_paths_match_the_twin(#[case] seed: u64, #[case] rows: usize, #[case] len
         }
         assert_eq!(to_f32(&out[2]), want, "reversed {reversed}");
     }
-    // Scatter-add fp32 and bf16, serial rounding per step.
+    // Scatter-add fp32 and bf16, serial rounding per step; values contiguous (scattered straight
+    // from their buffer) and with rows reversed (through a flat buffer).
     let vals: Vec<f32> = (0..n * len).map(|_| (rng.next() % 4096) as f32 / 3.0).collect();
-    let isa = |dt: &str| {
-        inst(
-            "IndirectSaveAccumulate",
+    for reversed in [false, true] {
+        let isa = |dt: &str| {
+            let val_ap = if reversed {
+                ap("val", dt, ((n - 1) * len) as i64, &[(1, 1), (-(len as i64), n as i64), (1, len as i64)])
+            } else {
+                ap("val", dt, 0, &[(len as i64, n as i64), (1, len as i64)])
+            };
+            inst(
+                "IndirectSaveAccumulate",
+                &[val_ap, ap("idx", "uint64", 0, &[(n as i64, 1), (1, n as i64)])],
+                &[ap("tab", dt, 0, &[(1, 1), (len as i64, rows as i64)])],
+                &format!(r#""num_indices":{n},"entry_step_elements":{len},"op":"add""#),
+            )
+        };
+        let vrow = |j: usize| if reversed { n - 1 - j } else { j };
+        let out = run(
             &[
-                ap("val", dt, 0, &[(len as i64, n as i64), (1, len as i64)]),
-                ap("idx", "uint64", 0, &[(n as i64, 1), (1, n as i64)]),
+                t("val", "float32", n * len, f32s(&vals)),
+                t("idx", "uint64", n, u64s(&idx)),
+                t("tab", "float32", rows * len, f32s(&tab)),
             ],
-            &[ap("tab", dt, 0, &[(1, 1), (len as i64, rows as i64)])],
-            &format!(r#""num_indices":{n},"entry_step_elements":{len},"op":"add""#),
-        )
-    };
-    let out = run(
-        &[
-            t("val", "float32", n * len, f32s(&vals)),
-            t("idx", "uint64", n, u64s(&idx)),
-            t("tab", "float32", rows * len, f32s(&tab)),
-        ],
-        &isa("float32"),
-    );
-    let mut want = tab.clone();
-    for (j, &v) in idx.iter().enumerate() {
-        if let Some(r) = row(v) {
-            for k in 0..len {
-                want[r * len + k] += vals[j * len + k];
+            &isa("float32"),
+        );
+        let mut want = tab.clone();
+        for (j, &v) in idx.iter().enumerate() {
+            if let Some(r) = row(v) {
+                for k in 0..len {
+                    want[r * len + k] += vals[vrow(j) * len + k];
+                }
             }
         }
-    }
-    assert_eq!(to_f32(&out[2]), want);
-    let tb: Vec<u16> = tab.iter().map(|&x| bf16(x)).collect();
-    let vb: Vec<u16> = vals.iter().map(|&x| bf16(x)).collect();
-    let out = run(
-        &[
-            t("val", "bfloat16", n * len, u16s(&vb)),
-            t("idx", "uint64", n, u64s(&idx)),
-            t("tab", "bfloat16", rows * len, u16s(&tb)),
-        ],
-        &isa("bfloat16"),
-    );
-    let mut want = tb.clone();
-    for (j, &v) in idx.iter().enumerate() {
-        if let Some(r) = row(v) {
-            for k in 0..len {
-                want[r * len + k] = bf16(from_bf16(want[r * len + k]) + from_bf16(vb[j * len + k]));
+        assert_eq!(to_f32(&out[2]), want, "reversed {reversed}");
+        let tb: Vec<u16> = tab.iter().map(|&x| bf16(x)).collect();
+        let vb: Vec<u16> = vals.iter().map(|&x| bf16(x)).collect();
+        let out = run(
+            &[
+                t("val", "bfloat16", n * len, u16s(&vb)),
+                t("idx", "uint64", n, u64s(&idx)),
+                t("tab", "bfloat16", rows * len, u16s(&tb)),
+            ],
+            &isa("bfloat16"),
+        );
+        let mut want = tb.clone();
+        for (j, &v) in idx.iter().enumerate() {
+            if let Some(r) = row(v) {
+                for k in 0..len {
+                    want[r * len + k] = bf16(from_bf16(want[r * len + k]) + from_bf16(vb[vrow(j) * len + k]));
+                }
             }
         }
+        assert_eq!(to_u16(&out[2]), want, "reversed {reversed}");
     }
-    assert_eq!(to_u16(&out[2]), want);
 }

@@ -270,6 +270,19 @@ impl<'p> Simulator<'p> {
             regions.record_region(Vec::new, (plan.len() * len * size) as u64);
             return Ok(());
         }
+        // Values one contiguous run in their own buffer: scatter straight from it.
+        if let Some(range) = self.contiguous(values)? {
+            let tv = Touch { range: Some(range.clone()), covers: false };
+            let done =
+                self.memory.with_two((values.ap.loc, &tv), (table.ap.loc, &Touch::ALL), |vb, _, tb, tl| {
+                    indirection::scatter(&vb[range.clone()], plan, entry, tb, &tl, op, dt, &profile)
+                });
+            if let Some(r) = done {
+                r.map_err(ind)?;
+                record_entries(self, table, entry, plan, regions);
+                return Ok(());
+            }
+        }
         let mut flat = self.pool.take();
         let r = self.read(values, dt, &mut flat).and_then(|()| {
             let (buf, layout) = self.memory.buffer_mut(table.ap.loc);
