@@ -711,3 +711,15 @@ fn fast_paths_match_the_twin(#[case] seed: u64, #[case] rows: usize, #[case] len
         assert_eq!(to_u16(&out[2]), want, "reversed {reversed}");
     }
 }
+
+#[test]
+fn gather_in_place_is_serial() {
+    // src = dst = [10, 11, 12, 13] (one partition), idx [1, 0, 0, 2]: dst[0] ← src[1] = 11, then
+    // dst[1] ← element 0 = 11 (as just written), dst[2] ← 11, dst[3] ← element 2 = 11.
+    let a = ap("m", "float32", 0, &[(4, 1), (1, 4)]);
+    let out = run(
+        &[t("m", "float32", 4, f32s(&[10., 11., 12., 13.])), t("idx", "uint8", 4, vec![1, 0, 0, 2])],
+        &inst("Gather", &[a.clone(), ap("idx", "uint8", 0, &[(4, 1), (1, 4)])], &[a], ""),
+    );
+    assert_eq!(to_f32(&out[0]), [11., 11., 11., 11.]);
+}

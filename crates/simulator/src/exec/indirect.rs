@@ -513,7 +513,12 @@ impl<'p> Simulator<'p> {
         self.same_storage(&[src, dst])?;
         let dt = dst.ap.dtype;
         let size = dt.size();
-        if self.memory_same(src, dst) {
+        // Sharing a buffer matters only when the source and destination extents meet.
+        let meet = match (self.extent(src.ap), self.extent(dst.ap)) {
+            (Some(a), Some(b)) => a.start < b.end && b.start < a.end,
+            _ => true,
+        };
+        if self.memory_same(src, dst) && meet {
             let smap = indirection::exec::element_offsets(src.ap.offset, &src.ap.pairs);
             let dmap = indirection::exec::element_offsets(dst.ap.offset, &dst.ap.pairs);
             let (sl, dl) = (self.memory.layout(src.ap.loc), self.memory.layout(dst.ap.loc));
