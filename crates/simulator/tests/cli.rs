@@ -375,3 +375,34 @@ fn unbounded_work_is_refused() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("1000 instructions"), "{err}");
 }
+
+/// `--oob fault|skip` (docs/fidelity.md I2): an uninitialised int32 index is 0xFFFFFFFF, row
+/// 4294967295 of a 2-row table: the default faults (exit 1) naming the index, `skip` runs it as
+/// a skip, anything else is a usage error.
+#[test]
+fn oob_flag_picks_fault_or_skip() {
+    let d = scratch();
+    let ap = |m: &str, dt: &str, pairs: &str| {
+        format!(r#"{{"kind":"physical_ap","memref":"{m}","dtype":"{dt}","ap":{pairs}}}"#)
+    };
+    let inst = format!(
+        r#"{{"opcode":"IndirectLoad","name":"g","engine":"DMA","ins":[{},{}],"outs":[{}]}}"#,
+        ap("t", "float32", "[[1,1],[1,2]]"),
+        ap("i", "int32", "[[1,1],[1,1]]"),
+        ap("t", "float32", "[[1,1],[1,1]]")
+    );
+    let text = format!(
+        r#"{{"functions":[{{"name":"f","allocations":[{{"name":"t","kind":"Internal","dtype":"float32","memorylocations":[{{"name":"t","type":"DRAM","dims":[1,16]}}]}},{{"name":"i","kind":"Internal","dtype":"int32","memorylocations":[{{"name":"i","type":"DRAM","dims":[1,4]}}]}}],"blocks":[{{"name":"b","instructions":[{inst}]}}]}}]}}"#
+    );
+    let p = d.join("oob.json");
+    std::fs::write(&p, text).unwrap();
+    let (code, _, err) = birsim(&["run", &s(&p)]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("index ins[1] element 0 = 4294967295 is outside the table's 2 entries"), "{err}");
+    assert!(err.contains("out-of-bounds"), "{err}");
+    let (code, _, err) = birsim(&["run", &s(&p), "--oob", "skip"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = birsim(&["run", &s(&p), "--oob", "clamp"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--oob clamp: expected fault or skip"), "{err}");
+}
