@@ -71,3 +71,29 @@ fn every_conformance_program_round_trips() {
     }
     assert!(n >= 5, "found only {n} programs");
 }
+
+/// The indirect ops' `wrap` object (docs/fidelity.md I3): `hi` defaults to 0, the written form
+/// spells both, a missing `n` is located at `wrap.n`.
+#[test]
+fn indirect_wrap_reads_writes_and_locates_errors() {
+    let prog = |wrap: &str| {
+        format!(
+            r#"{{"functions":[{{"name":"f","allocations":[{{"name":"t","kind":"Internal","dtype":"float32","memorylocations":[{{"name":"t","type":"DRAM","dims":[1,64]}}]}},{{"name":"i","kind":"Internal","dtype":"int32","memorylocations":[{{"name":"i","type":"DRAM","dims":[1,8]}}]}}],"blocks":[{{"opcode":"IndirectLoad","name":"g","engine":"DMA","ins":[{{"kind":"physical_ap","memref":"t","dtype":"float32","ap":[[1,1],[2,4]]}},{{"kind":"physical_ap","memref":"i","dtype":"int32","ap":[[2,1],[1,2]]}}],"outs":[{{"kind":"physical_ap","memref":"t","dtype":"float32","offset":8,"ap":[[2,2],[1,2]]}}]{wrap}}}]}}]}}"#
+        )
+    };
+    let p = json::load_str(&prog(r#","wrap":{"n":3}"#)).unwrap();
+    validate(&p, &ValidateOptions::default()).unwrap();
+    let Some(bir_ir::Node::Inst(i)) = p.functions[0].body.first() else { panic!("one instruction") };
+    let Op::IndirectLoad(f) = &i.op else { panic!("{:?}", i.op) };
+    assert_eq!(f.wrap, Some(bir_ir::ops::IndirectWrap { n: 3, hi: 0 }));
+    let text: String = json::to_json_string(&p).chars().filter(|c| !c.is_whitespace()).collect();
+    assert!(text.contains(r#""wrap":{"hi":0,"n":3}"#) || text.contains(r#""wrap":{"n":3,"hi":0}"#), "{text}");
+    assert_round_trip(&p);
+    let none = json::load_str(&prog("")).unwrap();
+    assert!(!json::to_json_string(&none).contains("wrap"));
+    let e = json::load_str(&prog(r#","wrap":{"hi":3}"#)).unwrap_err().to_string();
+    assert!(e.contains("wrap.n") && e.contains("missing"), "{e}");
+    let p = json::load_str(&prog(r#","wrap":{"n":0,"hi":3}"#)).unwrap();
+    let e = validate(&p, &ValidateOptions::default()).unwrap_err().to_string();
+    assert!(e.contains("wrap.n") && e.contains("at least 1"), "{e}");
+}
