@@ -138,7 +138,7 @@ impl<'p> Simulator<'p> {
                 &profile,
             )
             .map_err(ind)?;
-            regions.record_region(Vec::new, (plan.len() * len * size) as u64);
+            record_ap(&mut self.memory, dst, regions);
             return Ok(());
         }
         if !injective(dst.ap) {
@@ -213,7 +213,7 @@ impl<'p> Simulator<'p> {
                 d.copy_from_slice(v);
             }
         }
-        regions.record_region(Vec::new, (plan.len() * len * size) as u64);
+        record_ap(&mut self.memory, dst, regions);
         Ok(())
     }
 
@@ -232,8 +232,6 @@ impl<'p> Simulator<'p> {
         regions: &mut Written,
     ) -> Res<()> {
         let dt = table.ap.dtype;
-        let size = dt.size();
-        let len = entry.len();
         let walk_ok = match entry {
             Entry::Contiguous(_) => true,
             Entry::Walk(p) => distinct(p),
@@ -267,7 +265,7 @@ impl<'p> Simulator<'p> {
                 )
                 .map_err(ind)?;
             }
-            regions.record_region(Vec::new, (plan.len() * len * size) as u64);
+            record_entries(self, table, entry, plan, regions);
             return Ok(());
         }
         // Values one contiguous run in their own buffer: scatter straight from it.
@@ -537,7 +535,7 @@ impl<'p> Simulator<'p> {
                 &profile,
             )
             .map_err(ind)?;
-            regions.record_region(Vec::new, (plan.len() * len * size) as u64);
+            record_ap(&mut self.memory, dst, regions);
             return Ok(());
         }
         if !injective(dst.ap) {
@@ -599,6 +597,20 @@ fn serial_from_flat(
         }
     }
     Ok(())
+}
+
+/// Records a gather's destination AP (bytes and, when tracing, its contents in AP order).
+fn record_ap(memory: &mut crate::memory::Memory, dst: Arg<'_>, regions: &mut Written) {
+    let n = Pattern::of(dst.ap).elements().unwrap_or(0) as usize * dst.ap.dtype.size();
+    regions.record_region(
+        || {
+            let (buf, layout) = memory.buffer_mut(dst.ap.loc);
+            let mut out = vec![0u8; n];
+            let _ = access_pattern::read(buf, &layout, &Pattern::of(dst.ap), &mut out);
+            out
+        },
+        n as u64,
+    );
 }
 
 /// Records the table entries a scatter wrote (bytes and, when tracing, their contents in plan
