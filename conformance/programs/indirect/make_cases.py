@@ -418,11 +418,9 @@ indirect_load("float32", TAB, [[L, 1], [L, V]], 0, np.array([[1, 2, 3], [4, 5, 6
               note="index AP [[1,3],[3,2]] reads the 2x3 index block column-major: rows 1,4,2,5,3,6")
 for dt in ("bfloat16", "float16", "float8e5", "int32", "uint8", "int64", "float8_e4m3fn"):
     t = distinct(V * L, dt)
-    indirect_load(dt, t, [[L, 1], [L, V]], 0, np.array([3, 3, 15, 0, -1, 8], np.int32), "int32",
+    indirect_load(dt, t, [[L, 1], [L, V]], 0, np.array([3, 3, 15, 0, 7, 8], np.int32), "int32",
                   [[L, 6], [1, L]], 0, 48, name=f"iload_dtype_{dt}",
-                  note=f"{dt} table (a copy: any dtype, bit-exact), int32 indices 3,3,15,0,-1,8 under oob=skip "
-                       f"(the int32 -1 is row 4294967295: skipped as out of bounds)",
-                  oob="skip")
+                  note=f"{dt} table (a copy: any dtype, bit-exact), int32 indices 3,3,15,0,7,8")
 # dst in SB (one row per partition), table in SB (entries = partitions: final level step = pitch)
 indirect_load("float32", TAB, [[L, 1], [L, V]], 0, np.array([15, 0, 3, 3, 9, 1, 2, 7], np.int32), "int32",
               [[L, 8], [1, L]], 0, 64, dst_sb=(8, L), name="iload_dst_sb_rows",
@@ -881,6 +879,10 @@ for nums in ([5, 6], [3, 4, 5], [2, 3, 4, 5]):
             generic("load", "float32", tab0, tp, 0, dims, idx, name=f"giload_{n}level_{tag}",
                     note=f"table {nums} (dense), indirect dims {dims}: o = sum coef_d idx_d, entry = the other levels"
                          f"{' (1-element entries)' if r == n else ''}")
+# 5 levels: W, V (unnamed), Z, Y, X - Z is level 2
+generic("load", "float32", distinct(48, "float32"), dense([2, 2, 3, 2, 2]), 0, ["Z", "X"],
+        [[2, 0, 1, 2], [1, 1, 0, 0]], name="giload_5level_ZX",
+        note="5-level table [2,2,3,2,2]: Z names level 2 (level 1 is the unnamed V), coef_Z = 4, coef_X = 1; entry = the W, V, Y levels (8 elements)")
 # dims given out of level order; uint64 / int64 indices; -1 in one dim skips the entry
 generic("load", "float32", distinct(60, "float32"), dense([3, 4, 5]), 0, ["X", "W"],
         [[4, 0, 2, 1], [2, 1, 0, 2]], name="giload_3level_XW_order", note="indirect_dims [X, W] (not level order): idx0 drives X, idx1 W")
@@ -1102,7 +1104,7 @@ for op in ("min", "max", "mult"):
                  [T], A, num_indices=8, entry_step_elements=8, op=op)
     err_case(f"err_isacc_op_{op}", g, f"IndirectSaveAccumulate op {op}: only bypass / add (seed 000 §6.4, J13)",
              "bad-field", "(IndirectSaveAccumulate) › op", "supports only bypass (copy) and add")
-    g = err_prog("GenericIndirectSave", [ap("y", "float32", [[8, 8], [1, 8]]), ap("idx", "int32", [[8, 1], [1, 8]])],
+    g = err_prog("GenericIndirectSave", [ap("y", "float32", [[1, 8], [1, 1]]), ap("idx", "int32", [[8, 1], [1, 8]])],
                  [T], A, indirect_dims=["X"], op=op)
     err_case(f"err_gisave_op_{op}", g, f"GenericIndirectSave op {op}: only bypass / add (seed 000 §6.4, J13)",
              "bad-field", "(GenericIndirectSave) › op", "supports only bypass (copy) and add")
@@ -1207,7 +1209,7 @@ for bdt in ("int64", "int16", "int8"):
 g = err_prog("Gather", [ap("s", "float32", [[20, 4], [1, 20]]), ap("ix", "uint32", [[12, 4], [1, 12]])],
              [ap("d", "float32", [[10, 4], [1, 10]])], AG)
 err_case("err_gather_dst_count", g, "Gather dst 10 per partition for 12 indices per partition", "ap-shape", "(Gather)", "")
-g = err_prog("Gather", [ap("s", "float32", [[20, 4], [1, 20]]), ap("ix", "uint32", [[24, 2], [1, 24]])],
+g = err_prog("Gather", [ap("s", "float32", [[20, 4], [1, 20]]), ap("ix", "uint32", [[12, 2], [1, 12]])],
              [ap("d", "float32", [[12, 4], [1, 12]])], AG)
 err_case("err_gather_partitions_differ", g, "Gather with 4 src partitions and 2 index partitions", "ap-shape", "(Gather)", "")
 
