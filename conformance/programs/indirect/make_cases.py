@@ -904,12 +904,12 @@ generic("load", "float32", distinct(8 * 12, "float32"), [[12, 8], [1, 6]], 0, ["
 generic("load", "float32", distinct(200, "float32"), [[40, 2], [8, 3], [1, 4]], 7, ["Y"], [[2, 0, 1]],
         name="giload_table_offset_padded", note="table offset 7, AP [[40,2],[8,3],[1,4]], dim Y: coef_Y = 4; entry = 7 + 4v + 40w + x")
 # out of bounds per dim (I7), the operand named
-generic("load", "float32", distinct(60, "float32"), dense([3, 4, 5]), 0, ["W", "X"], [[1, 2, 0], [4, 5, 0]],
+generic("load", "float32", distinct(80, "float32"), dense([3, 4, 5]), 0, ["W", "X"], [[1, 2, 0], [4, 5, 0]],
         name="giload_oob_second_dim_fault", note="dims [W, X] on [3,4,5]: X index 5 >= 5 (ins[2]) -> fault, nothing written (I7)")
-generic("load", "float32", distinct(60, "float32"), dense([3, 4, 5]), 0, ["W", "X"], [[1, 3, 0], [4, 1, 0]],
+generic("load", "float32", distinct(80, "float32"), dense([3, 4, 5]), 0, ["W", "X"], [[1, 3, 0], [4, 1, 0]],
         name="giload_oob_first_dim_fault", note="dims [W, X] on [3,4,5]: W index 3 >= 3 (ins[1]) -> fault (I7)")
-generic("load", "float32", distinct(60, "float32"), dense([3, 4, 5]), 0, ["Y"], [[1, 4, 3, 9]], oob="skip",
-        name="giload_oob_skip", note="dim Y on [3,4,5]: 4 and 9 >= 4 skipped under oob=skip (I7: even though 4 * 5 is inside the table)")
+generic("load", "float32", distinct(80, "float32"), dense([3, 4, 5]), 0, ["X"], [[1, 5, 3, 9]], oob="skip",
+        name="giload_oob_skip", note="dim X on [3,4,5] in an 80-element location: X = 5 and 9 (>= 5) skipped under oob=skip although their entries lie inside the location (I7)")
 generic("load", "float32", distinct(30, "float32"), dense([5, 6]), 0, ["W", "X"], [[4, 2, 0, 4, 1], [5, 3, 1, 4, 0]],
         wrap=(7, 4), name="giload_wrap_combined_offset",
         note="dims [W, X] on [5,6], wrap n 7 hi 4 on the combined o = 6w + x: 29 -> 17, 15 -> 9, 1 -> 1, 28 -> 16, 6 -> 4")
@@ -947,10 +947,10 @@ generic("save", "int32", np.array([2 ** 31 - 2, 5, -2 ** 31] * 4, np.int32), den
 generic("save", "uint16", distinct(12, "uint16"), dense([4, 3]), 0, ["W"], [[1, 2]],
         other=distinct(6, "uint16"), op="add", name="gisave_add_uint16_numerics_fault",
         note="op add on a uint16 table: not reducible -> fault numerics, nothing written")
-generic("save", "float32", distinct(60, "float32"), dense([3, 4, 5]), 0, ["W", "Y"], [[2, 0, 2], [3, 4, 1]],
+generic("save", "float32", distinct(80, "float32"), dense([3, 4, 5]), 0, ["W", "Y"], [[2, 0, 2], [3, 4, 1]],
         other=np.arange(15, dtype=F32), op="bypass", name="gisave_oob_fault",
         note="dims [W, Y]: Y index 4 >= 4 (ins[2]) -> fault, nothing written (I7)")
-generic("save", "float32", distinct(60, "float32"), dense([3, 4, 5]), 0, ["W", "Y"], [[2, 0, 2, -1], [3, 4, 1, 0]],
+generic("save", "float32", distinct(80, "float32"), dense([3, 4, 5]), 0, ["W", "Y"], [[2, 0, 2, -1], [3, 4, 1, 0]],
         other=np.arange(20, dtype=F32), op="add", oob="skip", idx_dt="uint64", name="gisave_oob_skip",
         note="dims [W, Y] add: Y index 4 skipped under oob=skip, W = -1 skipped (I8)")
 generic("save", "float32", distinct(30, "float32"), dense([10, 3]), 0, ["W"], [[1, 12, 25, 4]],
