@@ -710,7 +710,7 @@ t0 = np.array([2 ** 31 - 3, -2 ** 31 + 1, 100, -5] * 3, np.int32)
 v = np.array([2, 5, -2 ** 31, 7, 1, -3, 2 ** 31 - 1, -2 ** 31], np.int32)
 scatter_case("acc", "int32", t0, [[4, 1], [4, 3]], 0, v, [[4, 2], [1, 4]], encode_idx([1, 1], "int32"), "int32",
              ipairs=[[2, 1], [1, 2]], num_indices=2, entry_step=4, name="isacc_int32_add_wraps",
-             note="int32 add wraps: 2^31-3 + 2 + 1 = INT_MIN; -2^31+1 + 5 - 3 ok; 100 - 2^31 + 2^31-1 = 99; -5 + 7 - 2^31 wraps")
+             note="int32 add wraps: 2^31-3 + 2 + 1 wraps to INT_MIN; -2^31+1 + 5 - 3; 100 - 2^31 + 2^31-1 = 99; -5 + 7 - 2^31")
 t0 = np.array([2 ** 63 - 1, -2 ** 63, 5, 0], np.int64)
 v = np.array([1, -1, -6, 2 ** 62, 2, 3, 4, 2 ** 62], np.int64)
 scatter_case("acc", "int64", t0, [[4, 1], [4, 1]], 0, v, [[4, 2], [1, 4]], encode_idx([0, 0], "uint64"), "uint64",
@@ -943,7 +943,7 @@ for dt, small in (("bfloat16", 2.0 ** -8), ("float16", 2.0 ** -11), ("float8e5",
             note=f"{dt}: 8 adds of ~{small} into one entry of ones: per-step rounding differs from one sum (asserted)")
 generic("save", "int32", np.array([2 ** 31 - 2, 5, -2 ** 31] * 4, np.int32), dense([4, 3]), 0, ["W"], [[1, 1, 3]],
         other=np.array([1, 1, -1, 2, 0, 0, 5, 5, 5], np.int32), op="add", name="gisave_int32_add_wraps",
-        note="int32 add wraps: 2^31-2 + 1 + 2 = INT_MIN + 0; -2^31 - 1 wraps to INT_MAX")
+        note="int32 add wraps: 2^31-2 + 1 + 2 wraps to INT_MIN + 1; -2^31 - 1 wraps to INT_MAX")
 generic("save", "uint16", distinct(12, "uint16"), dense([4, 3]), 0, ["W"], [[1, 2]],
         other=distinct(6, "uint16"), op="add", name="gisave_add_uint16_numerics_fault",
         note="op add on a uint16 table: not reducible -> fault numerics, nothing written")
