@@ -1016,6 +1016,8 @@ icopy_case("float32", 32, 5, 3, 3, "uint16", 40, name="icopy_32p_two_blocks_nvi_
            note="32 partitions = 2 blocks of 16, each with its own 48-entry list; num_valid_indices 40")
 icopy_case("bfloat16", 64, 8, 2, 1, "uint16", 7, name="icopy_64p_bfloat16_nvi_7",
            note="64 partitions (4 blocks), 1 index per partition, num_valid_indices 7: entries 0..6 per block")
+icopy_case("bfloat16", 128, 10, 8, 2, "uint16", 23, name="icopy_128p_8blocks_bfloat16",
+           note="128 partitions = 8 blocks, 10 rows of 8 bf16 per partition, 2 indices per partition, num_valid_indices 23")
 icopy_case("float32", 16, 4, 1, 4, "uint16", 64, dst_levels=3, name="icopy_entry_len1_dst3level",
            note="entry length 1, dst AP [[64,16],[1,64],[1,1]]")
 icopy_case("float32", 16, 4, 4, 1, "uint16", 0, name="icopy_nvi_0", note="num_valid_indices 0: nothing copied")
@@ -1047,13 +1049,17 @@ def gather_case(dt, P, F, Kp, idx_dt, idx=None, oob="fault", name=None, note="",
     dst0 = distinct(P * Kp, dt)[::-1].copy().reshape(P, Kp)
     expected = dst0.copy()
     fault = None
+    # partition p's src / dst elements in AP order (the free levels' offsets inside the partition)
+    s_order = ap_index((src_ap or [[F, P], [1, F]])[1:]).reshape(-1)
+    d_order = ap_index((dst_ap or [[Kp, P], [1, Kp]])[1:]).reshape(-1)
+    assert s_order.size == F and d_order.size == Kp
     for p in range(P):
         for k in range(Kp):
             if int(idx[p, k]) >= F:
                 if oob == "fault":
                     fault = ("out-of-bounds", "ins[1]")
                 continue
-            expected[p, k] = src[p, int(idx[p, k])]
+            expected[p, d_order[k]] = src[p, s_order[int(idx[p, k])]]
     g = Prog()
     st = g.tile_in("src", dt, src)
     it = g.tile_in("idx", idx_dt, idx.astype(STORE[idx_dt]))
@@ -1072,6 +1078,9 @@ for idt in ("uint8", "uint16", "uint32", "int32"):
     gather_case("float32", 4, 20, 12, idt, name=f"gather_{idt}", note=f"{idt} indices, 4 partitions x 20 src, 12 per partition (repeats allowed)")
 gather_case("bfloat16", 32, 64, 48, "uint16", name="gather_bfloat16_32p", note="bf16, 32 partitions, 48 gathered of 64")
 gather_case("int32", 128, 16, 8, "uint32", name="gather_int32_128p", note="int32 data, 128 partitions")
+gather_case("float32", 4, 20, 12, "uint16", src_ap=[[20, 4], [1, 5], [5, 4]], dst_ap=[[12, 4], [1, 3], [3, 4]],
+            name="gather_src_dst_ap_order", note="src AP [[20,4],[1,5],[5,4]] (partition p's src_flat in AP order is the "
+            "4 x 5 block read column-major) and dst AP [[12,4],[1,3],[3,4]]: indices address AP order, not memory order")
 gi = RNG.integers(0, 20, (4, 12))
 gi[2, 5] = 20
 gather_case("float32", 4, 20, 12, "uint32", idx=gi, name="gather_oob_fault", note="index 20 >= 20 -> fault, nothing written")
