@@ -749,7 +749,7 @@ LETTERS = {2: ["W", "X"], 3: ["W", "Y", "X"], 4: ["W", "Z", "Y", "X"], 5: ["W", 
 
 
 def generic(kind, dt, tab0, tpairs, toff, dims, idx_rows, idx_dt="int32", other=None, op="bypass", oob="fault",
-            wrap=None, name=None, note="", choices=(), tab_sb=None, check_serial=False, idx_counts=None):
+            wrap=None, name=None, note="", choices=(), tab_sb=None, check_serial=False, op_field=True):
     """GenericIndirectLoad (kind 'load') / GenericIndirectSave (kind 'save').
     idx_rows: one list of decoded index values per dim (python ints, -1 = skip)."""
     tab0 = np.asarray(tab0).reshape(-1)
@@ -837,7 +837,9 @@ def generic(kind, dt, tab0, tpairs, toff, dims, idx_rows, idx_dt="int32", other=
             g.dram_in(f"idx{k}", idx_dt, encode_idx(idx_rows[k], idx_dt).reshape(1, -1))
         g.out_prefilled("t", dt, tab0.reshape(1, -1), expected)
         ins = [ap("v", dt, [[L, K], [1, L]])] + [ap(f"idx{k}", idx_dt, [[K, 1], [1, K]]) for k in range(len(dims))]
-        fields = {"indirect_dims": list(dims), "op": op}
+        fields = {"indirect_dims": list(dims)}
+        if op_field:
+            fields["op"] = op
         if wrap is not None:
             fields["wrap"] = {"n": wrap[0], "hi": wrap[1]}
         g.inst("GenericIndirectSave", ins, [ap("t", dt, tpairs, toff)], **fields)
@@ -944,6 +946,9 @@ for dt, small in (("bfloat16", 2.0 ** -8), ("float16", 2.0 ** -11), ("float8e5",
 generic("save", "int32", np.array([2 ** 31 - 2, 5, -2 ** 31] * 4, np.int32), dense([4, 3]), 0, ["W"], [[1, 1, 3]],
         other=np.array([1, 1, -1, 2, 0, 0, 5, 5, 5], np.int32), op="add", name="gisave_int32_add_wraps",
         note="int32 add wraps: 2^31-2 + 1 + 2 wraps to INT_MIN + 1; -2^31 - 1 wraps to INT_MAX")
+generic("save", "float32", distinct(12, "float32"), dense([4, 3]), 0, ["W"], [[1, 2, 1]],
+        other=np.arange(9, dtype=F32) + 50, op="bypass", op_field=False, name="gisave_op_absent_is_bypass",
+        note="no op field: bypass (docs/bir-json.md op? default bypass): row 1 written twice, the last wins")
 generic("save", "uint16", distinct(12, "uint16"), dense([4, 3]), 0, ["W"], [[1, 2]],
         other=distinct(6, "uint16"), op="add", name="gisave_add_uint16_numerics_fault",
         note="op add on a uint16 table: not reducible -> fault numerics, nothing written")
