@@ -1058,13 +1058,15 @@ def gather_case(dt, P, F, Kp, idx_dt, idx=None, oob="fault", name=None, note="",
     s_order = ap_index((src_ap or [[F, P], [1, F]])[1:]).reshape(-1)
     d_order = ap_index((dst_ap or [[Kp, P], [1, Kp]])[1:]).reshape(-1)
     assert s_order.size == F and d_order.size == Kp
+    # int32 indices are read as their uint32 bit pattern (I11): -1 is 0xFFFFFFFF, not "the last one"
+    uidx = idx.astype(np.int64) & 0xFFFFFFFF
     for p in range(P):
         for k in range(Kp):
-            if int(idx[p, k]) >= F:
+            if int(uidx[p, k]) >= F:
                 if oob == "fault":
                     fault = ("out-of-bounds", "ins[1]")
                 continue
-            expected[p, d_order[k]] = src[p, s_order[int(idx[p, k])]]
+            expected[p, d_order[k]] = src[p, s_order[int(uidx[p, k])]]
     g = Prog()
     st = g.tile_in("src", dt, src)
     it = g.tile_in("idx", idx_dt, idx.astype(STORE[idx_dt]))
