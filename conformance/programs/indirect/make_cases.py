@@ -1,0 +1,1278 @@
+#!/usr/bin/env python3
+"""Writes the `programs/indirect` conformance suite: BIR JSON programs, .npy inputs and expected .npy
+outputs for the gather / scatter opcodes (IndirectLoad, IndirectSave, IndirectSaveAccumulate,
+GenericIndirectLoad, GenericIndirectSave, IndirectCopy, Gather), computed here with NumPy / ml_dtypes
+from the semantics contract /work/ind-decisions.md (seed 000 §6, re-facts §8, seed 004), independently
+of birsim.
+
+The oracle works on flat element arrays: an element e of an AP lives at flat element e of its memory
+location (docs/bir-json.md "Access patterns": partition e / pitch, byte (e % pitch)·size — with every
+location at addr 0 that is the row-major flat index). Every accumulate is done one entry at a time, in
+the contract's serial order, widening to fp32, adding in fp32 and rounding back to the table dtype with
+ml_dtypes at EVERY step (ints wrap). The duplicate-add cases assert that this differs from one sum
+followed by one rounding, so a simulator that sums first cannot pass them.
+
+Cases that depend on an ASSUMED decision carry `choice: I<n>` (ind-decisions IDs; N7 for the legacy
+FP8 formats float8e3 / float8e4). Cases run under the skip policy carry `option: oob=skip`.
+Run: /work/main/.venv/bin/python conformance/programs/indirect/make_cases.py
+"""
+import json
+import os
+import shutil
+import warnings
+
+import ml_dtypes as md
+import numpy as np
+
+warnings.simplefilter("ignore")
+HERE = os.path.dirname(os.path.abspath(__file__))
+F32 = np.float32
+RNG = np.random.default_rng(20261211)
+TWO32 = 1 << 32
+U64 = (1 << 64) - 1
+SKIP = U64  # the decoded -1
+
+# ---------------------------------------------------------------- dtypes
+STORE = {"float32": np.float32, "bfloat16": np.uint16, "float16": np.float16, "float8_e4m3fn": np.uint8,
+         "float8e5": np.uint8, "float8e4": np.uint8, "float8e3": np.uint8, "int32": np.int32, "uint8": np.uint8,
+         "int8": np.int8, "uint32": np.uint32, "uint64": np.uint64, "int16": np.int16, "uint16": np.uint16,
+         "int64": np.int64, "float32r": np.uint32}
+SIZE = {k: np.dtype(v).itemsize for k, v in STORE.items()}
+ML = {"bfloat16": md.bfloat16, "float8_e4m3fn": md.float8_e4m3fn, "float8e5": md.float8_e5m2,
+      "float8e4": md.float8_e4m3, "float8e3": md.float8_e3m4}
+FLOATS = ("float32", "bfloat16", "float16", "float8e3", "float8e4", "float8e5")
+REDUCIBLE = FLOATS + ("int32", "int64")  # re-facts §8: dtypes 3, 4, 7, 12, 13, 15, 16, 19
+
+
+def widen(raw, dt):
+    """Stored values -> float32."""
+    raw = np.asarray(raw)
+    if dt in ML:
+        return raw.view(ML[dt]).astype(F32)
+    return raw.astype(F32)
+
+
+def narrow(x, dt):
+    """float32 -> stored values, RNE (ml_dtypes / NumPy). The suite's values never overflow or produce NaN
+    (asserted), so the FP8 config (saturate or not) never matters."""
+    x = np.asarray(x, F32)
+    assert np.all(np.isfinite(x)), x
+    if dt == "float32":
+        return x.copy()
+    if dt == "float16":
+        h = x.astype(np.float16)
+        assert np.all(np.isfinite(h)), x
+        return h
+    m = x.astype(ML[dt])
+    assert np.all(np.isfinite(m.astype(F32))), (x, dt)
+    return m.view(STORE[dt])
+
+
+class NumericsFault(Exception):
+    pass
+
+
+def acc_add(dst, src, dt):
+    """cast_copy_or_accumulate(add) on one entry: floats widen to fp32, add, round back; ints wrap."""
+    if dt in FLOATS:
+        return narrow(widen(dst, dt) + widen(src, dt), dt)
+    if dt == "int32":
+        return (dst.astype(np.int64) + src.astype(np.int64)).astype(np.uint64).astype(np.uint32).view(np.int32)
+    if dt == "int64":
+        return (dst.view(np.uint64) + src.view(np.uint64)).view(np.int64)  # numpy uint64 add wraps
+    raise NumericsFault(dt)
+
+
+def vals(shape, dt, scale=4.0):
+    """Random finite values stored in dt."""
+    if dt in FLOATS:
+        lim = {"float8e3": 3.0, "float8e4": 16.0, "float8e5": 16.0}.get(dt, scale)
+        return narrow((RNG.standard_normal(shape) * lim / 2).clip(-lim, lim), dt)
+    info = np.iinfo(STORE[dt])
+    lo, hi = max(info.min, -1000), min(info.max, 1000)
+    return RNG.integers(lo, hi, shape, endpoint=True).astype(STORE[dt])
+
+
+def distinct(n, dt):
+    """n stored values, pairwise distinct bit patterns (so a wrong row is visible), finite."""
+    k = np.arange(n, dtype=np.int64)
+    if dt == "float32":
+        return ((k + 0.25) * np.where(k % 2 == 0, 1, -1)).astype(F32)
+    if dt == "bfloat16":
+        return ((k * 37 + 0x3C00) % 0x7F00).astype(np.uint16)
+    if dt == "float16":
+        return ((k * 29 + 0x1C00) % 0x7B00).astype(np.uint16).view(np.float16)
+    if dt in ("float8e5", "float8e4", "float8e3", "float8_e4m3fn", "uint8", "int8"):
+        return ((k * 7 + 3) % 0x70).astype(STORE[dt])
+    return (k * 3 + 1).astype(STORE[dt])
+
+
+# ---------------------------------------------------------------- program building (datamove style)
+class Prog:
+    def __init__(self):
+        self.allocs, self.insts, self.inputs, self.outputs = [], [], {}, {}
+
+    def _alloc(self, name, kind, dt, shape, typ, dims):
+        self.allocs.append({"Skind": "memory_location_set", "name": name, "kind": kind, "dtype": dt,
+                            "tensor_shape": list(shape), "partition_dim": 0,
+                            "memorylocations": [{"Skind": "memory_location", "name": name, "type": typ,
+                                                 "addr": 0, "dims": dims, "base": 0, "bank": 0,
+                                                 "allocated": False}]})
+
+    def dram_in(self, name, dt, raw):
+        raw = np.ascontiguousarray(raw)
+        if raw.ndim == 1:
+            raw = raw.reshape(1, -1)
+        raw = raw.reshape(raw.shape[0], -1)
+        assert raw.dtype == STORE[dt], (name, raw.dtype, dt)
+        p = raw.shape[0]
+        self._alloc(name, "ExternalInput", dt, raw.shape, "Input", [p, raw.nbytes // p])
+        self.inputs[name] = raw
+        return raw.shape
+
+    def dram_out(self, name, dt, shape, expected):
+        p = shape[0]
+        n = int(np.prod(shape))
+        self._alloc(name, "ExternalOutput", dt, shape, "Output", [p, n * SIZE[dt] // p])
+        expected = np.ascontiguousarray(expected).reshape(shape)
+        assert expected.dtype == STORE[dt], (name, expected.dtype, dt)
+        self.outputs[name] = expected
+
+    def sb(self, name, dt, parts, row_elems):
+        self._alloc(name, "Internal", dt, [parts, row_elems], "SB", [parts, row_elems * SIZE[dt]])
+
+    def inst(self, opcode, ins, outs, engine=None, **fields):
+        if engine is None:
+            engine = {"Load": "SP", "Save": "SP", "TensorScalar": "DVE", "IndirectCopy": "Pool",
+                      "Gather": "Pool"}.get(opcode, "DMA")
+        self.insts.append(dict({"opcode": opcode, "name": f"i{len(self.insts)}", "engine": engine,
+                                "ins": ins, "outs": outs}, **fields))
+        return len(self.insts) - 1
+
+    def tile_in(self, name, dt, raw):
+        """DRAM input `name` loaded into SB tile `name`_t; returns the tile name."""
+        p, f = self.dram_in(name, dt, raw)
+        self.sb(name + "_t", dt, p, f)
+        self.inst("Load", [tile(name, dt, p, f)], [tile(name + "_t", dt, p, f)])
+        return name + "_t"
+
+    def out_prefilled(self, name, dt, init, expected):
+        """External output `name` holding `init` (a Load from input `name`0) before the op runs."""
+        init = np.ascontiguousarray(init)
+        init2 = init.reshape(init.shape[0], -1) if init.ndim > 1 else init.reshape(1, -1)
+        p, f = self.dram_in(name + "0", dt, init2)
+        self.dram_out(name, dt, (p, f), np.asarray(expected).reshape(p, f))
+        self.inst("Load", [tile(name + "0", dt, p, f)], [tile(name, dt, p, f)])
+
+    def expect(self, name, expected):
+        """Compare allocation `name` (e.g. an SB tile) after the run / fault."""
+        self.outputs[name] = np.ascontiguousarray(expected)
+
+    def save(self, src, dst, dt, p, f, expected):
+        self.dram_out(dst, dt, (p, f), expected)
+        self.inst("Save", [tile(src, dt, p, f)], [tile(dst, dt, p, f)])
+
+    def program(self):
+        return {"arch": "gen3", "version": 2, "functions": [{"name": "sg0000", "allocations": self.allocs,
+                "blocks": [{"name": "Block1", "instructions": self.insts}]}]}
+
+
+def ap(mem, dt, pairs, offset=0, **extra):
+    return dict({"kind": "physical_ap", "memref": mem, "memsetref": mem, "dtype": dt, "offset": offset,
+                 "ap": [list(p) for p in pairs]}, **extra)
+
+
+def tile(mem, dt, p, f, offset=0, row=None):
+    return ap(mem, dt, [[f if row is None else row, p], [1, f]], offset)
+
+
+def ap_index(pairs, offset=0):
+    """Flat element indices an AP visits, shaped by its nums (AP order)."""
+    idx = np.array(offset, np.int64)
+    for step, num in pairs:
+        idx = idx[..., None] + step * np.arange(num, dtype=np.int64)
+    return idx
+
+
+CASES = {}
+
+
+def case(name, prog, note, choices=(), fault=None, errors=None, options=()):
+    assert name not in CASES, name
+    if fault is None and errors is None:
+        assert prog.outputs, name
+    CASES[name] = (prog, note, tuple(dict.fromkeys(choices)), fault, errors, tuple(options))
+
+
+# ---------------------------------------------------------------- the oracle (ind-decisions.md)
+class OOB(Exception):
+    """An out-of-bounds index: (operand, position, value, bound)."""
+
+
+def decode_idx(raw, dt):
+    """Index decode, seed 000 §6.1 (CONFIRMED): int32 zero-extended, uint64/int64 minus 2^32 (wrapping)."""
+    raw = np.asarray(raw).reshape(-1)
+    if dt == "int32":
+        return [int(v) for v in raw.view(np.uint32)]
+    if dt in ("uint64", "int64"):
+        return [(int(v) - TWO32) & U64 for v in raw.view(np.uint64)]
+    if dt in ("uint16", "uint32", "uint8"):
+        return [int(v) for v in raw]
+    raise ValueError(dt)
+
+
+def encode_idx(rows, dt):
+    """Row numbers (python ints; -1 = skip) -> the stored index values whose decode gives them."""
+    rows = [int(r) for r in rows]
+    if dt == "int32":
+        return np.array([r & 0xFFFFFFFF for r in rows], np.uint64).astype(np.uint32).view(np.int32)
+    if dt in ("uint64", "int64"):
+        u = np.array([(r + TWO32) & U64 for r in rows], np.uint64)
+        return u if dt == "uint64" else u.view(np.int64)
+    return np.array(rows, STORE[dt])
+
+
+def apply_wrap(v, wrap):
+    """I3: v' = (v % n) + hi·(v / n); overflow of u64 -> out of bounds (None)."""
+    if wrap is None:
+        return v
+    n, hi = wrap
+    r = (v % n) + hi * (v // n)
+    return r if r <= U64 else None
+
+
+def resolve(vals_, bound, wrap, entry_ok, oob, operand="ins[1]"):
+    """Decoded indices -> row per entry (None = skipped). Raises OOB under the fault policy."""
+    out = []
+    for j, v in enumerate(vals_):
+        if v == SKIP:
+            out.append(None)
+            continue
+        w = apply_wrap(v, wrap)
+        if w is None or w >= bound or not entry_ok(w):
+            if oob == "fault":
+                # the message names the operand for a bound violation; the "leaves its location" form
+                # is not pinned by the contract, so only its kind is checked
+                raise OOB(operand if w is None or w >= bound else "", j, v, bound)
+            out.append(None)
+            continue
+        out.append(w)
+    return out
+
+
+def scatter(table, starts, elem_off, src_rows, op, dt):
+    """Serial apply: table[start + elem_off] (op)= src_rows[j] for each non-None start, in order."""
+    table = table.copy()
+    for j, s in enumerate(starts):
+        if s is None:
+            continue
+        where = s + elem_off
+        if op == "copy":
+            table[where] = src_rows[j]
+        else:
+            table[where] = acc_add(table[where], src_rows[j], dt)
+    return table
+
+
+def fault_of(e):
+    operand, j, v, bound = e.args
+    return ("out-of-bounds", operand)
+
+
+# ---------------------------------------------------------------- per-op case builders
+IL = "seed 000 §6.1/§6.2 IndirectLoad; ind-decisions"
+
+
+def indirect_load(dt, tab, tpairs, toff, idx_raw, idx_dt, dpairs, doff, dst_len, dst_init=None, wrap=None,
+                  oob="fault", tab_len=None, note="", name=None, choices=(), idx_pairs=None, dst_sb=None,
+                  tab_sb=None, extra_choices=()):
+    """IndirectLoad: ins = [table (flat location), indices (flat)], outs = [dst flat output]."""
+    tab = np.asarray(tab).reshape(-1)
+    tab_len = tab.size if tab_len is None else tab_len
+    S, V = tpairs[-1]
+    L = dpairs[-1][1]
+    rows = ap_index(dpairs, doff).reshape(-1, L)
+    if dst_init is None:
+        dst_init = distinct(dst_len, dt)[::-1].copy()
+    g = Prog()
+    g.dram_in("tab", dt, tab.reshape(1, -1) if tab_sb is None else tab.reshape(tab_sb, -1))
+    tname = "tab"
+    if tab_sb is not None:
+        tname = "tab_t"
+        g.sb(tname, dt, tab_sb, tab.size // tab_sb)
+        g.inst("Load", [tile("tab", dt, tab_sb, tab.size // tab_sb)], [tile(tname, dt, tab_sb, tab.size // tab_sb)])
+    nidx = np.asarray(idx_raw).size
+    g.dram_in("idx", idx_dt, np.asarray(idx_raw).reshape(1, -1))
+    ipairs = idx_pairs or [[nidx, 1], [1, nidx]]
+    decoded = decode_idx(idx_raw, idx_dt)
+    decoded = [decoded[k] for k in ap_index(ipairs).reshape(-1)]
+    fault = None
+    try:
+        starts = resolve(decoded, V, wrap, lambda r: toff + r * S + L <= tab_len and toff + r * S >= 0, oob)
+        expected = dst_init.copy()
+        for j, r in enumerate(starts):
+            if r is not None:
+                expected[rows[j]] = tab[toff + r * S + np.arange(L)]
+    except OOB as e:
+        fault = fault_of(e)
+        expected = dst_init.copy()
+    fields = {}
+    if wrap is not None:
+        fields["wrap"] = {"n": wrap[0], "hi": wrap[1]}
+    if dst_sb is None:
+        g.out_prefilled("y", dt, dst_init.reshape(1, -1), expected)
+        dmem = "y"
+    else:
+        p, f = dst_sb
+        g.dram_in("y0", dt, dst_init.reshape(p, f))
+        g.sb("yt", dt, p, f)
+        g.inst("Load", [tile("y0", dt, p, f)], [tile("yt", dt, p, f)])
+        dmem = "yt"
+    g.inst("IndirectLoad", [ap(tname, dt, tpairs, toff), ap("idx", idx_dt, ipairs)], [ap(dmem, dt, dpairs, doff)],
+           **fields)
+    if dst_sb is not None and fault is None:
+        g.save("yt", "y", dt, dst_sb[0], dst_sb[1], expected.reshape(dst_sb))
+    elif dst_sb is not None:
+        g.expect("yt", expected.reshape(dst_sb))
+    ch = list(choices) + list(extra_choices)
+    if idx_dt in ("uint64", "int64"):
+        ch.append("I1")
+    if wrap is not None:
+        ch.append("I3")
+    if fault is not None or oob == "skip":
+        ch.append("I2")
+    case(name, g, f"IndirectLoad {note} ({IL})", choices=ch, fault=fault,
+         options=["oob=skip"] if oob == "skip" else ())
+    return expected
+
+
+# ---------------------------------------------------------------- 1. IndirectLoad
+V, L = 16, 8
+TAB = distinct(V * L, "float32")
+# every index dtype, plain in-bounds gather with a -1 skip
+ROWS = [3, 0, 15, 7, -1, 7, 12, 1]
+for idt in ("int32", "uint64", "int64"):
+    rows = [r if r >= 0 or idt != "int32" else 2 for r in ROWS]
+    indirect_load("float32", TAB, [[L, 1], [L, V]], 0, encode_idx(rows, idt), idt, [[L, 8], [1, L]], 0, 8 * L,
+                  name=f"iload_{idt}_basic", note=f"{idt} indices {rows}" + (" (-1 skips: dst row 4 keeps its value)" if idt != "int32" else ""))
+# the raw values of the decode: int32 -1 = 0xFFFFFFFF is a row (out of bounds), uint64 2^32 - 1 skips
+for idt, raw, tag, what in [
+        ("int32", np.array([2, -1, 5], np.int32), "int32_minus1_is_oob", "int32 -1 is row 4294967295 (zero-extended), not a skip -> out of bounds"),
+        ("uint64", np.array([TWO32 + 2, TWO32 - 1, TWO32 + 5], np.uint64), "uint64_2p32m1_skips", "uint64 2^32 - 1 rebases to -1 -> skipped; 2^32 + r -> row r"),
+        ("int64", np.array([TWO32 + 2, TWO32 - 1, TWO32 + 5], np.uint64).view(np.int64), "int64_2p32m1_skips", "int64 2^32 - 1 rebases to -1 -> skipped"),
+        ("uint64", np.array([TWO32 + 2, 5, TWO32 + 5], np.uint64), "uint64_below_2p32_oob", "uint64 5 (< 2^32) rebases to 2^64 - 2^32 + 5 -> out of bounds"),
+        ("int64", np.array([TWO32 + 2, TWO32 + 5, 0], np.uint64).view(np.int64), "int64_zero_oob", "int64 0 rebases to 2^64 - 2^32 -> out of bounds"),
+        ("int64", np.array([-1, TWO32 + 5, TWO32], np.int64), "int64_minus1_oob", "int64 stored -1 rebases to 2^64 - 2^32 - 1 (not -1) -> out of bounds"),
+        ("uint64", np.array([TWO32 + 15, TWO32, TWO32 + 16], np.uint64), "uint64_one_past_end_oob", "uint64 2^32 + 16 = row 16 of 16 -> out of bounds"),
+        ("int32", np.array([15, 0, 16], np.int32), "int32_one_past_end_oob", "int32 16 = row 16 of 16 -> out of bounds"),
+        ("int32", np.array([15, 0, 15, 0], np.int32), "int32_last_in_bounds", "int32 15 = the last row; duplicates gather twice"),
+        ("uint64", np.array([0xFFFFFFFFFFFFFFFF, TWO32 + 3], np.uint64), "uint64_max_oob", "uint64 2^64 - 1 rebases to 2^64 - 2^32 - 1 -> out of bounds")]:
+    n = raw.size
+    for oob in ("fault", "skip"):
+        if oob == "skip" and "oob" not in tag:
+            continue
+        indirect_load("float32", TAB, [[L, 1], [L, V]], 0, raw, idt, [[L, n], [1, L]], 0, n * L, oob=oob,
+                      name=f"iload_{tag}{'_skip' if oob == 'skip' else ''}",
+                      note=f"{what}{'; under oob=skip the entry is left unchanged' if oob == 'skip' else '; fault, nothing written'}")
+# OOB: first index fine, last bad -> nothing written (the check precedes every write)
+indirect_load("float32", TAB, [[L, 1], [L, V]], 0, np.array([1, 2, 3, 4, 5, 300], np.int32), "int32",
+              [[L, 6], [1, L]], 0, 6 * L, name="iload_oob_last_nothing_written",
+              note="indices 1..5 fine, the 6th (300) outside 16 rows -> fault; dst rows 0..4 NOT written")
+indirect_load("float32", TAB, [[L, 1], [L, V]], 0, np.array([1, 300, 3, 400, 5, 16], np.int32), "int32",
+              [[L, 6], [1, L]], 0, 6 * L, oob="skip", name="iload_mixed_oob_skip",
+              note="mixed out-of-bounds indices 300, 400, 16 under oob=skip: those rows left unchanged")
+indirect_load("float32", TAB, [[L, 1], [L, V]], 0, np.array([16, 17, 1000], np.int32), "int32",
+              [[L, 3], [1, L]], 0, 3 * L, oob="skip", name="iload_all_oob_skip",
+              note="all indices out of bounds under oob=skip: dst unchanged")
+# bound V = the table AP's final num (I4), not the location size
+indirect_load("float32", TAB, [[L, 1], [L, 10]], 0, np.array([9, 10], np.int32), "int32", [[L, 2], [1, L]], 0,
+              2 * L, name="iload_bound_is_ap_num_fault", choices=["I4"],
+              note="table AP final level [8, 10] on a 16-row location: index 10 >= V = 10 -> fault (I4)")
+indirect_load("float32", TAB, [[L, 1], [L, 10]], 0, np.array([9, 10, 3], np.int32), "int32", [[L, 3], [1, L]], 0,
+              3 * L, oob="skip", name="iload_bound_is_ap_num_skip", choices=["I4"],
+              note="table AP final level [8, 10] on a 16-row location: index 10 skipped under oob=skip (I4)")
+# an entry leaving the location (v < V): table location of 16*8 - 3 elements, AP claims V = 16
+indirect_load("float32", TAB[:V * L - 3], [[L, 1], [L, V]], 0, np.array([0, 15], np.int32), "int32",
+              [[L, 2], [1, L]], 0, 2 * L, name="iload_entry_leaves_location_fault", choices=["I4"],
+              note="row 15 < V = 16 but its 8 elements run 3 past the table location's end -> out of bounds")
+indirect_load("float32", TAB[:V * L - 3], [[L, 1], [L, V]], 0, np.array([0, 15, 14], np.int32), "int32",
+              [[L, 3], [1, L]], 0, 3 * L, oob="skip", name="iload_entry_leaves_location_skip", choices=["I4"],
+              note="row 15 leaves the table location: skipped under oob=skip; rows 0 and 14 gathered")
+# table AP geometry: S > L (padded rows), S < L (overlapping entries), offset base, partial entry L < S
+indirect_load("float32", TAB, [[L, 1], [L, V]], 0, np.array([4, 9, 0, 15], np.int32), "int32", [[5, 4], [1, 5]], 0,
+              20, name="iload_entry_shorter_than_stride", note="entry length L = 5 (dst final num) < stride S = 8: the first 5 elements of each row")
+indirect_load("float32", TAB, [[3, 1], [3, 40]], 0, np.array([0, 39, 20, 21], np.int32), "int32", [[8, 4], [1, 8]], 0,
+              32, name="iload_overlapping_entries", choices=["I4"],
+              note="table final level [3, 40], L = 8: entry r = elements 3r .. 3r+7 (entries overlap)")
+indirect_load("float32", TAB, [[L, 1], [L, 12]], 21, np.array([0, 11, 5], np.int32), "int32", [[L, 3], [1, L]], 0,
+              24, name="iload_table_offset", choices=["I4"],
+              note="table AP offset 21 (base), final level [8, 12]: entry r starts at element 21 + 8r")
+indirect_load("float32", TAB, [[L, 1], [L, V]], 0, np.array([2, 7, 2, 9, 3, 1], np.int32), "int32",
+              [[12, 2], [4, 3], [1, 4]], 0, 24, name="iload_dst_3level",
+              note="dst AP [[12,2],[4,3],[1,4]]: rows enumerated by the two outer levels (6 rows of L = 4)")
+indirect_load("float32", TAB, [[L, 1], [L, V]], 0, np.array([5, 6, 7], np.int32), "int32", [[10, 3], [1, 4]], 3,
+              40, name="iload_dst_strided_rows",
+              note="dst rows of 4 at element 3 + 10j (dst offset 3, row stride 10): the gaps keep their values")
+indirect_load("float32", TAB, [[L, 1], [L, V]], 0, np.array([[1, 2, 3], [4, 5, 6]], np.int32), "int32",
+              [[L, 6], [1, L]], 0, 48, idx_pairs=[[1, 3], [3, 2]], name="iload_index_ap_transposed",
+              note="index AP [[1,3],[3,2]] reads the 2x3 index block column-major: rows 1,4,2,5,3,6")
+for dt in ("bfloat16", "float16", "float8e5", "int32", "uint8", "int64", "float8_e4m3fn"):
+    t = distinct(V * L, dt)
+    indirect_load(dt, t, [[L, 1], [L, V]], 0, np.array([3, 3, 15, 0, 7, 8], np.int32), "int32",
+                  [[L, 6], [1, L]], 0, 48, name=f"iload_dtype_{dt}",
+                  note=f"{dt} table (a copy: any dtype, bit-exact), int32 indices 3,3,15,0,7,8")
+# dst in SB (one row per partition), table in SB (entries = partitions: final level step = pitch)
+indirect_load("float32", TAB, [[L, 1], [L, V]], 0, np.array([15, 0, 3, 3, 9, 1, 2, 7], np.int32), "int32",
+              [[L, 8], [1, L]], 0, 64, dst_sb=(8, L), name="iload_dst_sb_rows",
+              note="dst an SB tile [8 partitions x 8]: dst row j = partition j")
+indirect_load("float32", TAB, [[L, 1], [L, V]], 0, np.array([15, 0, 3, 9], np.int32), "int32",
+              [[L, 4], [1, L]], 0, 32, tab_sb=V, name="iload_table_sb_partitions",
+              note="table in SB, 16 partitions x 8: table AP [[8,1],[8,16]] (final step = the pitch): entry r = partition r")
+# apply_wrap (I3): v' = v % n + hi * (v / n)
+indirect_load("float32", TAB, [[L, 1], [L, V]], 0, np.array([0, 5, 17, 35, 100, -1], np.int32), "int32",
+              [[L, 6], [1, L]], 0, 48, wrap=(4, 2), oob="skip", name="iload_wrap_n4_hi2_skip",
+              note="wrap n = 4, hi = 2: v' = v % 4 + 2 (v / 4): 0->0, 5->3, 17->9, 35->19 (>= 16, skipped), 100->50 skipped, -1 skipped")
+indirect_load("float32", TAB, [[L, 1], [L, V]], 0, np.array([0, 5, 17, 35], np.int32), "int32",
+              [[L, 4], [1, L]], 0, 32, wrap=(4, 2), name="iload_wrap_n4_hi2_fault",
+              note="wrap n = 4, hi = 2: 35 -> 19 >= 16 -> fault (the bound is checked after the wrap)")
+indirect_load("float32", TAB, [[L, 1], [L, V]], 0, np.array([0, 19, 37, 1000], np.int32), "int32",
+              [[L, 4], [1, L]], 0, 32, wrap=(16, 0), name="iload_wrap_modulo",
+              note="wrap n = 16, hi = 0 is v % 16: 19 -> 3, 37 -> 5, 1000 -> 8")
+indirect_load("float32", TAB, [[L, 1], [L, V]], 0, encode_idx([1, 9, 6, 7], "uint64"), "uint64",
+              [[L, 4], [1, L]], 0, 32, wrap=(3, 5), name="iload_wrap_uint64_n3_hi5",
+              note="uint64 indices 2^32 + {1, 9, 6, 7}, wrap n = 3, hi = 5: 1->1, 9->15, 6->10, 7->11")
+# larger: 4096 x 128 fp32 table, 512 random ids
+BIGV, BIGL = 4096, 128
+BIGTAB = (RNG.standard_normal(BIGV * BIGL) * 8).astype(F32)
+ids = RNG.integers(0, BIGV, 512)
+ids[[7, 100, 300]] = ids[[1, 50, 299]]
+indirect_load("float32", BIGTAB, [[BIGL, 1], [BIGL, BIGV]], 0, encode_idx(ids, "int64"), "int64",
+              [[BIGL, 512], [1, BIGL]], 0, 512 * BIGL, name="iload_big_4096x128_int64",
+              note="4096 x 128 fp32 table, 512 random int64 ids (2^32 + r) incl. duplicates")
+ids2 = RNG.integers(0, BIGV, 256)
+indirect_load("float32", BIGTAB, [[BIGL, 1], [BIGL, BIGV]], 0, encode_idx(ids2, "int32"), "int32",
+              [[BIGL, 128], [BIGL * 2, 2], [1, BIGL]], 0, 256 * BIGL, dst_sb=(128, 2 * BIGL),
+              idx_pairs=[[2, 128], [1, 2]], name="iload_big_into_sb_128x2",
+              note="4096 x 128 fp32 table gathered into an SB tile of 128 partitions x 2 rows (dst AP [[256,128],[128,2],[1,128]])")
+
+
+# ---------------------------------------------------------------- 2. IndirectSave / IndirectSaveAccumulate
+IS = "seed 000 §6.2/§6.3 serial scatter; ind-decisions"
+
+
+def one_sum(tab0, srcs, dt):
+    """The wrong model: all contributions summed in float64 once, rounded once."""
+    acc = widen(tab0, dt).astype(np.float64)
+    for s in srcs:
+        acc = acc + widen(s, dt).astype(np.float64)
+    return narrow(acc.astype(F32), dt)
+
+
+def scatter_case(kind, dt, table0, tpairs, toff, vals_, vpairs, idx_raw, idx_dt, ipairs=None, op="add",
+                 num_indices=None, entry_step=None, wrap=None, oob="fault", name=None, note="", choices=(),
+                 check_serial=False, check_order=False, tab_len=None, op_field=True):
+    """IndirectSave (kind 'save') or IndirectSaveAccumulate (kind 'acc') on flat locations.
+    table0: the table's initial contents (flat); vals_: values location contents (flat)."""
+    table0 = np.asarray(table0).reshape(-1)
+    vals_ = np.asarray(vals_).reshape(-1)
+    idx_flat = np.asarray(idx_raw).reshape(-1)
+    ipairs = ipairs or [[idx_flat.size, 1], [1, idx_flat.size]]
+    L = vpairs[-1][1]
+    vrows = vals_[ap_index(vpairs).reshape(-1, L)]
+    tab_len = table0.size if tab_len is None else tab_len
+    S, Vb = tpairs[-1]
+    if kind == "acc":
+        S = entry_step
+    dec_all = decode_idx(idx_flat, idx_dt)
+    order = ap_index(ipairs).reshape(-1)
+    dec = [dec_all[k] for k in order]
+    if kind == "acc":
+        P = ipairs[0][1]
+        E = len(dec) // P
+        assert vrows.shape[0] == P * E
+        # slots past num_indices are -1; apply order entry-major (I6)
+        slot_order = [p * E + e for e in range(E) for p in range(P)]
+        seq = [(k, dec[k] if (k % E) < num_indices else SKIP) for k in slot_order]
+    else:
+        seq = list(enumerate(dec))
+    fault = None
+    mop = "copy" if op in ("bypass", None) and kind == "save" or op == "bypass" else "add"
+    try:
+        starts = resolve([v for _, v in seq], Vb, wrap, lambda r: toff + r * S + L <= tab_len, oob)
+        src = np.stack([vrows[k] for k, _ in seq])
+        expected = scatter(table0, [None if s is None else toff + s * S for s in starts], np.arange(L), src, mop, dt)
+    except OOB as e:
+        fault = fault_of(e)
+        expected = table0.copy()
+    except NumericsFault:
+        fault = ("numerics", dt)
+        expected = table0.copy()
+    if check_serial:
+        contrib = {}
+        for (k, _), s in zip(seq, starts):
+            if s is not None:
+                contrib.setdefault(s, []).append(vrows[k])
+        dups = [s for s, c in contrib.items() if len(c) > 1]
+        assert dups, name
+        wrong = table0.copy()
+        for s in dups:
+            where = toff + s * S + np.arange(L)
+            wrong[where] = one_sum(table0[where], contrib[s], dt)
+        assert not np.array_equal(wrong, expected), f"{name}: serial rounding does not differ from one sum"
+    if check_order:
+        # the same slots applied in index (partition-major) order must give a different table
+        alt = sorted(seq, key=lambda t: t[0])
+        st = resolve([v for _, v in alt], Vb, wrap, lambda r: toff + r * S + L <= tab_len, "skip")
+        other = scatter(table0, [None if s is None else toff + s * S for s in st], np.arange(L),
+                        np.stack([vrows[k] for k, _ in alt]), mop, dt)
+        assert not np.array_equal(other, expected), f"{name}: entry-major order not observable"
+    g = Prog()
+    g.dram_in("v", dt, vals_.reshape(1, -1))
+    g.dram_in("idx", idx_dt, idx_flat.reshape(1, -1))
+    g.out_prefilled("t", dt, table0.reshape(1, -1)[:, :tab_len], expected[:tab_len])
+    fields = {}
+    if wrap is not None:
+        fields["wrap"] = {"n": wrap[0], "hi": wrap[1]}
+    ch = list(choices)
+    if kind == "acc":
+        fields.update(num_indices=num_indices, entry_step_elements=entry_step)
+        if op_field:
+            fields["op"] = op
+        g.inst("IndirectSaveAccumulate", [ap("v", dt, vpairs), ap("idx", idx_dt, ipairs)], [ap("t", dt, tpairs, toff)],
+               **fields)
+        if ipairs[0][1] > 1 and len(dec) // ipairs[0][1] > 1:
+            ch.append("I6")
+        opname = "IndirectSaveAccumulate"
+    else:
+        g.inst("IndirectSave", [ap("v", dt, vpairs), ap("idx", idx_dt, ipairs)], [ap("t", dt, tpairs, toff)], **fields)
+        opname = "IndirectSave"
+    if idx_dt in ("uint64", "int64"):
+        ch.append("I1")
+    if wrap is not None:
+        ch.append("I3")
+    if fault is not None and fault[0] == "out-of-bounds" or oob == "skip":
+        ch.append("I2")
+    if dt in ("float8e3", "float8e4") and mop == "add":
+        ch.append("N7")
+    case(name, g, f"{opname} {note} ({IS})", choices=ch, fault=fault, options=["oob=skip"] if oob == "skip" else ())
+    return expected
+
+
+# IndirectSave: every index dtype, duplicates -> last writer wins, -1 skip
+V2, L2 = 12, 6
+T0 = distinct(V2 * L2, "float32")
+VV = (np.arange(8 * L2, dtype=F32) + 1000)
+for idt in ("int32", "uint64", "int64"):
+    scatter_case("save", "float32", T0, [[L2, 1], [L2, V2]], 0, VV, [[L2, 8], [1, L2]],
+                 encode_idx([4, 0, 11, 4, -1 if idt != "int32" else 9, 7, 4, 0], idt), idt, op=None, name=f"isave_{idt}_dups_last_wins",
+                 note=f"{idt} indices 4,0,11,4,{'-1' if idt != 'int32' else '9'},7,4,0: row 4 gets values row 6, row 0 gets row 7 (last writer wins)"
+                      f"{'; -1 skipped' if idt != 'int32' else ''}")
+scatter_case("save", "float32", T0, [[L2, 1], [L2, V2]], 0, VV, [[L2, 4], [1, L2]],
+             np.array([TWO32 + 3, TWO32 - 1, TWO32 + 3, TWO32 + 11], np.uint64), "uint64", op=None,
+             name="isave_uint64_2p32m1_skips", note="uint64 2^32+3, 2^32-1 (skip), 2^32+3, 2^32+11")
+scatter_case("save", "float32", T0, [[L2, 1], [L2, V2]], 0, VV, [[L2, 3], [1, L2]],
+             np.array([3, -1, 5], np.int32), "int32", op=None, name="isave_int32_minus1_oob_fault",
+             note="int32 -1 = row 4294967295 -> fault, nothing written")
+scatter_case("save", "float32", T0, [[L2, 1], [L2, V2]], 0, VV, [[L2, 3], [1, L2]],
+             np.array([3, -1, 5], np.int32), "int32", op=None, oob="skip", name="isave_int32_minus1_oob_skip",
+             note="int32 -1 = row 4294967295 skipped under oob=skip")
+scatter_case("save", "float32", T0, [[L2, 1], [L2, V2]], 0, VV, [[L2, 3], [1, L2]],
+             np.array([TWO32 + 3, 7, TWO32 + 5], np.uint64), "uint64", op=None, name="isave_uint64_below_2p32_fault",
+             note="uint64 7 (< 2^32) is out of bounds after the rebase -> fault, nothing written")
+scatter_case("save", "float32", T0, [[L2, 1], [L2, V2]], 0, VV, [[L2, 4], [1, L2]],
+             np.array([1, 2, 3, 12], np.int32), "int32", op=None, name="isave_one_past_end_fault",
+             note="rows 1, 2, 3 fine, 12 of 12 out of bounds -> fault; rows 1..3 NOT written")
+scatter_case("save", "bfloat16", distinct(V2 * L2, "bfloat16"), [[L2, 1], [L2, V2]], 0,
+             distinct(8 * 5, "bfloat16")[::-1].copy(), [[1, 8], [8, 5]],
+             np.array([0, 11, 3, 3, 6, 9, 0, 2], np.int32), "int32", op=None, name="isave_values_column_major_bfloat16",
+             note="bf16 values AP [[1,8],[8,5]] (row j = elements j, j+8, ...), L = 5 < S = 6; duplicates 3, 0")
+scatter_case("save", "float32", T0, [[L2, 1], [L2, V2]], 0, VV, [[L2, 4], [1, L2]],
+             np.array([0, 13, 26, 5], np.int32), "int32", op=None, wrap=(13, 1), name="isave_wrap_n13_hi1",
+             note="wrap n = 13, hi = 1: 13 -> 1, 26 -> 2, 5 -> 5")
+scatter_case("save", "float32", T0, [[L2, 1], [L2, 9]], 4, VV, [[L2, 4], [1, L2]],
+             np.array([8, 0, 9, 8], np.int32), "int32", op=None, oob="skip", name="isave_offset_bound_skip",
+             choices=["I4"], note="table AP offset 4, final level [6, 9]: 9 >= V skipped under oob=skip; 8 twice, last wins")
+scatter_case("save", "int8", distinct(V2 * L2, "int8"), [[L2, 1], [L2, V2]], 0, vals((6 * L2,), "int8"),
+             [[L2, 6], [1, L2]], np.array([5, 5, 5, 1, 2, 5], np.int32), "int32", op=None,
+             name="isave_int8_copy_any_dtype", note="int8 (a copy works for any dtype): row 5 written 4 times, the last wins")
+
+# IndirectSaveAccumulate
+# duplicates with serial rounding in every float dtype: dst0 near 1, many small contributions
+def dup_add(dt, tag, n_dup, small, base=1.0, P=1, extra=None):
+    L3, V3 = 4, 6
+    t0 = narrow(np.full(V3 * L3, base, F32) + np.arange(V3 * L3, dtype=F32) * 0, dt)
+    E = n_dup
+    v = np.full((P * E, L3), small, F32)
+    v[:, 1] *= 3
+    v[:, 2] = -small * 1.5
+    v[:, 3] = RNG.standard_normal(P * E) * small * 4
+    v = narrow(v, dt)
+    rows = [2] * (P * E)
+    if extra is not None:
+        rows[-1] = extra
+    scatter_case("acc", dt, t0, [[L3, 1], [L3, V3]], 0, v, [[L3, P * E], [1, L3]], encode_idx(rows, "int32"), "int32",
+                 ipairs=[[E, P], [1, E]], num_indices=E, entry_step=L3, name=f"isacc_dup_serial_{dt}{tag}",
+                 note=f"{dt}: {P * E} contributions of about {small} into row 2 (= {base}): rounding to {dt} after every add "
+                      f"keeps what one fp32 sum + one rounding would not (asserted in make_cases.py)", check_serial=True)
+
+
+dup_add("float32", "", 8, 2.0 ** -24)
+dup_add("bfloat16", "", 8, 2.0 ** -8)
+dup_add("float16", "", 8, 2.0 ** -11)
+dup_add("float8e5", "", 6, 0.125)
+dup_add("float8e4", "", 6, 0.0625)
+dup_add("float8e3", "", 6, 0.03125)
+dup_add("bfloat16", "_4partitions", 4, 2.0 ** -8, P=4, extra=5)
+# random duplicates with all rounding visible, larger
+for dt in ("float32", "bfloat16", "float16", "float8e5", "float8e4"):
+    P, E, L3, V3 = 4, 16, 16, 8
+    t0 = vals((V3 * L3,), dt)
+    v = vals((P * E * L3,), dt)
+    rows = RNG.integers(0, V3, P * E)
+    rows[RNG.integers(0, P * E, 5)] = -1
+    scatter_case("acc", dt, t0, [[L3, 1], [L3, V3]], 0, v, [[L3, P * E], [1, L3]], encode_idx(rows, "uint64"), "uint64",
+                 ipairs=[[E, P], [1, E]], num_indices=E, entry_step=L3, name=f"isacc_random_dups_{dt}",
+                 note=f"{dt}: 4 partitions x 16 random rows of 8 (many collisions, some -1), applied entry-major; "
+                      f"serial rounding differs from one sum and from index order (asserted)", check_serial=True,
+                 check_order=True)
+# entry-major order observable with copy (bypass): last writer in entry-major order
+P, E, L3, V3 = 3, 2, 4, 5
+t0 = distinct(V3 * L3, "float32")
+v = (np.arange(P * E * L3, dtype=F32) + 500)
+scatter_case("acc", "float32", t0, [[L3, 1], [L3, V3]], 0, v, [[L3, P * E], [1, L3]],
+             encode_idx([1, 3, 1, 4, 3, 2], "int32"), "int32", ipairs=[[E, P], [1, E]], op="bypass", num_indices=E,
+             entry_step=L3, name="isacc_bypass_entry_major_last_wins", check_order=True,
+             note="op bypass: slots (p,e) p=0..2, e=0..1 rows [[1,3],[1,4],[3,2]]: apply order (0,0),(1,0),(2,0),(0,1),(1,1),(2,1) "
+                  "so row 3 ends as slot (0,1) = values row 1 (index order would leave values row 4 there) (I6)")
+# fp32 in-order vs entry-major with adds: observable (asserted)
+P, E, L3, V3 = 4, 4, 8, 3
+t0 = vals((V3 * L3,), "float32")
+v = (RNG.standard_normal(P * E * L3) * np.repeat(10.0 ** RNG.integers(-3, 4, P * E), L3)).astype(F32)
+scatter_case("acc", "float32", t0, [[L3, 1], [L3, V3]], 0, v, [[L3, P * E], [1, L3]],
+             encode_idx(RNG.integers(0, V3, P * E), "int32"), "int32", ipairs=[[E, P], [1, E]], num_indices=E,
+             entry_step=L3, name="isacc_float32_entry_major_order", check_order=True, check_serial=True,
+             note="fp32 contributions of mixed magnitudes (1e-3 .. 1e3), 4 partitions x 4: entry-major order gives a different fp32 result than index order (asserted)")
+# index dtypes and -1 / rebase in SaveAccumulate
+for idt in ("int32", "uint64", "int64"):
+    P, E, L3, V3 = 2, 4, 4, 6
+    t0 = vals((V3 * L3,), "float32")
+    v = vals((P * E * L3,), "float32")
+    scatter_case("acc", "float32", t0, [[L3, 1], [L3, V3]], 0, v, [[L3, P * E], [1, L3]],
+                 encode_idx([5, -1 if idt != "int32" else 4, 0, 5, 2, 2, -1 if idt != "int32" else 1, 0], idt), idt, ipairs=[[E, P], [1, E]], num_indices=E,
+                 entry_step=L3, name=f"isacc_{idt}_indices", note=f"{idt} indices 5,-1,0,5 | 2,2,-1,0 (-1 skipped; int32, which has no -1 sentinel, uses 4 and 1), fp32 add")
+scatter_case("acc", "float32", vals((24,), "float32"), [[4, 1], [4, 6]], 0, vals((12,), "float32"), [[4, 3], [1, 4]],
+             np.array([2, -1, 3], np.int32), "int32", ipairs=[[3, 1], [1, 3]], num_indices=3, entry_step=4,
+             name="isacc_int32_minus1_oob_fault", note="int32 -1 is row 4294967295: out of bounds -> fault, nothing added")
+scatter_case("acc", "float32", vals((24,), "float32"), [[4, 1], [4, 6]], 0, vals((12,), "float32"), [[4, 3], [1, 4]],
+             np.array([TWO32 + 2, TWO32 - 1, 3], np.uint64), "uint64", ipairs=[[3, 1], [1, 3]], num_indices=3,
+             entry_step=4, name="isacc_uint64_below_2p32_fault",
+             note="uint64 2^32+2, 2^32-1 (skip), 3 (< 2^32: out of bounds) -> fault, nothing added")
+scatter_case("acc", "float32", vals((24,), "float32"), [[4, 1], [4, 6]], 0, vals((12,), "float32"), [[4, 3], [1, 4]],
+             np.array([TWO32 + 2, TWO32 - 1, 3], np.uint64), "uint64", ipairs=[[3, 1], [1, 3]], num_indices=3,
+             entry_step=4, oob="skip", name="isacc_uint64_below_2p32_skip",
+             note="uint64 2^32+2 added, 2^32-1 skipped, 3 (out of bounds) skipped under oob=skip")
+scatter_case("acc", "bfloat16", vals((24,), "bfloat16"), [[4, 1], [4, 6]], 0, vals((16,), "bfloat16"), [[4, 4], [1, 4]],
+             np.array([1, 2, 6, 1], np.int32), "int32", ipairs=[[4, 1], [1, 4]], num_indices=4, entry_step=4,
+             name="isacc_one_past_end_fault", note="bf16: rows 1, 2 fine, 6 of 6 out of bounds -> fault; rows 1, 2 NOT added")
+# num_indices tails: slots e >= num_indices skipped even when their index is garbage / out of bounds
+for P, E, ni in [(2, 4, 1), (2, 4, 3), (4, 3, 2), (3, 5, 5), (2, 4, 0)]:
+    L3, V3 = 4, 6
+    t0 = vals((V3 * L3,), "bfloat16")
+    v = vals((P * E * L3,), "bfloat16")
+    rows = RNG.integers(0, V3, P * E)
+    for p in range(P):
+        for e in range(ni, E):
+            rows[p * E + e] = 1000 + p  # out of bounds, never read
+    rows[0] = rows[E] if ni > 0 else rows[0]
+    scatter_case("acc", "bfloat16", t0, [[L3, 1], [L3, V3]], 0, v, [[L3, P * E], [1, L3]], encode_idx(rows, "int32"),
+                 "int32", ipairs=[[E, P], [1, E]], num_indices=ni, entry_step=L3, name=f"isacc_tail_P{P}_E{E}_n{ni}",
+                 note=f"bf16, {P} partitions x {E} slots, num_indices {ni}: slots e >= {ni} are -1 (their out-of-bounds "
+                      f"garbage is never checked), the rest added entry-major")
+# entry_step_elements different from the entry length, table offset, values strided
+P, E, L3 = 2, 3, 3
+t0 = vals((40,), "float32")
+v = vals((P * E * 5,), "float32")
+scatter_case("acc", "float32", t0, [[5, 1], [5, 7]], 2, v, [[5, P * E], [2, L3]],
+             encode_idx([6, 0, 6, 3, 3, 1], "int32"), "int32", ipairs=[[E, P], [1, E]], num_indices=E, entry_step=5,
+             name="isacc_entry_step_offset_strided_values", choices=["I4"],
+             note="table offset 2, entry_step_elements 5, V = 7, entry L = 3 (values final level [2, 3], strided): "
+                  "entry r = elements 2 + 5r .. 2 + 5r + 2")
+scatter_case("acc", "float32", vals((40,), "float32"), [[5, 1], [5, 7]], 2, vals((12,), "float32"), [[3, 4], [1, 3]],
+             encode_idx([6, 7, 0, 1], "int32"), "int32", ipairs=[[4, 1], [1, 4]], num_indices=4, entry_step=5,
+             oob="skip", name="isacc_bound_ap_num_skip", choices=["I4"],
+             note="V = the table AP's final num 7 (location holds more): 7 skipped under oob=skip")
+scatter_case("acc", "float32", vals((40,), "float32"), [[4, 1], [4, 10]], 0, vals((12,), "float32"), [[4, 3], [1, 4]],
+             encode_idx([9, 0, 1], "int32"), "int32", ipairs=[[3, 1], [1, 3]], num_indices=3, entry_step=5,
+             name="isacc_entry_leaves_location_fault",
+             note="entry_step_elements 5 with V = 10 on a 40-element table: row 9 spans elements 45..48 -> out of bounds")
+# int32 / int64 add wraps
+t0 = np.array([2 ** 31 - 3, -2 ** 31 + 1, 100, -5] * 3, np.int32)
+v = np.array([2, 5, -2 ** 31, 7, 1, -3, 2 ** 31 - 1, -2 ** 31], np.int32)
+scatter_case("acc", "int32", t0, [[4, 1], [4, 3]], 0, v, [[4, 2], [1, 4]], encode_idx([1, 1], "int32"), "int32",
+             ipairs=[[2, 1], [1, 2]], num_indices=2, entry_step=4, name="isacc_int32_add_wraps",
+             note="int32 add wraps: 2^31-3 + 2 + 1 wraps to INT_MIN; -2^31+1 + 5 - 3; 100 - 2^31 + 2^31-1 = 99; -5 + 7 - 2^31")
+t0 = np.array([2 ** 63 - 1, -2 ** 63, 5, 0], np.int64)
+v = np.array([1, -1, -6, 2 ** 62, 2, 3, 4, 2 ** 62], np.int64)
+scatter_case("acc", "int64", t0, [[4, 1], [4, 1]], 0, v, [[4, 2], [1, 4]], encode_idx([0, 0], "uint64"), "uint64",
+             ipairs=[[2, 1], [1, 2]], num_indices=2, entry_step=4, name="isacc_int64_add_wraps",
+             note="int64 add wraps: INT64_MAX + 1 + 2 wraps to INT64_MIN + 2; INT64_MIN - 1 wraps")
+# non-reducible dtypes under add -> numerics fault
+for dt in ("uint8", "int8", "int16", "uint32", "float8_e4m3fn", "float32r"):
+    t0 = distinct(12, dt)
+    v = distinct(8, dt)
+    scatter_case("acc", dt, t0, [[4, 1], [4, 3]], 0, v, [[4, 2], [1, 4]], encode_idx([1, 2], "int32"), "int32",
+                 ipairs=[[2, 1], [1, 2]], num_indices=2, entry_step=4, name=f"isacc_add_{dt}_numerics_fault",
+                 note=f"add into a {dt} table: not a reducible dtype -> fault numerics, nothing written (re-facts §8)")
+scatter_case("acc", "uint8", distinct(12, "uint8"), [[4, 1], [4, 3]], 0, distinct(8, "uint8"), [[4, 2], [1, 4]],
+             encode_idx([1, 1], "int32"), "int32", ipairs=[[2, 1], [1, 2]], op="bypass", num_indices=2, entry_step=4,
+             name="isacc_bypass_uint8_copies", note="op bypass on uint8: a copy, fine for any dtype; last writer wins")
+scatter_case("acc", "float32", vals((24,), "float32"), [[4, 1], [4, 6]], 0, vals((16,), "float32"), [[4, 4], [1, 4]],
+             encode_idx([1, 1, 5, 2], "int32"), "int32", ipairs=[[4, 1], [1, 4]], num_indices=4, entry_step=4,
+             op_field=False, name="isacc_op_absent_is_add", note="no op field: add (docs/bir-json.md op? default add)")
+scatter_case("acc", "float32", vals((24,), "float32"), [[4, 1], [4, 6]], 0, vals((16,), "float32"), [[4, 4], [1, 4]],
+             encode_idx([1, 9, 13, 2], "int32"), "int32", ipairs=[[4, 1], [1, 4]], num_indices=4, entry_step=4,
+             wrap=(6, 0), name="isacc_wrap_modulo6", note="wrap n = 6, hi = 0: 9 -> 3, 13 -> 1 (accumulates twice into row 1)")
+# large: 4096 x 128 bf16 table, 1024 Zipf ids, entry-major over 128 partitions x 8
+BV, BL, BP, BE = 4096, 128, 128, 8
+bt0 = vals((BV * BL,), "bfloat16")
+bv = vals((BP * BE * BL,), "bfloat16")
+zipf = (RNG.zipf(1.3, BP * BE) - 1) % BV
+scatter_case("acc", "bfloat16", bt0, [[BL, 1], [BL, BV]], 0, bv, [[BL, BP * BE], [1, BL]], encode_idx(zipf, "int64"),
+             "int64", ipairs=[[BE, BP], [1, BE]], num_indices=BE, entry_step=BL, name="isacc_big_4096x128_bfloat16_zipf",
+             check_serial=True, check_order=True,
+             note="4096 x 128 bf16 table, 1024 Zipf(1.3) int64 ids over 128 partitions x 8, serial bf16 rounding, entry-major")
+
+
+# ---------------------------------------------------------------- 3. GenericIndirectLoad / Save
+GI = "seed 000 §6.2 coef_d = product of the inboard nums; ind-decisions"
+LETTERS = {2: ["W", "X"], 3: ["W", "Y", "X"], 4: ["W", "Z", "Y", "X"], 5: ["W", None, "Z", "Y", "X"]}
+
+
+def generic(kind, dt, tab0, tpairs, toff, dims, idx_rows, idx_dt="int32", other=None, op="bypass", oob="fault",
+            wrap=None, name=None, note="", choices=(), tab_sb=None, check_serial=False, op_field=True):
+    """GenericIndirectLoad (kind 'load') / GenericIndirectSave (kind 'save').
+    idx_rows: one list of decoded index values per dim (python ints, -1 = skip)."""
+    tab0 = np.asarray(tab0).reshape(-1)
+    n = len(tpairs)
+    lv = [LETTERS[n].index(d) for d in dims]
+    nums = [p[1] for p in tpairs]
+    coef = [int(np.prod(nums[d + 1:])) for d in lv]
+    direct = [tpairs[l] for l in range(n) if l not in lv]
+    eoff = ap_index(direct).reshape(-1) if direct else np.zeros(1, np.int64)
+    L = eoff.size
+    K = len(idx_rows[0])
+    dec = [decode_idx(encode_idx(r, idx_dt), idx_dt) for r in idx_rows]
+    fault = None
+    starts = []
+    try:
+        for j in range(K):
+            vs = [dec[k][j] for k in range(len(dims))]
+            if any(v == SKIP for v in vs):
+                starts.append(None)
+                continue
+            bad = [k for k, v in enumerate(vs) if v >= nums[lv[k]]]
+            o = sum(c * v for c, v in zip(coef, vs))
+            o2 = apply_wrap(o, wrap)
+            if bad or o2 is None or not (toff + o2 + eoff.max() < tab0.size):
+                if oob == "fault":
+                    raise OOB(f"ins[{bad[0] + 1}]" if bad else "", j, vs, None)
+                starts.append(None)
+                continue
+            starts.append(toff + o2)
+    except OOB as e:
+        fault = fault_of(e)
+    g = Prog()
+    ch = list(choices)
+    if any(d >= nums[lv[k]] and d != SKIP for k, r in enumerate(dec) for d in r):
+        ch.append("I7")  # a per-dim bound decides the outcome
+    if any(SKIP in r for r in dec):
+        ch.append("I8")
+    if kind == "load":
+        dst0 = distinct(K * L, dt)[::-1].copy() if other is None else other
+        expected = dst0.copy()
+        if fault is None:
+            for j, s in enumerate(starts):
+                if s is not None:
+                    expected[j * L:(j + 1) * L] = tab0[s + eoff]
+        g.dram_in("tab", dt, tab0.reshape(1, -1))
+        tname = "tab"
+        if tab_sb is not None:
+            tname = "tab_t"
+            g.sb(tname, dt, tab_sb, tab0.size // tab_sb)
+            g.inst("Load", [tile("tab", dt, tab_sb, tab0.size // tab_sb)], [tile(tname, dt, tab_sb, tab0.size // tab_sb)])
+        for k in range(len(dims)):
+            g.dram_in(f"idx{k}", idx_dt, encode_idx(idx_rows[k], idx_dt).reshape(1, -1))
+        g.out_prefilled("y", dt, dst0.reshape(1, -1), expected)
+        ins = [ap(tname, dt, tpairs, toff)] + [ap(f"idx{k}", idx_dt, [[K, 1], [1, K]]) for k in range(len(dims))]
+        fields = {"indirect_dims": list(dims)}
+        if wrap is not None:
+            fields["wrap"] = {"n": wrap[0], "hi": wrap[1]}
+        g.inst("GenericIndirectLoad", ins, [ap("y", dt, [[L, K], [1, L]])], **fields)
+        opname = "GenericIndirectLoad"
+    else:
+        vals_ = other
+        expected = tab0.copy()
+        if fault is None:
+            try:
+                for j, s in enumerate(starts):
+                    if s is None:
+                        continue
+                    w = s + eoff
+                    src = vals_[j * L:(j + 1) * L]
+                    expected[w] = src if op == "bypass" else acc_add(expected[w], src, dt)
+            except NumericsFault:
+                fault = ("numerics", dt)
+                expected = tab0.copy()
+        if check_serial:
+            contrib = {}
+            for j, s in enumerate(starts):
+                if s is not None:
+                    contrib.setdefault(s, []).append(vals_[j * L:(j + 1) * L])
+            wrong = tab0.copy()
+            for s, c in contrib.items():
+                wrong[s + eoff] = one_sum(tab0[s + eoff], c, dt)
+            assert not np.array_equal(wrong, expected), name
+        g.dram_in("v", dt, vals_.reshape(1, -1))
+        for k in range(len(dims)):
+            g.dram_in(f"idx{k}", idx_dt, encode_idx(idx_rows[k], idx_dt).reshape(1, -1))
+        g.out_prefilled("t", dt, tab0.reshape(1, -1), expected)
+        ins = [ap("v", dt, [[L, K], [1, L]])] + [ap(f"idx{k}", idx_dt, [[K, 1], [1, K]]) for k in range(len(dims))]
+        fields = {"indirect_dims": list(dims)}
+        if op_field:
+            fields["op"] = op
+        if wrap is not None:
+            fields["wrap"] = {"n": wrap[0], "hi": wrap[1]}
+        g.inst("GenericIndirectSave", ins, [ap("t", dt, tpairs, toff)], **fields)
+        opname = "GenericIndirectSave"
+    if idx_dt in ("uint64", "int64"):
+        ch.append("I1")
+    if wrap is not None:
+        ch.append("I3")
+    if fault is not None and fault[0] == "out-of-bounds" or oob == "skip":
+        ch.append("I2")
+    if dt in ("float8e3", "float8e4") and op == "add":
+        ch.append("N7")
+    case(name, g, f"{opname} {note} ({GI})", choices=ch, fault=fault, options=["oob=skip"] if oob == "skip" else ())
+
+
+def dense(nums):
+    steps = [int(np.prod(nums[l + 1:])) for l in range(len(nums))]
+    return [[s, n] for s, n in zip(steps, nums)]
+
+
+def rand_idx(nums, lv, K):
+    return [list(RNG.integers(0, nums[l], K)) for l in lv]
+
+
+# every combination of indirect dims on 2-, 3- and 4-level tables
+from itertools import combinations  # noqa: E402
+
+for nums in ([5, 6], [3, 4, 5], [2, 3, 4, 5]):
+    n = len(nums)
+    tp = dense(nums)
+    tab0 = distinct(int(np.prod(nums)), "float32")
+    letters = LETTERS[n]
+    for r in range(1, n + 1):
+        for combo in combinations(range(n), r):
+            dims = [letters[l] for l in combo]
+            K = 5
+            idx = rand_idx(nums, combo, K)
+            tag = "".join(dims)
+            generic("load", "float32", tab0, tp, 0, dims, idx, name=f"giload_{n}level_{tag}",
+                    note=f"table {nums} (dense), indirect dims {dims}: o = sum coef_d idx_d, entry = the other levels"
+                         f"{' (1-element entries)' if r == n else ''}")
+# 5 levels: W, V (unnamed), Z, Y, X - Z is level 2
+generic("load", "float32", distinct(48, "float32"), dense([2, 2, 3, 2, 2]), 0, ["Z", "X"],
+        [[2, 0, 1, 2], [1, 1, 0, 0]], name="giload_5level_ZX",
+        note="5-level table [2,2,3,2,2]: Z names level 2 (level 1 is the unnamed V), coef_Z = 4, coef_X = 1; entry = the W, V, Y levels (8 elements)")
+# dims given out of level order; uint64 / int64 indices; -1 in one dim skips the entry
+generic("load", "float32", distinct(60, "float32"), dense([3, 4, 5]), 0, ["X", "W"],
+        [[4, 0, 2, 1], [2, 1, 0, 2]], name="giload_3level_XW_order", note="indirect_dims [X, W] (not level order): idx0 drives X, idx1 W")
+for idt in ("uint64", "int64"):
+    generic("load", "float32", distinct(120, "float32"), dense([2, 3, 4, 5]), 0, ["Z", "X"],
+            [[2, 0, 1, -1, 2], [4, 4, 0, 1, 3]], idx_dt=idt, name=f"giload_4level_ZX_{idt}",
+            note=f"{idt} indices (2^32 + v), dims [Z, X]; entry 3 has Z = -1 (2^32 - 1 stored): skipped (I8)")
+generic("load", "bfloat16", distinct(120, "bfloat16"), dense([2, 3, 4, 5]), 0, ["W", "Y"],
+        [[1, -1, 0, 1], [3, 0, -1, 2]], idx_dt="int64", name="giload_4level_WY_minus1_any_dim_bfloat16",
+        note="bf16, dims [W, Y], int64 indices: -1 (stored 2^32 - 1) in either dim's index skips the entry (I8)")
+# non-dense tables: direct levels walk their own steps; indirect coefficients use nums (seed formula)
+generic("load", "float32", distinct(64, "float32"), [[16, 4], [2, 5]], 0, ["W"], [[0, 3, 1, 2]],
+        name="giload_direct_level_strided", note="table AP [[16,4],[2,5]], dim W: coef_W = 5 (the num of X, not the step 16); "
+        "entry = elements 5v + 2i, i < 5")
+generic("load", "float32", distinct(8 * 12, "float32"), [[12, 8], [1, 6]], 0, ["W"], [[0, 1, 7, 3]], tab_sb=8,
+        name="giload_sb_partition_pitch_not_dense",
+        note="SB table 8 partitions x 12 (pitch 12), AP [[12,8],[1,6]], dim W: o = 6v (coef from nums) - the seed's formula indexes as if dense, "
+             "so v = 1 reads partition 0 elements 6..11")
+generic("load", "float32", distinct(200, "float32"), [[40, 2], [8, 3], [1, 4]], 7, ["Y"], [[2, 0, 1]],
+        name="giload_table_offset_padded", note="table offset 7, AP [[40,2],[8,3],[1,4]], dim Y: coef_Y = 4; entry = 7 + 4v + 40w + x")
+# out of bounds per dim (I7), the operand named
+generic("load", "float32", distinct(80, "float32"), dense([3, 4, 5]), 0, ["W", "X"], [[1, 2, 0], [4, 5, 0]],
+        name="giload_oob_second_dim_fault", note="dims [W, X] on [3,4,5]: X index 5 >= 5 (ins[2]) -> fault, nothing written (I7)")
+generic("load", "float32", distinct(80, "float32"), dense([3, 4, 5]), 0, ["W", "X"], [[1, 3, 0], [4, 1, 0]],
+        name="giload_oob_first_dim_fault", note="dims [W, X] on [3,4,5]: W index 3 >= 3 (ins[1]) -> fault (I7)")
+generic("load", "float32", distinct(80, "float32"), dense([3, 4, 5]), 0, ["X"], [[1, 5, 3, 9]], oob="skip",
+        name="giload_oob_skip", note="dim X on [3,4,5] in an 80-element location: X = 5 and 9 (>= 5) skipped under oob=skip although their entries lie inside the location (I7)")
+generic("load", "float32", distinct(30, "float32"), dense([5, 6]), 0, ["W", "X"], [[4, 2, 0, 4, 1], [5, 3, 1, 4, 0]],
+        wrap=(7, 4), name="giload_wrap_combined_offset",
+        note="dims [W, X] on [5,6], wrap n 7 hi 4 on the combined o = 6w + x: 29 -> 17, 15 -> 9, 1 -> 1, 28 -> 16, 6 -> 4")
+generic("load", "float32", distinct(30, "float32"), dense([5, 6]), 0, ["W", "X"], [[4, 2, 3], [5, 3, 1]],
+        wrap=(7, 8), oob="skip", name="giload_wrap_leaves_location_skip",
+        note="dims [W, X] on [5,6], wrap n 7 hi 8: o 29 -> 33 and 19 -> 21, 15 -> 17: 33 leaves the 30-element table, skipped under oob=skip")
+# GenericIndirectSave: bypass and add, duplicates, every dtype family
+for nums, dims in (([5, 6], ["W"]), ([3, 4, 5], ["Y"]), ([2, 3, 4, 5], ["W", "Y"]), ([2, 3, 4, 5], ["Z", "Y", "X"]),
+                   ([3, 4, 5], ["W", "Y", "X"]), ([5, 6], ["X"])):
+    tp = dense(nums)
+    lv = [LETTERS[len(nums)].index(d) for d in dims]
+    K = 6
+    idx = rand_idx(nums, lv, K)
+    for k in range(len(dims)):
+        idx[k][4] = idx[k][1]  # a duplicate entry
+    L = int(np.prod([nums[l] for l in range(len(nums)) if l not in lv]))
+    tag = "".join(dims)
+    generic("save", "float32", distinct(int(np.prod(nums)), "float32"), tp, 0, dims, idx,
+            other=(np.arange(K * L, dtype=F32) + 900), op="bypass", name=f"gisave_{len(nums)}level_{tag}_bypass",
+            note=f"table {nums}, dims {dims}, op bypass: entry 4 repeats entry 1, last writer wins")
+    generic("save", "float32", vals((int(np.prod(nums)),), "float32"), tp, 0, dims, idx,
+            other=vals((K * L,), "float32"), op="add", name=f"gisave_{len(nums)}level_{tag}_add",
+            note=f"table {nums}, dims {dims}, op add in fp32, entry 4 accumulates onto entry 1's result")
+for dt, small in (("bfloat16", 2.0 ** -8), ("float16", 2.0 ** -11), ("float8e5", 0.125), ("float8e4", 0.0625),
+                  ("float32", 2.0 ** -24)):
+    K, L = 8, 3
+    t0 = narrow(np.ones(4 * 3 * L, F32), dt)
+    v = narrow(np.tile(np.array([small, 3 * small, -1.5 * small], F32), K), dt)
+    generic("save", dt, t0, dense([4, 3, L]), 0, ["W", "Y"], [[2] * K, [1] * K], other=v, op="add",
+            check_serial=True, name=f"gisave_dup_serial_{dt}",
+            note=f"{dt}: 8 adds of ~{small} into one entry of ones: per-step rounding differs from one sum (asserted)")
+generic("save", "int32", np.array([2 ** 31 - 2, 5, -2 ** 31] * 4, np.int32), dense([4, 3]), 0, ["W"], [[1, 1, 3]],
+        other=np.array([1, 1, -1, 2, 0, 0, 5, 5, 5], np.int32), op="add", name="gisave_int32_add_wraps",
+        note="int32 add wraps: 2^31-2 + 1 + 2 wraps to INT_MIN + 1; -2^31 - 1 wraps to INT_MAX")
+generic("save", "float32", distinct(12, "float32"), dense([4, 3]), 0, ["W"], [[1, 2, 1]],
+        other=np.arange(9, dtype=F32) + 50, op="bypass", op_field=False, name="gisave_op_absent_is_bypass",
+        note="no op field: bypass (docs/bir-json.md op? default bypass): row 1 written twice, the last wins")
+generic("save", "uint16", distinct(12, "uint16"), dense([4, 3]), 0, ["W"], [[1, 2]],
+        other=distinct(6, "uint16"), op="add", name="gisave_add_uint16_numerics_fault",
+        note="op add on a uint16 table: not reducible -> fault numerics, nothing written")
+generic("save", "float32", distinct(80, "float32"), dense([3, 4, 5]), 0, ["W", "Y"], [[2, 0, 2], [3, 4, 1]],
+        other=np.arange(15, dtype=F32), op="bypass", name="gisave_oob_fault",
+        note="dims [W, Y]: Y index 4 >= 4 (ins[2]) -> fault, nothing written (I7)")
+generic("save", "float32", distinct(80, "float32"), dense([3, 4, 5]), 0, ["W", "Y"], [[2, 0, 2, -1], [3, 4, 1, 0]],
+        other=np.arange(20, dtype=F32), op="add", oob="skip", idx_dt="uint64", name="gisave_oob_skip",
+        note="dims [W, Y] add: Y index 4 skipped under oob=skip, W = -1 skipped (I8)")
+generic("save", "float32", distinct(30, "float32"), dense([10, 3]), 0, ["W"], [[1, 12, 25, 4]],
+        other=np.arange(12, dtype=F32), op="bypass", wrap=(9, 1), oob="skip", name="gisave_wrap_skip",
+        note="dim W on [10, 3], wrap n 9 hi 1 applied to o = 3w: 12 is >= 10 (I7, skipped); o(4) = 12 -> 12 % 9 + 1 = 4")
+
+
+# ---------------------------------------------------------------- 4. IndirectCopy
+IC = "seed 000 §6.2 IndirectCopy 16-partition blocks; NKI local_gather index flattening; ind-decisions"
+
+
+def icopy_case(dt, P, Rsrc, L, J, idx_dt, nvi, idx=None, oob="fault", name=None, note="", choices=(), dst_levels=2,
+               src_pad=0):
+    src_row = Rsrc * L + src_pad
+    src = distinct(P * src_row, dt).reshape(P, src_row)
+    if idx is None:
+        idx = RNG.integers(0, Rsrc, (P, J))
+    idx = np.asarray(idx).reshape(P, J)
+    K = 16 * J
+    dst0 = distinct(P * K * L, dt)[::-1].copy().reshape(P, K * L)
+    expected = dst0.copy()
+    fault = None
+    todo = []
+    for c in range(P // 16):
+        flat = idx[16 * c:16 * c + 16].flatten(order="F")  # k = j*16 + q
+        for k in range(min(K, nvi)):
+            r = int(flat[k])
+            if r >= Rsrc:
+                if oob == "fault":
+                    fault = ("out-of-bounds", "ins[1]")
+                continue
+            todo.append((c, k, r))
+    if fault is None:
+        for c, k, r in todo:
+            for p in range(16 * c, 16 * c + 16):
+                expected[p, k * L:(k + 1) * L] = src[p, r * L:(r + 1) * L]
+    g = Prog()
+    st = g.tile_in("src", dt, src)
+    it = g.tile_in("idx", idx_dt, idx.astype(STORE[idx_dt]))
+    yt = g.tile_in("y0", dt, dst0)
+    src_ap = [[src_row, P], [L, Rsrc], [1, L]]
+    dst_ap = [[K * L, P], [1, K * L]] if dst_levels == 2 else [[K * L, P], [L, K], [1, L]]
+    g.inst("IndirectCopy", [ap(st, dt, src_ap), ap(it, idx_dt, [[J, P], [1, J]])], [ap(yt, dt, dst_ap)],
+           num_valid_indices=nvi)
+    if fault is None:
+        g.save(yt, "y", dt, P, K * L, expected)
+    else:
+        g.expect(yt, dst0)  # the run stops at the fault: the SB tile must be as loaded
+    ch = ["I10"] + list(choices)
+    if idx_dt != "uint16":
+        ch.append("I9")
+    if fault is not None or oob == "skip":
+        ch.append("I2")
+    case(name, g, f"IndirectCopy {note} ({IC})", choices=ch, fault=fault, options=["oob=skip"] if oob == "skip" else ())
+
+
+icopy_case("float32", 16, 6, 4, 2, "uint16", 32, name="icopy_16p_all_valid",
+           note="16 partitions, src 6 rows of 4 per partition, 2 uint16 indices per partition: K = 32 entries flattened "
+                "column-major (k = j*16 + q); each partition gathers its own rows")
+icopy_case("float32", 16, 6, 4, 2, "uint16", 20, name="icopy_16p_nvi_20",
+           note="num_valid_indices 20 of 32: entries k >= 20 (partitions 4..15's second index) skipped, dst keeps those values")
+icopy_case("float32", 32, 5, 3, 3, "uint16", 40, name="icopy_32p_two_blocks_nvi_40",
+           note="32 partitions = 2 blocks of 16, each with its own 48-entry list; num_valid_indices 40")
+icopy_case("bfloat16", 64, 8, 2, 1, "uint16", 7, name="icopy_64p_bfloat16_nvi_7",
+           note="64 partitions (4 blocks), 1 index per partition, num_valid_indices 7: entries 0..6 per block")
+icopy_case("bfloat16", 128, 10, 8, 2, "uint16", 23, name="icopy_128p_8blocks_bfloat16",
+           note="128 partitions = 8 blocks, 10 rows of 8 bf16 per partition, 2 indices per partition, num_valid_indices 23")
+icopy_case("float32", 16, 4, 1, 4, "uint16", 64, dst_levels=3, name="icopy_entry_len1_dst3level",
+           note="entry length 1, dst AP [[64,16],[1,64],[1,1]]")
+icopy_case("float32", 16, 4, 4, 1, "uint16", 0, name="icopy_nvi_0", note="num_valid_indices 0: nothing copied")
+icopy_case("float32", 16, 4, 4, 1, "uint16", 1000, name="icopy_nvi_past_k", note="num_valid_indices 1000 > K = 16: all 16 entries")
+icopy_case("float32", 16, 6, 4, 2, "int32", 32, name="icopy_int32_indices", note="int32 indices (zero-extended, I9)")
+icopy_case("float16", 16, 6, 4, 2, "uint32", 32, name="icopy_uint32_indices_float16", note="uint32 indices (I9), fp16 data")
+icopy_case("float32", 16, 6, 4, 2, "uint16", 32, src_pad=5, name="icopy_src_padded_partitions",
+           note="src partitions of 29 elements (pitch 29), rows of 4 at 0, 4, ..., 20 within the partition")
+bad = RNG.integers(0, 6, (16, 2))
+bad[9, 1] = 6
+icopy_case("float32", 16, 6, 4, 2, "uint16", 32, idx=bad, name="icopy_oob_fault",
+           note="partition 9's second index = 6 >= 6 rows -> fault, nothing written")
+icopy_case("float32", 16, 6, 4, 2, "uint16", 25, idx=bad, name="icopy_oob_past_nvi_not_checked",
+           note="the same out-of-bounds index at k = 1*16 + 9 = 25 >= num_valid_indices 25: skipped, never checked")
+bad2 = bad.copy()
+bad2[3, 0] = 0xFFFF
+icopy_case("float32", 16, 6, 4, 2, "uint16", 32, idx=bad2, oob="skip", name="icopy_oob_skip",
+           note="0xFFFF (no -1 sentinel: just out of bounds) and 6 skipped under oob=skip")
+
+# ---------------------------------------------------------------- 5. Gather
+GA = "seed 004 nc_n_gather: within-partition gather, dst[p, k] = src[p, idx[p, k]]; ind-decisions I11"
+
+
+def gather_case(dt, P, F, Kp, idx_dt, idx=None, oob="fault", name=None, note="", src_ap=None, dst_ap=None):
+    src = distinct(P * F, dt).reshape(P, F)
+    if idx is None:
+        idx = RNG.integers(0, F, (P, Kp))
+    idx = np.asarray(idx).reshape(P, Kp)
+    dst0 = distinct(P * Kp, dt)[::-1].copy().reshape(P, Kp)
+    expected = dst0.copy()
+    fault = None
+    # partition p's src / dst elements in AP order (the free levels' offsets inside the partition)
+    s_order = ap_index((src_ap or [[F, P], [1, F]])[1:]).reshape(-1)
+    d_order = ap_index((dst_ap or [[Kp, P], [1, Kp]])[1:]).reshape(-1)
+    assert s_order.size == F and d_order.size == Kp
+    # int32 indices are read as their uint32 bit pattern (I11): -1 is 0xFFFFFFFF, not "the last one"
+    uidx = idx.astype(np.int64) & 0xFFFFFFFF
+    for p in range(P):
+        for k in range(Kp):
+            if int(uidx[p, k]) >= F:
+                if oob == "fault":
+                    fault = ("out-of-bounds", "ins[1]")
+                continue
+            expected[p, d_order[k]] = src[p, s_order[int(uidx[p, k])]]
+    g = Prog()
+    st = g.tile_in("src", dt, src)
+    it = g.tile_in("idx", idx_dt, idx.astype(STORE[idx_dt]))
+    yt = g.tile_in("y0", dt, dst0)
+    g.inst("Gather", [ap(st, dt, src_ap or [[F, P], [1, F]]), ap(it, idx_dt, [[Kp, P], [1, Kp]])],
+           [ap(yt, dt, dst_ap or [[Kp, P], [1, Kp]])])
+    if fault is None:
+        g.save(yt, "y", dt, P, Kp, expected)
+    else:
+        g.expect(yt, dst0)
+    ch = ["I11"] + (["I2"] if fault is not None or oob == "skip" else [])
+    case(name, g, f"Gather {note} ({GA})", choices=ch, fault=fault, options=["oob=skip"] if oob == "skip" else ())
+
+
+for idt in ("uint8", "uint16", "uint32", "int32"):
+    gather_case("float32", 4, 20, 12, idt, name=f"gather_{idt}", note=f"{idt} indices, 4 partitions x 20 src, 12 per partition (repeats allowed)")
+gather_case("bfloat16", 32, 64, 48, "uint16", name="gather_bfloat16_32p", note="bf16, 32 partitions, 48 gathered of 64")
+gather_case("int32", 128, 16, 8, "uint32", name="gather_int32_128p", note="int32 data, 128 partitions")
+gather_case("float32", 4, 20, 12, "uint16", src_ap=[[20, 4], [1, 5], [5, 4]], dst_ap=[[12, 4], [1, 3], [3, 4]],
+            name="gather_src_dst_ap_order", note="src AP [[20,4],[1,5],[5,4]] (partition p's src_flat in AP order is the "
+            "4 x 5 block read column-major) and dst AP [[12,4],[1,3],[3,4]]: indices address AP order, not memory order")
+gi = RNG.integers(0, 20, (4, 12))
+gi[2, 5] = 20
+gather_case("float32", 4, 20, 12, "uint32", idx=gi, name="gather_oob_fault", note="index 20 >= 20 -> fault, nothing written")
+gi[0, 0] = 255
+gather_case("float32", 4, 20, 12, "uint8", idx=gi, oob="skip", name="gather_oob_skip", note="indices 20 and 255 skipped under oob=skip")
+gi2 = RNG.integers(0, 20, (4, 12)).astype(np.int64)
+gi2[1, 3] = 0xFFFFFFFF
+gather_case("float32", 4, 20, 12, "int32", idx=gi2.astype(np.uint32).view(np.int32), name="gather_int32_minus1_oob_fault",
+            note="int32 -1 read as uint32 0xFFFFFFFF -> out of bounds (no -1 sentinel) -> fault")
+
+
+# ---------------------------------------------------------------- 6. validation errors
+def err_prog(opcode, ins, outs, allocs, **fields):
+    """A program with flat Input locations `allocs` = {name: (dt, n)} and one instruction."""
+    g = Prog()
+    for nm, (dt, n) in allocs.items():
+        g.dram_in(nm, dt, np.zeros((1, n), STORE[dt]))
+    g.inst(opcode, ins, outs, **fields)
+    return g
+
+
+def err_case(name, g, note, kind, loc, msg, choices=()):
+    case(name, g, note + " (validation error)", errors=[(kind, loc, msg)], choices=choices)
+
+
+A = {"tab": ("float32", 128), "idx": ("int32", 8), "y": ("float32", 64)}
+T = ap("tab", "float32", [[8, 1], [8, 16]])
+for op in ("min", "max", "mult"):
+    g = err_prog("IndirectSaveAccumulate", [ap("y", "float32", [[8, 8], [1, 8]]), ap("idx", "int32", [[8, 1], [1, 8]])],
+                 [T], A, num_indices=8, entry_step_elements=8, op=op)
+    err_case(f"err_isacc_op_{op}", g, f"IndirectSaveAccumulate op {op}: only bypass / add (seed 000 §6.4, J13)",
+             "bad-field", "(IndirectSaveAccumulate) › op", "supports only bypass (copy) and add")
+    g = err_prog("GenericIndirectSave", [ap("y", "float32", [[1, 8], [1, 1]]), ap("idx", "int32", [[8, 1], [1, 8]])],
+                 [T], A, indirect_dims=["X"], op=op)
+    err_case(f"err_gisave_op_{op}", g, f"GenericIndirectSave op {op}: only bypass / add (seed 000 §6.4, J13)",
+             "bad-field", "(GenericIndirectSave) › op", "supports only bypass (copy) and add")
+for opc in ("IndirectLoad", "IndirectSave", "IndirectSaveAccumulate"):
+    for bdt in ("uint32", "uint16", "float32", "int16"):
+        A2 = dict(A, idx=(bdt, 8))
+        ia = ap("idx", bdt, [[8, 1], [1, 8]])
+        rows = ap("y", "float32", [[8, 8], [1, 8]])
+        fields = {"num_indices": 8, "entry_step_elements": 8} if opc == "IndirectSaveAccumulate" else {}
+        g = err_prog(opc, [T, ia] if opc == "IndirectLoad" else [rows, ia], [rows] if opc == "IndirectLoad" else [T],
+                     A2, **fields)
+        err_case(f"err_{opc.lower()}_index_{bdt}", g, f"{opc} with {bdt} indices (seed 000 §6.1: int32 / uint64 / int64)",
+                 "dtype", f"({opc}) › ins[1].dtype", "index dtype must be int32, uint64 or int64")
+g = err_prog("GenericIndirectLoad", [T, ap("idx", "int32", [[8, 1], [1, 8]]), ap("i8", "uint8", [[8, 1], [1, 8]])],
+             [ap("y", "float32", [[1, 8], [1, 1]])], dict(A, i8=("uint8", 8)), indirect_dims=["W", "X"])
+err_case("err_giload_second_index_uint8", g, "GenericIndirectLoad whose second index AP is uint8 (J32)",
+         "dtype", "(GenericIndirectLoad) › ins[2].dtype", "index dtype must be int32, uint64 or int64")
+# dims-count mismatch
+A3 = {"tab": ("float32", 30), "i0": ("int32", 3), "i1": ("int32", 3), "y": ("float32", 18)}
+g = err_prog("GenericIndirectLoad", [ap("tab", "float32", [[6, 5], [1, 6]]), ap("i0", "int32", [[3, 1], [1, 3]]),
+                                     ap("i1", "int32", [[3, 1], [1, 3]])], [ap("y", "float32", [[6, 3], [1, 6]])], A3,
+             indirect_dims=["W"])
+err_case("err_giload_dims_count_mismatch", g, "GenericIndirectLoad with 2 index operands and 1 indirect dim (seed 000 §6.2)",
+         "bad-field", "(GenericIndirectLoad) › indirect_dims", "number of indirect dims")
+g = err_prog("GenericIndirectSave", [ap("y", "float32", [[6, 3], [1, 6]]), ap("i0", "int32", [[3, 1], [1, 3]]),
+                                     ap("i1", "int32", [[3, 1], [1, 3]])], [ap("tab", "float32", [[6, 5], [1, 6]])], A3,
+             indirect_dims=["W"], op="add")
+err_case("err_gisave_dims_count_mismatch", g, "GenericIndirectSave with 2 index operands and 1 indirect dim (seed 000 §6.2)",
+         "bad-field", "(GenericIndirectSave) › indirect_dims", "number of indirect dims")
+# insufficient indices: num_indices > E (I5)
+A4 = {"tab": ("float32", 128), "idx": ("int32", 8), "y": ("float32", 64)}
+g = err_prog("IndirectSaveAccumulate", [ap("y", "float32", [[8, 8], [1, 8]]), ap("idx", "int32", [[4, 2], [1, 4]])],
+             [T], A4, num_indices=5, entry_step_elements=8, op="add")
+err_case("err_isacc_insufficient_indices", g,
+         "IndirectSaveAccumulate num_indices 5 > 4 index slots per partition (2 partitions x 4): insufficient indices (seed 000 §6.2, I5)",
+         "ap-shape", "(IndirectSaveAccumulate) › num_indices", "insufficient indices", choices=["I5"])
+g = err_prog("IndirectSaveAccumulate", [ap("y", "float32", [[8, 8], [1, 8]]), ap("idx", "int32", [[1, 8], [1, 1]])],
+             [T], A4, num_indices=2, entry_step_elements=8, op="add")
+err_case("err_isacc_insufficient_indices_one_per_partition", g,
+         "IndirectSaveAccumulate with 8 partitions x 1 index slot and num_indices 2: insufficient indices (I5)",
+         "ap-shape", "(IndirectSaveAccumulate) › num_indices", "insufficient indices", choices=["I5"])
+# shape errors (ind-decisions)
+g = err_prog("IndirectLoad", [T, ap("idx", "int32", [[8, 1], [1, 8]])], [ap("y", "float32", [[8, 7], [1, 8]])], A)
+err_case("err_iload_rows_ne_indices", g, "IndirectLoad with 7 dst rows for 8 indices", "ap-shape", "(IndirectLoad)", "")
+g = err_prog("IndirectLoad", [ap("tab", "float32", [[64, 2], [8, 8]]), ap("idx", "int32", [[8, 1], [1, 8]])],
+             [ap("y", "float32", [[8, 8], [1, 8]])], A)
+err_case("err_iload_table_outer_level_num", g, "IndirectLoad table AP [[64,2],[8,8]]: a level other than the final one has num 2",
+         "ap-shape", "(IndirectLoad) › ins[0]", "")
+g = err_prog("IndirectLoad", [T, ap("idx", "int32", [[8, 1], [1, 8]])], [ap("yb", "bfloat16", [[8, 8], [1, 8]])],
+             dict(A, yb=("bfloat16", 64)))
+err_case("err_iload_dtype_mismatch", g, "IndirectLoad fp32 table into a bf16 dst (no cast)", "dtype", "(IndirectLoad)", "")
+g = err_prog("IndirectSave", [ap("y", "float32", [[8, 6], [1, 8]]), ap("idx", "int32", [[8, 1], [1, 8]])], [T], A)
+err_case("err_isave_rows_ne_indices", g, "IndirectSave with 6 value rows for 8 indices", "ap-shape", "(IndirectSave)", "")
+g = err_prog("IndirectSaveAccumulate", [ap("y", "float32", [[8, 6], [1, 8]]), ap("idx", "int32", [[4, 2], [1, 4]])],
+             [T], A, num_indices=4, entry_step_elements=8, op="add")
+err_case("err_isacc_rows_ne_slots", g, "IndirectSaveAccumulate with 6 value rows for 2 x 4 slots", "ap-shape",
+         "(IndirectSaveAccumulate)", "")
+g = err_prog("IndirectSaveAccumulate", [ap("yb", "bfloat16", [[8, 8], [1, 8]]), ap("idx", "int32", [[4, 2], [1, 4]])],
+             [T], dict(A, yb=("bfloat16", 64)), num_indices=4, entry_step_elements=8, op="add")
+err_case("err_isacc_dtype_mismatch", g, "IndirectSaveAccumulate bf16 values into an fp32 table", "dtype",
+         "(IndirectSaveAccumulate)", "")
+g = err_prog("GenericIndirectLoad", [ap("tab", "float32", [[6, 5], [1, 6]]), ap("i0", "int32", [[3, 1], [1, 3]]),
+                                     ap("i1", "int32", [[2, 1], [1, 2]])], [ap("y", "float32", [[1, 3], [1, 1]])], A3,
+             indirect_dims=["W", "X"])
+err_case("err_giload_index_counts_differ", g, "GenericIndirectLoad index APs of 3 and 2 elements", "ap-shape",
+         "(GenericIndirectLoad)", "")
+g = err_prog("GenericIndirectLoad", [ap("tab", "float32", [[6, 5], [1, 6]]), ap("i0", "int32", [[3, 1], [1, 3]])],
+             [ap("y", "float32", [[6, 2], [1, 6]])], A3, indirect_dims=["W"])
+err_case("err_giload_dst_count", g, "GenericIndirectLoad dims [W] on [5,6] with 3 indices: dst needs 3 x 6, has 12",
+         "ap-shape", "(GenericIndirectLoad)", "")
+g = err_prog("GenericIndirectSave", [ap("y", "float32", [[6, 3], [1, 6]]), ap("i0", "int32", [[3, 1], [1, 3]])],
+             [ap("tab", "float32", [[6, 5], [1, 6]])], A3, indirect_dims=["X"], op="bypass")
+err_case("err_gisave_values_count", g, "GenericIndirectSave dims [X] on [5,6] (L = 5) with 3 indices: values need 15, has 18",
+         "ap-shape", "(GenericIndirectSave)", "")
+g = err_prog("IndirectLoad", [T, ap("idx", "int32", [[8, 1], [1, 8]])], [ap("y", "float32", [[8, 8], [1, 8]])], A,
+             wrap={"n": 0, "hi": 1})
+err_case("err_iload_wrap_n0", g, "IndirectLoad wrap n = 0 (I3)", "bad-field", "wrap.n", "", choices=["I3"])
+AC = {"s": ("float32", 16 * 8), "ix": ("uint16", 16), "d": ("float32", 16 * 4 * 16)}
+AC8 = {"s": ("float32", 8 * 8), "ix": ("uint16", 8), "d": ("float32", 8 * 64)}
+g = err_prog("IndirectCopy", [ap("s", "float32", [[8, 8], [4, 2], [1, 4]]), ap("ix", "uint16", [[1, 8], [1, 1]])],
+             [ap("d", "float32", [[64, 8], [1, 64]])], AC8, num_valid_indices=4)
+err_case("err_icopy_partitions_not_16", g, "IndirectCopy on 8 partitions (a multiple of 16 needed, NKI)", "ap-shape",
+         "(IndirectCopy)", "")
+for bdt in ("int64", "int8", "uint8"):
+    g = err_prog("IndirectCopy", [ap("s", "float32", [[8, 16], [4, 2], [1, 4]]), ap("ix", bdt, [[1, 16], [1, 1]])],
+                 [ap("d", "float32", [[64, 16], [1, 64]])], dict(AC, ix=(bdt, 16)), num_valid_indices=4)
+    err_case(f"err_icopy_index_{bdt}", g, f"IndirectCopy with {bdt} indices (uint16, I9: int32 / uint32)", "dtype",
+             "(IndirectCopy) › ins[1]", bdt, choices=["I9"])
+g = err_prog("IndirectCopy", [ap("s", "float32", [[8, 16], [4, 2], [1, 4]]), ap("ix", "uint16", [[1, 16], [1, 1]])],
+             [ap("d", "float32", [[32, 16], [1, 32]])], AC, num_valid_indices=4)
+err_case("err_icopy_dst_too_small", g, "IndirectCopy dst partitions of 32 elements for 16 entries of 4", "ap-shape",
+         "(IndirectCopy)", "")
+g = err_prog("IndirectCopy", [ap("s", "float32", [[8, 16], [4, 2], [1, 4]]), ap("ix", "uint16", [[1, 16], [1, 1]])],
+             [ap("db", "bfloat16", [[64, 16], [1, 64]])], dict(AC, db=("bfloat16", 1024)), num_valid_indices=4)
+err_case("err_icopy_dtype_mismatch", g, "IndirectCopy fp32 src into a bf16 dst", "dtype", "(IndirectCopy)", "")
+AG = {"s": ("float32", 80), "ix": ("uint32", 48), "d": ("float32", 48)}
+for bdt in ("int64", "int16", "int8"):
+    g = err_prog("Gather", [ap("s", "float32", [[20, 4], [1, 20]]), ap("ix", bdt, [[12, 4], [1, 12]])],
+                 [ap("d", "float32", [[12, 4], [1, 12]])], dict(AG, ix=(bdt, 48)))
+    err_case(f"err_gather_index_{bdt}", g, f"Gather with {bdt} indices (uint8/16/32, int32: I11)", "dtype",
+             "(Gather) › ins[1]", bdt, choices=["I11"])
+g = err_prog("Gather", [ap("s", "float32", [[20, 4], [1, 20]]), ap("ix", "uint32", [[12, 4], [1, 12]])],
+             [ap("d", "float32", [[10, 4], [1, 10]])], AG)
+err_case("err_gather_dst_count", g, "Gather dst 10 per partition for 12 indices per partition", "ap-shape", "(Gather)", "")
+g = err_prog("Gather", [ap("s", "float32", [[20, 4], [1, 20]]), ap("ix", "uint32", [[12, 2], [1, 12]])],
+             [ap("d", "float32", [[12, 4], [1, 12]])], AG)
+err_case("err_gather_partitions_differ", g, "Gather with 4 src partitions and 2 index partitions", "ap-shape", "(Gather)", "")
+
+
+# ================================================================ write
+def write_all():
+    for d in os.listdir(HERE):
+        if os.path.isdir(os.path.join(HERE, d)):
+            shutil.rmtree(os.path.join(HERE, d))
+    total = 0
+    for name, (g, note, choices, fault, errors, options) in CASES.items():
+        d = os.path.join(HERE, name)
+        os.makedirs(d)
+        with open(os.path.join(d, "case.json"), "w") as f:
+            json.dump(g.program(), f, separators=(",", ":"))
+        lines = [f"# {note}", "# expected outputs from make_cases.py (NumPy / ml_dtypes), never from birsim"]
+        lines += [f"choice: {c}" for c in choices]
+        if errors:
+            for kind, loc, msg in errors:
+                lines.append(f"error {kind} @ {loc} | {msg}".rstrip())
+        else:
+            lines.append("profile: refsim")
+            lines += [f"option: {o}" for o in options]
+            if fault is not None:
+                lines.append(f"fault {fault[0]} | {fault[1]}".rstrip())
+            for k, v in g.inputs.items():
+                np.save(os.path.join(d, f"in_{k}.npy"), v)
+                total += v.nbytes
+                lines.append(f"input {k} = in_{k}.npy")
+            for k, v in g.outputs.items():
+                np.save(os.path.join(d, f"expected_{k}.npy"), v)
+                total += v.nbytes
+                lines.append(f"output {k} = expected_{k}.npy")
+        with open(os.path.join(d, "case.expect"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+    # the worked example (examples/embedding_bag/make.py writes its program and data) as a case
+    d = os.path.join(HERE, "embedding_bag_example")
+    os.makedirs(d)
+    ex = "../../../../examples/embedding_bag/"
+    with open(os.path.join(d, "case.expect"), "w") as f:
+        f.write("# examples/embedding_bag: IndirectLoad of 1024 Zipf ids from a 4096 x 128 bf16 table, TensorScalar x 0.3, "
+                "serial bf16 IndirectSaveAccumulate back into a copy of the table (seed 000 §6.3)\n"
+                "# expected outputs from examples/embedding_bag/make.py (NumPy / ml_dtypes), never from birsim\n"
+                f"program: {ex}program.json\nprofile: refsim\ninput table = {ex}table.npy\ninput ids = {ex}ids.npy\n"
+                f"output gathered = {ex}expected_gathered.npy\noutput out = {ex}expected_out.npy\n")
+    runs = sum(1 for c in CASES.values() if not c[4])
+    print(f"{len(CASES)} cases ({runs} run, {len(CASES) - runs} validation errors), {total / 2**20:.2f} MiB of tensors")
+
+
+write_all()
