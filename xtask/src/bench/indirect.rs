@@ -61,7 +61,7 @@ pub fn run(ctx: &Ctx) {
     let o = &ctx.opts;
     if o.want("indirect-load") {
         let rows = 1_000_000;
-        let r = ids_input(ctx, "load", &uniform_ids(IDS, rows)).and_then(|(ids, file)| {
+        let r = ids_input(ctx, "load", &uniform_ids(IDS, rows)).map(|(ids, file)| {
             let mut p = Prog::default();
             p.flat("tab", "ExternalInput", "float32", rows, D);
             p.flat("ids", "ExternalInput", "int32", 1, IDS);
@@ -75,7 +75,7 @@ pub fn run(ctx: &Ctx) {
             ));
             let tab = npy("float32", rows, D);
             let ours = time_sim(&p.text(), &[("tab", &tab), ("ids", &ids)], o.reps());
-            Ok((ours, file))
+            (ours, file)
         });
         let (ours, base) = match r {
             Ok((ours, file)) => {
@@ -98,7 +98,7 @@ pub fn run(ctx: &Ctx) {
             continue;
         }
         let rows = 100_000;
-        let r = ids_input(ctx, mode, &zipf_ids(IDS, rows)).and_then(|(ids, file)| {
+        let r = ids_input(ctx, mode, &zipf_ids(IDS, rows)).map(|(ids, file)| {
             let mut p = Prog::default();
             p.flat("tab", "ExternalInput", dt, rows, D);
             p.flat("val", "ExternalInput", dt, IDS, D);
@@ -111,7 +111,7 @@ pub fn run(ctx: &Ctx) {
             ));
             let (tab, val) = (npy(dt, rows, D), npy(dt, IDS, D));
             let ours = time_sim(&p.text(), &[("tab", &tab), ("val", &val), ("ids", &ids)], o.reps());
-            Ok((ours, file))
+            (ours, file)
         });
         let (ours, base) = match r {
             Ok((ours, file)) => {
