@@ -485,8 +485,8 @@ fn iota_base_channel_multiplier_and_cast() {
 #[test]
 fn iota_in_place_matches_the_padded_twin() {
     let big = 1i64 << 40;
-    type Case = (i64, i64, &'static [(i64, i64)], usize);
-    let cases: [Case; 5] = [
+    type Case<'a> = (i64, i64, &'a [(i64, i64)], usize);
+    let cases: [Case<'_>; 5] = [
         (3, 4, &[(1, 5)], 3),
         (-7, i64::from(i32::MAX), &[(i64::from(i32::MAX) + 9, 7)], 3),
         (big + 5, -big - 3, &[(100, 2), (big + 1, 3), (-1, 5)], 4),
