@@ -416,12 +416,11 @@ mod tests {
         for _ in 0..4 {
             t = x ^ ((t << 17) & 0x71D6_7FFF_EDA6_0000);
         }
-        x = t;
-        let mut t = x;
+        let mut u = t;
         for _ in 0..3 {
-            t = x ^ ((t >> 29) & 0x5555_5555_5555_5555);
+            u = t ^ ((u >> 29) & 0x5555_5555_5555_5555);
         }
-        t
+        u
     }
 
     /// A rejected draw (tempered value ≥ 2^32·(2^32−1)) is consumed and skipped, in the
