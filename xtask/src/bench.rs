@@ -17,6 +17,7 @@
 //! never fails: it is a report, not a gate (it is not run in CI).
 
 mod e2e;
+mod indirect;
 mod kernels;
 mod peers;
 mod program;
@@ -93,6 +94,7 @@ pub fn run(args: &[String]) {
     ctx.describe();
     header();
     kernels::run(&ctx);
+    indirect::run(&ctx);
     e2e::run(&ctx);
 }
 

@@ -30,6 +30,9 @@ fn check(src: Dtype, src_values: usize, dst: Dtype, dst_values: usize) -> Result
 pub trait Codec: Copy {
     /// One stored element.
     type C: Copy;
+    /// Decoding is a table lookup (FP8), which keeps a loop that also encodes from vectorising:
+    /// passes then decode a block into fp32 first and compute from that.
+    const DECODES_BY_TABLE: bool = false;
     /// Its value.
     fn decode(self, c: Self::C) -> f32;
     /// A value stored.
@@ -100,6 +103,7 @@ impl Fp8 {
 
 impl Codec for Fp8 {
     type C = u8;
+    const DECODES_BY_TABLE: bool = true;
     #[inline(always)]
     fn decode(self, c: u8) -> f32 {
         f32::from_bits(self.table[usize::from(c)])

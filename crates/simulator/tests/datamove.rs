@@ -480,6 +480,43 @@ fn iota_base_channel_multiplier_and_cast() {
     assert_eq!(to_i32(&out[0]), [0, 1, 100, 101, 10, 11, 110, 111, 20, 21, 120, 121]);
 }
 
+/// The contiguous int32 Iota path (values computed in place) against the general path (the same
+/// pattern into rows padded by one element), on patterns whose values wrap past int32.
+#[test]
+fn iota_in_place_matches_the_padded_twin() {
+    let big = 1i64 << 40;
+    type Case<'a> = (i64, i64, &'a [(i64, i64)], usize);
+    let cases: [Case<'_>; 5] = [
+        (3, 4, &[(1, 5)], 3),
+        (-7, i64::from(i32::MAX), &[(i64::from(i32::MAX) + 9, 7)], 3),
+        (big + 5, -big - 3, &[(100, 2), (big + 1, 3), (-1, 5)], 4),
+        (1, 1, &[(2, 2), (3, 3), (5, 2), (7, 3)], 2),
+        (i64::from(i32::MIN), -1, &[(-3, 1), (1, 11)], 5),
+    ];
+    for (base, cm, pattern, parts) in cases {
+        let free: usize = pattern.iter().map(|&(_, n)| n as usize).product();
+        let pat: Vec<String> = pattern.iter().map(|(s, n)| format!("[{s},{n}]")).collect();
+        let fields = format!(r#""base":{base},"pattern":[{}],"channel_multiplier":{cm}"#, pat.join(","));
+        let (f, w) = (free as i64, free as i64 + 1);
+        let fast = run(
+            &[t("y", "int32", parts * free, vec![])],
+            &inst("Iota", "Pool", &[], &[ap("y", "int32", 0, &[(f, parts as i64), (1, f)])], &fields),
+        )
+        .unwrap();
+        let slow = run(
+            &[t("z", "int32", parts * (free + 1), vec![])],
+            &inst("Iota", "Pool", &[], &[ap("z", "int32", 0, &[(w, parts as i64), (1, f)])], &fields),
+        )
+        .unwrap();
+        let slow: Vec<i32> = to_i32(&slow[0]).chunks(free + 1).flat_map(|r| r[..free].to_vec()).collect();
+        let fast = to_i32(&fast[0]);
+        for (k, (a, b)) in fast.iter().zip(&slow).enumerate() {
+            assert_eq!(a, b, "{base} {cm} {pattern:?} element {k}: {a:#010x} vs {b:#010x}");
+        }
+        assert_eq!(fast.len(), slow.len());
+    }
+}
+
 #[test]
 fn affine_select_keeps_the_lower_triangle() {
     // 3 partitions × 3, v = p − x (cm 1, X step −1), is_ge: keep where x ≤ p, else fill −1:

@@ -349,14 +349,18 @@ fn direct_passes_match_elementwise_math_at_any_thread_count() {
         let (c0, c1) = (rng.value(), rng.value());
         let f = |op: AluOp, a: f32, b: f32| numerics::alu::ts_ops::lookup(op).unwrap()(a, b);
         let (inst, want): (String, Vec<f32>) = match round % 6 / 2 {
-            0 => (
-                format!(
-                    r#"{{"opcode":"TensorScalar","name":"i","op0":"{o0}","const0":{c0},"op1":"{o1}","const1":{c1},"ins":[{}],"outs":[{}]}}"#,
-                    ap("t"),
-                    ap("t")
-                ),
-                xd.iter().map(|v| f(o1, f(o0, *v, c0), c1)).collect(),
-            ),
+            // In place, or from another buffer (every other TensorScalar round).
+            0 => {
+                let (from, vals) = if round % 12 < 6 { ("t", &xd) } else { ("u", &zd) };
+                (
+                    format!(
+                        r#"{{"opcode":"TensorScalar","name":"i","op0":"{o0}","const0":{c0},"op1":"{o1}","const1":{c1},"ins":[{}],"outs":[{}]}}"#,
+                        ap(from),
+                        ap("t")
+                    ),
+                    vals.iter().map(|v| f(o1, f(o0, *v, c0), c1)).collect(),
+                )
+            }
             1 => (
                 format!(
                     r#"{{"opcode":"TensorTensor","name":"i","op":"{o0}","ins":[{},{}],"outs":[{}]}}"#,

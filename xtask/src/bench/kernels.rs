@@ -21,7 +21,7 @@ const PARTS: u64 = 128;
 const FREE: u64 = 65536;
 
 /// Runs a program `reps` times on fresh simulators with its inputs loaded; the median of `run()`.
-fn time_sim(text: &str, inputs: &[(&str, &Npy)], reps: usize) -> Result<f64, String> {
+pub(super) fn time_sim(text: &str, inputs: &[(&str, &Npy)], reps: usize) -> Result<f64, String> {
     time_sim_on(text, inputs, reps, None)
 }
 
@@ -66,7 +66,7 @@ fn time_sim_on(
 }
 
 /// A `[rows, cols]` input array of `dt` holding the bench's data.
-fn npy(dt: &str, rows: u64, cols: u64) -> Npy {
+pub(super) fn npy(dt: &str, rows: u64, cols: u64) -> Npy {
     let mut data = vec![0u8; (rows * cols) as usize * program::size_of(dt)];
     program::fill(dt, 0, &mut data);
     Npy { descr: program::descr(dt).to_owned(), shape: vec![rows, cols], data }

@@ -114,6 +114,21 @@ impl<K: Codec> F32Visitor for Fused<'_, K> {
                     let t = if r0 { O0::apply(c0, x) } else { O0::apply(x, c0) };
                     codec.encode(if r1 { O1::apply(c1, t) } else { O1::apply(t, c1) })
                 };
+                if K::DECODES_BY_TABLE {
+                    // Decode a block (table lookups), then a branch-free compute + encode loop
+                    // over it that vectorises.
+                    let mut buf = [0f32; 512];
+                    let mut at = 0;
+                    while at < vals.len() {
+                        let n = (vals.len() - at).min(buf.len());
+                        let block = &mut vals[at..at + n];
+                        let from = src.map_or(&*block, |s| &s[at..at + n]);
+                        buf.iter_mut().zip(from).for_each(|(b, x)| *b = codec.decode(*x));
+                        block.iter_mut().zip(&buf).for_each(|(v, x)| *v = f(*x));
+                        at += n;
+                    }
+                    return;
+                }
                 match src {
                     Some(src) => vals.iter_mut().zip(src).for_each(|(v, x)| *v = f(codec.decode(*x))),
                     None => vals.iter_mut().for_each(|v| *v = f(codec.decode(*v))),

@@ -14,6 +14,7 @@
 use super::select::merge_bytes;
 use super::{Arg, Res, Simulator, Written, fault};
 use crate::fault::FaultCause;
+use crate::memory::Touch;
 use bir_ir::ops::{AffinePattern, AffineSelectFields, IotaFields};
 use bir_ir::{AluOp, Dtype, Instruction};
 
@@ -87,6 +88,9 @@ impl<'p> Simulator<'p> {
     /// Iota (§5.4).
     pub(crate) fn iota(&mut self, i: &'p Instruction, f: &IotaFields, regions: &mut Written) -> Res<()> {
         let out = self.output(i, 0)?;
+        if out.ap.dtype == Dtype::Int32 && self.iota_direct(out, &f.generator, regions)? {
+            return Ok(());
+        }
         let mut vals = Vec::new();
         self.affine_for(out, &f.generator, &mut vals)?;
         let mut bytes = self.pool.take();
@@ -94,6 +98,51 @@ impl<'p> Simulator<'p> {
         let r = self.write(out, Dtype::Int32, &bytes, regions);
         self.pool.give(bytes);
         r
+    }
+
+    /// Iota into one contiguous int32 run: each partition's row is computed straight into the
+    /// output buffer, rows split across threads. The same values as [`affine_values`], in
+    /// wrapping i32 arithmetic (truncating i64 wrap-around to 32 bits commutes with + and ·).
+    /// Returns false when the output is not of that form (the general path then runs).
+    fn iota_direct(&mut self, out: Arg<'_>, g: &AffinePattern, regions: &mut Written) -> Res<bool> {
+        let Some(r) = self.contiguous(out)? else { return Ok(false) };
+        let (parts, free) = out.shape()?;
+        let [(sw, nw), (sz, nz), (sy, ny), (sx, nx)] = wzyx(g);
+        let n = |v: i64| usize::try_from(v).ok().filter(|&v| v > 0);
+        let (Some(nw), Some(nz), Some(ny), Some(nx)) = (n(nw), n(nz), n(ny), n(nx)) else { return Ok(false) };
+        let row = nw.checked_mul(nz).and_then(|v| v.checked_mul(ny)).and_then(|v| v.checked_mul(nx));
+        if g.pattern.len() > 4 || row != Some(free) || r.len() != parts * free * 4 || free == 0 {
+            return Ok(false); // the general path reports the mismatch
+        }
+        let t = |v: i64| v as i32; // truncation: D5's int32 wrap
+        let (base, cm, sw, sz, sy, sx) = (t(g.base), t(g.channel_multiplier), t(sw), t(sz), t(sy), t(sx));
+        let par = self.options.parallelism;
+        let touch = Touch { range: Some(r.clone()), covers: true };
+        let (buf, _) = self.memory.buffer_for(out.ap.loc, &touch);
+        let rows = buf[r.clone()].as_chunks_mut::<4>().0;
+        let mul = |a: i32, b: usize| a.wrapping_mul(b as i32);
+        let _ = par.chunks(rows, free, |off, chunk| {
+            for (k, prow) in chunk.chunks_exact_mut(free).enumerate() {
+                let vp = base.wrapping_add(mul(cm, off / free + k));
+                let mut runs = prow.chunks_exact_mut(nx);
+                for w in 0..nw {
+                    for y in 0..ny {
+                        for z in 0..nz {
+                            let v0 =
+                                vp.wrapping_add(mul(sw, w)).wrapping_add(mul(sy, y)).wrapping_add(mul(sz, z));
+                            let Some(run) = runs.next() else { return Ok(()) };
+                            for (x, e) in run.iter_mut().enumerate() {
+                                *e = v0.wrapping_add(mul(sx, x)).to_le_bytes();
+                            }
+                        }
+                    }
+                }
+            }
+            Ok::<(), ()>(())
+        });
+        let memory = &mut self.memory;
+        regions.record_region(|| memory.buffer_for(out.ap.loc, &touch).0[r.clone()].to_vec(), r.len() as u64);
+        Ok(true)
     }
 
     /// TensorScalarAffineSelect (§5.4): `out = cmp(v, 0) ? in : fill_value`.

@@ -12,6 +12,7 @@
 
 use super::{Res, Simulator, Written, fault};
 use crate::fault::{FaultCause, Slot};
+use crate::memory::Touch;
 use bir_ir::ops::MemsetFields;
 use bir_ir::{Dtype, EngineType, Instruction, Number, Operand};
 
@@ -82,7 +83,7 @@ impl Mt19937_64 {
 
     /// `std::uniform_int_distribution<uint32_t>(0, 0xFFFFFFFF)(engine)` into every slot of `out`
     /// (libstdc++'s fallback downscaling: reject `y ≥ 2^32·(2^32−1)`, then `y / (2^32−1)`).
-    pub(crate) fn fill_uniform_u32(&mut self, out: &mut [u32]) {
+    pub(crate) fn fill_uniform_u32<T: Draw>(&mut self, out: &mut [T]) {
         let mut k = 0;
         while k < out.len() {
             if self.idx >= NN {
@@ -90,15 +91,26 @@ impl Mt19937_64 {
             }
             let n = (NN - self.idx).min(out.len() - k);
             let words = &self.mt[self.idx..self.idx + n];
-            // One tight pass; a rejection (chance 2^-32 per draw) stops it and is redrawn.
-            let mut done = 0;
-            for (o, &x) in out[k..k + n].iter_mut().zip(words) {
+            let slots = &mut out[k..k + n];
+            // One branch-free pass over the block (it vectorises); a rejection (chance 2^-32 per
+            // draw) anywhere in it sends the block through the careful loop below instead.
+            let mut rejected = false;
+            for (o, &x) in slots.iter_mut().zip(words) {
                 let y = temper(x);
-                if y >= PAST {
-                    break;
+                rejected |= y >= PAST;
+                *o = T::of(div_2_32_minus_1(y));
+            }
+            let mut done = n;
+            if rejected {
+                done = 0;
+                for (o, &x) in slots.iter_mut().zip(words) {
+                    let y = temper(x);
+                    if y >= PAST {
+                        break;
+                    }
+                    *o = T::of(div_2_32_minus_1(y));
+                    done += 1;
                 }
-                *o = div_2_32_minus_1(y);
-                done += 1;
             }
             self.idx += done;
             k += done;
@@ -107,6 +119,26 @@ impl Mt19937_64 {
                 self.idx += 1;
             }
         }
+    }
+}
+
+/// A slot one 32-bit draw fills: a `u32`, or its four little-endian bytes in memory.
+pub(crate) trait Draw: Copy {
+    /// The slot holding `v`.
+    fn of(v: u32) -> Self;
+}
+
+impl Draw for u32 {
+    #[inline(always)]
+    fn of(v: u32) -> Self {
+        v
+    }
+}
+
+impl Draw for [u8; 4] {
+    #[inline(always)]
+    fn of(v: u32) -> Self {
+        v.to_le_bytes()
     }
 }
 
@@ -230,8 +262,30 @@ impl<'p> Simulator<'p> {
         // Draws per element: one for ≤ 4 bytes, two for 8 (D6). Packed x4 dtypes are 4 bytes.
         let per = if dt.size() == 8 { 2 } else { 1 };
         let n = parts * free * per;
-        let mut draws = vec![0u32; n];
+        if i.engine != EngineType::Pool
+            && dt.size() == 4
+            && let Some(r) = self.contiguous(out)?
+            && r.len() == n * 4
+        {
+            // Host draws straight into a contiguous 4-byte output, in element order.
+            if let Some(s) = m.seed {
+                self.engines.random.host.seed(s);
+            }
+            let touch = Touch { range: Some(r.clone()), covers: true };
+            let (buf, _) = self.memory.buffer_for(out.ap.loc, &touch);
+            let host = &mut self.engines.random.host;
+            self.options.parallelism.serial_prefaulted(&mut buf[r.clone()], 1 << 20, |piece| {
+                host.fill_uniform_u32(piece.as_chunks_mut::<4>().0);
+            });
+            let memory = &mut self.memory;
+            regions.record_region(
+                || memory.buffer_for(out.ap.loc, &touch).0[r.clone()].to_vec(),
+                r.len() as u64,
+            );
+            return Ok(());
+        }
         let rng = &mut self.engines.random;
+        let mut draws = vec![0u32; n];
         if i.engine == EngineType::Pool {
             if let Some(s) = m.seed {
                 rng.reseed_pool(s);
@@ -352,6 +406,45 @@ mod tests {
         assert_eq!(got, want7);
     }
 
+    /// Inverts [`temper`] step by step (each xor-shift is undone by repeating it until the
+    /// shifted-in bits are exhausted).
+    fn untemper(y: u64) -> u64 {
+        let mut x = y;
+        x ^= x >> 43;
+        x ^= (x << 37) & 0xFFF7_EEE0_0000_0000;
+        let mut t = x;
+        for _ in 0..4 {
+            t = x ^ ((t << 17) & 0x71D6_7FFF_EDA6_0000);
+        }
+        let mut u = t;
+        for _ in 0..3 {
+            u = t ^ ((u >> 29) & 0x5555_5555_5555_5555);
+        }
+        u
+    }
+
+    /// A rejected draw (tempered value ≥ 2^32·(2^32−1)) is consumed and skipped, in the
+    /// branch-free block and across a block boundary, as libstdc++'s loop does.
+    #[test]
+    fn a_rejected_draw_is_skipped() {
+        let outputs: [u64; 6] = [5, u64::MAX, 0xFFFF_FFFE_FFFF_FFFF, 0xFFFF_FFFF_0000_0000, 1 << 40, 7];
+        for &y in &outputs {
+            assert_eq!(temper(untemper(y)), y, "{y:#x}");
+        }
+        for start in [0, NN - 3] {
+            let mut g = Mt19937_64::new(1);
+            g.idx = start;
+            for (k, &y) in outputs.iter().enumerate().take(3) {
+                g.mt[start + k] = untemper(y);
+            }
+            let mut out = [0u32; 2];
+            g.fill_uniform_u32(&mut out);
+            // 5 / (2^32−1) = 0; u64::MAX is rejected; 0xFFFFFFFEFFFFFFFF / (2^32−1) = 0xFFFFFFFF.
+            assert_eq!(out, [(5u64 / 0xFFFF_FFFF) as u32, (0xFFFF_FFFE_FFFF_FFFFu64 / 0xFFFF_FFFF) as u32]);
+            assert_eq!(g.idx, start + 3);
+        }
+    }
+
     /// Xorwow from all-ones state, row 0, worked by hand: s0 = 0xFFFFFFFF, t = s0 ^ (s0 >> 2)
     /// = 0xC0000000; t ^ (t << 1) = 0xC0000000 ^ 0x80000000 = 0x40000000; s4 = 0xFFFFFFFF,
     /// s4 ^ (s4 << 4) = 0x0000000F; new s4 = 0x4000000F; counter = 362437 = 0x587C5;
@@ -418,22 +511,5 @@ mod tests {
         assert_eq!(out, [0x44, 0x33, 0xDD, 0xCC]);
         spread(&[0x1122_3344], 4, &mut out);
         assert_eq!(out, [0x44, 0x33, 0x22, 0x11]);
-    }
-
-    /// ≥ 300 M draws/s per thread, measured only in release builds.
-    #[test]
-    fn uniform_u32_throughput() {
-        if cfg!(debug_assertions) {
-            return;
-        }
-        let mut g = Mt19937_64::new(42);
-        let mut buf = vec![0u32; 1 << 20];
-        let t = std::time::Instant::now();
-        for _ in 0..64 {
-            g.fill_uniform_u32(&mut buf);
-        }
-        let rate = (64.0 * buf.len() as f64) / t.elapsed().as_secs_f64();
-        eprintln!("mt19937_64 uniform_u32: {:.0} M draws/s", rate / 1e6);
-        assert!(buf.iter().any(|&v| v != 0));
     }
 }
