@@ -75,6 +75,30 @@ pub fn decode_local_indices(
     Ok(())
 }
 
+/// The index dtype of the HW-DGE address materialisation (`getIndirectAddrsVector`, seed 000 §7)
+/// and of `Memory::obtainDataAddrsInByte` (§6.1): uint16 only ("TensorIndirect Indices data type
+/// must be uint16", CONFIRMED).
+pub const DGE_INDEX: &[Dtype] = &[Dtype::Uint16];
+
+/// Decodes a HW-DGE / `obtainDataAddrsInByte` index vector: uint16, zero-extended, no rebase and
+/// no sentinel (the HW-DGE bounds each index against `indirect_dim_max_index` instead, §7).
+pub fn decode_dge_indices(
+    dtype: Dtype,
+    bytes: &[u8],
+    operand: usize,
+    out: &mut Vec<u64>,
+) -> Result<(), IndirectError> {
+    if dtype != Dtype::Uint16 {
+        out.clear();
+        return Err(IndirectError::IndexDtype {
+            operand,
+            dtype,
+            expected: "TensorIndirect Indices data type must be uint16 (seed 000 §6.1, §7)",
+        });
+    }
+    decode_local_indices(dtype, bytes, DGE_INDEX, operand, out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -116,6 +140,18 @@ mod tests {
         let e = decode_indices(dt, &[0; 8], 1, &mut out).unwrap_err();
         assert!(e.to_string().contains("ins[1]"), "{e}");
         assert!(e.to_string().contains(dt.name()), "{e}");
+    }
+
+    /// The HW-DGE form: uint16 zero-extended (0xFFFF is 65535, not a skip); nothing else.
+    #[test]
+    fn dge_form_is_uint16_only() {
+        let mut out = Vec::new();
+        decode_dge_indices(Dtype::Uint16, &[0xFF, 0xFF, 0x34, 0x12], 3, &mut out).unwrap();
+        assert_eq!(out, [0xFFFF, 0x1234]);
+        for dt in [Dtype::Int32, Dtype::Uint32, Dtype::Uint64, Dtype::Int16] {
+            let e = decode_dge_indices(dt, &[0; 8], 3, &mut out).unwrap_err().to_string();
+            assert!(e.contains("must be uint16") && e.contains("ins[3]") && e.contains(dt.name()), "{e}");
+        }
     }
 
     #[test]

@@ -21,7 +21,7 @@ pub mod exec;
 pub mod plan;
 
 pub use access_pattern::Layout;
-pub use decode::{SKIP, decode_indices, decode_local_indices};
+pub use decode::{SKIP, decode_dge_indices, decode_indices, decode_local_indices};
 pub use exec::{Addressing, Direction, Entry, gather, scatter, serial};
 pub use plan::{GenericDim, GenericGeometry, Oob, Step, Table, Wrap};
 
