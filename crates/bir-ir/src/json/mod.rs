@@ -11,8 +11,9 @@
 //! written gives back an equal program.
 
 mod fields;
+mod lex;
 mod read;
-mod tree;
+mod view;
 mod write;
 
 pub use read::{load_slice, load_str, load_value};
