@@ -17,6 +17,7 @@
 //! rules, no tokens) and recorded as one [`Kind::Lazy`] span, to be streamed later.
 
 use serde_json::Number;
+use smallvec::SmallVec;
 
 /// Containers may nest this deep (the root container is level 1); level 128 is an error, as
 /// serde_json's recursion limit has it.
@@ -57,6 +58,31 @@ pub(crate) struct Tok {
     pub(crate) end: usize,
     pub(crate) len: usize,
     pub(crate) aux: usize,
+    /// For an object: where its keys start in [`Tape::keys`] (`len` of them).
+    pub(crate) keys: usize,
+}
+
+/// An object key for lookups: its [`key_tag`] and the index of its value's token (the key's own
+/// token is just before).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct KeyRef {
+    pub(crate) tag: u64,
+    pub(crate) value: usize,
+}
+
+/// The keys of an object being scanned.
+pub(crate) type Keys = SmallVec<[KeyRef; 16]>;
+
+/// A key's length and first seven bytes in one word, so that most lookups compare one word:
+/// equal tags mean equal keys when the key is at most seven bytes long.
+#[inline]
+pub(crate) fn key_tag(key: &str) -> u64 {
+    let b = key.as_bytes();
+    let mut tag = (b.len().min(255) as u64) << 56;
+    for (i, &c) in b.iter().take(7).enumerate() {
+        tag |= u64::from(c) << (8 * i);
+    }
+    tag
 }
 
 /// Tokens of one value (or of one object being assembled by the reader), reused between nodes.
@@ -65,17 +91,26 @@ pub(crate) struct Tape {
     pub(crate) toks: Vec<Tok>,
     /// Decoded strings that had escapes.
     pub(crate) owned: Vec<String>,
+    /// Every object's keys, each object's contiguous (see [`Tok::keys`]).
+    pub(crate) keys: Vec<KeyRef>,
 }
 
 impl Tape {
     pub(crate) fn clear(&mut self) {
         self.toks.clear();
         self.owned.clear();
+        self.keys.clear();
     }
 
     pub(crate) fn push(&mut self, kind: Kind, start: usize, end: usize) -> usize {
-        self.toks.push(Tok { kind, start, end, len: 0, aux: 0 });
+        self.toks.push(Tok { kind, start, end, len: 0, aux: 0, keys: 0 });
         self.toks.len() - 1
+    }
+
+    /// The lookup entry of key token `k` (its value comes next).
+    pub(crate) fn key_ref(&self, text: &str, k: usize) -> KeyRef {
+        let tag = self.toks.get(k).map_or(0, |t| key_tag(key_text(text, self, t)));
+        KeyRef { tag, value: k + 1 }
     }
 }
 
@@ -269,13 +304,15 @@ impl<'t> Lexer<'t> {
             b'{' => {
                 let t = tape.push(Kind::Obj, self.pos, 0);
                 self.open()?;
-                let mut len = 0;
+                let mut keys = Keys::new();
                 if !self.empty(b'}') {
                     loop {
                         let k = self.key(tape)?;
-                        let member = tape.toks.get(k).map_or(Member::Value(Lists::None), |k| {
-                            lists.member(key_text(self.text, tape, k))
-                        });
+                        keys.push(tape.key_ref(self.text, k));
+                        let member = match (lists, tape.toks.get(k)) {
+                            (Lists::None, _) | (_, None) => Member::Value(Lists::None),
+                            (_, Some(k)) => lists.member(key_text(self.text, tape, k)),
+                        };
                         match member {
                             Member::Lazy if self.next_byte() == Some(b'[') => {
                                 self.lazy(tape)?;
@@ -287,14 +324,13 @@ impl<'t> Lexer<'t> {
                                 self.value(tape, l)?;
                             }
                         }
-                        len += 1;
                         if !self.more(b'}')? {
                             break;
                         }
                     }
                 }
                 self.close();
-                Ok(self.seal(tape, t, len))
+                Ok(self.seal_object(tape, t, &keys))
             }
             b'[' => {
                 let t = tape.push(Kind::Arr, self.pos, 0);
@@ -332,6 +368,17 @@ impl<'t> Lexer<'t> {
             tok.end = self.pos;
             tok.len = len;
             tok.aux = next;
+        }
+        t
+    }
+
+    /// Closes object token `t` with its keys (the closing byte was just consumed).
+    pub(crate) fn seal_object(&self, tape: &mut Tape, t: usize, keys: &[KeyRef]) -> usize {
+        let at = tape.keys.len();
+        tape.keys.extend_from_slice(keys);
+        let t = self.seal(tape, t, keys.len());
+        if let Some(tok) = tape.toks.get_mut(t) {
+            tok.keys = at;
         }
         t
     }
@@ -475,6 +522,7 @@ impl<'t> Lexer<'t> {
 }
 
 /// The text of key token `k`.
+#[inline]
 pub(crate) fn key_text<'a>(text: &'a str, tape: &'a Tape, k: &Tok) -> &'a str {
     match k.kind {
         Kind::EscStr => tape.owned.get(k.aux).map_or("", String::as_str),

@@ -11,7 +11,7 @@
 
 use super::HEADER_KEYS;
 use super::fields::read_op;
-use super::lex::{Kind, Lexer, Lists, Member, Stop, Tape, key_text};
+use super::lex::{Keys, Kind, Lexer, Lists, Member, Stop, Tape, key_text};
 use super::view::{Doc, Entries, Items, J, Val};
 use crate::alu::AluOp;
 use crate::ap::{AccessPattern, ApPair, ApPairs, DynamicOffset, Number, OffsetSource, Operand};
@@ -541,8 +541,18 @@ impl Cx {
         }
     }
 
+    /// An AP's levels (as [`Cx::list`] does it, straight into the inline storage).
     pub(crate) fn pairs(&mut self, v: J<'_>, path: &Path<'_>) -> Option<ApPairs> {
-        self.list(v, path, Cx::pair).map(ApPairs::from_vec)
+        let items = self.arr(v, path)?;
+        let mut out = ApPairs::new();
+        let mut ok = true;
+        for (i, item) in items.iter().enumerate() {
+            match self.pair(item, &path.index(i)) {
+                Some(p) => out.push(p),
+                None => ok = false,
+            }
+        }
+        ok.then_some(out)
     }
 
     // ----- structure -----
@@ -735,7 +745,7 @@ impl Cx {
         if opcode == Some("Loop") {
             return self.loop_node(o, index).map(Node::Loop);
         }
-        if o.get("instructions").is_some() && opcode.is_none() {
+        if opcode.is_none() && o.get("instructions").is_some() {
             let name = o.opt(self, "name", Cx::string).unwrap_or_default();
             let (body, seg) = self.with_context(Seg::Block(name), |cx| {
                 // The block keeps its own path: the context says which block, the path says where.
@@ -744,7 +754,7 @@ impl Cx {
             let name = seg.map(Seg::into_name).unwrap_or_default();
             return Some(Node::Block(Block { name, body }));
         }
-        if o.get("opcode").is_some() {
+        if opcode.is_some() || o.get("opcode").is_some() {
             return self.instruction(o, index).map(Node::Inst);
         }
         self.err(
@@ -1017,23 +1027,23 @@ impl Cx {
         }
         let t = tape.push(Kind::Obj, lx.pos, 0);
         lx.open()?;
-        let mut len = 0;
+        let mut keys = Keys::new();
         if !lx.empty(b'}') {
             loop {
                 let k = lx.key(tape)?;
+                keys.push(tape.key_ref(lx.text, k));
                 if key_is(lx.text, tape, k, "functions") && lx.next_byte() == Some(b'[') {
                     self.functions(lx, tape)?;
                 } else {
                     scan_member(lx, tape, member(lx.text, tape, k, Lists::Top))?;
                 }
-                len += 1;
                 if !lx.more(b'}')? {
                     break;
                 }
             }
         }
         lx.close();
-        Ok(lx.seal(tape, t, len))
+        Ok(lx.seal_object(tape, t, &keys))
     }
 
     /// The root's `functions` array: each function object is decoded on the spot and left on
@@ -1089,26 +1099,31 @@ impl Cx {
     ) -> Result<Option<Function>, Abort> {
         let t = tape.push(Kind::Obj, lx.pos, 0);
         lx.open()?;
-        let mut len = 0;
+        let mut keys = Keys::new();
         let mut done = None;
         let (mut allocations_seen, mut blocks_seen) = (false, false);
         if !lx.empty(b'}') {
             loop {
                 let k = lx.key(tape)?;
+                keys.push(tape.key_ref(lx.text, k));
                 let allocations = key_is(lx.text, tape, k, "allocations");
                 let blocks = key_is(lx.text, tape, k, "blocks");
                 if blocks && allocations_seen && !blocks_seen && lx.next_byte() == Some(b'[') {
                     blocks_seen = true;
                     let memory = {
-                        let map =
-                            Entries { doc: Doc { text: lx.text, tape }, first: t + 1, end: tape.toks.len() };
+                        let map = Entries {
+                            doc: Doc { text: lx.text, tape },
+                            first: t + 1,
+                            end: tape.toks.len(),
+                            keys: None,
+                        };
                         let o = Obj { map, path: Path::Root };
                         self.start_function(&o);
                         self.memory(&o)
                     };
                     self.stop_if_gave_up()?;
                     let body = self.stream(lx, &Path::Key(&Path::Root, "blocks"))?;
-                    done = Some((len, memory, body));
+                    done = Some((keys.len() - 1, memory, body));
                     tape.push(Kind::Null, lx.pos, lx.pos);
                 } else {
                     if allocations && done.is_some() {
@@ -1119,21 +1134,20 @@ impl Cx {
                     blocks_seen |= blocks;
                     scan_member(lx, tape, member(lx.text, tape, k, Lists::Function))?;
                 }
-                len += 1;
                 if !lx.more(b'}')? {
                     break;
                 }
             }
         }
         lx.close();
-        let t = lx.seal(tape, t, len);
+        let t = lx.seal_object(tape, t, &keys);
         let doc = Doc { text: lx.text, tape };
         let list = Path::Key(&Path::Root, "functions");
         let path = Path::Index(&list, index);
         let Some((at, (allocations, locations), body)) = done else {
             return Ok(self.function(J { doc, at: t }, &path));
         };
-        let o = Obj { map: Entries { doc, first: t + 1, end: tape.toks.len() }, path };
+        let o = Obj { map: Entries { doc, first: t + 1, end: tape.toks.len(), keys: None }, path };
         if last_entry(o.map, "blocks") != Some(at) {
             self.gave_up = true;
             return Err(Abort::GaveUp);
@@ -1195,38 +1209,38 @@ impl Cx {
         }
         let t = tape.push(Kind::Obj, lx.pos, 0);
         lx.open()?;
-        let mut len = 0;
+        let mut keys = Keys::new();
         let mut streamed = None;
         let (mut opcode_seen, mut instructions_seen) = (false, false);
         if !lx.empty(b'}') {
             loop {
                 let k = lx.key(tape)?;
+                keys.push(tape.key_ref(lx.text, k));
                 let instructions = key_is(lx.text, tape, k, "instructions");
                 if instructions && !opcode_seen && !instructions_seen && lx.next_byte() == Some(b'[') {
                     instructions_seen = true;
                     self.speculative += 1;
                     let r = self.stream(lx, &Path::Key(path, "instructions"));
                     self.speculative -= 1;
-                    streamed = Some((len, r?));
+                    streamed = Some((keys.len() - 1, r?));
                     tape.push(Kind::Null, lx.pos, lx.pos);
                 } else {
                     opcode_seen |= key_is(lx.text, tape, k, "opcode");
                     instructions_seen |= instructions;
                     scan_member(lx, tape, member(lx.text, tape, k, Lists::Node))?;
                 }
-                len += 1;
                 if !lx.more(b'}')? {
                     break;
                 }
             }
         }
         lx.close();
-        let t = lx.seal(tape, t, len);
+        let t = lx.seal_object(tape, t, &keys);
         let doc = Doc { text: lx.text, tape };
         let Some((at, body)) = streamed else { return Ok(self.node(J { doc, at: t }, path, index)) };
         // The guess holds when the streamed list is the node's last `instructions` and no
         // `opcode` name made the node a loop or an instruction (see `Cx::node_of`).
-        let o = Obj { map: Entries { doc, first: t + 1, end: tape.toks.len() }, path: *path };
+        let o = Obj { map: Entries { doc, first: t + 1, end: tape.toks.len(), keys: None }, path: *path };
         if last_entry(o.map, "instructions") != Some(at) || o.get("opcode").and_then(J::as_str).is_some() {
             self.gave_up = true;
             return Err(Abort::GaveUp);

@@ -7,7 +7,7 @@
 //! Duplicate keys stay on the tape; [`Entries::get`] returns the last one, as a
 //! `serde_json::Value` (whose maps overwrite) does.
 
-use super::lex::{Kind, Tape, Tok, key_text, number};
+use super::lex::{Kind, Tape, Tok, key_tag, key_text, number};
 use serde_json::{Map, Number, Value};
 
 /// The text and the tape a view reads.
@@ -41,14 +41,16 @@ pub(crate) enum Val<'v> {
     Done(usize),
 }
 
-const NULL: Tok = Tok { kind: Kind::Null, start: 0, end: 0, len: 0, aux: 0 };
+const NULL: Tok = Tok { kind: Kind::Null, start: 0, end: 0, len: 0, aux: 0, keys: 0 };
 
 impl<'v> Doc<'v> {
+    #[inline]
     pub(crate) fn tok(self, at: usize) -> &'v Tok {
         self.tape.toks.get(at).unwrap_or(&NULL)
     }
 
     /// The index after the value at `at` (and its contents).
+    #[inline]
     fn after(self, at: usize) -> usize {
         let t = self.tok(at);
         match t.kind {
@@ -57,16 +59,19 @@ impl<'v> Doc<'v> {
         }
     }
 
+    #[inline]
     fn key(self, at: usize) -> &'v str {
         key_text(self.text, self.tape, self.tok(at))
     }
 }
 
 impl<'v> J<'v> {
+    #[inline]
     fn tok(self) -> &'v Tok {
         self.doc.tok(self.at)
     }
 
+    #[inline]
     pub(crate) fn val(self) -> Val<'v> {
         let t = self.tok();
         let text = self.doc.text;
@@ -78,16 +83,23 @@ impl<'v> J<'v> {
             Kind::Num => text.get(t.start..t.end).and_then(number).map_or(Val::Null, Val::Num),
             Kind::Str | Kind::EscStr => Val::Str(key_text(text, self.doc.tape, t)),
             Kind::Arr => Val::Arr(Items { doc: self.doc, first: self.at + 1, end: t.aux, len: t.len }),
-            Kind::Obj => Val::Obj(Entries { doc: self.doc, first: self.at + 1, end: t.aux }),
+            Kind::Obj => Val::Obj(Entries {
+                doc: self.doc,
+                first: self.at + 1,
+                end: t.aux,
+                keys: Some((t.keys, t.len)),
+            }),
             Kind::Lazy => Val::Lazy { start: t.start, depth: t.len },
             Kind::Done => Val::Done(t.aux),
         }
     }
 
+    #[inline]
     pub(crate) fn is_null(self) -> bool {
         self.tok().kind == Kind::Null
     }
 
+    #[inline]
     pub(crate) fn as_str(self) -> Option<&'v str> {
         match self.tok().kind {
             Kind::Str | Kind::EscStr => Some(key_text(self.doc.text, self.doc.tape, self.tok())),
@@ -132,11 +144,23 @@ pub(crate) struct Entries<'v> {
     pub(crate) first: usize,
     /// The token after the last value.
     pub(crate) end: usize,
+    /// Where its keys are in [`Tape::keys`], and how many (`None` while it is assembled).
+    pub(crate) keys: Option<(usize, usize)>,
 }
 
 impl<'v> Entries<'v> {
     /// The value under `key` (the last one when the key repeats).
+    #[inline]
     pub(crate) fn get(self, key: &str) -> Option<J<'v>> {
+        if let Some((at, n)) = self.keys {
+            let tag = key_tag(key);
+            let keys = self.doc.tape.keys.get(at..at + n).unwrap_or(&[]);
+            return keys
+                .iter()
+                .rev()
+                .find(|k| k.tag == tag && (key.len() <= 7 || self.doc.key(k.value - 1) == key))
+                .map(|k| J { doc: self.doc, at: k.value });
+        }
         let mut found = None;
         for (k, v) in self.iter() {
             if k == key {
