@@ -586,6 +586,128 @@ fn slow(text: &str) -> Option<Number> {
 mod tests {
     use super::*;
 
+    /// splitmix64, so a failure reproduces from its case number.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n.max(1) as u64) as usize
+        }
+    }
+
+    /// Pieces of JSON, valid and not, from which random texts are put together.
+    const PIECES: &[&str] = &[
+        "{",
+        "}",
+        "[",
+        "]",
+        ",",
+        ":",
+        " ",
+        "\n",
+        "\t",
+        "\"a\"",
+        "\"\\n\"",
+        "\"\\u00e9\"",
+        "\"\\ud800\"",
+        "\"\\ud83d\\ude00\"",
+        "\"\\x\"",
+        "\"\u{1}\"",
+        "\"",
+        "0",
+        "-0",
+        "01",
+        "1.",
+        ".5",
+        "-",
+        "+1",
+        "1e5",
+        "1E+2",
+        "2.5e-3",
+        "1e400",
+        "-1e-400",
+        "18446744073709551616",
+        "-9223372036854775809",
+        "123456789012345678901234567890",
+        "true",
+        "false",
+        "null",
+        "tru",
+        "nul",
+        "\"k\":",
+        "[]",
+        "{}",
+    ];
+
+    /// The lexer accepts exactly the texts serde_json accepts.
+    #[test]
+    fn lexer_accepts_what_serde_json_accepts() {
+        let mut rng = Rng(9);
+        let (mut accepted, mut rejected) = (0, 0);
+        for case in 0..20_000 {
+            let n = 1 + rng.below(12);
+            let text: String = (0..n).map(|_| PIECES[rng.below(PIECES.len())]).collect();
+            let ours = {
+                let mut lx = Lexer::new(&text);
+                let mut tape = Tape::default();
+                lx.value(&mut tape, Lists::Top).and_then(|_| lx.finish()).is_ok()
+            };
+            let theirs = serde_json::from_str::<serde_json::Value>(&text).is_ok();
+            assert_eq!(ours, theirs, "case {case}: {text:?}");
+            if theirs {
+                accepted += 1;
+            } else {
+                rejected += 1;
+            }
+        }
+        // Both outcomes were exercised.
+        assert!(accepted > 500 && rejected > 500, "{accepted} accepted, {rejected} rejected");
+    }
+
+    /// The nesting limit is serde_json's, counted from the document root.
+    #[test]
+    fn nesting_limit_is_serde_jsons() {
+        for n in [126, 127, 128, 129] {
+            let text = format!("{}{}", "[".repeat(n), "]".repeat(n));
+            let mut lx = Lexer::new(&text);
+            let ours = lx.value(&mut Tape::default(), Lists::None).is_ok();
+            assert_eq!(ours, serde_json::from_str::<serde_json::Value>(&text).is_ok(), "{n}");
+            assert_eq!(ours, n <= 127, "{n}");
+        }
+    }
+
+    /// Random decimal literals (the fast path's domain and past it) read bit for bit as
+    /// serde_json reads them.
+    #[test]
+    fn random_numbers_read_as_serde_json_reads_them() {
+        let mut rng = Rng(3);
+        for _ in 0..20_000 {
+            let int: String =
+                (0..1 + rng.below(20)).map(|_| char::from(b'0' + rng.below(10) as u8)).collect();
+            let int = int.trim_start_matches('0');
+            let int = if int.is_empty() { "0" } else { int };
+            let frac: String = (0..rng.below(20)).map(|_| char::from(b'0' + rng.below(10) as u8)).collect();
+            let sign = if rng.below(2) == 0 { "" } else { "-" };
+            let text = if frac.is_empty() { format!("{sign}{int}") } else { format!("{sign}{int}.{frac}") };
+            let ours = number(&text);
+            let theirs = serde_json::from_str::<Number>(&text).ok();
+            assert_eq!(
+                ours.as_ref().map(Number::to_string),
+                theirs.as_ref().map(Number::to_string),
+                "{text}"
+            );
+            let bits = |n: Option<Number>| n.and_then(|n| n.as_f64()).map(f64::to_bits);
+            assert_eq!(bits(ours), bits(theirs), "{text}");
+        }
+    }
+
     #[test]
     fn numbers_read_as_serde_json_reads_them() {
         let cases = [
