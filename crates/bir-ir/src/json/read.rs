@@ -45,10 +45,13 @@ pub fn load_slice(bytes: &[u8]) -> Result<Program, LoadError> {
     }
 }
 
-/// Decodes an already parsed JSON value (through its text: the reader's only input is text).
+/// Decodes an already parsed JSON value, through its text (the reader's only input is text):
+/// the result is what [`load_str`] gives for `value.to_string()`.
 ///
-/// A value nested 128 containers deep or more (which serde_json never parses, but can be
-/// built in code) is refused as a syntax error.
+/// Two consequences: a value nested 128 containers deep or more (which serde_json never
+/// parses, but can be built in code) is refused as a syntax error; and a float is read back
+/// from its shortest spelling the way serde_json reads text, which for a rare f64 can differ
+/// from the value held in last place (fp32 fields round to the same f32).
 pub fn load_value(value: &Value) -> Result<Program, LoadError> {
     let text = value.to_string();
     read(&text).unwrap_or_else(|| {
