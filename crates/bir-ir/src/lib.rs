@@ -32,6 +32,6 @@ pub use diag::{Diagnostic, Diagnostics, ErrorKind, LoadError};
 pub use dtype::{Dtype, DtypeClass, isa_only};
 pub use enum_macro::BirEnum;
 pub use enums::*;
-pub use opcode::{Op, OpCategory, Opcode};
+pub use opcode::{Op, OpCategory, Opcode, Payload};
 pub use program::*;
 pub use validate::{ExtentError, ValidateOptions, Validated, static_extent, validate};

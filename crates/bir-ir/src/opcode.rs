@@ -9,6 +9,43 @@ use crate::enum_macro::BirEnum;
 use crate::ops::*;
 use crate::signature::{self, Signature};
 
+/// How an [`Op`] variant holds its payload. The payloads much larger than the common ones
+/// (an inline `[step, num]` list, a queue name, lists of constants) are boxed, so that every
+/// instruction costs what the small payloads need (32 bytes of [`Op`], not 112): programs of
+/// 10^5 instructions and more are held in memory whole.
+pub trait Payload: Sized {
+    /// What the [`Op`] variant holds: the payload itself or a box of it.
+    type Stored;
+    /// Wraps a payload for its [`Op`] variant.
+    fn store(self) -> Self::Stored;
+}
+
+macro_rules! payloads {
+    (inline: $($inline:ty),*; boxed: $($boxed:ty),*;) => {
+        $(impl Payload for $inline {
+            type Stored = $inline;
+            fn store(self) -> $inline {
+                self
+            }
+        })*
+        $(impl Payload for $boxed {
+            type Stored = Box<$boxed>;
+            fn store(self) -> Box<$boxed> {
+                Box::new(self)
+            }
+        })*
+    };
+}
+
+payloads! {
+    inline: Raw, NoFields, CopyFields, CopyPredicatedFields, DmaBlockFields, IndirectCopyFields,
+        MemsetFields, PoolFields, StreamShuffleFields, TensorReduceFields, TensorScalarCacheFields,
+        TensorScalarFields, TensorScalarPtrFields, TensorTensorFields;
+    boxed: ActivationFields, AffineSelectFields, DmaCopyFields, DmaDescriptorFields, DmaFields,
+        DmaTriggerFields, GenericIndirectFields, IndirectSaveAccumulateFields, IotaFields,
+        MatmultFields;
+}
+
 /// How the reference dispatcher treats an opcode (re-facts §5, CONFIRMED).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum OpCategory {
@@ -221,12 +258,13 @@ macro_rules! define_opcodes {
             }
         }
 
-        /// An instruction's opcode together with its typed fields: one variant per opcode.
+        /// An instruction's opcode together with its typed fields: one variant per opcode
+        /// (large payloads boxed, see [`Payload`]).
         #[derive(Clone, Debug, PartialEq)]
         pub enum Op {
             $(
-                #[doc = concat!("`", stringify!($name), "`.")]
-                $name($payload),
+                #[doc = concat!("`", stringify!($name), "`: [`", stringify!($payload), "`].")]
+                $name(<$payload as Payload>::Stored),
             )*
         }
 

@@ -58,23 +58,44 @@ impl<'p> Validated<'p> {
 
 /// Validates `program`, returning the proof or every problem found.
 pub fn validate<'p>(program: &'p Program, opts: &ValidateOptions) -> Result<Validated<'p>, Diagnostics> {
-    let mut v = Validator { diags: Diagnostics::default(), context: Vec::new(), arch: program.arch, opts };
+    let mut v = Validator {
+        diags: Diagnostics::default(),
+        context: String::new(),
+        marks: Vec::new(),
+        arch: program.arch,
+        opts,
+    };
     if program.functions.is_empty() {
         v.err(ErrorKind::Structure, "functions", "a program needs at least one function");
     }
     for f in &program.functions {
-        v.context.push(format!("function '{}'", f.name));
+        v.push(format_args!("function '{}'", f.name));
         v.function(f);
-        v.context.pop();
+        v.pop();
     }
     if v.diags.is_empty() { Ok(Validated { program }) } else { Err(v.diags) }
 }
 
 struct Validator<'o> {
     diags: Diagnostics,
-    context: Vec<String>,
+    /// The context segments joined by ` › `, built in place (no allocation per instruction).
+    context: String,
+    /// Where each segment of `context` starts (its separator included).
+    marks: Vec<usize>,
     arch: Arch,
     opts: &'o ValidateOptions,
+}
+
+/// The field names of the first operands, so that naming an operand allocates nothing.
+const INS: [&str; 4] = ["ins[0]", "ins[1]", "ins[2]", "ins[3]"];
+const OUTS: [&str; 4] = ["outs[0]", "outs[1]", "outs[2]", "outs[3]"];
+
+/// `list[k]` as a field name.
+fn list_field(names: &[&'static str], list: &str, k: usize) -> std::borrow::Cow<'static, str> {
+    match names.get(k) {
+        Some(name) => std::borrow::Cow::Borrowed(name),
+        None => std::borrow::Cow::Owned(format!("{list}[{k}]")),
+    }
 }
 
 /// An AP's element count (`None` on overflow).
@@ -101,8 +122,22 @@ fn signature(op: &Op) -> Option<Sig> {
 
 impl Validator<'_> {
     fn err(&mut self, kind: ErrorKind, field: &str, message: impl Into<String>) {
-        let context = self.context.join(" › ");
-        self.diags.push(kind, &context, field, message);
+        self.diags.push(kind, &self.context, field, message);
+    }
+
+    /// Enters one more context segment.
+    fn push(&mut self, segment: std::fmt::Arguments<'_>) {
+        self.marks.push(self.context.len());
+        if !self.context.is_empty() {
+            self.context.push_str(" › ");
+        }
+        let _ = std::fmt::Write::write_fmt(&mut self.context, segment);
+    }
+
+    /// Leaves the innermost context segment.
+    fn pop(&mut self) {
+        let at = self.marks.pop().unwrap_or(0);
+        self.context.truncate(at);
     }
 
     fn function(&mut self, f: &Function) {
@@ -138,7 +173,7 @@ impl Validator<'_> {
             if a.tensor_shape.is_empty() {
                 continue;
             }
-            self.context.push(format!("allocation '{}'", a.name));
+            self.push(format_args!("allocation '{}'", a.name));
             let bytes = a
                 .tensor_shape
                 .iter()
@@ -166,7 +201,7 @@ impl Validator<'_> {
                     }
                 }
             }
-            self.context.pop();
+            self.pop();
         }
     }
 
@@ -176,7 +211,7 @@ impl Validator<'_> {
         let mut total: u64 = 0;
         let (mut shared_sb, mut shared_psum) = (false, false);
         for l in &f.locations {
-            self.context.push(format!("memory location '{}'", l.name));
+            self.push(format_args!("memory location '{}'", l.name));
             if l.partitions == 0 || l.bytes_per_partition == 0 {
                 self.err(ErrorKind::Placement, "dims", "dims must be at least [1, 1]");
             }
@@ -224,12 +259,12 @@ impl Validator<'_> {
                     } else {
                         shared_psum = true
                     }
-                    self.context.pop();
+                    self.pop();
                     continue;
                 }
             }
             total = total.saturating_add(size.unwrap_or(u64::MAX));
-            self.context.pop();
+            self.pop();
         }
         if shared_sb {
             total = total.saturating_add(NUM_PARTITIONS * sbuf);
@@ -254,12 +289,12 @@ impl Validator<'_> {
         for (index, node) in nodes.iter().enumerate() {
             match node {
                 Node::Block(b) => {
-                    self.context.push(format!("block '{}'", b.name));
+                    self.push(format_args!("block '{}'", b.name));
                     self.nodes(&b.body, f, blocks);
-                    self.context.pop();
+                    self.pop();
                 }
                 Node::Loop(l) => {
-                    self.context.push(format!("loop #{index} '{}'", l.name));
+                    self.push(format_args!("loop #{index} '{}'", l.name));
                     match l.trip_count() {
                         None if l.stride == 0 => {
                             self.err(ErrorKind::Loop, "LoopAxis.stride", "loop stride must not be 0")
@@ -273,7 +308,7 @@ impl Validator<'_> {
                         Some(_) => {}
                     }
                     self.nodes(&l.body, f, blocks);
-                    self.context.pop();
+                    self.pop();
                 }
                 Node::Inst(i) => self.instruction(i, index, f, blocks),
             }
@@ -281,19 +316,19 @@ impl Validator<'_> {
     }
 
     fn instruction(&mut self, i: &Instruction, index: usize, f: &Function, blocks: &HashMap<&str, usize>) {
-        self.context.push(format!("instruction #{index} '{}' ({})", i.name, i.opcode()));
+        self.push(format_args!("instruction #{index} '{}' ({})", i.name, i.opcode()));
         if let Some(sig) = signature(&i.op) {
             self.operands("ins", &i.ins, sig.ins, sig.min_ins, sig.rest);
             self.operands("outs", &i.outs, sig.outs, sig.outs.len(), None);
         }
         for (k, a) in i.ins.iter().enumerate() {
-            self.operand(&format!("ins[{k}]"), a, f);
+            self.operand(&list_field(&INS, "ins", k), a, f);
         }
         for (k, a) in i.outs.iter().enumerate() {
-            self.operand(&format!("outs[{k}]"), a, f);
+            self.operand(&list_field(&OUTS, "outs", k), a, f);
         }
         self.rules(i, f, blocks);
-        self.context.pop();
+        self.pop();
     }
 
     fn operands(&mut self, list: &str, got: &[Operand], slots: &[Slot], min: usize, rest: Option<Slot>) {
@@ -680,9 +715,9 @@ impl Validator<'_> {
                             ),
                         );
                     }
-                    self.context.push("descriptors".to_owned());
+                    self.push(format_args!("descriptors"));
                     self.instruction(d, k, f, blocks);
-                    self.context.pop();
+                    self.pop();
                 }
             }
             _ => {}

@@ -7,7 +7,7 @@ use crate::alu::AluOp;
 use crate::ap::{ApPair, F32};
 use crate::enum_macro::BirEnum;
 use crate::enums::*;
-use crate::opcode::{Op, Opcode};
+use crate::opcode::{Op, Opcode, Payload as _};
 use crate::ops::*;
 use crate::program::Function;
 use serde_json::{Map, Value};
@@ -23,7 +23,7 @@ macro_rules! dispatch {
         /// Reads the fields of `opcode` from an instruction object.
         pub(crate) fn read_op(opcode: Opcode, o: &Obj<'_, '_>, cx: &mut Cx) -> Op {
             match opcode {
-                $(Opcode::$name => Op::$name(<$payload as OpFields>::read(o, cx)),)*
+                $(Opcode::$name => Op::$name(<$payload as OpFields>::read(o, cx).store()),)*
             }
         }
 

@@ -1,18 +1,20 @@
 //! BIR JSON in and out: the wire format's tolerance rules live here and nowhere else.
 //!
-//! Reading parses the text into a lean borrowed tree (`tree`; the only step that can stop
-//! early, on a syntax error), then decodes that tree into the typed IR while collecting
-//! **every** problem with its location (bir-json.md "Conventions": enums by name, optional
-//! fields absent or `null`, unknown keys ignored, `"nan"`/`"inf"`/`"-inf"` numbers,
-//! `[step, num]` pairs as arrays or objects, `Loop` entries). Node lists are kept as text and
-//! decoded one node at a time, so the transient memory is one node's tree, not the document's.
-//! Text that is not JSON (or nests too deep) is re-parsed as a `serde_json::Value`, whose
-//! errors the loader reports. Writing emits one canonical spelling, and reading what was
-//! written gives back an equal program.
+//! Reading is one hand-written, zero-copy pass (`lex` scans, `view` reads what was scanned,
+//! `read` drives both through the program's structure and decodes into the typed IR while
+//! collecting **every** problem with its location: bir-json.md "Conventions": enums by name,
+//! optional fields absent or `null`, unknown keys ignored, `"nan"`/`"inf"`/`"-inf"` numbers,
+//! `[step, num]` pairs as arrays or objects, `Loop` entries). Node lists are scanned one node at
+//! a time onto a reused tape of tokens that borrow the text, so the transient memory is one
+//! node's tokens, never a tree of the document; no key or scalar is allocated. Text that is not
+//! JSON (or nests 128 containers deep) is handed to serde_json only to word and locate the error
+//! exactly as it always was. Writing emits one canonical spelling, and reading what was written
+//! gives back an equal program.
 
 mod fields;
+mod lex;
 mod read;
-mod tree;
+mod view;
 mod write;
 
 pub use read::{load_slice, load_str, load_value};

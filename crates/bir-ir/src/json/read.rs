@@ -1,8 +1,18 @@
-//! JSON value → typed IR, collecting located diagnostics (see the module doc of `json`).
+//! BIR JSON text → typed IR, collecting located diagnostics (see the module doc of `json`).
+//!
+//! The reader drives the lexer (`lex`) itself: the node lists of a program are scanned one
+//! entry at a time, each entry tokenised onto a reused tape, decoded into the IR and dropped.
+//! Two things in the text can come in an order that makes decoding on the spot impossible to
+//! locate correctly — a block's `name` after its `instructions`, a function's `blocks` before
+//! its `allocations` — so the first pass decodes such parts *speculatively* (see
+//! [`Cx::speculative`]) and the whole text is read again, carefully (node lists checked and
+//! kept as spans until their object is complete), whenever a speculative part has anything to
+//! report. Text that is not JSON is handed to serde_json, whose error is reported.
 
 use super::HEADER_KEYS;
 use super::fields::read_op;
-use super::tree::{Entries, J, JSeed, JVisitor, KeySeed, Lazy, Mode, get, to_map};
+use super::lex::{Keys, Kind, Lexer, Lists, Member, Stop, Tape, key_text};
+use super::view::{Doc, Entries, Items, J, Val};
 use crate::alu::AluOp;
 use crate::ap::{AccessPattern, ApPair, ApPairs, DynamicOffset, Number, OffsetSource, Operand};
 use crate::diag::{Diagnostics, ErrorKind, LoadError};
@@ -11,7 +21,6 @@ use crate::enum_macro::BirEnum;
 use crate::enums::{Arch, EngineType, IndirectDim, MemoryType, TensorKind};
 use crate::opcode::Opcode;
 use crate::program::*;
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -24,56 +33,86 @@ pub fn load_str(text: &str) -> Result<Program, LoadError> {
 
 /// Parses BIR JSON bytes.
 ///
-/// The fast path parses the document into the lean tree of `json::tree`, with the node lists
-/// kept as text and streamed one node at a time. When any part of the text fails to parse, or
-/// nests too deep, it gives up and the text is parsed into a `serde_json::Value` instead, so
-/// that syntax and depth errors are worded and located exactly as that parser does it.
+/// One pass decodes as it scans; when a speculative part has something to report, a second,
+/// careful pass reads the text again. When the text is not JSON (or nests too deep), the error
+/// is serde_json's, worded and located exactly as that parser does it.
 pub fn load_slice(bytes: &[u8]) -> Result<Program, LoadError> {
-    // One UTF-8 check of the whole text is cheaper than serde_json's check of every string.
-    let Ok(text) = std::str::from_utf8(bytes) else { return slow_load(bytes) };
-    let mut de = serde_json::Deserializer::from_str(text);
-    let mut cx = Cx::default();
-    let parsed = TopSeed { cx: &mut cx }.deserialize(&mut de).and_then(|tree| de.end().map(|()| tree));
-    if let Ok(tree) = parsed
-        && !cx.gave_up
-    {
-        let (result, gave_up) = decode(cx, &tree);
-        if !gave_up {
-            return result;
-        }
+    // One UTF-8 check of the whole text; invalid UTF-8 is a syntax error, worded by serde_json.
+    let Ok(text) = std::str::from_utf8(bytes) else { return syntax_error(bytes) };
+    match read(text) {
+        Some(result) => result,
+        None => syntax_error(bytes),
     }
-    slow_load(bytes)
 }
 
-/// Parses the whole text into a `serde_json::Value` first (the fast path's fallback).
-fn slow_load(bytes: &[u8]) -> Result<Program, LoadError> {
-    let value: Value = serde_json::from_slice(bytes).map_err(|e| LoadError::Syntax {
-        line: e.line(),
-        column: e.column(),
-        message: e.to_string(),
-    })?;
-    load_value(&value)
-}
-
-/// Decodes an already parsed JSON tree.
+/// Decodes an already parsed JSON value, through its text (the reader's only input is text):
+/// the result is what [`load_str`] gives for `value.to_string()`.
+///
+/// Two consequences: a value nested 128 containers deep or more (which serde_json never
+/// parses, but can be built in code) is refused as a syntax error; and a float is read back
+/// from its shortest spelling the way serde_json reads text, which for a rare f64 can differ
+/// from the value held in last place (fp32 fields round to the same f32).
 pub fn load_value(value: &Value) -> Result<Program, LoadError> {
-    // A tree borrowed from a `Value` has no lazy parts, so the reader never gives up on it.
-    load_tree(&J::from_value(value)).0
+    let text = value.to_string();
+    read(&text).unwrap_or_else(|| {
+        Err(LoadError::Syntax {
+            line: 1,
+            column: 1,
+            message: "the value nests deeper than the reader's limit of 127 containers".to_owned(),
+        })
+    })
 }
 
-/// Decodes a tree; the flag says the reader gave up on a lazy part (the result is then void).
-fn load_tree(tree: &J<'_>) -> (Result<Program, LoadError>, bool) {
-    decode(Cx::default(), tree)
+/// serde_json's error for text the lexer stopped on. Should serde_json accept the text after
+/// all (the lexer is meant to be exactly as strict, so this is a bug), the value it parsed is
+/// decoded instead.
+#[cold]
+fn syntax_error(bytes: &[u8]) -> Result<Program, LoadError> {
+    match serde_json::from_slice::<Value>(bytes) {
+        Err(e) => Err(LoadError::Syntax { line: e.line(), column: e.column(), message: e.to_string() }),
+        Ok(value) => load_value(&value),
+    }
 }
 
-/// Decodes a tree with a context that may already hold functions decoded during the parse.
-fn decode(mut cx: Cx, tree: &J<'_>) -> (Result<Program, LoadError>, bool) {
-    let program = cx.program(tree);
-    let result = match program {
+/// Reads the text: the fast pass, then the careful one if the fast one gave up. `None` when
+/// the text is not JSON.
+fn read(text: &str) -> Option<Result<Program, LoadError>> {
+    match read_pass(text, false) {
+        Ok(result) => Some(result),
+        Err(Abort::Syntax) => None,
+        Err(Abort::GaveUp) => read_pass(text, true).ok(),
+    }
+}
+
+/// Why a pass stopped early.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Abort {
+    /// The text is not JSON.
+    Syntax,
+    /// A speculative part had something to report: read again, carefully.
+    GaveUp,
+}
+
+impl From<Stop> for Abort {
+    fn from(_: Stop) -> Self {
+        Abort::Syntax
+    }
+}
+
+/// One pass over the text.
+fn read_pass(text: &str, careful: bool) -> Result<Result<Program, LoadError>, Abort> {
+    let mut cx = Cx { careful, ..Cx::default() };
+    let mut lx = Lexer::new(text);
+    let mut tape = Tape::default();
+    let root = cx.top(&mut lx, &mut tape)?;
+    lx.finish()?;
+    cx.stop_if_gave_up()?;
+    let program = cx.program(J { doc: Doc { text, tape: &tape }, at: root });
+    cx.stop_if_gave_up()?;
+    Ok(match program {
         Some(p) if cx.diags.is_empty() => Ok(p),
         _ => Err(LoadError::Invalid(cx.diags)),
-    };
-    (result, cx.gave_up)
+    })
 }
 
 /// The decoding context: where we are, what names resolve to, and what went wrong so far.
@@ -89,15 +128,20 @@ pub(crate) struct Cx {
     broken_locs: std::collections::HashSet<String>,
     /// The function's allocation list itself is unusable: no reference can be checked.
     no_memory: bool,
-    /// A lazy part of the text did not parse (or nests too deep): the caller starts over on
-    /// the slow path, and nothing decoded since matters.
+    /// A speculative part had something to report (or a reader bug showed): the pass stops,
+    /// and the careful pass starts over; nothing decoded since matters.
     gave_up: bool,
-    /// How many node lists are being streamed before their block is known to be one (its name
-    /// and the absence of an `opcode` come later in the text). Any diagnostic there gives up:
-    /// its context would lack the block's name.
+    /// How many parts are being decoded before what locates their diagnostics is known: a
+    /// function decoded while its text is scanned (the program's own fields come later), a
+    /// node list streamed before its block is known to be one (its name and the absence of an
+    /// `opcode` come later in the text). Any diagnostic there gives up.
     speculative: u32,
-    /// Functions decoded while the text was parsed (`J::Done` indexes this).
+    /// The careful pass: nothing is decoded before its object is complete.
+    careful: bool,
+    /// Functions decoded while the text was scanned (a [`Kind::Done`] token indexes this).
     done: Vec<Option<Function>>,
+    /// Tapes for the entries being scanned, reused (one per nesting level of node lists).
+    tapes: Vec<Tape>,
 }
 
 /// One segment of a diagnostic's context, formatted only when a diagnostic is recorded.
@@ -164,14 +208,14 @@ impl fmt::Display for Path<'_> {
 /// An object being read, with its field-path prefix.
 #[derive(Clone, Copy)]
 pub(crate) struct Obj<'v, 'p> {
-    pub(crate) map: &'v Entries<'v>,
+    pub(crate) map: Entries<'v>,
     pub(crate) path: Path<'p>,
 }
 
 impl<'v> Obj<'v, '_> {
     /// The field, treating `null` as absent.
-    pub(crate) fn get(&self, key: &str) -> Option<&'v J<'v>> {
-        get(self.map, key).filter(|v| !v.is_null())
+    pub(crate) fn get(&self, key: &str) -> Option<J<'v>> {
+        self.map.get(key).filter(|v| !v.is_null())
     }
 
     pub(crate) fn field<'s>(&'s self, key: &'s str) -> Path<'s> {
@@ -184,7 +228,7 @@ impl<'v> Obj<'v, '_> {
     }
 
     /// A required field's value; reports `missing-field` when absent.
-    fn req_value(&self, cx: &mut Cx, key: &str) -> Option<&'v J<'v>> {
+    fn req_value(&self, cx: &mut Cx, key: &str) -> Option<J<'v>> {
         let v = self.get(key);
         if v.is_none() {
             cx.err(ErrorKind::MissingField, &self.field(key), format!("required field `{key}` is missing"));
@@ -197,7 +241,7 @@ impl<'v> Obj<'v, '_> {
         &self,
         cx: &mut Cx,
         key: &str,
-        conv: impl FnOnce(&mut Cx, &'v J<'v>, &Path<'_>) -> Option<T>,
+        conv: impl FnOnce(&mut Cx, J<'v>, &Path<'_>) -> Option<T>,
     ) -> Option<T> {
         let v = self.req_value(cx, key)?;
         conv(cx, v, &self.field(key))
@@ -208,7 +252,7 @@ impl<'v> Obj<'v, '_> {
         &self,
         cx: &mut Cx,
         key: &str,
-        conv: impl FnOnce(&mut Cx, &'v J<'v>, &Path<'_>) -> Option<T>,
+        conv: impl FnOnce(&mut Cx, J<'v>, &Path<'_>) -> Option<T>,
     ) -> Option<T> {
         let v = self.get(key)?;
         conv(cx, v, &self.field(key))
@@ -219,7 +263,7 @@ impl<'v> Obj<'v, '_> {
         &self,
         cx: &mut Cx,
         keys: &[&str],
-        conv: impl FnOnce(&mut Cx, &'v J<'v>, &Path<'_>) -> Option<T>,
+        conv: impl FnOnce(&mut Cx, J<'v>, &Path<'_>) -> Option<T>,
     ) -> Option<T> {
         let key = keys.iter().find(|k| self.get(k).is_some())?;
         self.opt(cx, key, conv)
@@ -251,89 +295,73 @@ impl Cx {
 
     // ----- scalar converters (all share the signature `(cx, value, path) -> Option<T>`) -----
 
-    pub(crate) fn obj<'v, 'p>(&mut self, v: &'v J<'v>, path: &Path<'p>) -> Option<Obj<'v, 'p>> {
-        match v {
-            J::Obj(map) => Some(Obj { map, path: *path }),
-            other => {
-                self.err(
-                    ErrorKind::WrongType,
-                    path,
-                    format!("expected an object, found {}", other.describe()),
-                );
+    pub(crate) fn obj<'v, 'p>(&mut self, v: J<'v>, path: &Path<'p>) -> Option<Obj<'v, 'p>> {
+        match v.val() {
+            Val::Obj(map) => Some(Obj { map, path: *path }),
+            _ => {
+                self.err(ErrorKind::WrongType, path, format!("expected an object, found {}", v.describe()));
                 None
             }
         }
     }
 
-    pub(crate) fn arr<'v>(&mut self, v: &'v J<'v>, path: &Path<'_>) -> Option<&'v [J<'v>]> {
-        match v {
-            J::Arr(items) => Some(items),
+    pub(crate) fn arr<'v>(&mut self, v: J<'v>, path: &Path<'_>) -> Option<Items<'v>> {
+        match v.val() {
+            Val::Arr(items) => Some(items),
             // Only node lists are lazy, and they are read by `nodes`; anything else reading
             // one is a reader bug, which the slow path (no lazy parts) sidesteps.
-            J::Lazy(_) => {
+            Val::Lazy { .. } => {
                 self.gave_up = true;
                 None
             }
-            other => {
-                self.err(
-                    ErrorKind::WrongType,
-                    path,
-                    format!("expected an array, found {}", other.describe()),
-                );
+            _ => {
+                self.err(ErrorKind::WrongType, path, format!("expected an array, found {}", v.describe()));
                 None
             }
         }
     }
 
     /// A string field, borrowed.
-    pub(crate) fn str_ref<'v>(&mut self, v: &'v J<'v>, path: &Path<'_>) -> Option<&'v str> {
-        match v {
-            J::Str(s) => Some(s),
-            other => {
-                self.err(
-                    ErrorKind::WrongType,
-                    path,
-                    format!("expected a string, found {}", other.describe()),
-                );
+    pub(crate) fn str_ref<'v>(&mut self, v: J<'v>, path: &Path<'_>) -> Option<&'v str> {
+        match v.val() {
+            Val::Str(s) => Some(s),
+            _ => {
+                self.err(ErrorKind::WrongType, path, format!("expected a string, found {}", v.describe()));
                 None
             }
         }
     }
 
-    pub(crate) fn string(&mut self, v: &J<'_>, path: &Path<'_>) -> Option<String> {
-        match v {
-            J::Str(s) => Some(s.to_string()),
-            other => {
-                self.err(
-                    ErrorKind::WrongType,
-                    path,
-                    format!("expected a string, found {}", other.describe()),
-                );
+    pub(crate) fn string(&mut self, v: J<'_>, path: &Path<'_>) -> Option<String> {
+        match v.val() {
+            Val::Str(s) => Some(s.to_string()),
+            _ => {
+                self.err(ErrorKind::WrongType, path, format!("expected a string, found {}", v.describe()));
                 None
             }
         }
     }
 
-    pub(crate) fn boolean(&mut self, v: &J<'_>, path: &Path<'_>) -> Option<bool> {
-        match v {
-            J::Bool(b) => Some(*b),
+    pub(crate) fn boolean(&mut self, v: J<'_>, path: &Path<'_>) -> Option<bool> {
+        match v.val() {
+            Val::Bool(b) => Some(b),
             // Some dumps write flags as 0/1.
-            J::Num(n) if n.as_u64() == Some(0) => Some(false),
-            J::Num(n) if n.as_u64() == Some(1) => Some(true),
-            other => {
+            Val::Num(n) if n.as_u64() == Some(0) => Some(false),
+            Val::Num(n) if n.as_u64() == Some(1) => Some(true),
+            _ => {
                 self.err(
                     ErrorKind::WrongType,
                     path,
-                    format!("expected true or false, found {}", other.describe()),
+                    format!("expected true or false, found {}", v.describe()),
                 );
                 None
             }
         }
     }
 
-    pub(crate) fn int(&mut self, v: &J<'_>, path: &Path<'_>) -> Option<i64> {
-        match v {
-            J::Num(n) => match n.as_i64() {
+    pub(crate) fn int(&mut self, v: J<'_>, path: &Path<'_>) -> Option<i64> {
+        match v.val() {
+            Val::Num(n) => match n.as_i64() {
                 Some(i) => Some(i),
                 None if n.is_u64() => {
                     self.err(
@@ -348,40 +376,32 @@ impl Cx {
                     None
                 }
             },
-            other => {
-                self.err(
-                    ErrorKind::WrongType,
-                    path,
-                    format!("expected an integer, found {}", other.describe()),
-                );
+            _ => {
+                self.err(ErrorKind::WrongType, path, format!("expected an integer, found {}", v.describe()));
                 None
             }
         }
     }
 
-    pub(crate) fn uint(&mut self, v: &J<'_>, path: &Path<'_>) -> Option<u64> {
-        match v {
-            J::Num(n) if n.is_u64() => n.as_u64(),
-            J::Num(n) if n.is_i64() => {
+    pub(crate) fn uint(&mut self, v: J<'_>, path: &Path<'_>) -> Option<u64> {
+        match v.val() {
+            Val::Num(n) if n.is_u64() => n.as_u64(),
+            Val::Num(n) if n.is_i64() => {
                 self.err(ErrorKind::OutOfRange, path, format!("expected a non-negative integer, found {n}"));
                 None
             }
-            J::Num(n) => {
+            Val::Num(n) => {
                 self.err(ErrorKind::WrongType, path, format!("expected an integer, found {n}"));
                 None
             }
-            other => {
-                self.err(
-                    ErrorKind::WrongType,
-                    path,
-                    format!("expected an integer, found {}", other.describe()),
-                );
+            _ => {
+                self.err(ErrorKind::WrongType, path, format!("expected an integer, found {}", v.describe()));
                 None
             }
         }
     }
 
-    pub(crate) fn uint_max(&mut self, v: &J<'_>, path: &Path<'_>, max: u64) -> Option<u64> {
+    pub(crate) fn uint_max(&mut self, v: J<'_>, path: &Path<'_>, max: u64) -> Option<u64> {
         let n = self.uint(v, path)?;
         if n > max {
             self.err(ErrorKind::OutOfRange, path, format!("{n} is above the maximum {max}"));
@@ -390,9 +410,9 @@ impl Cx {
         Some(n)
     }
 
-    pub(crate) fn number(&mut self, v: &J<'_>, path: &Path<'_>) -> Option<Number> {
-        match v {
-            J::Num(n) => {
+    pub(crate) fn number(&mut self, v: J<'_>, path: &Path<'_>) -> Option<Number> {
+        match v.val() {
+            Val::Num(n) => {
                 if let Some(i) = n.as_i64() {
                     Some(Number::Int(i))
                 } else if let Some(u) = n.as_u64() {
@@ -401,7 +421,7 @@ impl Cx {
                     n.as_f64().map(Number::Float)
                 }
             }
-            J::Str(s) => match special_float(s) {
+            Val::Str(s) => match special_float(s) {
                 Some(f) => Some(Number::Float(f)),
                 None => {
                     self.err(
@@ -412,31 +432,27 @@ impl Cx {
                     None
                 }
             },
-            other => {
-                self.err(
-                    ErrorKind::WrongType,
-                    path,
-                    format!("expected a number, found {}", other.describe()),
-                );
+            _ => {
+                self.err(ErrorKind::WrongType, path, format!("expected a number, found {}", v.describe()));
                 None
             }
         }
     }
 
-    pub(crate) fn float(&mut self, v: &J<'_>, path: &Path<'_>) -> Option<f64> {
+    pub(crate) fn float(&mut self, v: J<'_>, path: &Path<'_>) -> Option<f64> {
         self.number(v, path).map(Number::as_f64)
     }
 
     /// An fp32 field: the JSON value rounded to nearest f32, as the reference's float fields hold.
     #[expect(clippy::cast_possible_truncation, reason = "fp32 fields round by design")]
-    pub(crate) fn float32(&mut self, v: &J<'_>, path: &Path<'_>) -> Option<f32> {
+    pub(crate) fn float32(&mut self, v: J<'_>, path: &Path<'_>) -> Option<f32> {
         self.float(v, path).map(|f| f as f32)
     }
 
     /// An enum by name (names are case-sensitive, as the reference's `string2*` functions are).
-    pub(crate) fn enum_name<T: BirEnum>(&mut self, v: &J<'_>, path: &Path<'_>) -> Option<T> {
-        match v {
-            J::Str(s) => match T::from_name(s) {
+    pub(crate) fn enum_name<T: BirEnum>(&mut self, v: J<'_>, path: &Path<'_>) -> Option<T> {
+        match v.val() {
+            Val::Str(s) => match T::from_name(s) {
                 Some(t) => Some(t),
                 None => {
                     self.err(
@@ -447,11 +463,11 @@ impl Cx {
                     None
                 }
             },
-            other => {
+            _ => {
                 self.err(
                     ErrorKind::WrongType,
                     path,
-                    format!("expected a {} name (string), found {}", T::WHAT, other.describe()),
+                    format!("expected a {} name (string), found {}", T::WHAT, v.describe()),
                 );
                 None
             }
@@ -459,8 +475,8 @@ impl Cx {
     }
 
     /// `MemoryType`: a name or its bit value (re-facts §3).
-    fn mem_type(&mut self, v: &J<'_>, path: &Path<'_>) -> Option<MemoryType> {
-        if let J::Num(n) = v {
+    fn mem_type(&mut self, v: J<'_>, path: &Path<'_>) -> Option<MemoryType> {
+        if let Val::Num(n) = v.val() {
             return match n.as_u64().and_then(MemoryType::from_ordinal) {
                 Some(t) => Some(t),
                 None => {
@@ -478,9 +494,9 @@ impl Cx {
 
     pub(crate) fn list<'v, T>(
         &mut self,
-        v: &'v J<'v>,
+        v: J<'v>,
         path: &Path<'_>,
-        mut each: impl FnMut(&mut Self, &'v J<'v>, &Path<'_>) -> Option<T>,
+        mut each: impl FnMut(&mut Self, J<'v>, &Path<'_>) -> Option<T>,
     ) -> Option<Vec<T>> {
         let items = self.arr(v, path)?;
         let mut out = Vec::with_capacity(items.len());
@@ -495,14 +511,15 @@ impl Cx {
     }
 
     /// A `[step, num]` pair, as a 2-element array or a `{step, num}` object.
-    pub(crate) fn pair(&mut self, v: &J<'_>, path: &Path<'_>) -> Option<ApPair> {
-        match v {
-            J::Arr(items) if items.len() == 2 => {
-                let step = self.int(&items[0], &path.index(0));
-                let num = self.int(&items[1], &path.index(1));
+    pub(crate) fn pair(&mut self, v: J<'_>, path: &Path<'_>) -> Option<ApPair> {
+        match v.val() {
+            Val::Arr(items) if items.len() == 2 => {
+                let (Some(a), Some(b)) = (items.get(0), items.get(1)) else { return None };
+                let step = self.int(a, &path.index(0));
+                let num = self.int(b, &path.index(1));
                 Some(ApPair::new(step?, num?))
             }
-            J::Arr(items) => {
+            Val::Arr(items) => {
                 self.err(
                     ErrorKind::WrongType,
                     path,
@@ -510,30 +527,40 @@ impl Cx {
                 );
                 None
             }
-            J::Obj(map) => {
+            Val::Obj(map) => {
                 let o = Obj { map, path: *path };
                 let step = o.req(self, "step", Cx::int);
                 let num = o.req(self, "num", Cx::int);
                 Some(ApPair::new(step?, num?))
             }
-            other => {
+            _ => {
                 self.err(
                     ErrorKind::WrongType,
                     path,
-                    format!("expected a [step, num] pair, found {}", other.describe()),
+                    format!("expected a [step, num] pair, found {}", v.describe()),
                 );
                 None
             }
         }
     }
 
-    pub(crate) fn pairs(&mut self, v: &J<'_>, path: &Path<'_>) -> Option<ApPairs> {
-        self.list(v, path, Cx::pair).map(ApPairs::from_vec)
+    /// An AP's levels (as [`Cx::list`] does it, straight into the inline storage).
+    pub(crate) fn pairs(&mut self, v: J<'_>, path: &Path<'_>) -> Option<ApPairs> {
+        let items = self.arr(v, path)?;
+        let mut out = ApPairs::new();
+        let mut ok = true;
+        for (i, item) in items.iter().enumerate() {
+            match self.pair(item, &path.index(i)) {
+                Some(p) => out.push(p),
+                None => ok = false,
+            }
+        }
+        ok.then_some(out)
     }
 
     // ----- structure -----
 
-    fn program(&mut self, v: &J<'_>) -> Option<Program> {
+    fn program(&mut self, v: J<'_>) -> Option<Program> {
         let top = self.obj(v, &Path::Root)?;
         let arch = top.opt(self, "arch", Cx::enum_name::<Arch>).unwrap_or(Arch::Gen3);
         let version = top.opt(self, "version", Cx::uint).unwrap_or(2);
@@ -547,9 +574,9 @@ impl Cx {
         Some(Program { arch, version, attributes, functions })
     }
 
-    fn function(&mut self, v: &J<'_>, path: &Path<'_>) -> Option<Function> {
-        if let J::Done(i) = v {
-            return self.done.get_mut(*i).and_then(Option::take);
+    fn function(&mut self, v: J<'_>, path: &Path<'_>) -> Option<Function> {
+        if let Val::Done(i) = v.val() {
+            return self.done.get_mut(i).and_then(Option::take);
         }
         let o = self.obj(v, path)?;
         let name = o.req(self, "name", Cx::string).unwrap_or_default();
@@ -559,7 +586,6 @@ impl Cx {
             let attributes = o.get("attributes").map_or(Value::Null, |a| a.to_value(&mut cx.gave_up));
             let (allocations, locations) = cx.memory(&o);
             let body = o.req(cx, "blocks", |cx, v, path| cx.nodes(v, path)).unwrap_or_default();
-            cx.check_lazies(o.map);
             (attributes, allocations, locations, body)
         });
         let (attributes, allocations, locations, body) = parts;
@@ -573,7 +599,7 @@ impl Cx {
         self.allocs.clear();
         self.loc_owner.clear();
         self.broken_locs.clear();
-        self.no_memory = !matches!(o.get("allocations"), Some(J::Arr(_)));
+        self.no_memory = !o.get("allocations").is_some_and(|a| matches!(a.val(), Val::Arr(_)));
     }
 
     /// A function's allocations and their locations (`o` rooted at the function).
@@ -591,7 +617,7 @@ impl Cx {
 
     fn allocation(
         &mut self,
-        v: &J<'_>,
+        v: J<'_>,
         path: &Path<'_>,
         allocations: &mut Vec<Allocation>,
         locations: &mut Vec<MemoryLocation>,
@@ -650,7 +676,7 @@ impl Cx {
         });
     }
 
-    fn location(&mut self, v: &J<'_>, path: &Path<'_>, alloc: AllocId) -> Option<MemoryLocation> {
+    fn location(&mut self, v: J<'_>, path: &Path<'_>, alloc: AllocId) -> Option<MemoryLocation> {
         let o = self.obj(v, path)?;
         let name = o.req(self, "name", Cx::string);
         let mem_type = o.req(self, "type", Cx::mem_type);
@@ -690,9 +716,17 @@ impl Cx {
         })
     }
 
-    fn nodes(&mut self, v: &J<'_>, path: &Path<'_>) -> Option<Vec<Node>> {
-        if let J::Lazy(lazy) = v {
-            return self.lazy_nodes(lazy, path);
+    fn nodes(&mut self, v: J<'_>, path: &Path<'_>) -> Option<Vec<Node>> {
+        if let Val::Lazy { start, depth } = v.val() {
+            let mut lx = Lexer::at(v.doc.text, start, depth);
+            return match self.stream(&mut lx, path) {
+                Ok(nodes) => Some(nodes),
+                // The span was checked when it was scanned: only giving up stops here.
+                Err(_) => {
+                    self.gave_up = true;
+                    None
+                }
+            };
         }
         let items = self.arr(v, path)?;
         let mut out = Vec::with_capacity(items.len());
@@ -704,44 +738,9 @@ impl Cx {
         Some(out)
     }
 
-    fn node(&mut self, v: &J<'_>, path: &Path<'_>, index: usize) -> Option<Node> {
+    fn node(&mut self, v: J<'_>, path: &Path<'_>, index: usize) -> Option<Node> {
         let o = self.obj(v, path)?;
-        let node = self.node_of(&o, path, index);
-        self.check_lazies(o.map);
-        node
-    }
-
-    /// Streams a node list kept as text: each entry is parsed, decoded and dropped in turn.
-    fn lazy_nodes(&mut self, lazy: &Lazy<'_>, path: &Path<'_>) -> Option<Vec<Node>> {
-        lazy.used.set(true);
-        if self.gave_up {
-            return None;
-        }
-        let mut out = Vec::new();
-        let mut de = serde_json::Deserializer::from_str(lazy.text);
-        let seed = JSeed { depth: lazy.depth + 1, mode: Mode::Node };
-        let visitor = NodesVisitor { cx: self, path, seed, out: &mut out };
-        if Deserializer::deserialize_seq(&mut de, visitor).and_then(|()| de.end()).is_err() {
-            self.gave_up = true;
-            return None;
-        }
-        // The list's length was not known up front: drop the growth slack the IR would keep.
-        out.shrink_to_fit();
-        Some(out)
-    }
-
-    /// Parses the lazy parts of an object that the reader did not read (a loop's
-    /// `instructions`, a repeated key), so that the fast path accepts no text that the slow
-    /// path would reject.
-    fn check_lazies(&mut self, map: &Entries<'_>) {
-        for (_, v) in map {
-            if let J::Lazy(lazy) = v
-                && !lazy.used.get()
-                && lazy.parse().is_err()
-            {
-                self.gave_up = true;
-            }
-        }
+        self.node_of(&o, path, index)
     }
 
     fn node_of(&mut self, o: &Obj<'_, '_>, path: &Path<'_>, index: usize) -> Option<Node> {
@@ -749,7 +748,7 @@ impl Cx {
         if opcode == Some("Loop") {
             return self.loop_node(o, index).map(Node::Loop);
         }
-        if o.get("instructions").is_some() && opcode.is_none() {
+        if opcode.is_none() && o.get("instructions").is_some() {
             let name = o.opt(self, "name", Cx::string).unwrap_or_default();
             let (body, seg) = self.with_context(Seg::Block(name), |cx| {
                 // The block keeps its own path: the context says which block, the path says where.
@@ -758,7 +757,7 @@ impl Cx {
             let name = seg.map(Seg::into_name).unwrap_or_default();
             return Some(Node::Block(Block { name, body }));
         }
-        if o.get("opcode").is_some() {
+        if opcode.is_some() || o.get("opcode").is_some() {
             return self.instruction(o, index).map(Node::Inst);
         }
         self.err(
@@ -803,8 +802,8 @@ impl Cx {
         };
         let (parts, seg) = self.with_context(Seg::Instruction(index, name, opcode_text), |cx| {
             let o = o.rooted();
-            let opcode = o.req(cx, "opcode", |cx, v, p| match v {
-                J::Str(s) => match Opcode::from_name(s) {
+            let opcode = o.req(cx, "opcode", |cx, v, p| match v.val() {
+                Val::Str(s) => match Opcode::from_name(s) {
                     Some(op) => Some(op),
                     None => {
                         cx.err(
@@ -815,11 +814,11 @@ impl Cx {
                         None
                     }
                 },
-                other => {
+                _ => {
                     cx.err(
                         ErrorKind::WrongType,
                         p,
-                        format!("expected an opcode name, found {}", other.describe()),
+                        format!("expected an opcode name, found {}", v.describe()),
                     );
                     None
                 }
@@ -837,12 +836,12 @@ impl Cx {
 
     /// The opcode's own fields of an unmodelled opcode, verbatim.
     pub(crate) fn raw_fields(&mut self, o: &Obj<'_, '_>) -> Map<String, Value> {
-        to_map(o.map.iter().filter(|(k, _)| !HEADER_KEYS.contains(&k.as_ref())), &mut self.gave_up)
+        o.map.to_map(|k| !HEADER_KEYS.contains(&k), &mut self.gave_up)
     }
 
     // ----- operands -----
 
-    fn operand(&mut self, v: &J<'_>, path: &Path<'_>) -> Option<Operand> {
+    fn operand(&mut self, v: J<'_>, path: &Path<'_>) -> Option<Operand> {
         let o = self.obj(v, path)?;
         let kind = o.req(self, "kind", Cx::str_ref)?;
         match kind {
@@ -862,7 +861,7 @@ impl Cx {
                 let regref = o.req(self, "regref", Cx::string);
                 Some(Operand::Register { dtype: dtype?, regref: regref? })
             }
-            _ => Some(Operand::Other(to_map(o.map.iter(), &mut self.gave_up))),
+            _ => Some(Operand::Other(o.map.to_map(|_| true, &mut self.gave_up))),
         }
     }
 
@@ -945,8 +944,8 @@ impl Cx {
                 cx.access_pattern(&inner).map(OffsetSource::Vector)
             })
         } else {
-            o.opt(self, "scalar_offset", |cx, v, p| match v {
-                J::Str(r) => Some(OffsetSource::Register(r.to_string())),
+            o.opt(self, "scalar_offset", |cx, v, p| match v.val() {
+                Val::Str(r) => Some(OffsetSource::Register(r.to_string())),
                 _ => {
                     let inner = cx.obj(v, p)?;
                     cx.access_pattern(&inner).map(OffsetSource::Scalar)
@@ -969,7 +968,7 @@ impl Cx {
     }
 
     /// An ALU op field (shared by many payloads).
-    pub(crate) fn alu(&mut self, v: &J<'_>, path: &Path<'_>) -> Option<AluOp> {
+    pub(crate) fn alu(&mut self, v: J<'_>, path: &Path<'_>) -> Option<AluOp> {
         self.enum_name(v, path)
     }
 }
@@ -984,444 +983,272 @@ fn special_float(s: &str) -> Option<f64> {
     }
 }
 
-/// Decodes the entries of a node list as the parser meets them.
-struct NodesVisitor<'c, 'p> {
-    cx: &'c mut Cx,
-    path: &'c Path<'p>,
-    seed: JSeed,
-    out: &'c mut Vec<Node>,
+/// The text of key token `k` is `name`.
+fn key_is(text: &str, tape: &Tape, k: usize, name: &str) -> bool {
+    tape.toks.get(k).is_some_and(|t| key_text(text, tape, t) == name)
 }
 
-impl<'de> Visitor<'de> for NodesVisitor<'_, '_> {
-    type Value = ();
+/// How the member under key token `k` of an object read with `lists` is read.
+fn member(text: &str, tape: &Tape, k: usize, lists: Lists) -> Member {
+    tape.toks.get(k).map_or(Member::Value(Lists::None), |t| lists.member(key_text(text, tape, t)))
+}
 
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a list of blocks, loops and instructions")
+/// Scans a member's value the way `member` says.
+fn scan_member(lx: &mut Lexer<'_>, tape: &mut Tape, member: Member) -> Result<usize, Stop> {
+    match member {
+        Member::Lazy if lx.next_byte() == Some(b'[') => lx.lazy(tape),
+        Member::Lazy => lx.value(tape, Lists::None),
+        Member::Value(lists) => lx.value(tape, lists),
+    }
+}
+
+/// The position of the last entry under `key`.
+fn last_entry(entries: Entries<'_>, key: &str) -> Option<usize> {
+    entries.iter().enumerate().filter(|(_, (k, _))| *k == key).map(|(i, _)| i).last()
+}
+
+/// The scanning side: the reader drives the lexer through the program's structure.
+impl Cx {
+    fn stop_if_gave_up(&self) -> Result<(), Abort> {
+        if self.gave_up { Err(Abort::GaveUp) } else { Ok(()) }
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let mut index = 0;
-        loop {
-            let path = self.path.index(index);
-            let entry = NodeSeed { cx: &mut *self.cx, path, index, seed: self.seed };
-            let Some(node) = seq.next_element_seed(entry)? else { break };
-            if let Some(node) = node {
-                self.out.push(node);
-            }
-            if self.cx.gave_up {
-                return Err(de::Error::custom("gave up"));
-            }
-            index += 1;
+    fn take_tape(&mut self) -> Tape {
+        self.tapes.pop().unwrap_or_default()
+    }
+
+    fn give_tape(&mut self, mut tape: Tape) {
+        tape.clear();
+        self.tapes.push(tape);
+    }
+
+    /// The document root, onto `tape`. In the fast pass, the functions of its `functions` are
+    /// decoded as they are scanned (speculatively).
+    fn top(&mut self, lx: &mut Lexer<'_>, tape: &mut Tape) -> Result<usize, Abort> {
+        if self.careful || lx.next_byte() != Some(b'{') {
+            return Ok(lx.value(tape, Lists::Top)?);
         }
-        Ok(())
-    }
-}
-
-/// One entry of a streamed node list, decoded as the parser meets it. A block's
-/// `instructions` met before any `opcode` is streamed at once (speculatively: see
-/// `Cx::speculative`); everything else is built as a tree and decoded by `Cx::node`.
-struct NodeSeed<'c, 'p> {
-    cx: &'c mut Cx,
-    path: Path<'p>,
-    index: usize,
-    seed: JSeed,
-}
-
-impl NodeSeed<'_, '_> {
-    fn decode(self, tree: &J<'_>) -> Option<Node> {
-        self.cx.node(tree, &self.path, self.index)
-    }
-}
-
-impl<'de> DeserializeSeed<'de> for NodeSeed<'_, '_> {
-    type Value = Option<Node>;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<Node>, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for NodeSeed<'_, '_> {
-    type Value = Option<Node>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a block, loop or instruction")
-    }
-
-    // Anything but an object: `node` reports it.
-    fn visit_bool<E: de::Error>(self, b: bool) -> Result<Option<Node>, E> {
-        let tree = JVisitor(self.seed).visit_bool(b)?;
-        Ok(self.decode(&tree))
-    }
-
-    fn visit_i64<E: de::Error>(self, i: i64) -> Result<Option<Node>, E> {
-        let tree = JVisitor(self.seed).visit_i64(i)?;
-        Ok(self.decode(&tree))
-    }
-
-    fn visit_u64<E: de::Error>(self, u: u64) -> Result<Option<Node>, E> {
-        let tree = JVisitor(self.seed).visit_u64(u)?;
-        Ok(self.decode(&tree))
-    }
-
-    fn visit_f64<E: de::Error>(self, f: f64) -> Result<Option<Node>, E> {
-        let tree = JVisitor(self.seed).visit_f64(f)?;
-        Ok(self.decode(&tree))
-    }
-
-    fn visit_str<E: de::Error>(self, s: &str) -> Result<Option<Node>, E> {
-        let tree = JVisitor(self.seed).visit_str(s)?;
-        Ok(self.decode(&tree))
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Option<Node>, E> {
-        let tree = JVisitor(self.seed).visit_unit()?;
-        Ok(self.decode(&tree))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Option<Node>, A::Error> {
-        let tree = JVisitor(self.seed).visit_seq(seq)?;
-        Ok(self.decode(&tree))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<Node>, A::Error> {
-        self.seed.check_depth()?;
-        let mut entries = Vec::with_capacity(8);
-        // (entry index, nodes) of an `instructions` list streamed on the spot.
-        let mut streamed = None;
-        let mut opcode_seen = false;
-        let mut instructions_seen = false;
-        while let Some(key) = map.next_key_seed(KeySeed)? {
-            if key == "instructions" && !opcode_seen && !instructions_seen {
-                instructions_seen = true;
-                let path = Path::Key(&self.path, "instructions");
-                let list = ListSeed { cx: &mut *self.cx, path: &path, depth: self.seed.depth + 1 };
-                match map.next_value_seed(list)? {
-                    Listed::Nodes(nodes) => {
-                        streamed = Some((entries.len(), nodes));
-                        entries.push((key, J::Null));
-                    }
-                    Listed::Tree(tree) => entries.push((key, tree)),
+        let t = tape.push(Kind::Obj, lx.pos, 0);
+        lx.open()?;
+        let mut keys = Keys::new();
+        if !lx.empty(b'}') {
+            loop {
+                let k = lx.key(tape)?;
+                keys.push(tape.key_ref(lx.text, k));
+                if key_is(lx.text, tape, k, "functions") && lx.next_byte() == Some(b'[') {
+                    self.functions(lx, tape)?;
+                } else {
+                    scan_member(lx, tape, member(lx.text, tape, k, Lists::Top))?;
                 }
-                continue;
+                if !lx.more(b'}')? {
+                    break;
+                }
             }
-            opcode_seen |= key == "opcode";
-            instructions_seen |= key == "instructions";
-            let value = map.next_value_seed(self.seed.member(&key))?;
-            entries.push((key, value));
         }
-        let Some((at, body)) = streamed else {
-            return Ok(self.decode(&J::Obj(entries)));
-        };
-        // The guess holds when the streamed list is the node's last `instructions` and no
-        // `opcode` name made the node a loop or an instruction (see `Cx::node_of`).
-        let o = Obj { map: &entries, path: self.path };
-        let last = entries.iter().rposition(|(k, _)| k == "instructions");
-        if last != Some(at) || o.get("opcode").and_then(J::as_str).is_some() {
-            self.cx.gave_up = true;
-            return Err(de::Error::custom("gave up"));
+        lx.close();
+        Ok(lx.seal_object(tape, t, &keys))
+    }
+
+    /// The root's `functions` array: each function object is decoded on the spot and left on
+    /// the tape as a [`Kind::Done`] token.
+    fn functions(&mut self, lx: &mut Lexer<'_>, tape: &mut Tape) -> Result<usize, Abort> {
+        let t = tape.push(Kind::Arr, lx.pos, 0);
+        lx.open()?;
+        let mut len = 0;
+        if !lx.empty(b']') {
+            loop {
+                if lx.next_byte() == Some(b'{') {
+                    let start = lx.pos;
+                    let f = self.function_entry(lx, len)?;
+                    self.done.push(f);
+                    let d = tape.push(Kind::Done, start, lx.pos);
+                    if let Some(tok) = tape.toks.get_mut(d) {
+                        tok.aux = self.done.len() - 1;
+                    }
+                } else {
+                    lx.value(tape, Lists::Function)?;
+                }
+                len += 1;
+                if !lx.more(b']')? {
+                    break;
+                }
+            }
         }
-        let name = o.opt(self.cx, "name", Cx::string).unwrap_or_default();
-        self.cx.check_lazies(&entries);
-        Ok(Some(Node::Block(Block { name, body })))
-    }
-}
-
-/// A block's `instructions` value, streamed when it is a list.
-struct ListSeed<'c, 'p> {
-    cx: &'c mut Cx,
-    path: &'c Path<'p>,
-    /// How many containers enclose the list.
-    depth: usize,
-}
-
-enum Listed<'a> {
-    Nodes(Vec<Node>),
-    Tree(J<'a>),
-}
-
-impl<'de> DeserializeSeed<'de> for ListSeed<'_, '_> {
-    type Value = Listed<'de>;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Listed<'de>, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for ListSeed<'_, '_> {
-    type Value = Listed<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a list of nodes")
+        lx.close();
+        Ok(lx.seal(tape, t, len))
     }
 
-    fn visit_bool<E: de::Error>(self, b: bool) -> Result<Listed<'de>, E> {
-        JVisitor(self.plain()).visit_bool(b).map(Listed::Tree)
+    /// One function, decoded speculatively while it is scanned (the program's own fields may
+    /// come later in the text, and their diagnostics come first).
+    fn function_entry(&mut self, lx: &mut Lexer<'_>, index: usize) -> Result<Option<Function>, Abort> {
+        let mut tape = self.take_tape();
+        self.speculative += 1;
+        let r = self.function_scan(lx, &mut tape, index);
+        self.speculative -= 1;
+        self.give_tape(tape);
+        let f = r?;
+        self.stop_if_gave_up()?;
+        Ok(f)
     }
 
-    fn visit_i64<E: de::Error>(self, i: i64) -> Result<Listed<'de>, E> {
-        JVisitor(self.plain()).visit_i64(i).map(Listed::Tree)
-    }
-
-    fn visit_u64<E: de::Error>(self, u: u64) -> Result<Listed<'de>, E> {
-        JVisitor(self.plain()).visit_u64(u).map(Listed::Tree)
-    }
-
-    fn visit_f64<E: de::Error>(self, f: f64) -> Result<Listed<'de>, E> {
-        JVisitor(self.plain()).visit_f64(f).map(Listed::Tree)
-    }
-
-    fn visit_str<E: de::Error>(self, s: &str) -> Result<Listed<'de>, E> {
-        JVisitor(self.plain()).visit_str(s).map(Listed::Tree)
-    }
-
-    fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Listed<'de>, E> {
-        JVisitor(self.plain()).visit_borrowed_str(s).map(Listed::Tree)
-    }
-
-    fn visit_string<E: de::Error>(self, s: String) -> Result<Listed<'de>, E> {
-        JVisitor(self.plain()).visit_string(s).map(Listed::Tree)
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Listed<'de>, E> {
-        JVisitor(self.plain()).visit_unit().map(Listed::Tree)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Listed<'de>, A::Error> {
-        JVisitor(self.plain()).visit_map(map).map(Listed::Tree)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Listed<'de>, A::Error> {
-        self.plain().check_depth()?;
-        let mut out = Vec::new();
-        let seed = JSeed { depth: self.depth + 1, mode: Mode::Node };
-        self.cx.speculative += 1;
-        let r = NodesVisitor { cx: &mut *self.cx, path: self.path, seed, out: &mut out }.visit_seq(seq);
-        self.cx.speculative -= 1;
-        r?;
-        out.shrink_to_fit();
-        Ok(Listed::Nodes(out))
-    }
-}
-
-impl ListSeed<'_, '_> {
-    fn plain(&self) -> JSeed {
-        JSeed { depth: self.depth, mode: Mode::Plain }
-    }
-}
-
-/// The non-container visits of a streaming seed: build the [`J`] (with the seed's `plain()`
-/// `JSeed`) and wrap it with `$wrap`.
-macro_rules! forward_non_objects {
-    ($wrap:expr) => {
-        fn visit_bool<E: de::Error>(self, b: bool) -> Result<Self::Value, E> {
-            JVisitor(self.plain()).visit_bool(b).map($wrap)
-        }
-        fn visit_i64<E: de::Error>(self, i: i64) -> Result<Self::Value, E> {
-            JVisitor(self.plain()).visit_i64(i).map($wrap)
-        }
-        fn visit_u64<E: de::Error>(self, u: u64) -> Result<Self::Value, E> {
-            JVisitor(self.plain()).visit_u64(u).map($wrap)
-        }
-        fn visit_f64<E: de::Error>(self, f: f64) -> Result<Self::Value, E> {
-            JVisitor(self.plain()).visit_f64(f).map($wrap)
-        }
-        fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
-            JVisitor(self.plain()).visit_str(s).map($wrap)
-        }
-        fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
-            JVisitor(self.plain()).visit_borrowed_str(s).map($wrap)
-        }
-        fn visit_string<E: de::Error>(self, s: String) -> Result<Self::Value, E> {
-            JVisitor(self.plain()).visit_string(s).map($wrap)
-        }
-        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-            JVisitor(self.plain()).visit_unit().map($wrap)
-        }
-    };
-}
-
-/// The document root: its `functions` are decoded as they are parsed where possible.
-struct TopSeed<'c> {
-    cx: &'c mut Cx,
-}
-
-impl TopSeed<'_> {
-    fn plain(&self) -> JSeed {
-        JSeed { depth: 0, mode: Mode::Top }
-    }
-}
-
-impl<'de> DeserializeSeed<'de> for TopSeed<'_> {
-    type Value = J<'de>;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<J<'de>, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for TopSeed<'_> {
-    type Value = J<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a BIR program")
-    }
-
-    forward_non_objects!(|j| j);
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<J<'de>, A::Error> {
-        JVisitor(self.plain()).visit_seq(seq)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<J<'de>, A::Error> {
-        let seed = self.plain();
-        seed.check_depth()?;
-        let mut entries = Vec::with_capacity(8);
-        while let Some(key) = map.next_key_seed(KeySeed)? {
-            let value = if key == "functions" {
-                map.next_value_seed(FunctionsSeed { cx: &mut *self.cx })?
-            } else {
-                map.next_value_seed(seed.member(&key))?
-            };
-            entries.push((key, value));
-        }
-        Ok(J::Obj(entries))
-    }
-}
-
-/// The root's `functions`.
-struct FunctionsSeed<'c> {
-    cx: &'c mut Cx,
-}
-
-impl FunctionsSeed<'_> {
-    fn plain(&self) -> JSeed {
-        JSeed { depth: 1, mode: Mode::Functions }
-    }
-}
-
-impl<'de> DeserializeSeed<'de> for FunctionsSeed<'_> {
-    type Value = J<'de>;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<J<'de>, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for FunctionsSeed<'_> {
-    type Value = J<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a list of functions")
-    }
-
-    forward_non_objects!(|j| j);
-
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<J<'de>, A::Error> {
-        JVisitor(self.plain()).visit_map(map)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<J<'de>, A::Error> {
-        self.plain().check_depth()?;
-        let mut items = Vec::new();
-        let mut index = 0;
-        while let Some(f) = seq.next_element_seed(FunctionSeed { cx: &mut *self.cx, index })? {
-            items.push(f);
-            index += 1;
-        }
-        Ok(J::Arr(items))
-    }
-}
-
-/// One function. When its `blocks` come after its `allocations` (the writer's order), the
-/// function is decoded on the spot, speculatively: any diagnostic, a later `allocations` or a
-/// repeated `blocks` gives up (see `Cx::speculative`). Otherwise its `blocks` stay text.
-struct FunctionSeed<'c> {
-    cx: &'c mut Cx,
-    index: usize,
-}
-
-impl FunctionSeed<'_> {
-    fn plain(&self) -> JSeed {
-        JSeed { depth: 2, mode: Mode::Plain }
-    }
-}
-
-impl<'de> DeserializeSeed<'de> for FunctionSeed<'_> {
-    type Value = J<'de>;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<J<'de>, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for FunctionSeed<'_> {
-    type Value = J<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a function")
-    }
-
-    forward_non_objects!(|j| j);
-
-    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<J<'de>, A::Error> {
-        JVisitor(self.plain()).visit_seq(seq)
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<J<'de>, A::Error> {
-        let seed = JSeed { depth: 2, mode: Mode::Function };
-        seed.check_depth()?;
-        let mut entries = Vec::with_capacity(8);
+    /// When its `blocks` come after its `allocations` (the writer's order), the blocks are
+    /// streamed as they are scanned; a later `allocations` or `blocks` gives up. Otherwise the
+    /// blocks are a lazy span, streamed once the function's object is complete.
+    fn function_scan(
+        &mut self,
+        lx: &mut Lexer<'_>,
+        tape: &mut Tape,
+        index: usize,
+    ) -> Result<Option<Function>, Abort> {
+        let t = tape.push(Kind::Obj, lx.pos, 0);
+        lx.open()?;
+        let mut keys = Keys::new();
         let mut done = None;
         let (mut allocations_seen, mut blocks_seen) = (false, false);
-        let cx = self.cx;
-        while let Some(key) = map.next_key_seed(KeySeed)? {
-            if key == "blocks" && allocations_seen && !blocks_seen {
-                blocks_seen = true;
-                cx.speculative += 1;
-                let o = Obj { map: &entries, path: Path::Root };
-                cx.start_function(&o);
-                let memory = cx.memory(&o);
-                let path = Path::Key(&Path::Root, "blocks");
-                let listed = map.next_value_seed(ListSeed { cx: &mut *cx, path: &path, depth: 3 });
-                cx.speculative -= 1;
-                match listed? {
-                    Listed::Nodes(body) => {
-                        done = Some((entries.len(), memory, body));
-                        entries.push((key, J::Null));
+        if !lx.empty(b'}') {
+            loop {
+                let k = lx.key(tape)?;
+                keys.push(tape.key_ref(lx.text, k));
+                let allocations = key_is(lx.text, tape, k, "allocations");
+                let blocks = key_is(lx.text, tape, k, "blocks");
+                if blocks && allocations_seen && !blocks_seen && lx.next_byte() == Some(b'[') {
+                    blocks_seen = true;
+                    let memory = {
+                        let map = Entries {
+                            doc: Doc { text: lx.text, tape },
+                            first: t + 1,
+                            end: tape.toks.len(),
+                            keys: None,
+                        };
+                        let o = Obj { map, path: Path::Root };
+                        self.start_function(&o);
+                        self.memory(&o)
+                    };
+                    self.stop_if_gave_up()?;
+                    let body = self.stream(lx, &Path::Key(&Path::Root, "blocks"))?;
+                    done = Some((keys.len() - 1, memory, body));
+                    tape.push(Kind::Null, lx.pos, lx.pos);
+                } else {
+                    if allocations && done.is_some() {
+                        self.gave_up = true;
+                        return Err(Abort::GaveUp);
                     }
-                    Listed::Tree(tree) => entries.push((key, tree)),
+                    allocations_seen |= allocations;
+                    blocks_seen |= blocks;
+                    scan_member(lx, tape, member(lx.text, tape, k, Lists::Function))?;
                 }
-                if cx.gave_up {
-                    return Err(de::Error::custom("gave up"));
+                if !lx.more(b'}')? {
+                    break;
                 }
-                continue;
             }
-            if key == "allocations" && done.is_some() {
-                cx.gave_up = true;
-                return Err(de::Error::custom("gave up"));
-            }
-            allocations_seen |= key == "allocations";
-            blocks_seen |= key == "blocks";
-            let value = map.next_value_seed(seed.member(&key))?;
-            entries.push((key, value));
         }
-        let Some((at, (allocations, locations), body)) = done else { return Ok(J::Obj(entries)) };
+        lx.close();
+        let t = lx.seal_object(tape, t, &keys);
+        let doc = Doc { text: lx.text, tape };
         let list = Path::Key(&Path::Root, "functions");
-        let o = Obj { map: &entries, path: Path::Index(&list, self.index) };
-        if entries.iter().rposition(|(k, _)| k == "blocks") != Some(at) {
-            cx.gave_up = true;
-            return Err(de::Error::custom("gave up"));
+        let path = Path::Index(&list, index);
+        let Some((at, (allocations, locations), body)) = done else {
+            return Ok(self.function(J { doc, at: t }, &path));
+        };
+        let o = Obj { map: Entries { doc, first: t + 1, end: tape.toks.len(), keys: None }, path };
+        if last_entry(o.map, "blocks") != Some(at) {
+            self.gave_up = true;
+            return Err(Abort::GaveUp);
         }
-        cx.speculative += 1;
-        let name = o.req(cx, "name", Cx::string).unwrap_or_default();
-        let attributes = o.get("attributes").map_or(Value::Null, |a| a.to_value(&mut cx.gave_up));
-        cx.check_lazies(&entries);
-        cx.speculative -= 1;
-        if cx.gave_up {
-            return Err(de::Error::custom("gave up"));
+        let name = o.req(self, "name", Cx::string).unwrap_or_default();
+        let attributes = o.get("attributes").map_or(Value::Null, |a| a.to_value(&mut self.gave_up));
+        Ok(Some(Function { name, attributes, allocations, locations, body }))
+    }
+
+    /// A node list at the lexer (its `[` next): each entry is scanned, decoded and dropped in
+    /// turn.
+    fn stream(&mut self, lx: &mut Lexer<'_>, path: &Path<'_>) -> Result<Vec<Node>, Abort> {
+        if lx.next_byte() != Some(b'[') {
+            return Err(Abort::Syntax);
         }
-        cx.done.push(Some(Function { name, attributes, allocations, locations, body }));
-        Ok(J::Done(cx.done.len() - 1))
+        lx.open()?;
+        let mut out = Vec::new();
+        if !lx.empty(b']') {
+            let mut index = 0;
+            loop {
+                if let Some(n) = self.entry(lx, &path.index(index), index)? {
+                    out.push(n);
+                }
+                self.stop_if_gave_up()?;
+                index += 1;
+                if !lx.more(b']')? {
+                    break;
+                }
+            }
+        }
+        lx.close();
+        // The list's length was not known up front: drop the growth slack the IR would keep.
+        out.shrink_to_fit();
+        Ok(out)
+    }
+
+    /// One entry of a node list, on a tape of its own.
+    fn entry(&mut self, lx: &mut Lexer<'_>, path: &Path<'_>, index: usize) -> Result<Option<Node>, Abort> {
+        let mut tape = self.take_tape();
+        let r = self.entry_scan(lx, &mut tape, path, index);
+        self.give_tape(tape);
+        r
+    }
+
+    /// In the fast pass, a block's `instructions` met before any `opcode` are streamed at once
+    /// (speculatively: the block's name may come later); a later string `opcode` or
+    /// `instructions` gives up. Everything else is scanned whole (nested node lists as lazy
+    /// spans) and decoded by [`Cx::node`].
+    fn entry_scan(
+        &mut self,
+        lx: &mut Lexer<'_>,
+        tape: &mut Tape,
+        path: &Path<'_>,
+        index: usize,
+    ) -> Result<Option<Node>, Abort> {
+        if self.careful || lx.next_byte() != Some(b'{') {
+            let at = lx.value(tape, Lists::Node)?;
+            return Ok(self.node(J { doc: Doc { text: lx.text, tape }, at }, path, index));
+        }
+        let t = tape.push(Kind::Obj, lx.pos, 0);
+        lx.open()?;
+        let mut keys = Keys::new();
+        let mut streamed = None;
+        let (mut opcode_seen, mut instructions_seen) = (false, false);
+        if !lx.empty(b'}') {
+            loop {
+                let k = lx.key(tape)?;
+                keys.push(tape.key_ref(lx.text, k));
+                let instructions = key_is(lx.text, tape, k, "instructions");
+                if instructions && !opcode_seen && !instructions_seen && lx.next_byte() == Some(b'[') {
+                    instructions_seen = true;
+                    self.speculative += 1;
+                    let r = self.stream(lx, &Path::Key(path, "instructions"));
+                    self.speculative -= 1;
+                    streamed = Some((keys.len() - 1, r?));
+                    tape.push(Kind::Null, lx.pos, lx.pos);
+                } else {
+                    opcode_seen |= key_is(lx.text, tape, k, "opcode");
+                    instructions_seen |= instructions;
+                    scan_member(lx, tape, member(lx.text, tape, k, Lists::Node))?;
+                }
+                if !lx.more(b'}')? {
+                    break;
+                }
+            }
+        }
+        lx.close();
+        let t = lx.seal_object(tape, t, &keys);
+        let doc = Doc { text: lx.text, tape };
+        let Some((at, body)) = streamed else { return Ok(self.node(J { doc, at: t }, path, index)) };
+        // The guess holds when the streamed list is the node's last `instructions` and no
+        // `opcode` name made the node a loop or an instruction (see `Cx::node_of`).
+        let o = Obj { map: Entries { doc, first: t + 1, end: tape.toks.len(), keys: None }, path: *path };
+        if last_entry(o.map, "instructions") != Some(at) || o.get("opcode").and_then(J::as_str).is_some() {
+            self.gave_up = true;
+            return Err(Abort::GaveUp);
+        }
+        let name = o.opt(self, "name", Cx::string).unwrap_or_default();
+        Ok(Some(Node::Block(Block { name, body })))
     }
 }
