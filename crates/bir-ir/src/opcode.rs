@@ -42,7 +42,7 @@ payloads! {
         MemsetFields, PoolFields, StreamShuffleFields, TensorReduceFields, TensorScalarCacheFields,
         TensorScalarFields, TensorScalarPtrFields, TensorTensorFields;
     boxed: ActivationFields, AffineSelectFields, DmaCopyFields, DmaDescriptorFields, DmaFields,
-        DmaTriggerFields, GenericIndirectFields, IndirectSaveAccumulateFields, IotaFields,
+        DmaTriggerFields, GenericIndirectFields, IndirectFields, IndirectSaveAccumulateFields, IotaFields,
         MatmultFields;
 }
 
