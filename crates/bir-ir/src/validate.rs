@@ -284,7 +284,7 @@ impl Validator<'_> {
         self.context.push(format!("instruction #{index} '{}' ({})", i.name, i.opcode()));
         if let Some(sig) = signature(&i.op) {
             self.operands("ins", &i.ins, sig.ins, sig.min_ins, sig.rest);
-            self.operands("outs", &i.outs, sig.outs, sig.outs.len(), None);
+            self.operands("outs", &i.outs, sig.outs, sig.min_outs, None);
         }
         for (k, a) in i.ins.iter().enumerate() {
             self.operand(&format!("ins[{k}]"), a, f);

@@ -465,7 +465,9 @@ impl<'p> Simulator<'p> {
             return fault(FaultCause::UnsupportedOp { what: "a DMA CCE (add, max or min)", op });
         }
         let out = self.output(i, 0)?;
-        let n_out = out.elements()?;
+        // Values, not containers: an x4 operand decodes to 4 fp32 values per container
+        // (re-facts §4), and the reduce runs over those values (D16).
+        let n_out = out.elements()? * out.ap.dtype.lanes();
         let n_in = i.ins.len();
         if !f.constants.is_empty() && f.constants.len() != n_in {
             return fault(FaultCause::BadField {
@@ -483,7 +485,7 @@ impl<'p> Simulator<'p> {
                     Slot::In(k),
                     n_out,
                     v.len(),
-                    "every CCE input holds as many elements as the output",
+                    "every CCE input holds as many values as the output",
                 )?;
                 if let Some(c) = f.constants.get(k) {
                     let c = c.get();
