@@ -43,7 +43,7 @@ fn canonical(shape: [usize; 4], perm: [usize; 4]) -> Option<Vec<(usize, usize)>>
 
 /// The edge of the square tile the blocked transpose moves through a local buffer: 128-byte
 /// rows (two cache lines) for 2-, 4- and 8-byte elements, 64 bytes for 1-byte ones.
-const fn tile_edge(n: usize) -> usize {
+pub(crate) const fn tile_edge(n: usize) -> usize {
     let e = 128 / n;
     if e > 64 {
         64
@@ -146,7 +146,7 @@ fn permute_part<const N: usize>(src: &[[u8; N]], axes: &[(usize, usize)], dst: &
 /// tile's source rows are gathered contiguously into `tmp` (so source rows a power-of-two
 /// stride apart never fight over one cache set), then written out as contiguous destination rows.
 #[expect(clippy::too_many_arguments, reason = "the two strided planes of one tile loop")]
-fn tile_transpose<const N: usize>(
+pub(crate) fn tile_transpose<const N: usize>(
     src: &[[u8; N]],
     so: usize,
     sj: usize,
