@@ -1302,6 +1302,84 @@ pn = np.tile(np.array([0, 1, -1, -2 ** 31, 5, -7, 0, 2 ** 31 - 1, -100, 3], np.i
 case("cpred_pred_int32_negative_cast", cpred_case("int32", pn),
      f"CopyPredicated with negative int32 predicate values: read converted to uint32 by the project cast (through fp32, "
      f"clamped), so a negative value is 0 = false ({CPR}; D9 as worded)", choices=["D9"])
+# ---------------------------------------------------------------- CopyPredicated side output (D10)
+CPS = ("seed 000 §5.5 CopyPredicated 'followed by a doEngineAccumReduce accumulator side-effect', re-facts §7 "
+       "reduce_op / accumulator_cmd; D10: side[p] = in-order fp32 fold of reduce_op over dst row p after the copy, "
+       "written (acc absent/Idle/Zero/ZeroAccumulate) or added in (Accumulate/AddAccumulate)")
+
+
+def fold_rows(y, op):
+    """The sequential fp32 fold of each row (D10), one float32 operation at a time."""
+    out = np.empty((y.shape[0], 1), F32)
+    for r in range(y.shape[0]):
+        a = F32(y[r, 0])
+        for x in y[r, 1:]:
+            x = F32(x)
+            if op == "add":
+                a = F32(a + x)
+            elif op == "mult":
+                a = F32(a * x)
+            elif op == "max":
+                a = x if x > a else a  # glibc fmaxf, no NaNs or ties in these data
+            else:
+                a = x if x < a else a
+        out[r, 0] = a
+    return out
+
+
+def cpred_side_case(op, acc=None, reverse=None, side_dt="float32", p=4, f=10, fault=False):
+    if op == "mult":
+        src = (1.0 + 0.25 * RNG.standard_normal((p, f))).astype(F32)
+        prev = (1.0 + 0.25 * RNG.standard_normal((p, f))).astype(F32)
+    else:
+        src, prev = fp32_vals((p, f)), fp32_vals((p, f))
+    praw = RNG.integers(0, 2, (p, f)).astype(np.uint8)
+    r0 = fp32_vals((p, 1), scale=100.0)
+    r0_raw = r0 if side_dt == "float32" else encode(r0, side_dt)
+    g = Prog()
+    pt = g.tile_in("pred", "uint8", praw)
+    st = g.tile_in("src", "float32", src)
+    yt = g.tile_in("prev", "float32", prev)
+    rt = g.tile_in("side", side_dt, r0_raw)
+    fields = {}
+    if op is not None:
+        fields["reduce_op"] = op
+    if acc is not None:
+        fields["accumulator_cmd"] = acc
+    if reverse is not None:
+        fields["reverse_pred"] = reverse
+    g.inst("CopyPredicated", [tile(st, "float32", p, f), tile(pt, "uint8", p, f)],
+           [tile(yt, "float32", p, f), tile(rt, side_dt, p, 1)], **fields)
+    on = praw != 0
+    if reverse:
+        on = ~on
+    y = np.where(on, src, prev).astype(F32)
+    if fault:
+        # The run stops at the fault, so no Save follows it.
+        return g
+    fold = fold_rows(y, op)
+    if acc in ("Accumulate", "AddAccumulate"):
+        assert side_dt == "float32"
+        want = (r0 + fold).astype(F32)
+    else:
+        want = fold if side_dt == "float32" else encode(fold, side_dt)
+    g.save(yt, "y", "float32", p, f, y)
+    g.save(rt, "r", side_dt, p, 1, want)
+    return g
+
+
+case("cpred_side_add_write", cpred_side_case("add"), f"CopyPredicated side output, add, no acc: written ({CPS})", choices=["D10"])
+case("cpred_side_add_addaccumulate", cpred_side_case("add", "AddAccumulate"), f"CopyPredicated side output, add, AddAccumulate: added in ({CPS})", choices=["D10"])
+case("cpred_side_max_zeroaccumulate", cpred_side_case("max", "ZeroAccumulate"), f"CopyPredicated side output, max, ZeroAccumulate: written ({CPS})", choices=["D10"])
+case("cpred_side_min_idle_reverse", cpred_side_case("min", "Idle", reverse=True), f"CopyPredicated side output, min, Idle, reverse_pred: written ({CPS})", choices=["D10"])
+case("cpred_side_mult_accumulate", cpred_side_case("mult", "Accumulate"), f"CopyPredicated side output, mult, Accumulate: added in ({CPS})", choices=["D10"])
+case("cpred_side_add_bfloat16_side", cpred_side_case("add", "Zero", side_dt="bfloat16", f=33),
+     f"CopyPredicated side output, add over 33 values, written into a bf16 side (RNE of the fp32 fold) ({CPS})", choices=["D10"])
+case("cpred_side_no_reduce_op_faults", cpred_side_case(None, fault=True),
+     f"CopyPredicated with outs[1] but no reduce_op: a bad-field fault before anything is written ({CPS})", choices=["D10"],
+     fault=("bad-field", "reduce_op"))
+
+
 # ================================================================ write
 def write_all():
     for d in os.listdir(HERE):

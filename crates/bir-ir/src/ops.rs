@@ -205,6 +205,10 @@ pub struct CopyPredicatedFields {
     pub reverse_pred: bool,
     /// The instruction may read memory nobody wrote.
     pub can_read_uninit: bool,
+    /// The `doEngineAccumReduce` side output's fold (seed 000 §5.5; re-facts §7 `reduce_op`).
+    pub reduce_op: Option<AluOp>,
+    /// What the side output does with the fold (re-facts §7 `accumulator_cmd`).
+    pub acc: Option<EngineAccumulationType>,
 }
 
 /// IndirectCopy (seed 000 §6.2).

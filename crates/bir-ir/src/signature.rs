@@ -14,13 +14,14 @@ pub(crate) enum Slot {
 }
 
 /// Fixed leading `ins` slots (the first `min_ins` required), then optionally any number of
-/// `rest` slots; `outs` is exactly `outs`.
+/// `rest` slots; `outs` slots, the first `min_outs` required.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Sig {
     pub(crate) ins: &'static [Slot],
     pub(crate) min_ins: usize,
     pub(crate) rest: Option<Slot>,
     pub(crate) outs: &'static [Slot],
+    pub(crate) min_outs: usize,
 }
 
 /// An opcode's signature column.
@@ -42,11 +43,11 @@ pub(crate) enum Signature {
 use Slot::{Any, Ap, ApOrImm};
 
 const fn sig(ins: &'static [Slot], min_ins: usize, outs: &'static [Slot]) -> Sig {
-    Sig { ins, min_ins, rest: None, outs }
+    Sig { ins, min_ins, rest: None, outs, min_outs: outs.len() }
 }
 
 const fn variadic(ins: &'static [Slot], rest: Slot, outs: &'static [Slot]) -> Sig {
-    Sig { ins, min_ins: ins.len(), rest: Some(rest), outs }
+    Sig { ins, min_ins: ins.len(), rest: Some(rest), outs, min_outs: outs.len() }
 }
 
 /// Unmodelled: not checked.
@@ -66,7 +67,8 @@ pub(crate) const FILL: Signature = Signature::Fixed(sig(&[], 0, &[Ap]));
 /// `[pred AP, on_true, on_false] → [AP]`.
 pub(crate) const SELECT: Signature = Signature::Fixed(sig(&[Ap, ApOrImm, ApOrImm], 3, &[Ap]));
 /// `[src, pred AP] → [AP]`.
-pub(crate) const PREDICATED: Signature = Signature::Fixed(sig(&[ApOrImm, Ap], 2, &[Ap]));
+pub(crate) const PREDICATED: Signature =
+    Signature::Fixed(Sig { ins: &[ApOrImm, Ap], min_ins: 2, rest: None, outs: &[Ap, Ap], min_outs: 1 });
 /// `[table or values AP, index AP, index AP…] → [AP]`.
 pub(crate) const GENERIC_INDIRECT: Signature = Signature::Fixed(variadic(&[Ap, Ap], Ap, &[Ap]));
 /// `[] → []`.

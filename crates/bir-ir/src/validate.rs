@@ -319,7 +319,7 @@ impl Validator<'_> {
         self.push(format_args!("instruction #{index} '{}' ({})", i.name, i.opcode()));
         if let Some(sig) = signature(&i.op) {
             self.operands("ins", &i.ins, sig.ins, sig.min_ins, sig.rest);
-            self.operands("outs", &i.outs, sig.outs, sig.outs.len(), None);
+            self.operands("outs", &i.outs, sig.outs, sig.min_outs, None);
         }
         for (k, a) in i.ins.iter().enumerate() {
             self.operand(&list_field(&INS, "ins", k), a, f);

@@ -55,6 +55,15 @@ fn ap(mem: &str, dtype: &str, offset: i64, pairs: &[(i64, i64)]) -> String {
 
 /// Runs `insts` over the tensors; returns every tensor's final bytes, or the fault.
 fn run(tensors: &[T<'_>], insts: &str) -> Result<Vec<Vec<u8>>, (FaultKind, String)> {
+    run_on(tensors, insts, None)
+}
+
+/// [`run`] with the kernels' threads and grain set.
+fn run_on(
+    tensors: &[T<'_>],
+    insts: &str,
+    par: Option<simulator::Parallelism>,
+) -> Result<Vec<Vec<u8>>, (FaultKind, String)> {
     let allocs: Vec<String> = tensors
         .iter()
         .map(|x| {
@@ -75,6 +84,9 @@ fn run(tensors: &[T<'_>], insts: &str) -> Result<Vec<Vec<u8>>, (FaultKind, Strin
     let v = validate(&prog, &ValidateOptions::default()).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
     let f0 = &prog.functions[0];
     let mut sim = Simulator::new(v, Profile::refsim());
+    if let Some(p) = par {
+        sim.set_options(simulator::Options { parallelism: p, ..Default::default() });
+    }
     for x in tensors {
         let tt = simulator::io::resolve(f0, x.name).unwrap();
         let loc = &f0.locations[tt.loc.index()];
@@ -146,6 +158,167 @@ fn dma_transpose_xyzw_on_2x3x4x5() {
     assert_eq!(y[119], 119.0);
     // dst[1,2,0,1] (flat 37) = src[1,0,2,1] = 60 + 10 + 1 = 71.
     assert_eq!(y[37], 71.0);
+}
+
+/// The re-facts §3 TransposeOps table, copied by hand (code → permutation of W,Z,Y,X).
+const PERMS: [[usize; 4]; 14] = [
+    [0, 1, 2, 3],
+    [0, 1, 3, 2],
+    [0, 3, 1, 2],
+    [0, 2, 3, 1],
+    [1, 0, 2, 3],
+    [1, 2, 0, 3],
+    [1, 2, 3, 0],
+    [2, 3, 0, 1],
+    [2, 3, 1, 0],
+    [2, 0, 1, 3],
+    [3, 0, 1, 2],
+    [3, 1, 2, 0],
+    [3, 2, 1, 0],
+    [3, 2, 0, 1],
+];
+
+/// The flat element index of every element of a 4-level AP (offset, [(step, num)]), in AP order.
+fn ap_elements(offset: i64, pairs: &[(i64, i64); 4]) -> Vec<i64> {
+    let mut out = Vec::new();
+    for a in 0..pairs[0].1 {
+        for b in 0..pairs[1].1 {
+            for c in 0..pairs[2].1 {
+                for d in 0..pairs[3].1 {
+                    out.push(offset + a * pairs[0].0 + b * pairs[1].0 + c * pairs[2].0 + d * pairs[3].0);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// DMACopy Transpose against the slow twin written here (the definition: destination
+/// element c = source element c permuted back, every source element read before any
+/// destination element is written, seed 000 §5.1), for all 14 codes, every element width,
+/// odd shapes, source and destination in one tensor both overlapping (shifted by a few
+/// elements) and disjoint, on 1 and 2 threads with one-element chunks. Fails if the kernel
+/// writes while it still reads, permutes the wrong way, or splits chunks wrongly.
+#[test]
+fn dma_transpose_matches_the_read_all_then_write_twin() {
+    let shapes: [[i64; 4]; 4] = [[3, 5, 7, 2], [2, 1, 33, 35], [1, 37, 3, 65], [5, 3, 1, 1]];
+    for (dtype, size) in [("uint8", 1usize), ("int16", 2), ("int32", 4), ("int64", 8)] {
+        for (code, perm) in PERMS.iter().enumerate() {
+            for shape in shapes {
+                let n: i64 = shape.iter().product();
+                let dshape = perm.map(|p| shape[p]);
+                let row =
+                    |s: [i64; 4]| [(s[1] * s[2] * s[3], s[0]), (s[2] * s[3], s[1]), (s[3], s[2]), (1, s[3])];
+                // Shifted overlap (dst starts 3 elements into the source), disjoint in one
+                // tensor, and in a second tensor (the direct memory-to-memory pass).
+                for (dst_off, other) in [(3, false), (n + 1, false), (1, true)] {
+                    let len = (n + dst_off + 2) as usize;
+                    let init: Vec<u8> = (0..len * size)
+                        .map(|k| (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).to_le_bytes()[7])
+                        .collect();
+                    // The twin: read every source element, then write dst[c] = src[perm⁻¹(c)].
+                    let (sp, dp) = (row(shape), row(dshape));
+                    let src_e = ap_elements(0, &sp);
+                    let vals: Vec<&[u8]> =
+                        src_e.iter().map(|&e| &init[e as usize * size..(e as usize + 1) * size]).collect();
+                    let y_init: Vec<u8> = init.iter().map(|b| b ^ 0x5A).collect();
+                    let mut want = if other { y_init.clone() } else { init.clone() };
+                    let dst_e = ap_elements(dst_off, &dp);
+                    let mut k = 0;
+                    for c0 in 0..dshape[0] {
+                        for c1 in 0..dshape[1] {
+                            for c2 in 0..dshape[2] {
+                                for c3 in 0..dshape[3] {
+                                    let c = [c0, c1, c2, c3];
+                                    let mut sc = [0i64; 4];
+                                    for a in 0..4 {
+                                        sc[perm[a]] = c[a];
+                                    }
+                                    let flat =
+                                        ((sc[0] * shape[1] + sc[1]) * shape[2] + sc[2]) * shape[3] + sc[3];
+                                    let d = dst_e[k] as usize * size;
+                                    want[d..d + size].copy_from_slice(vals[flat as usize]);
+                                    k += 1;
+                                }
+                            }
+                        }
+                    }
+                    let sp4: Vec<(i64, i64)> = sp.to_vec();
+                    let dp4: Vec<(i64, i64)> = dp.to_vec();
+                    let code_name = [
+                        "None", "WZXY", "WXZY", "WYXZ", "ZWYX", "ZYWX", "ZYXW", "YXWZ", "YXZW", "YWZX",
+                        "XWZY", "XZYW", "XYZW", "XYWZ",
+                    ][code];
+                    let prog = inst(
+                        "DMACopy",
+                        "DMA",
+                        &[ap("x", dtype, 0, &sp4)],
+                        &[ap(if other { "y" } else { "x" }, dtype, dst_off, &dp4)],
+                        &format!(r#""mode":"Transpose","transpose_op":"{code_name}""#),
+                    );
+                    for threads in [1, 2] {
+                        let par = simulator::Parallelism { threads, grain: 1 };
+                        let tensors = [t("x", dtype, len, init.clone()), t("y", dtype, len, y_init.clone())];
+                        let out = run_on(&tensors, &prog, Some(par)).unwrap();
+                        let (got, untouched) = if other { (&out[1], &out[0]) } else { (&out[0], &out[1]) };
+                        let kept = if other { &init } else { &y_init };
+                        assert!(
+                            *got == want && untouched == kept,
+                            "{dtype} code {code} shape {shape:?} dst_off {dst_off} threads {threads}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// D2: a packed x4 dtype moves whole 4-byte containers. src 2 × 3 containers, container k
+/// holding bytes 4k..4k+3; WZXY swaps the last two axes, so dst 3 × 2 holds containers
+/// [0, 3, 1, 4, 2, 5] (dst[c2, c3] = src[c3, c2]), each with its four lanes in place.
+#[test]
+fn dma_transpose_of_x4_moves_whole_containers() {
+    let dt = "float8_e4m3fn_x4";
+    let src: Vec<u8> = (0..24).collect();
+    let out = run(
+        &[t("x", dt, 6, src), t("y", dt, 6, vec![])],
+        &inst(
+            "DMACopy",
+            "DMA",
+            &[ap("x", dt, 0, &[(6, 1), (6, 1), (3, 2), (1, 3)])],
+            &[ap("y", dt, 0, &[(6, 1), (6, 1), (2, 3), (1, 2)])],
+            r#""mode":"Transpose","transpose_op":"WZXY""#,
+        ),
+    )
+    .unwrap();
+    let want: Vec<u8> =
+        [0u8, 3, 1, 4, 2, 5].iter().flat_map(|k| (4 * k..4 * k + 4).collect::<Vec<u8>>()).collect();
+    assert_eq!(out[1], want);
+}
+
+/// D16: CCE over packed x4 operands reduces their unpacked lanes in fp32 (re-facts §4: "x4
+/// sources give 4 floats per element"). float8_e4m3fn (bias 7): 0x38 = 1.0, 0x40 = 2.0,
+/// 0x30 = 0.5, 0x44 = 3.0. Lanes [1, 2, 0.5, 0] + [2, 1, 0.5, 1] = [3, 3, 1, 1]
+/// = [0x44, 0x44, 0x38, 0x38], whichever lane order a container uses.
+#[test]
+fn dma_cce_adds_x4_lanes() {
+    let dt = "float8_e4m3fn_x4";
+    let out = run(
+        &[
+            t("a", dt, 1, vec![0x38, 0x40, 0x30, 0x00]),
+            t("b", dt, 1, vec![0x40, 0x38, 0x30, 0x38]),
+            t("y", dt, 1, vec![]),
+        ],
+        &inst(
+            "DMACopy",
+            "DMA",
+            &[ap("a", dt, 0, &[(1, 1), (1, 1)]), ap("b", dt, 0, &[(1, 1), (1, 1)])],
+            &[ap("y", dt, 0, &[(1, 1), (1, 1)])],
+            r#""mode":"CCE","cce_op":"add""#,
+        ),
+    )
+    .unwrap();
+    assert_eq!(out[2], [0x44, 0x44, 0x38, 0x38]);
 }
 
 #[test]
@@ -592,6 +765,57 @@ fn copy_predicated_with_reverse() {
     };
     assert_eq!(to_f32(&cp(false)), [9.0, 2.0, 9.0, 4.0]);
     assert_eq!(to_f32(&cp(true)), [1.0, 9.0, 3.0, 9.0]);
+}
+
+/// D10 (ASSUMED): the side output folds each destination row after the copy. src
+/// [[10,20,30],[40,50,60]], pred [[1,0,1],[0,0,1]], dst starts [[1,2,3],[4,5,6]] → dst
+/// [[10,2,30],[4,5,60]]; side starts [100, 200]. add + AddAccumulate: [100 + 42, 200 + 69]
+/// = [142, 269]; max with no acc: [30, 60] written; a side output without reduce_op, or with
+/// the wrong number of values, faults before anything is written.
+#[test]
+fn copy_predicated_side_output_folds_each_row() {
+    let cp = |fields: &str| {
+        run(
+            &[
+                t("s", "float32", 6, f32s(&[10.0, 20.0, 30.0, 40.0, 50.0, 60.0])),
+                t("p", "uint8", 6, vec![1, 0, 1, 0, 0, 1]),
+                t("y", "float32", 6, f32s(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0])),
+                t("r", "float32", 2, f32s(&[100.0, 200.0])),
+            ],
+            &inst(
+                "CopyPredicated",
+                "DVE",
+                &[ap("s", "float32", 0, &[(3, 2), (1, 3)]), ap("p", "uint8", 0, &[(3, 2), (1, 3)])],
+                &[ap("y", "float32", 0, &[(3, 2), (1, 3)]), ap("r", "float32", 0, &[(1, 2), (1, 1)])],
+                fields,
+            ),
+        )
+    };
+    let out = cp(r#""reduce_op":"add","accumulator_cmd":"AddAccumulate""#).unwrap();
+    assert_eq!(to_f32(&out[2]), [10.0, 2.0, 30.0, 4.0, 5.0, 60.0]);
+    assert_eq!(to_f32(&out[3]), [142.0, 269.0]);
+    let out = cp(r#""reduce_op":"max""#).unwrap();
+    assert_eq!(to_f32(&out[3]), [30.0, 60.0]);
+    let err = cp(r#""reverse_pred":false"#).unwrap_err();
+    assert_eq!(err.0, FaultKind::BadField, "{}", err.1);
+    // Two values wanted, three given: a count fault (outputs untouched: `run` returns only the
+    // fault, and the kernel checks before its first write).
+    let bad = run(
+        &[
+            t("s", "float32", 6, f32s(&[10.0; 6])),
+            t("p", "uint8", 6, vec![1; 6]),
+            t("y", "float32", 6, vec![]),
+            t("r", "float32", 3, vec![]),
+        ],
+        &inst(
+            "CopyPredicated",
+            "DVE",
+            &[ap("s", "float32", 0, &[(3, 2), (1, 3)]), ap("p", "uint8", 0, &[(3, 2), (1, 3)])],
+            &[ap("y", "float32", 0, &[(3, 2), (1, 3)]), ap("r", "float32", 0, &[(1, 3), (1, 1)])],
+            r#""reduce_op":"add""#,
+        ),
+    );
+    assert!(bad.is_err(), "{bad:?}");
 }
 
 // ---------------------------------------------------------------- TensorScalarPtr leftovers

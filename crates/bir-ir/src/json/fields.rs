@@ -346,11 +346,17 @@ impl OpFields for CopyPredicatedFields {
         CopyPredicatedFields {
             reverse_pred: flag(o, cx, "reverse_pred", false),
             can_read_uninit: flag(o, cx, "can_read_uninit", false),
+            reduce_op: o.opt(cx, "reduce_op", Cx::alu),
+            acc: acc_field(o, cx),
         }
     }
     fn write(&self, w: &mut Map<String, Value>, _fun: &Function) {
         put(w, "reverse_pred", self.reverse_pred);
         put(w, "can_read_uninit", self.can_read_uninit);
+        if let Some(op) = self.reduce_op {
+            put_enum(w, "reduce_op", op);
+        }
+        put_acc(w, self.acc);
     }
 }
 

@@ -12,34 +12,22 @@
 //! Every mode reads all its inputs before it writes (§5.1).
 
 use super::operand::same_count;
-use super::{Arg, Res, Simulator, Written, fault, not_implemented};
+use super::{Arg, Parallelism, Res, Simulator, Written, fault, not_implemented};
 use crate::fault::{FaultCause, Slot};
 use access_pattern::{ApError, Pattern};
 use bir_ir::ops::DmaCopyFields;
 use bir_ir::{AccessPattern, AluOp, CopyMode, Dtype, Instruction, OffsetSource, TransposeOps};
 
-/// The tile edge of the blocked transpose: a 16 × 16 tile of 8-byte elements is 2 KiB.
-const TILE: usize = 32;
-
-/// `dst = numpy.transpose(src, perm)` for a row-major `src` of shape `shape`, elements of `N`
-/// bytes. The axes are canonicalised first (size-1 axes dropped, destination-adjacent axes that
-/// are also source-adjacent merged), so every case is either whole runs (the source's
-/// contiguous axis is the destination's) or a 2-D blocked transpose between the source's
-/// contiguous axis and the destination's, in `TILE`² blocks so reads and writes both stay in
-/// cache, inside at most two outer loops.
-pub(crate) fn permute<const N: usize>(
-    src: &[[u8; N]],
-    shape: [usize; 4],
-    perm: [usize; 4],
-    dst: &mut [[u8; N]],
-) {
+/// The canonical axes of `dst = numpy.transpose(src, perm)` for a row-major `src` of `shape`:
+/// (num, source stride) per destination axis, outermost first, size-1 axes dropped and
+/// destination-adjacent axes that are also source-adjacent merged. `None` when an axis is empty.
+fn canonical(shape: [usize; 4], perm: [usize; 4]) -> Option<Vec<(usize, usize)>> {
     let s = [shape[1] * shape[2] * shape[3], shape[2] * shape[3], shape[3], 1];
-    // (num, source stride) per destination axis, outermost first.
     let mut axes: Vec<(usize, usize)> = Vec::with_capacity(4);
     for &p in &perm {
         let (n, st) = (shape[p], s[p]);
         if n == 0 {
-            return;
+            return None;
         }
         if n == 1 {
             continue;
@@ -50,61 +38,100 @@ pub(crate) fn permute<const N: usize>(
             _ => axes.push((n, st)),
         }
     }
+    Some(axes)
+}
+
+/// The edge of the square tile the blocked transpose moves through a local buffer: 128-byte
+/// rows (two cache lines) for 2-, 4- and 8-byte elements, 64 bytes for 1-byte ones.
+pub(crate) const fn tile_edge(n: usize) -> usize {
+    let e = 128 / n;
+    if e > 64 {
+        64
+    } else if e < 16 {
+        16
+    } else {
+        e
+    }
+}
+
+/// `dst = numpy.transpose(src, perm)` for a row-major `src` of shape `shape`, elements of `N`
+/// bytes (D2). After [`canonical`], either the source's contiguous axis is the destination's
+/// (whole runs, `copy_from_slice`) or it is a 2-D blocked transpose between the two
+/// contiguous axes inside at most two outer loops. The destination is split on its outermost
+/// axis into contiguous chunks run on `par`'s threads; every element is written exactly once
+/// from `src` alone, so the result is the same at every thread count. `src` and `dst` are
+/// distinct slices: a kernel whose operands overlap reads everything first (seed 000 §5.1).
+pub(crate) fn permute<const N: usize>(
+    src: &[[u8; N]],
+    shape: [usize; 4],
+    perm: [usize; 4],
+    dst: &mut [[u8; N]],
+    par: Parallelism,
+) {
+    let Some(axes) = canonical(shape, perm) else { return };
     let total: usize = axes.iter().map(|a| a.0).product();
-    if total == 0 || src.len() < total || dst.len() < total {
+    if src.len() < total || dst.len() < total {
         return;
     }
+    let dst = &mut dst[..total];
+    let Some(&(n0, s0)) = axes.first() else {
+        // Every axis has size 1: one element.
+        if let (Some(d), Some(v)) = (dst.first_mut(), src.first()) {
+            *d = *v;
+        }
+        return;
+    };
+    let span = total / n0;
+    let Ok(()) = par.chunks(dst, span, |off, chunk| {
+        let mut sub = axes.clone();
+        sub[0] = (chunk.len() / span, s0);
+        let base = off / span * s0;
+        permute_part(src.get(base..).unwrap_or_default(), &sub, chunk);
+        Ok::<(), std::convert::Infallible>(())
+    });
+}
+
+/// [`permute`] on one thread over canonical `axes` (every source offset from `src`'s start).
+fn permute_part<const N: usize>(src: &[[u8; N]], axes: &[(usize, usize)], dst: &mut [[u8; N]]) {
+    let Some((&(nj, sj), outer)) = axes.split_last() else { return };
     // Destination strides of the canonical axes (row-major over them).
     let mut ds = vec![1usize; axes.len()];
     for k in (0..axes.len().saturating_sub(1)).rev() {
         ds[k] = ds[k + 1] * axes[k + 1].0;
     }
-    let Some(&(nj, sj)) = axes.last() else {
-        dst[0] = src[0];
-        return;
-    };
     if sj == 1 {
-        // Whole runs of the innermost axis.
-        let outer = &axes[..axes.len() - 1];
+        // Whole runs of the innermost axis, the outer axes as an odometer.
         let mut idx = vec![0usize; outer.len()];
-        for o in (0..total).step_by(nj) {
-            let so: usize = idx.iter().zip(outer).map(|(c, a)| c * a.1).sum();
-            dst[o..o + nj].copy_from_slice(&src[so..so + nj]);
+        let mut so = 0usize;
+        for run in dst.chunks_exact_mut(nj) {
+            if let Some(s) = src.get(so..so + nj) {
+                run.copy_from_slice(s);
+            }
             for k in (0..idx.len()).rev() {
                 idx[k] += 1;
+                so += outer[k].1;
                 if idx[k] < outer[k].0 {
                     break;
                 }
+                so -= idx[k] * outer[k].1;
                 idx[k] = 0;
             }
         }
         return;
     }
-    // The destination axis that walks the source contiguously (stride 1 exists: the source's
-    // innermost non-unit axis).
-    let Some(ki) = axes.iter().position(|a| a.1 == 1) else { return };
+    // The destination axis that walks the source contiguously: the source's innermost non-unit
+    // axis, which keeps stride 1 through merging.
+    let Some(ki) = outer.iter().position(|a| a.1 == 1) else { return };
     let (ni, di) = (axes[ki].0, ds[ki]);
-    let last = axes.len() - 1;
-    let rest: Vec<usize> = (0..last).filter(|&k| k != ki).collect();
+    let rest: Vec<usize> = (0..outer.len()).filter(|&k| k != ki).collect();
+    let e = tile_edge(N);
+    let mut tmp = vec![[0u8; N]; e * e];
     let mut idx = vec![0usize; rest.len()];
     let outer_total: usize = rest.iter().map(|&k| axes[k].0).product();
     for _ in 0..outer_total {
         let so: usize = idx.iter().zip(&rest).map(|(c, &k)| c * axes[k].1).sum();
         let o: usize = idx.iter().zip(&rest).map(|(c, &k)| c * ds[k]).sum();
-        for i0 in (0..ni).step_by(TILE) {
-            let i1 = (i0 + TILE).min(ni);
-            for j0 in (0..nj).step_by(TILE) {
-                let j1 = (j0 + TILE).min(nj);
-                for i in i0..i1 {
-                    let row = o + i * di;
-                    let from = so + i + j0 * sj;
-                    let to = &mut dst[row + j0..row + j1];
-                    for (d, v) in to.iter_mut().zip(src[from..].iter().step_by(sj)) {
-                        *d = *v;
-                    }
-                }
-            }
-        }
+        tile_transpose(src, so, sj, ni, dst, o, di, nj, (&mut tmp, e));
         for k in (0..idx.len()).rev() {
             idx[k] += 1;
             if idx[k] < axes[rest[k]].0 {
@@ -115,18 +142,61 @@ pub(crate) fn permute<const N: usize>(
     }
 }
 
+/// `dst[o + i·di + j] = src[so + i + j·sj]` for `i < ni`, `j < nj`, through `e × e` tiles: each
+/// tile's source rows are gathered contiguously into `tmp` (so source rows a power-of-two
+/// stride apart never fight over one cache set), then written out as contiguous destination rows.
+#[expect(clippy::too_many_arguments, reason = "the two strided planes of one tile loop")]
+pub(crate) fn tile_transpose<const N: usize>(
+    src: &[[u8; N]],
+    so: usize,
+    sj: usize,
+    ni: usize,
+    dst: &mut [[u8; N]],
+    o: usize,
+    di: usize,
+    nj: usize,
+    (tmp, e): (&mut [[u8; N]], usize),
+) {
+    for i0 in (0..ni).step_by(e) {
+        let ti = e.min(ni - i0);
+        for j0 in (0..nj).step_by(e) {
+            let tj = e.min(nj - j0);
+            for (j, t) in tmp.chunks_exact_mut(e).take(tj).enumerate() {
+                let s = so + i0 + (j0 + j) * sj;
+                if let Some(row) = src.get(s..s + ti) {
+                    t[..ti].copy_from_slice(row);
+                }
+            }
+            for i in 0..ti {
+                let d = o + (i0 + i) * di + j0;
+                let (Some(row), Some(col)) = (dst.get_mut(d..d + tj), tmp.get(i..)) else { continue };
+                for (d, v) in row.iter_mut().zip(col.iter().step_by(e)) {
+                    *d = *v;
+                }
+            }
+        }
+    }
+}
+
 /// [`permute`] on raw bytes, dispatched once on element width.
-pub(crate) fn permute_bytes(src: &[u8], size: usize, shape: [usize; 4], perm: [usize; 4], dst: &mut [u8]) {
-    fn go<const N: usize>(src: &[u8], shape: [usize; 4], perm: [usize; 4], dst: &mut [u8]) {
+pub(crate) fn permute_bytes(
+    src: &[u8],
+    size: usize,
+    shape: [usize; 4],
+    perm: [usize; 4],
+    dst: &mut [u8],
+    par: Parallelism,
+) {
+    fn go<const N: usize>(src: &[u8], shape: [usize; 4], perm: [usize; 4], dst: &mut [u8], par: Parallelism) {
         let (s, _) = src.as_chunks::<N>();
         let (d, _) = dst.as_chunks_mut::<N>();
-        permute(s, shape, perm, d);
+        permute(s, shape, perm, d, par);
     }
     match size {
-        1 => go::<1>(src, shape, perm, dst),
-        2 => go::<2>(src, shape, perm, dst),
-        4 => go::<4>(src, shape, perm, dst),
-        _ => go::<8>(src, shape, perm, dst),
+        1 => go::<1>(src, shape, perm, dst, par),
+        2 => go::<2>(src, shape, perm, dst, par),
+        4 => go::<4>(src, shape, perm, dst, par),
+        _ => go::<8>(src, shape, perm, dst, par),
     }
 }
 
@@ -322,8 +392,8 @@ impl<'p> Simulator<'p> {
             });
         }
         let dt = dst.ap.dtype;
-        if dt.lanes() == 1
-            && src.ap.dtype == dt
+        let par = self.options.parallelism;
+        if src.ap.dtype == dt
             && let (Some(sr), Some(dr)) = (self.contiguous(src)?, self.contiguous(dst)?)
             && sr.len() == dr.len()
         {
@@ -333,7 +403,7 @@ impl<'p> Simulator<'p> {
             let ts = crate::memory::Touch { range: Some(sr.clone()), covers: false };
             let td = crate::memory::Touch { range: Some(dr.clone()), covers: true };
             let done = self.memory.with_two((src.ap.loc, &ts), (dst.ap.loc, &td), |sb, _, db, _| {
-                permute_bytes(&sb[sr.clone()], size, sn, perm, &mut db[dr.clone()]);
+                permute_bytes(&sb[sr.clone()], size, sn, perm, &mut db[dr.clone()], par);
             });
             if done.is_some() {
                 let memory = &mut self.memory;
@@ -347,11 +417,12 @@ impl<'p> Simulator<'p> {
         let (mut a, mut b) = (self.pool.take(), self.pool.take());
         let r = self.read(src, dt, &mut a).and_then(|()| {
             b.resize(a.len(), 0);
-            if dt.lanes() == 1 {
-                permute_bytes(&a, dt.size(), sn, perm, &mut b);
-            } else {
-                return not_implemented("a DMA transpose of a packed x4 dtype");
+            // A packed x4 container moves whole, as one element of its container size (D2):
+            // the APs count containers, and a same-dtype transpose reads and writes them raw.
+            if (dt.lanes() != 1 || src.ap.dtype.lanes() != 1) && src.ap.dtype != dt {
+                return not_implemented("a DMA transpose that casts into or out of a packed x4 dtype");
             }
+            permute_bytes(&a, dt.size(), sn, perm, &mut b, par);
             self.write(dst, dt, &b, regions)
         });
         self.pool.give(a);
@@ -394,7 +465,9 @@ impl<'p> Simulator<'p> {
             return fault(FaultCause::UnsupportedOp { what: "a DMA CCE (add, max or min)", op });
         }
         let out = self.output(i, 0)?;
-        let n_out = out.elements()?;
+        // Values, not containers: an x4 operand decodes to 4 fp32 values per container
+        // (re-facts §4), and the reduce runs over those values (D16).
+        let n_out = out.elements()? * out.ap.dtype.lanes();
         let n_in = i.ins.len();
         if !f.constants.is_empty() && f.constants.len() != n_in {
             return fault(FaultCause::BadField {
@@ -412,7 +485,7 @@ impl<'p> Simulator<'p> {
                     Slot::In(k),
                     n_out,
                     v.len(),
-                    "every CCE input holds as many elements as the output",
+                    "every CCE input holds as many values as the output",
                 )?;
                 if let Some(c) = f.constants.get(k) {
                     let c = c.get();
@@ -497,8 +570,13 @@ mod tests {
 
     #[test]
     fn every_code_matches_the_slow_twin_on_odd_shapes() {
+        // Odd sizes, unit axes, and edges past one tile (64 > 32 for 4 bytes, 65 > 64 for 1 byte)
+        // so partial tiles appear on both axes.
         let shapes = [
             [2, 3, 4, 5],
+            [3, 65, 1, 37],
+            [2, 33, 67, 1],
+            [1, 17, 1, 70],
             [1, 17, 33, 3],
             [5, 1, 19, 40],
             [3, 35, 2, 18],
@@ -523,19 +601,23 @@ mod tests {
                     } else {
                         bytes
                     };
-                    let mut dst = vec![0u8; bytes.len()];
-                    permute_bytes(&bytes, size, shape, perm, &mut dst);
-                    let got: Vec<u32> = dst
-                        .chunks_exact(size)
-                        .map(|c| {
-                            let mut w = [0u8; 4];
-                            w[..size.min(4)].copy_from_slice(&c[..size.min(4)]);
-                            u32::from_le_bytes(w)
-                        })
-                        .collect();
                     let mask = if size >= 4 { u32::MAX } else { (1u32 << (8 * size)) - 1 };
                     let want: Vec<u32> = want.iter().map(|v| v & mask).collect();
-                    assert_eq!(got, want, "code {code} shape {shape:?} size {size}");
+                    // One thread, and chunks as small as one outermost index on 2 and 3.
+                    for threads in [1, 2, 3] {
+                        let par = Parallelism { threads, grain: 1 };
+                        let mut dst = vec![0u8; bytes.len()];
+                        permute_bytes(&bytes, size, shape, perm, &mut dst, par);
+                        let got: Vec<u32> = dst
+                            .chunks_exact(size)
+                            .map(|c| {
+                                let mut w = [0u8; 4];
+                                w[..size.min(4)].copy_from_slice(&c[..size.min(4)]);
+                                u32::from_le_bytes(w)
+                            })
+                            .collect();
+                        assert_eq!(got, want, "code {code} shape {shape:?} size {size} threads {threads}");
+                    }
                 }
             }
         }
@@ -552,7 +634,7 @@ mod tests {
         let bytes: Vec<u8> = src.iter().flat_map(|v| v.to_le_bytes()).collect();
         let at = |op: TransposeOps, flat: usize| {
             let mut dst = vec![0u8; bytes.len()];
-            permute_bytes(&bytes, 4, [2, 3, 4, 5], op.permutation(), &mut dst);
+            permute_bytes(&bytes, 4, [2, 3, 4, 5], op.permutation(), &mut dst, Parallelism::default());
             u32::from_le_bytes([dst[4 * flat], dst[4 * flat + 1], dst[4 * flat + 2], dst[4 * flat + 3]])
         };
         assert_eq!(at(TransposeOps::Xyzw, 37), 71);

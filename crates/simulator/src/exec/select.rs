@@ -4,16 +4,19 @@
 //!   −0 counts as 0; D8), any other value a fault naming the element. T and F are APs or fp32
 //!   immediates, read converted to the output dtype.
 //! - CopyPredicated: `out[e] ← (pred[e] ≠ 0) XOR reverse_pred ? src[e] : out[e]`, the predicate
-//!   read converted to uint32 (D9).
+//!   read converted to uint32 (D9); with an `outs[1]`, the `doEngineAccumReduce` side output
+//!   (seed 000 §5.5): per destination partition row, the in-order fp32 fold of `reduce_op` over
+//!   the values the row holds after the copy, written or accumulated by `acc` (D10).
 //!
 //! The predicate is decided once into a byte mask; the merge is one pass dispatched on element
 //! width ([`merge_bytes`]).
 
-use super::operand::same_count;
-use super::{Arg, Res, Simulator, Written, fault};
+use super::dma::{fmaxf, fminf};
+use super::operand::{adds, same_count};
+use super::{Arg, Res, Simulator, Written, fault, not_implemented};
 use crate::fault::{FaultCause, Slot};
 use bir_ir::ops::CopyPredicatedFields;
-use bir_ir::{Dtype, F32, Instruction, Operand};
+use bir_ir::{AluOp, Dtype, EngineAccumulationType, F32, Instruction, Operand};
 
 /// `out[e] = take[e] ? a[e] : b[e]` over elements of `N` bytes (`b` may be `out` itself).
 fn merge<const N: usize>(take: &[bool], a: &[[u8; N]], out: &mut [[u8; N]]) {
@@ -40,6 +43,27 @@ pub(crate) fn merge_bytes(take: &[bool], a: &[u8], size: usize, out: &mut [u8]) 
 /// The first predicate value that is neither 0 nor 1, with its index.
 pub(crate) fn first_bad_predicate(pred: &[f32]) -> Option<(usize, f32)> {
     pred.iter().position(|&v| v != 0.0 && v != 1.0).map(|k| (k, pred[k]))
+}
+
+/// The side output's fold (D10): `reduce_op` must be add, mult, max or min; LoadAccumulate is
+/// not modelled.
+fn side_op(fields: &CopyPredicatedFields) -> Res<AluOp> {
+    let Some(op) = fields.reduce_op else {
+        return fault(FaultCause::BadField {
+            field: "reduce_op",
+            why: "a CopyPredicated side output (outs[1]) needs a reduce_op",
+        });
+    };
+    if !matches!(op, AluOp::Add | AluOp::Mult | AluOp::Max | AluOp::Min) {
+        return fault(FaultCause::UnsupportedOp {
+            what: "a CopyPredicated side output (add, mult, max or min)",
+            op,
+        });
+    }
+    if fields.acc == Some(EngineAccumulationType::LoadAccumulate) {
+        return not_implemented("CopyPredicated's side output with LoadAccumulate");
+    }
+    Ok(op)
 }
 
 impl<'p> Simulator<'p> {
@@ -91,7 +115,7 @@ impl<'p> Simulator<'p> {
         let out = self.output(i, 0)?;
         let dt = out.ap.dtype;
         if dt.lanes() != 1 {
-            return super::not_implemented("Select into a packed x4 dtype");
+            return not_implemented("Select into a packed x4 dtype");
         }
         let n = out.elements()?;
         let pred_arg = self.input(i, 0)?;
@@ -129,9 +153,21 @@ impl<'p> Simulator<'p> {
         let out = self.output(i, 0)?;
         let dt = out.ap.dtype;
         if dt.lanes() != 1 {
-            return super::not_implemented("CopyPredicated into a packed x4 dtype");
+            return not_implemented("CopyPredicated into a packed x4 dtype");
         }
         let n = out.elements()?;
+        // The side output's fields and shape are checked before anything is written.
+        let side = if i.outs.len() > 1 { Some(side_op(fields)?) } else { None };
+        if side.is_some() {
+            let parts = out.shape()?.0;
+            let s = self.output(i, 1)?;
+            same_count(
+                s.slot,
+                parts,
+                s.elements()?,
+                "the side output holds one value per destination partition",
+            )?;
+        }
         let pred_arg = self.input(i, 1)?;
         // The source is a tensor or an immediate (nki tensor_copy_predicated: "src tile or scalar").
         let imm = match i.ins.first() {
@@ -196,6 +232,57 @@ impl<'p> Simulator<'p> {
         self.pool.give(s);
         self.pool.give(p);
         self.pool.give(o);
+        r?;
+        match side {
+            Some(op) => self.copy_predicated_reduce(i, op, fields.acc, regions),
+            None => Ok(()),
+        }
+    }
+
+    /// CopyPredicated's side output (D10, ASSUMED but for its existence): for each partition row
+    /// of `outs[0]`, `fold = v0 ⊕ v1 ⊕ …` over the row's values after the copy, in element order
+    /// in fp32 (`⊕` = add, mult, or glibc `fmaxf`/`fminf`; an empty row gives the identity), then
+    /// `outs[1][p] ← fold` (acc absent, Idle, Zero, ZeroAccumulate) or `outs[1][p] += fold`
+    /// through the shared accumulate (Accumulate, AddAccumulate).
+    fn copy_predicated_reduce(
+        &mut self,
+        i: &'p Instruction,
+        op: AluOp,
+        acc: Option<EngineAccumulationType>,
+        regions: &mut Written,
+    ) -> Res<()> {
+        let (out, side) = (self.output(i, 0)?, self.output(i, 1)?);
+        let (parts, free) = out.shape()?;
+        let mut v = self.pool.take_f32();
+        let r = (|| {
+            self.read_f32(out, &mut v)?;
+            let identity = match op {
+                AluOp::Add => 0.0,
+                AluOp::Mult => 1.0,
+                AluOp::Max => f32::NEG_INFINITY,
+                _ => f32::INFINITY,
+            };
+            let fold: Vec<f32> = (0..parts)
+                .map(|p| {
+                    let row = v.get(p * free..(p + 1) * free).unwrap_or_default();
+                    let Some((&first, rest)) = row.split_first() else { return identity };
+                    match op {
+                        AluOp::Add => rest.iter().fold(first, |a, &x| a + x),
+                        AluOp::Mult => rest.iter().fold(first, |a, &x| a * x),
+                        AluOp::Max => rest.iter().fold(first, |a, &x| fmaxf(a, x)),
+                        _ => rest.iter().fold(first, |a, &x| fminf(a, x)),
+                    }
+                })
+                .collect();
+            match adds(acc) {
+                Some(acc) => {
+                    let bytes: Vec<u8> = fold.iter().flat_map(|x| x.to_le_bytes()).collect();
+                    self.accumulate(side, acc, Dtype::Float32, &bytes, regions)
+                }
+                None => self.write_f32(side, &fold, regions),
+            }
+        })();
+        self.pool.give_f32(v);
         r
     }
 }

@@ -6,7 +6,8 @@
 //!   partitions, one write per run.
 //! - StreamTranspose: element `(p, e)` goes to the destination's flat index
 //!   `(pLow | eBlk) + outElem · (pBlk | eLow)` — a 32 × 32 partition ⇄ element swap — as one
-//!   pass dispatched on element width.
+//!   pass dispatched on element width, one 32 × 32 tile at a time: within a tile the index is
+//!   `pLow + eBlk + outElem · (pBlk + eLow)`, a plain transpose into destination rows.
 //!
 //! Neither casts (a dtype change is a validation error; the kernels fault too).
 
@@ -46,7 +47,12 @@ pub(crate) fn stream_transpose_index(p: usize, e: usize, out_elem: usize) -> usi
     (p_low | e_blk) + out_elem * (p_blk | e_low)
 }
 
-/// The StreamTranspose scatter for elements of `N` bytes. `Err(dstIdx)` if one falls outside.
+/// The StreamTranspose scatter for elements of `N` bytes, `src` holding `in_part` rows of
+/// `in_elem`. `Err(dstIdx)` if an index falls outside `dst` (then `dst` is partly written).
+/// Tile by tile: with `p = pBlk + pl`, `e = eBlk + el` (`pl, el < 32`) the index is
+/// `pl + eBlk + outElem·(pBlk + el)`, so the tile is a transpose into destination rows
+/// `pBlk + el`, columns `eBlk + pl`; the tile's largest index (largest `pl` and `el`) is
+/// checked before it is written.
 fn scatter<const N: usize>(
     src: &[[u8; N]],
     in_part: usize,
@@ -54,11 +60,22 @@ fn scatter<const N: usize>(
     out_elem: usize,
     dst: &mut [[u8; N]],
 ) -> Result<(), usize> {
-    for p in 0..in_part {
-        let row = &src[p * in_elem..(p + 1) * in_elem];
-        for (e, v) in row.iter().enumerate() {
-            let k = stream_transpose_index(p, e, out_elem);
-            *dst.get_mut(k).ok_or(k)? = *v;
+    if src.len() < in_part * in_elem {
+        return Err(0);
+    }
+    let e = super::dma::tile_edge(N);
+    let mut tmp = vec![[0u8; N]; e * e];
+    for p_blk in (0..in_part).step_by(32) {
+        let pn = 32.min(in_part - p_blk);
+        for e_blk in (0..in_elem).step_by(32) {
+            let en = 32.min(in_elem - e_blk);
+            let kmax = stream_transpose_index(p_blk + pn - 1, e_blk + en - 1, out_elem);
+            if kmax >= dst.len() {
+                return Err(kmax);
+            }
+            // dst[o + el·outElem + pl] = src[so + el + pl·inElem].
+            let (so, o) = (p_blk * in_elem + e_blk, e_blk + out_elem * p_blk);
+            super::dma::tile_transpose(src, so, in_elem, en, dst, o, out_elem, pn, (&mut tmp, e));
         }
     }
     Ok(())
@@ -270,6 +287,53 @@ mod tests {
         // p = 33 (pBlk 32, pLow 1), e = 40 (eBlk 32, eLow 8), outElem 64:
         // (1 | 32) + 64·(32 | 8) = 33 + 64·40 = 2593.
         assert_eq!(stream_transpose_index(33, 40, 64), 2593);
+    }
+
+    /// The slow twin: the seed's `dstIdx` formula one element at a time.
+    fn scatter_slow(src: &[u32], ip: usize, ie: usize, oe: usize, dst: &mut [u32]) -> Result<(), ()> {
+        for p in 0..ip {
+            for e in 0..ie {
+                *dst.get_mut(stream_transpose_index(p, e, oe)).ok_or(())? = src[p * ie + e];
+            }
+        }
+        Ok(())
+    }
+
+    /// The tiled scatter against the twin on partial tiles, every width, and destinations too
+    /// small (both must refuse); fails if a tile lands in the wrong rows or columns.
+    #[test]
+    fn tiled_scatter_matches_the_per_element_twin() {
+        let shapes: [(usize, usize, usize); 7] =
+            [(2, 3, 2), (32, 32, 32), (33, 70, 70), (70, 33, 40), (128, 65, 65), (5, 40, 64), (64, 64, 63)];
+        for (ip, ie, oe) in shapes {
+            let src: Vec<u32> = (0..(ip * ie) as u32).map(|x| x.wrapping_mul(2_654_435_761)).collect();
+            let n = ip.max(32).div_ceil(32) * 32 * oe.max(ie.div_ceil(32) * 32);
+            for len in [n, n / 2] {
+                let mut want = vec![7u32; len];
+                let ok = scatter_slow(&src, ip, ie, oe, &mut want).is_ok();
+                for size in [1usize, 2, 4, 8] {
+                    let bytes: Vec<u8> =
+                        src.iter().flat_map(|v| u64::from(*v).to_le_bytes()[..size].to_vec()).collect();
+                    let mut dst: Vec<u8> =
+                        (0..len).flat_map(|_| 7u64.to_le_bytes()[..size].to_vec()).collect();
+                    let r = scatter_bytes(&bytes, size, ip, ie, oe, &mut dst);
+                    assert_eq!(r.is_ok(), ok, "{ip}x{ie} oe {oe} len {len} size {size}");
+                    if ok {
+                        let mask = if size >= 4 { u32::MAX } else { (1u32 << (8 * size)) - 1 };
+                        let got: Vec<u32> = dst
+                            .chunks_exact(size)
+                            .map(|c| {
+                                let mut w = [0u8; 4];
+                                w[..size.min(4)].copy_from_slice(&c[..size.min(4)]);
+                                u32::from_le_bytes(w)
+                            })
+                            .collect();
+                        let want: Vec<u32> = want.iter().map(|v| v & mask).collect();
+                        assert_eq!(got, want, "{ip}x{ie} oe {oe} len {len} size {size}");
+                    }
+                }
+            }
+        }
     }
 
     #[test]
