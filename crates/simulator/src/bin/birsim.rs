@@ -206,7 +206,14 @@ fn threads(value: &str, what: &str) -> Result<usize, Exit> {
 }
 
 fn load(path: &Path) -> Result<Program, Exit> {
-    let bytes = std::fs::read(path).map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?;
+    // The file is read into one buffer reserved fallibly: a file larger than memory is exit 2.
+    let bytes = std::fs::File::open(path)
+        .map_err(simulator::alloc::ReadError::Io)
+        .and_then(|f| {
+            let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+            simulator::alloc::read_all(f, len)
+        })
+        .map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?;
     json::load_slice(&bytes).map_err(|e| match e {
         bir_ir::LoadError::Invalid(d) => problems(path, &d),
         e => bad(format!("{}: {e}", path.display())),

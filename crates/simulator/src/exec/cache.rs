@@ -84,9 +84,11 @@ impl<'p> Simulator<'p> {
         parts: usize,
     ) -> Res<Vec<f32>> {
         match acc {
-            EngineAccumulationType::Zero | EngineAccumulationType::ZeroAccumulate => Ok(vec![0.0; parts]),
+            EngineAccumulationType::Zero | EngineAccumulationType::ZeroAccumulate => {
+                Ok(crate::alloc::filled(parts, 0.0)?)
+            }
             EngineAccumulationType::LoadAccumulate => match i.ins.get(1) {
-                Some(Operand::Imm { value, .. }) => Ok(vec![value.as_f64() as f32; parts]),
+                Some(Operand::Imm { value, .. }) => Ok(crate::alloc::filled(parts, value.as_f64() as f32)?),
                 Some(op) => {
                     let Some(ap) = op.as_ap() else {
                         return fault(FaultCause::OperandKind {
@@ -108,8 +110,8 @@ impl<'p> Simulator<'p> {
             EngineAccumulationType::Accumulate
             | EngineAccumulationType::AddAccumulate
             | EngineAccumulationType::Idle => {
-                let mut c = self.engine_cache(i).to_vec();
-                c.resize(parts, 0.0);
+                let mut c = crate::alloc::copied(self.engine_cache(i))?;
+                crate::alloc::resize(&mut c, parts, 0.0)?;
                 Ok(c)
             }
         }
