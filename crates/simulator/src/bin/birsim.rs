@@ -263,6 +263,11 @@ impl Staged {
     /// device, a directory) is refused, and so is a folder that does not exist.
     fn prepare(path: &Path, what: &str) -> Result<Staged, Exit> {
         let refuse = |why: String| bad(format!("{what} {}: {why}", path.display()));
+        // An empty path, `/`, `.` or `dir/..` names no file: refused before the run (it used
+        // to run the whole program and fail at the final rename).
+        if path.file_name().is_none() {
+            return Err(refuse("not a file path".into()));
+        }
         let target = match std::fs::symlink_metadata(path) {
             Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path)
                 .map_err(|e| refuse(format!("a symlink whose target cannot be resolved ({e})")))?,
