@@ -442,3 +442,41 @@ fn npy_inputs(#[case] input: &str, #[case] code: i32, #[case] message: &str) {
 fn arguments(#[case] args: &[&str], #[case] code: i32, #[case] message: &str) {
     check(args, code, message);
 }
+
+/// Defect 11 (first half): a panic — any remaining bug — exits 3 with a one-line report, not
+/// Rust's 101 and a backtrace (debug builds panic on request through `BIRSIM_TEST_PANIC`).
+#[cfg(debug_assertions)]
+#[test]
+fn a_panic_exits_3_with_one_line() {
+    let out = Command::new(env!("CARGO_BIN_EXE_birsim"))
+        .arg("--version")
+        .env("BIRSIM_TEST_PANIC", "1")
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.starts_with("birsim: internal error (please report): panic at "), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+/// Defect 5: a streamed trace keeps nothing in memory — 100,000 executed NoOps reach the sink
+/// one by one and the simulator holds no entry (it used to keep ~190 bytes per instruction).
+#[test]
+fn trace_memory_is_bounded_when_streamed() {
+    let text = r#"{"functions":[{"name":"f","allocations":[],"blocks":[{"name":"b","instructions":[
+        {"opcode":"Loop","name":"l","LoopAxis":{"name":"i","lb":0,"ub":100000},
+         "blocks":[{"name":"b1","instructions":[{"opcode":"NoOp","name":"n","ins":[],"outs":[]}]}]}]}]}]}"#;
+    let p = bir_ir::json::load_str(text).unwrap();
+    let v = bir_ir::validate(&p, &bir_ir::ValidateOptions::default()).unwrap();
+    let mut sim = simulator::Simulator::new(v, numerics::Profile::refsim());
+    let seen = std::cell::Cell::new(0u64);
+    sim.enable_trace_sink(|e| {
+        assert_eq!(e.index, seen.get(), "entries arrive in order, one per instruction");
+        seen.set(seen.get() + 1);
+    });
+    assert_eq!(sim.run().unwrap(), simulator::Outcome::Finished);
+    assert!(sim.trace().is_empty(), "a streamed trace is not kept");
+    drop(sim);
+    assert_eq!(seen.get(), 100_000);
+}

@@ -64,6 +64,15 @@ fn main() -> ExitCode {
         eprintln!("birsim: internal error (please report): panic{at}: {what}");
         std::process::exit(3);
     }));
+    // Debug builds only: a deliberate panic, so a test can see the hook's exit 3 (release
+    // binaries have no such switch).
+    #[cfg(debug_assertions)]
+    if std::env::var_os("BIRSIM_TEST_PANIC").is_some() {
+        #[expect(clippy::panic, reason = "the test hook for the panic handler")]
+        {
+            panic!("BIRSIM_TEST_PANIC is set");
+        }
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     match dispatch(&args) {
         Ok(()) => ExitCode::SUCCESS,
