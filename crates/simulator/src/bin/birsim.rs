@@ -42,6 +42,9 @@ interpreter's libBIR default; off: overflow and FP32_MIN/MAX become +-Inf, as AW
 the hardware). --tsc-reverse picks what TensorScalarCache's reverse flags do: `direction` (the
 default) also scans from the last element, `operands` only swaps operands (docs/fidelity.md S14).
 
+A run that needs more memory than the host can give stops with a `budget` fault (exit 1), or exit 2
+while reading the program or an input; birsim never aborts (docs/robustness.md).
+
 exit codes: 0 ok, 1 the program faulted, 2 bad input or usage, 3 internal error";
 
 /// A user-facing failure: message and exit code.
