@@ -217,15 +217,27 @@ fn threads(value: &str, what: &str) -> Result<usize, Exit> {
     }
 }
 
-fn load(path: &Path) -> Result<Program, Exit> {
-    // The file is read into one buffer reserved fallibly: a file larger than memory is exit 2.
+fn load(path: &Path, o: &RunOptions) -> Result<Program, Exit> {
+    // The file is read into one buffer reserved fallibly (a file larger than memory is exit 2),
+    // and never more than the memory cap of it: `/dev/zero` or an endless pipe is refused, not
+    // read until the machine is full.
+    let cap = o.memory_cap.unwrap_or(ValidateOptions::default().memory_cap_bytes);
+    let too_big = || {
+        bad(format!(
+            "{}: the program file is larger than the memory cap of {cap} bytes (raise it with --memory-cap)",
+            path.display()
+        ))
+    };
     let bytes = std::fs::File::open(path)
         .map_err(simulator::alloc::ReadError::Io)
         .and_then(|f| {
             let len = f.metadata().map(|m| m.len()).unwrap_or(0);
-            simulator::alloc::read_all(f, len)
+            simulator::alloc::read_all(std::io::Read::take(f, cap.saturating_add(1)), len.min(cap))
         })
         .map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?;
+    if bytes.len() as u64 > cap {
+        return Err(too_big());
+    }
     json::load_slice(&bytes).map_err(|e| match e {
         bir_ir::LoadError::Invalid(d) => problems(path, &d),
         e => bad(format!("{}: {e}", path.display())),
@@ -245,7 +257,7 @@ fn options(o: &RunOptions) -> ValidateOptions {
 
 fn validate_cmd(args: &[String]) -> Result<(), Exit> {
     let o = parse(args, &["--memory-cap", "--max-instructions"])?;
-    let p = load(&o.program)?;
+    let p = load(&o.program, &o)?;
     match validate(&p, &options(&o)) {
         Ok(_) => {
             let mut n = 0;
@@ -394,7 +406,7 @@ fn run(args: &[String]) -> Result<(), Exit> {
     if let Some(sat) = o.fp8_saturate {
         profile.fp8_saturate = sat;
     }
-    let program = load(&o.program)?;
+    let program = load(&o.program, &o)?;
     let valid = validate(&program, &options(&o)).map_err(|d| problems(&o.program, &d))?;
     let f = &program.functions[0];
 
@@ -557,7 +569,7 @@ fn print_stats(s: &simulator::Stats) {
 
 fn dump(args: &[String]) -> Result<(), Exit> {
     let o = parse(args, &[])?;
-    let p = load(&o.program)?;
+    let p = load(&o.program, &o)?;
     println!("arch {} · version {}", p.arch, p.version);
     for f in &p.functions {
         println!("\nfunction {}", f.name);
