@@ -1,5 +1,5 @@
 //! Fuzz target 4: whole programs (JSON seeds, or the structured builder over the instruction
-//! templates) validated and run under a 64 MiB memory cap and a 2,000-instruction budget, at
+//! templates) validated and run under a 64 MiB memory cap (8 MiB per operand) and a 2,000-instruction budget, at
 //! one and at two threads (docs/robustness.md). `BIRSIM_FUZZ_PRINT=1` prints each program's JSON,
 //! to turn a crash input into a committed regression program.
 #![no_main]

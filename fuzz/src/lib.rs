@@ -21,8 +21,13 @@ use bir_ir::{ApPair, ValidateOptions};
 use serde_json::{Value, json};
 use simulator::{Options, Outcome, Parallelism, Simulator};
 
-/// The fuzzers' memory cap: 64 MiB per run (validation and every operand's buffers).
+/// The fuzzers' memory cap on a program's locations (validation): 64 MiB, room for the SB and PSUM
+/// arenas (30 MiB) and the builder's locations.
 pub const MEMORY_CAP: u64 = 64 << 20;
+/// The fuzzers' cap on one operand's buffers (run time): 8 MiB, so the largest operand (2 Mi fp32
+/// elements, e.g. a step-0 level over a tiny location) runs well inside the 10 s per-input timeout
+/// even under ASan.
+pub const OPERAND_CAP: u64 = 8 << 20;
 /// The fuzzers' instruction budget (loop iterations counted).
 pub const MAX_INSTRUCTIONS: u64 = 2_000;
 
@@ -346,7 +351,7 @@ fn observe(v: bir_ir::Validated<'_>, par: Parallelism) -> Observed {
     sim.set_options(Options {
         parallelism: par,
         max_instructions: MAX_INSTRUCTIONS,
-        memory_cap: MEMORY_CAP,
+        memory_cap: OPERAND_CAP,
         ..Options::default()
     });
     sim.enable_trace();
