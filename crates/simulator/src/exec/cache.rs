@@ -136,6 +136,8 @@ impl<'p> Simulator<'p> {
         let every = t.mode != TscMode::Reduce;
         let mut res = self.pool.take_f32();
         let r = self.read_f32(inp, &mut v).and_then(|()| {
+            // The scan only appends: room for every output value, reserved fallibly up front.
+            crate::alloc::reserve(&mut res, if every { v.len() } else { cache.len() })?;
             let scan = Scan {
                 v: &v,
                 free,

@@ -135,6 +135,7 @@ impl<'p> Simulator<'p> {
                 }
                 let start = p;
                 out.clear();
+                crate::alloc::reserve(&mut out, dp.saturating_mul(row))?;
                 while let Some(Some(s)) = plan.get(p) {
                     out.extend_from_slice(&all[s * row..(s + 1) * row]);
                     p += 1;
