@@ -91,12 +91,13 @@ pub fn run(args: &[String]) -> ExitCode {
         let _ = std::fs::create_dir_all(&scratch);
         let artifacts = root.join("target/fuzz-artifacts").join(t);
         let _ = std::fs::create_dir_all(&artifacts);
+        let seeds = fuzz_dir.join("corpus").join(t);
         let mut c = Command::new("cargo");
-        c.current_dir(&fuzz_dir)
-            .args(["+nightly", "fuzz", "run", t])
-            .arg(&scratch)
-            .arg(fuzz_dir.join("corpus").join(t))
-            .arg("--")
+        c.current_dir(&fuzz_dir).args(["+nightly", "fuzz", "run", t]).arg(&scratch);
+        if seeds.is_dir() {
+            c.arg(&seeds);
+        }
+        c.arg("--")
             .arg(format!("-max_total_time={}", o.seconds))
             .arg(format!("-dict={}", fuzz_dir.join("bir.dict").display()))
             .arg(format!("-artifact_prefix={}/", artifacts.display()))
