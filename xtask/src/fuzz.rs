@@ -1,6 +1,7 @@
 //! `cargo xtask fuzz [TARGET...] [--seconds N] [--ci]`: runs the cargo-fuzz targets in `fuzz/`
 //! (docs/robustness.md "Fuzzing") one after the other, each for N seconds (default 60) on a
-//! scratch copy of its committed seed corpus (`fuzz/corpus/TARGET`) with the BIR dictionary
+//! scratch copy of its committed seed corpus (`fuzz/corpus/TARGET`, plus every committed crash
+//! input in `fuzz/regressions/TARGET`, replayed first) with the BIR dictionary
 //! (`fuzz/bir.dict`), and fails on any crash, timeout or out-of-memory. Prints each target's
 //! executions and executions per second from libFuzzer's final statistics.
 //!
@@ -94,8 +95,11 @@ pub fn run(args: &[String]) -> ExitCode {
         let seeds = fuzz_dir.join("corpus").join(t);
         let mut c = Command::new("cargo");
         c.current_dir(&fuzz_dir).args(["+nightly", "fuzz", "run", t]).arg(&scratch);
-        if seeds.is_dir() {
-            c.arg(&seeds);
+        // Every crash ever found is replayed first (`fuzz/regressions/TARGET`, committed).
+        for dir in [seeds, fuzz_dir.join("regressions").join(t)] {
+            if dir.is_dir() {
+                c.arg(dir);
+            }
         }
         c.arg("--")
             .arg(format!("-max_total_time={}", o.seconds))
