@@ -3,12 +3,14 @@
 //! - `verify`: the conformance corpus under `conformance/` (the project's main job).
 //! - `bench`: speed targets, as ratios against baselines measured in the same run.
 //! - `exhaustive-fp8`: the opt-in 2^32 check of the FP8 encoders (not in CI).
+//! - `fuzz`: the cargo-fuzz targets in `fuzz/` for a fixed time each (docs/robustness.md).
 //! - `help`: usage.
 //!
 //! Only xtask and the CLI touch files; the library crates stay free of I/O policy.
 
 mod bench;
 mod exhaustive;
+mod fuzz;
 mod tidy;
 mod verify;
 
@@ -30,6 +32,11 @@ commands:
   exhaustive-fp8 [FORMAT...]
       Check every fp32 input (2^32) through the FP8 encoders against a slow reference,
       saturating and not (float8_e4m3fn, float8e5, float8e4, float8e3). Minutes; not in CI.
+  fuzz [TARGET...] [--seconds N]
+      Run the cargo-fuzz targets in fuzz/ (json_validate, access_pattern, run_program;
+      all when none) for N seconds each (default 60) from the committed seed corpus with
+      the BIR dictionary; fails on any crash, timeout or OOM. Needs nightly and
+      cargo-fuzz (skipped with a message when missing). See docs/robustness.md.
   help
       This text.
 ";
@@ -59,6 +66,7 @@ fn main() -> ExitCode {
                 ExitCode::FAILURE
             }
         }
+        "fuzz" => fuzz::run(rest),
         "help" | "--help" | "-h" => {
             print!("{USAGE}");
             ExitCode::SUCCESS

@@ -26,17 +26,21 @@ pub fn check_bounds(layout: &Layout, p: &Pattern<'_>) -> Result<(), ApError> {
         if span > 0 {
             let new_hi = hi.checked_add(span).ok_or(ApError::Overflow { dim })?;
             if new_hi >= cap_i {
-                // First index i with hi + step·i ≥ cap.
-                let index = (cap_i - hi + q.step - 1) / q.step;
-                return Err(out(hi + q.step * index, Some(dim), index));
+                // First index i with hi + step·i ≥ cap: ⌈(cap − hi) / step⌉ with cap > hi, in a
+                // form that cannot overflow for any step (i64::MAX included; found by the
+                // access_pattern fuzz target).
+                let index = (cap_i - hi - 1) / q.step + 1;
+                return Err(out(hi.saturating_add(q.step.saturating_mul(index)), Some(dim), index));
             }
             hi = new_hi;
         } else if span < 0 {
             let new_lo = lo.checked_add(span).ok_or(ApError::Overflow { dim })?;
             if new_lo < 0 {
-                // First index i with lo + step·i < 0 (step < 0).
-                let index = lo / -q.step + 1;
-                return Err(out(lo + q.step * index, Some(dim), index));
+                // First index i with lo + step·i < 0 (step < 0, lo ≥ 0): ⌊lo / |step|⌋ + 1, with
+                // |step| unsigned so step = i64::MIN does not overflow (fuzz crash
+                // `check_bounds_step_i64_min`).
+                let index = (lo.unsigned_abs() / q.step.unsigned_abs()) as i64 + 1;
+                return Err(out(lo.saturating_add(q.step.saturating_mul(index)), Some(dim), index));
             }
             lo = new_lo;
         }

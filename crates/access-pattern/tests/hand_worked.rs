@@ -165,3 +165,42 @@ fn the_partition_modulus_is_the_location_row() {
     assert_eq!(l.address(259, 4), Some(1036));
     assert_eq!(l.address(512 + 3, 4), Some(2048 + 12));
 }
+
+/// Fuzz crash (access_pattern target, fuzz/regressions/access_pattern/check_bounds_step_i64_min):
+/// a level of step −2^63 and num 2 negated its step and overflowed. Worked by hand: a 4-element
+/// location, offset 3; index 1 reaches 3 − 2^63, the first index below 0.
+#[test]
+fn check_bounds_step_i64_min() {
+    let ps = pairs(&[(i64::MIN, 2)]);
+    let p = Pattern { pairs: &ps, offset: 3, elem_size: 4 };
+    assert_eq!(
+        check_bounds(&Layout::flat(0, 16), &p),
+        Err(ApError::OutOfBounds { dim: Some(0), index: 1, element: 3 + i64::MIN, capacity: 4 })
+    );
+}
+
+/// The same for the upper bound: step 2^63 − 1 from offset 0 (⌈(4 − 0) / step⌉ = 1 used to
+/// overflow computing `cap − hi + step − 1`); index 1 reaches i64::MAX.
+#[test]
+fn check_bounds_step_i64_max() {
+    let ps = pairs(&[(i64::MAX, 2)]);
+    let p = Pattern { pairs: &ps, offset: 0, elem_size: 4 };
+    assert_eq!(
+        check_bounds(&Layout::flat(0, 16), &p),
+        Err(ApError::OutOfBounds { dim: Some(0), index: 1, element: i64::MAX, capacity: 4 })
+    );
+    // Ordinary steps keep their first crossing index: 2 + 4·i ≥ 10 first at i = 2 (element 10);
+    // 5 − 2·i < 0 first at i = 3 (element −1).
+    let ps = pairs(&[(4, 3)]);
+    let p = Pattern { pairs: &ps, offset: 2, elem_size: 4 };
+    assert_eq!(
+        check_bounds(&Layout::flat(0, 40), &p),
+        Err(ApError::OutOfBounds { dim: Some(0), index: 2, element: 10, capacity: 10 })
+    );
+    let ps = pairs(&[(-2, 4)]);
+    let p = Pattern { pairs: &ps, offset: 5, elem_size: 4 };
+    assert_eq!(
+        check_bounds(&Layout::flat(0, 40), &p),
+        Err(ApError::OutOfBounds { dim: Some(0), index: 3, element: -1, capacity: 10 })
+    );
+}

@@ -192,6 +192,15 @@ pub enum FaultCause {
         /// The cap.
         cap: u64,
     },
+    /// The host could not allocate memory the instruction needs (below the memory cap, but more
+    /// than the machine has): a limit, like the cap, not a reference behaviour.
+    #[error(
+        "the host could not allocate {bytes} bytes for this instruction (the memory cap allows it, the machine does not; lower --memory-cap to refuse such programs up front)"
+    )]
+    OutOfMemory {
+        /// The bytes asked for.
+        bytes: u64,
+    },
     /// The run reached its instruction budget.
     #[error("the run reached its budget of {limit} executed instructions (raise it with --max-instructions)")]
     InstructionBudget {
@@ -239,7 +248,9 @@ impl FaultCause {
             | FaultCause::OperandKind { .. }
             | FaultCause::Dims { .. } => FaultKind::Shape,
             FaultCause::BadField { .. } | FaultCause::BadPredicate { .. } => FaultKind::BadField,
-            FaultCause::InstructionBudget { .. } | FaultCause::TooLarge { .. } => FaultKind::Budget,
+            FaultCause::InstructionBudget { .. }
+            | FaultCause::TooLarge { .. }
+            | FaultCause::OutOfMemory { .. } => FaultKind::Budget,
             FaultCause::DynamicOutOfBounds { .. } => FaultKind::OutOfBounds,
             FaultCause::Indirect(e) => match e {
                 _ if e.is_out_of_bounds() => FaultKind::OutOfBounds,

@@ -7,12 +7,14 @@
 //! dtype under the selected fidelity [`numerics::Profile`]. Guest faults come back as
 //! [`Outcome::Faulted`]; an `Err` is a birsim bug.
 
+pub mod alloc;
 pub mod exec;
 mod fault;
 pub mod io;
 pub mod memory;
 pub mod npy;
 
+pub use alloc::OutOfMemory;
 pub use exec::{Options, Outcome, Parallelism, Simulator, Stats, TraceEntry};
 pub use fault::{Fault, FaultCause, FaultKind, SimError, Slot};
 pub use indirection::Oob as IndirectOob;

@@ -13,6 +13,7 @@
 //! bytes where they overlap. Every other location (unallocated SB/PSUM, DRAM, Input, Output) has a
 //! private buffer: packed rows, or flat bytes.
 
+use crate::alloc::{self, OutOfMemory};
 use access_pattern::Layout;
 use bir_ir::{LocId, MemoryLocation, MemoryType, NUM_PARTITIONS, PSUM_BYTES_PER_PARTITION, Validated};
 
@@ -40,16 +41,17 @@ enum Bytes {
 }
 
 impl Bytes {
-    /// `n` zero bytes, not yet resident. A mapping that cannot be made falls back to the heap.
-    fn zeroed(n: usize) -> Bytes {
+    /// `n` zero bytes, not yet resident. A mapping that cannot be made falls back to the heap;
+    /// a host that has neither is an [`OutOfMemory`] error, not an abort.
+    fn zeroed(n: usize) -> Result<Bytes, OutOfMemory> {
         if n >= MAPPED
             && let Ok(m) = memmap2::MmapMut::map_anon(n)
         {
             #[cfg(target_os = "linux")]
             let _ = m.advise(memmap2::Advice::HugePage); // a hint; without it pages are 4 KiB
-            return Bytes::Mapped(m);
+            return Ok(Bytes::Mapped(m));
         }
-        Bytes::Heap(vec![0; n])
+        alloc::filled(n, 0).map(Bytes::Heap)
     }
 }
 
@@ -83,10 +85,14 @@ struct Buf {
 }
 
 impl Buf {
-    fn new(n: usize) -> Buf {
+    fn new(n: usize) -> Result<Buf, OutOfMemory> {
         let granules = n.div_ceil(GRANULE);
-        // Zeroed allocations come from the OS as untouched pages: nothing is resident yet.
-        Buf { data: Bytes::zeroed(n), ready: vec![0; granules.div_ceil(64)], pending: granules }
+        // Zeroed mappings come from the OS as untouched pages: nothing is resident yet.
+        Ok(Buf {
+            data: Bytes::zeroed(n)?,
+            ready: alloc::filled(granules.div_ceil(64), 0)?,
+            pending: granules,
+        })
     }
 
     /// Makes `range` valid: every granule it touches that nobody touched before becomes 0xFF,
@@ -108,6 +114,11 @@ impl Buf {
             self.ready[word] |= bit;
             self.pending -= 1;
         }
+    }
+
+    /// A zero-length buffer (the stand-in when a buffer could not be made).
+    fn empty() -> Buf {
+        Buf { data: Bytes::Heap(Vec::new()), ready: Vec::new(), pending: 0 }
     }
 
     fn whole(&mut self) -> &mut [u8] {
@@ -191,12 +202,29 @@ impl Memory {
         }
     }
 
-    /// The buffer holding a location (created on first use) with the bytes `touch` names made
-    /// valid, and the location's layout there.
+    /// Creates a location's buffer if it has none, without aborting when the host cannot
+    /// provide it. The executor calls this for every operand of an instruction before the
+    /// instruction runs, and the loaders before they fill a location, so the buffer accessors
+    /// below never allocate a location's bytes themselves.
+    pub fn ensure(&mut self, loc: LocId) -> Result<(), OutOfMemory> {
+        let (home, layout) = self.homes[loc.index()];
+        let n = self.span(home, layout);
+        let slot = self.slot(home);
+        if slot.as_ref().is_none_or(|b| b.data.len() != n) {
+            *slot = Some(Buf::new(n)?);
+        }
+        Ok(())
+    }
+
+    /// The buffer holding a location with the bytes `touch` names made valid, and the
+    /// location's layout there. Call [`Memory::ensure`] first: a location without a buffer gets
+    /// an empty one here (reading it then fails as out of bounds) rather than an unchecked
+    /// allocation.
     pub fn buffer_for(&mut self, loc: LocId, touch: &Touch) -> (&mut [u8], Layout) {
         let (home, layout) = self.homes[loc.index()];
         let n = self.span(home, layout);
-        let buf = self.slot(home).get_or_insert_with(|| Buf::new(n));
+        let buf = self.slot(home).get_or_insert_with(|| Buf::new(n).unwrap_or_else(|_| Buf::empty()));
+        let n = n.min(buf.data.len());
         match &touch.range {
             Some(r) => buf.prepare(r.clone(), touch.covers),
             None => buf.prepare(0..n, false),
@@ -214,7 +242,10 @@ impl Memory {
     /// and its layout: what a tracked write (a matmul into PSUM, seed 000 §1.3) needs to decide per
     /// element between copying and accumulating. Allocated SB locations share the SB arena's data
     /// but keep a private shadow.
-    pub fn buffer_and_shadow_mut(&mut self, loc: LocId) -> (&mut [u8], &mut [u8], Layout) {
+    pub fn buffer_and_shadow_mut(
+        &mut self,
+        loc: LocId,
+    ) -> Result<(&mut [u8], &mut [u8], Layout), OutOfMemory> {
         let (home, layout) = self.homes[loc.index()];
         let n = self.span(home, layout);
         let (data, shadow) = match home {
@@ -222,9 +253,17 @@ impl Memory {
             Home::SbArena => (&mut self.sb, &mut self.shadows[loc.index()]),
             Home::PsumArena => (&mut self.psum, &mut self.psum_shadow),
         };
-        let data = data.get_or_insert_with(|| Buf::new(n)).whole();
-        let shadow = shadow.get_or_insert_with(|| vec![0; n]);
-        (data, shadow, layout)
+        if data.is_none() {
+            *data = Some(Buf::new(n)?);
+        }
+        if shadow.is_none() {
+            *shadow = Some(alloc::filled(n, 0)?);
+        }
+        match (data, shadow) {
+            (Some(d), Some(s)) => Ok((d.whole(), s, layout)),
+            // Both were filled just above.
+            _ => Err(OutOfMemory { bytes: n as u64 }),
+        }
     }
 
     /// Drops a location's private buffer (its bytes read 0xFF again if it is ever touched).
@@ -355,6 +394,7 @@ impl Memory {
         mut fill: impl FnMut(&mut [u8]) -> Result<(), String>,
     ) -> Result<(), String> {
         let pieces = pieces(loc, self.layout(id), len)?;
+        self.ensure(id).map_err(|e| format!("location '{}': {e}", loc.name))?;
         pieces.into_iter().try_for_each(|(at, n)| {
             let (buf, _) = self.buffer_for(id, &Touch { range: Some(at..at + n), covers: true });
             fill(&mut buf[at..at + n])
@@ -370,6 +410,7 @@ impl Memory {
         mut sink: impl FnMut(&[u8]) -> Result<(), String>,
     ) -> Result<(), String> {
         let pieces = pieces(loc, self.layout(id), len)?;
+        self.ensure(id).map_err(|e| format!("location '{}': {e}", loc.name))?;
         pieces.into_iter().try_for_each(|(at, n)| {
             let (buf, _) = self.buffer_for(id, &Touch { range: Some(at..at + n), covers: false });
             sink(&buf[at..at + n])
@@ -389,7 +430,8 @@ impl Memory {
 
     /// Reads `len` bytes of a location back in tensor order.
     pub fn dump(&mut self, loc: &MemoryLocation, id: LocId, len: usize) -> Result<Vec<u8>, String> {
-        let mut out = Vec::with_capacity(len);
+        let mut out = Vec::new();
+        alloc::reserve(&mut out, len).map_err(|e| format!("location '{}': {e}", loc.name))?;
         self.dump_with(loc, id, len, |src| {
             out.extend_from_slice(src);
             Ok(())

@@ -32,6 +32,9 @@ pub enum NpyError {
         /// Bytes present.
         got: u64,
     },
+    /// The data does not fit in the host's memory.
+    #[error("the .npy data does not fit in memory: {0}")]
+    OutOfMemory(#[from] crate::alloc::OutOfMemory),
 }
 
 /// Bytes per element of a descriptor, if it is one we know.
@@ -88,7 +91,7 @@ pub fn read_header(r: &mut impl std::io::Read) -> Result<Header, NpyError> {
     if header_len > 1 << 20 {
         return Err(NpyError::Header(format!("a {header_len}-byte header is implausible")));
     }
-    let mut h = vec![0u8; header_len];
+    let mut h = crate::alloc::filled(header_len, 0u8)?;
     r.read_exact(&mut h).map_err(|_| NpyError::Header("truncated".into()))?;
     let header = std::str::from_utf8(&h).map_err(|_| NpyError::Header("not UTF-8".into()))?;
     parse_header(header, (start + header_len) as u64)
@@ -139,7 +142,7 @@ impl Npy {
         if want != r.len() as u64 {
             return Err(NpyError::Length { want, got: r.len() as u64 });
         }
-        Ok(Npy { descr: h.descr, shape: h.shape, data: r.to_vec() })
+        Ok(Npy { descr: h.descr, shape: h.shape, data: crate::alloc::copied(r)? })
     }
 
     /// The file bytes.

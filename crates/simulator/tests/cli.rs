@@ -406,3 +406,53 @@ fn oob_flag_picks_fault_or_skip() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--oob clamp: expected fault or skip"), "{err}");
 }
+
+/// Runs birsim with its address space capped at `kib` KiB (`ulimit -v`), so an allocation the
+/// memory cap allows fails on the host: the way to see a fallible path instead of an abort.
+fn birsim_limited(kib: u64, args: &[&str]) -> (i32, String) {
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_birsim"))
+        .args(args)
+        .output()
+        .unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into())
+}
+
+/// Hardening (defect 11, second half): an allocation the host cannot satisfy is a typed error
+/// with the documented exit code — a `budget` fault (exit 1) for a 2 GiB location under a 1 GiB
+/// address-space limit, exit 2 for an input `.npy` or a program file that does not fit —
+/// never Rust's allocation-failure abort (134).
+#[test]
+fn out_of_host_memory_is_an_error_not_an_abort() {
+    let d = scratch();
+    let big = 1u64 << 31;
+    let prog = format!(
+        r#"{{"functions":[{{"name":"f","allocations":[{{"name":"t","kind":"ExternalOutput","dtype":"float32","tensor_shape":[{n}],"memorylocations":[{{"name":"t","type":"DRAM","dims":[1,{big}]}}]}},{{"name":"u","kind":"ExternalInput","dtype":"float32","tensor_shape":[{n}],"memorylocations":[{{"name":"u","type":"DRAM","dims":[1,{big}]}}]}}],"blocks":[{{"name":"b","instructions":[{{"opcode":"Memset","name":"m","mode":"Const","constant":0,"ins":[],"outs":[{{"kind":"physical_ap","memref":"t","dtype":"float32","ap":[[0,1],[1,{n}]]}}]}}]}}]}}]}}"#,
+        n = big / 4
+    );
+    let p = d.join("big.json");
+    std::fs::write(&p, prog).unwrap();
+    let limit = 1 << 20; // KiB: 1 GiB of address space
+    let (code, err) = birsim_limited(limit, &["run", &s(&p), "--allow-uninit-inputs"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("could not allocate") && err.contains("[budget]"), "{err}");
+    // The input's 2 GiB of data (a sparse file) cannot be loaded: exit 2, naming the location.
+    let u = d.join("u.npy");
+    let mut f = npy("<f4", &format!("({},)", big / 4), 0);
+    let header = f.len() as u64;
+    std::fs::write(&u, &f).unwrap();
+    std::fs::OpenOptions::new().write(true).open(&u).unwrap().set_len(header + big).unwrap();
+    let (code, err) = birsim_limited(limit, &["run", &s(&p), "--input", &format!("u={}", s(&u))]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("location 'u'") && err.contains("could not allocate"), "{err}");
+    // A program file larger than memory (sparse, 2 GiB) is refused while reading it.
+    f.clear();
+    let huge = d.join("huge.json");
+    std::fs::write(&huge, b"{").unwrap();
+    std::fs::OpenOptions::new().write(true).open(&huge).unwrap().set_len(big).unwrap();
+    let (code, err) = birsim_limited(limit, &["validate", &s(&huge)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("could not allocate"), "{err}");
+}

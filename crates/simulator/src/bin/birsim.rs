@@ -45,6 +45,9 @@ default) also scans from the last element, `operands` only swaps operands (docs/
 table: `fault` (the default: an out-of-bounds fault naming the index, nothing written) or `skip`
 (treated like -1, its destination left unchanged; docs/fidelity.md I2).
 
+A run that needs more memory than the host can give stops with a `budget` fault (exit 1), or exit 2
+while reading the program or an input; birsim never aborts (docs/robustness.md).
+
 exit codes: 0 ok, 1 the program faulted, 2 bad input or usage, 3 internal error";
 
 /// A user-facing failure: message and exit code.
@@ -67,6 +70,15 @@ fn main() -> ExitCode {
         eprintln!("birsim: internal error (please report): panic{at}: {what}");
         std::process::exit(3);
     }));
+    // Debug builds only: a deliberate panic, so a test can see the hook's exit 3 (release
+    // binaries have no such switch).
+    #[cfg(debug_assertions)]
+    if std::env::var_os("BIRSIM_TEST_PANIC").is_some() {
+        #[expect(clippy::panic, reason = "the test hook for the panic handler")]
+        {
+            panic!("BIRSIM_TEST_PANIC is set");
+        }
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     match dispatch(&args) {
         Ok(()) => ExitCode::SUCCESS,
@@ -216,8 +228,27 @@ fn threads(value: &str, what: &str) -> Result<usize, Exit> {
     }
 }
 
-fn load(path: &Path) -> Result<Program, Exit> {
-    let bytes = std::fs::read(path).map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?;
+fn load(path: &Path, o: &RunOptions) -> Result<Program, Exit> {
+    // The file is read into one buffer reserved fallibly (a file larger than memory is exit 2),
+    // and never more than the memory cap of it: `/dev/zero` or an endless pipe is refused, not
+    // read until the machine is full.
+    let cap = o.memory_cap.unwrap_or(ValidateOptions::default().memory_cap_bytes);
+    let too_big = || {
+        bad(format!(
+            "{}: the program file is larger than the memory cap of {cap} bytes (raise it with --memory-cap)",
+            path.display()
+        ))
+    };
+    let bytes = std::fs::File::open(path)
+        .map_err(simulator::alloc::ReadError::Io)
+        .and_then(|f| {
+            let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+            simulator::alloc::read_all(std::io::Read::take(f, cap.saturating_add(1)), len.min(cap))
+        })
+        .map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?;
+    if bytes.len() as u64 > cap {
+        return Err(too_big());
+    }
     json::load_slice(&bytes).map_err(|e| match e {
         bir_ir::LoadError::Invalid(d) => problems(path, &d),
         e => bad(format!("{}: {e}", path.display())),
@@ -237,7 +268,7 @@ fn options(o: &RunOptions) -> ValidateOptions {
 
 fn validate_cmd(args: &[String]) -> Result<(), Exit> {
     let o = parse(args, &["--memory-cap", "--max-instructions"])?;
-    let p = load(&o.program)?;
+    let p = load(&o.program, &o)?;
     match validate(&p, &options(&o)) {
         Ok(_) => {
             let mut n = 0;
@@ -267,6 +298,11 @@ impl Staged {
     /// device, a directory) is refused, and so is a folder that does not exist.
     fn prepare(path: &Path, what: &str) -> Result<Staged, Exit> {
         let refuse = |why: String| bad(format!("{what} {}: {why}", path.display()));
+        // An empty path, `/`, `.` or `dir/..` names no file: refused before the run (it used
+        // to run the whole program and fail at the final rename).
+        if path.file_name().is_none() {
+            return Err(refuse("not a file path".into()));
+        }
         let target = match std::fs::symlink_metadata(path) {
             Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path)
                 .map_err(|e| refuse(format!("a symlink whose target cannot be resolved ({e})")))?,
@@ -382,7 +418,7 @@ fn run(args: &[String]) -> Result<(), Exit> {
     if let Some(sat) = o.fp8_saturate {
         profile.fp8_saturate = sat;
     }
-    let program = load(&o.program)?;
+    let program = load(&o.program, &o)?;
     let valid = validate(&program, &options(&o)).map_err(|d| problems(&o.program, &d))?;
     let f = &program.functions[0];
 
@@ -548,7 +584,7 @@ fn print_stats(s: &simulator::Stats) {
 
 fn dump(args: &[String]) -> Result<(), Exit> {
     let o = parse(args, &[])?;
-    let p = load(&o.program)?;
+    let p = load(&o.program, &o)?;
     println!("arch {} · version {}", p.arch, p.version);
     for f in &p.functions {
         println!("\nfunction {}", f.name);

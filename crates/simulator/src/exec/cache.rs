@@ -84,9 +84,11 @@ impl<'p> Simulator<'p> {
         parts: usize,
     ) -> Res<Vec<f32>> {
         match acc {
-            EngineAccumulationType::Zero | EngineAccumulationType::ZeroAccumulate => Ok(vec![0.0; parts]),
+            EngineAccumulationType::Zero | EngineAccumulationType::ZeroAccumulate => {
+                Ok(crate::alloc::filled(parts, 0.0)?)
+            }
             EngineAccumulationType::LoadAccumulate => match i.ins.get(1) {
-                Some(Operand::Imm { value, .. }) => Ok(vec![value.as_f64() as f32; parts]),
+                Some(Operand::Imm { value, .. }) => Ok(crate::alloc::filled(parts, value.as_f64() as f32)?),
                 Some(op) => {
                     let Some(ap) = op.as_ap() else {
                         return fault(FaultCause::OperandKind {
@@ -108,8 +110,8 @@ impl<'p> Simulator<'p> {
             EngineAccumulationType::Accumulate
             | EngineAccumulationType::AddAccumulate
             | EngineAccumulationType::Idle => {
-                let mut c = self.engine_cache(i).to_vec();
-                c.resize(parts, 0.0);
+                let mut c = crate::alloc::copied(self.engine_cache(i))?;
+                crate::alloc::resize(&mut c, parts, 0.0)?;
                 Ok(c)
             }
         }
@@ -134,6 +136,8 @@ impl<'p> Simulator<'p> {
         let every = t.mode != TscMode::Reduce;
         let mut res = self.pool.take_f32();
         let r = self.read_f32(inp, &mut v).and_then(|()| {
+            // The scan only appends: room for every output value, reserved fallibly up front.
+            crate::alloc::reserve(&mut res, if every { v.len() } else { cache.len() })?;
             let scan = Scan {
                 v: &v,
                 free,

@@ -44,7 +44,8 @@ impl<'p> Simulator<'p> {
             return Ok(false);
         }
         let memory = &mut self.memory;
-        regions.record_region(|| memory.buffer_mut(dst.ap.loc).0[b.clone()].to_vec(), b.len() as u64);
+        regions
+            .record_region(|h| super::fnv1a(h, &memory.buffer_mut(dst.ap.loc).0[b.clone()]), b.len() as u64);
         Ok(true)
     }
 
@@ -69,7 +70,10 @@ impl<'p> Simulator<'p> {
             return Ok(false);
         }
         let memory = &mut self.memory;
-        regions.record_region(|| memory.buffer_for(dst.ap.loc, &td).0[b.clone()].to_vec(), b.len() as u64);
+        regions.record_region(
+            |h| super::fnv1a(h, &memory.buffer_for(dst.ap.loc, &td).0[b.clone()]),
+            b.len() as u64,
+        );
         Ok(true)
     }
 
@@ -112,15 +116,17 @@ impl<'p> Simulator<'p> {
             });
             let memory = &mut self.memory;
             regions.record_region(
-                || memory.buffer_for(out.ap.loc, &touch).0[r.clone()].to_vec(),
+                |h| super::fnv1a(h, &memory.buffer_for(out.ap.loc, &touch).0[r.clone()]),
                 r.len() as u64,
             );
             return Ok(());
         }
         let mut bytes = self.pool.take();
         bytes.clear();
-        bytes.extend(std::iter::repeat_n(word, n).flatten());
-        let r = self.write(out, out.ap.dtype, &bytes, regions);
+        let r =
+            crate::alloc::extend(&mut bytes, n * word.len(), std::iter::repeat_n(word, n).flatten().copied())
+                .map_err(Into::into)
+                .and_then(|()| self.write(out, out.ap.dtype, &bytes, regions));
         self.pool.give(bytes);
         r
     }

@@ -231,7 +231,8 @@ fn nums4(a: Arg<'_>) -> Res<[usize; 4]> {
 /// The flat element index of every element of an AP, in AP order.
 pub(crate) fn element_indices(a: Arg<'_>) -> Res<Vec<i64>> {
     let n = a.elements()?;
-    let mut out = Vec::with_capacity(n);
+    let mut out = Vec::new();
+    crate::alloc::reserve(&mut out, n)?;
     let pairs = &a.ap.pairs;
     let mut coord = vec![0i64; pairs.len()];
     for _ in 0..n {
@@ -353,21 +354,24 @@ impl<'p> Simulator<'p> {
         same_count(dst.slot, si.len(), di.len(), "a copy writes as many elements as it reads")?;
         let (ssz, dsz) = (self.storage(src.ap).size(), self.storage(dst.ap).size());
         let (sl, dl) = (self.memory.layout(src.ap.loc), self.memory.layout(dst.ap.loc));
-        let keep: Vec<(i64, i64)> = si
+        let mut keep: Vec<(i64, i64)> = Vec::new();
+        crate::alloc::reserve(&mut keep, si.len())?;
+        let kept = si
             .iter()
             .zip(&di)
             .filter(|(s, d)| sl.address(**s, ssz).is_some() && dl.address(**d, dsz).is_some())
-            .map(|(s, d)| (*s, *d))
-            .collect();
+            .map(|(s, d)| (*s, *d));
+        keep.extend(kept);
         // Read every kept source element first (§5.1), then write.
         let one = one_element;
         let dt = dst.ap.dtype;
-        let mut vals = Vec::with_capacity(keep.len());
+        let mut vals = Vec::new();
+        crate::alloc::reserve(&mut vals, keep.len())?;
         let mut bytes = self.pool.take();
         for &(s, _) in &keep {
             let ap = one(src.ap, s);
             self.read(src.with(&ap), dt, &mut bytes)?;
-            vals.push(bytes.clone());
+            vals.push(crate::alloc::copied(&bytes)?);
         }
         self.pool.give(bytes);
         for (&(_, d), v) in keep.iter().zip(&vals) {
@@ -408,7 +412,7 @@ impl<'p> Simulator<'p> {
             if done.is_some() {
                 let memory = &mut self.memory;
                 regions.record_region(
-                    || memory.buffer_for(dst.ap.loc, &td).0[dr.clone()].to_vec(),
+                    |h| super::fnv1a(h, &memory.buffer_for(dst.ap.loc, &td).0[dr.clone()]),
                     dr.len() as u64,
                 );
                 return Ok(());
@@ -416,7 +420,7 @@ impl<'p> Simulator<'p> {
         }
         let (mut a, mut b) = (self.pool.take(), self.pool.take());
         let r = self.read(src, dt, &mut a).and_then(|()| {
-            b.resize(a.len(), 0);
+            crate::alloc::resize(&mut b, a.len(), 0)?;
             // A packed x4 container moves whole, as one element of its container size (D2):
             // the APs count containers, and a same-dtype transpose reads and writes them raw.
             if (dt.lanes() != 1 || src.ap.dtype.lanes() != 1) && src.ap.dtype != dt {
@@ -493,6 +497,7 @@ impl<'p> Simulator<'p> {
                 }
                 if k == 0 {
                     acc.clear();
+                    crate::alloc::reserve(&mut acc, v.len())?;
                     if op == AluOp::Add {
                         acc.extend(v.iter().map(|x| 0.0f32 + *x));
                     } else {
@@ -508,7 +513,7 @@ impl<'p> Simulator<'p> {
             }
             if n_in == 0 {
                 acc.clear();
-                acc.resize(n_out, 0.0);
+                crate::alloc::resize(&mut acc, n_out, 0.0)?;
             }
             self.write_f32(out, &acc, regions)
         })();

@@ -387,13 +387,15 @@ impl<'p> Simulator<'p> {
             Domain::I32 => {
                 let mut bytes = Vec::new();
                 self.read(a, Dtype::Int32, &mut bytes)?;
-                let vals = bytes.as_chunks::<4>().0.iter().map(|c| i32::from_le_bytes(*c)).collect();
+                let c = bytes.as_chunks::<4>().0;
+                let vals = crate::alloc::collected(c.len(), c.iter().map(|c| i32::from_le_bytes(*c)))?;
                 ScalarSet { i: Scalars::Every { vals, stride }, ..ScalarSet::absent() }
             }
             Domain::I64 => {
                 let mut bytes = Vec::new();
                 self.read(a, Dtype::Uint64, &mut bytes)?;
-                let vals = bytes.as_chunks::<8>().0.iter().map(|c| i64::from_le_bytes(*c)).collect();
+                let c = bytes.as_chunks::<8>().0;
+                let vals = crate::alloc::collected(c.len(), c.iter().map(|c| i64::from_le_bytes(*c)))?;
                 ScalarSet { l: Scalars::Every { vals, stride }, ..ScalarSet::absent() }
             }
         })
@@ -544,7 +546,10 @@ impl<'p> Simulator<'p> {
             r?;
         }
         let memory = &mut self.memory;
-        regions.record_region(|| memory.buffer_for(out.ap.loc, &touch).0[b.clone()].to_vec(), b.len() as u64);
+        regions.record_region(
+            |h| super::fnv1a(h, &memory.buffer_for(out.ap.loc, &touch).0[b.clone()]),
+            b.len() as u64,
+        );
         Ok(true)
     }
 
@@ -596,7 +601,10 @@ impl<'p> Simulator<'p> {
             r?;
         }
         let memory = &mut self.memory;
-        regions.record_region(|| memory.buffer_for(out.ap.loc, &to).0[ro.clone()].to_vec(), ro.len() as u64);
+        regions.record_region(
+            |h| super::fnv1a(h, &memory.buffer_for(out.ap.loc, &to).0[ro.clone()]),
+            ro.len() as u64,
+        );
         Ok(true)
     }
 
@@ -677,7 +685,7 @@ impl<'p> Simulator<'p> {
                     });
                 }
                 w.clear();
-                w.resize(v.len(), 0.0);
+                crate::alloc::resize(&mut w, v.len(), 0.0)?;
                 for p in 0..parts {
                     for e in 0..free {
                         w[super::stream::stream_transpose_index(p, e, free)] = v[p * free + e];
@@ -730,9 +738,9 @@ impl<'p> Simulator<'p> {
         let total = parts * free;
         let init = self.scalars(i, 2, Domain::F32, total)?;
         let inits: Vec<f32> = match &init.f {
-            Scalars::Absent => vec![0.0; parts],
-            Scalars::One(c) => vec![*c; parts],
-            Scalars::Every { vals, stride } if *stride == free => vals.clone(),
+            Scalars::Absent => crate::alloc::filled(parts, 0.0)?,
+            Scalars::One(c) => crate::alloc::filled(parts, *c)?,
+            Scalars::Every { vals, stride } if *stride == free => crate::alloc::copied(vals)?,
             Scalars::Every { vals, .. } => {
                 return fault(FaultCause::ScalarCount {
                     slot: Slot::In(2),

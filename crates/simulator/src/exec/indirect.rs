@@ -144,7 +144,7 @@ impl<'p> Simulator<'p> {
         if !injective(dst.ap) {
             // A destination that revisits elements: the planned rows, written in plan order.
             let mut flat = self.pool.take();
-            flat.resize(rows * len * size, 0);
+            crate::alloc::resize(&mut flat, rows * len * size, 0)?;
             let (tb, tl) = self.memory.buffer_mut(table.ap.loc);
             let r = indirection::gather(tb, &tl, size, entry, plan, &mut flat).map_err(ind);
             let r = r.and_then(|()| self.write_rows(dst, &flat, len, plan, regions));
@@ -165,7 +165,7 @@ impl<'p> Simulator<'p> {
                 r.map_err(ind)?;
                 let memory = &mut self.memory;
                 regions.record_region(
-                    || memory.buffer_for(dst.ap.loc, &td).0[range.clone()].to_vec(),
+                    |h| super::fnv1a(h, &memory.buffer_for(dst.ap.loc, &td).0[range.clone()]),
                     range.len() as u64,
                 );
                 return Ok(());
@@ -176,7 +176,7 @@ impl<'p> Simulator<'p> {
             if plan.len() < rows {
                 self.read(dst, dt, &mut flat)?;
             } else {
-                flat.resize(rows * len * size, 0);
+                crate::alloc::resize(&mut flat, rows * len * size, 0)?;
             }
             let (tb, tl) = self.memory.buffer_mut(table.ap.loc);
             indirection::gather(tb, &tl, size, entry, plan, &mut flat).map_err(ind)?;
@@ -542,7 +542,7 @@ impl<'p> Simulator<'p> {
             let (mut sflat, mut dflat) = (self.pool.take(), self.pool.take());
             let r = (|| {
                 self.read(src, dt, &mut sflat)?;
-                dflat.resize(dst.elements()? * size, 0);
+                crate::alloc::resize(&mut dflat, dst.elements()? * size, 0)?;
                 let layout = Layout::flat(0, sflat.len() as u64);
                 indirection::gather(&sflat, &layout, size, Entry::Contiguous(len), plan, &mut dflat)
                     .map_err(ind)?;
@@ -603,11 +603,11 @@ fn serial_from_flat(
 fn record_ap(memory: &mut crate::memory::Memory, dst: Arg<'_>, regions: &mut Written) {
     let n = Pattern::of(dst.ap).elements().unwrap_or(0) as usize * dst.ap.dtype.size();
     regions.record_region(
-        || {
+        |h| {
             let (buf, layout) = memory.buffer_mut(dst.ap.loc);
             let mut out = vec![0u8; n];
             let _ = access_pattern::read(buf, &layout, &Pattern::of(dst.ap), &mut out);
-            out
+            super::fnv1a(h, &out)
         },
         n as u64,
     );
@@ -626,13 +626,13 @@ fn record_entries(
     let len = entry.len();
     let memory = &mut sim.memory;
     regions.record_region(
-        || {
+        |h| {
             let (buf, layout) = memory.buffer_mut(table.ap.loc);
             let mut out = vec![0u8; plan.len() * len * size];
             let rows: Vec<Step> =
                 plan.iter().enumerate().map(|(k, s)| Step { row: k, start: s.start }).collect();
             let _ = indirection::gather(buf, &layout, size, entry, &rows, &mut out);
-            out
+            super::fnv1a(h, &out)
         },
         (plan.len() * len * size) as u64,
     );

@@ -29,12 +29,17 @@ pub(crate) fn wzyx(g: &AffinePattern) -> [(i64, i64); 4] {
 }
 
 /// The affine values of `parts` partitions, in the seed's flat order, appended to `out`.
-pub(crate) fn affine_values(g: &AffinePattern, parts: usize, out: &mut Vec<i32>) {
+pub(crate) fn affine_values(
+    g: &AffinePattern,
+    parts: usize,
+    out: &mut Vec<i32>,
+) -> Result<(), crate::alloc::OutOfMemory> {
     let [(sw, nw), (sz, nz), (sy, ny), (sx, nx)] = wzyx(g);
     let n = |v: i64| usize::try_from(v).unwrap_or(0);
     let (nw, nz, ny, nx) = (n(nw), n(nz), n(ny), n(nx));
     out.clear();
-    out.reserve(parts.saturating_mul(nw * nz * ny * nx));
+    let total = [nw, nz, ny, nx].iter().try_fold(parts, |a, d| a.checked_mul(*d));
+    crate::alloc::reserve(out, total.unwrap_or(usize::MAX))?;
     let mul = |a: i64, b: usize| a.wrapping_mul(b as i64);
     for p in 0..parts {
         let vp = g.base.wrapping_add(mul(g.channel_multiplier, p));
@@ -49,6 +54,7 @@ pub(crate) fn affine_values(g: &AffinePattern, parts: usize, out: &mut Vec<i32>)
             }
         }
     }
+    Ok(())
 }
 
 /// `pred[e] = cmp(v[e], 0)` for a comparison op, one monomorphic pass.
@@ -81,8 +87,7 @@ impl<'p> Simulator<'p> {
                 why: "the pattern's nums must multiply to the output's elements per partition (at most 4 pairs)",
             });
         }
-        affine_values(g, parts, vals);
-        Ok(())
+        Ok(affine_values(g, parts, vals)?)
     }
 
     /// Iota (§5.4).
@@ -94,8 +99,9 @@ impl<'p> Simulator<'p> {
         let mut vals = Vec::new();
         self.affine_for(out, &f.generator, &mut vals)?;
         let mut bytes = self.pool.take();
-        bytes.extend(vals.iter().flat_map(|v| v.to_le_bytes()));
-        let r = self.write(out, Dtype::Int32, &bytes, regions);
+        let r = crate::alloc::extend(&mut bytes, vals.len() * 4, vals.iter().flat_map(|v| v.to_le_bytes()))
+            .map_err(Into::into)
+            .and_then(|()| self.write(out, Dtype::Int32, &bytes, regions));
         self.pool.give(bytes);
         r
     }
@@ -141,7 +147,10 @@ impl<'p> Simulator<'p> {
             Ok::<(), ()>(())
         });
         let memory = &mut self.memory;
-        regions.record_region(|| memory.buffer_for(out.ap.loc, &touch).0[r.clone()].to_vec(), r.len() as u64);
+        regions.record_region(
+            |h| super::fnv1a(h, &memory.buffer_for(out.ap.loc, &touch).0[r.clone()]),
+            r.len() as u64,
+        );
         Ok(true)
     }
 
@@ -177,7 +186,7 @@ impl<'p> Simulator<'p> {
                     why: "the input holds one value per output element",
                 });
             }
-            o.extend(fill.iter().copied().cycle().take(data.len()));
+            crate::alloc::extend(&mut o, data.len(), fill.iter().copied().cycle().take(data.len()))?;
             merge_bytes(&pred, &data, dt.size(), &mut o);
             self.write(out, dt, &o, regions)
         });
@@ -204,7 +213,7 @@ mod tests {
     fn one_pair_is_x_with_channel_multiplier() {
         // base 3, cm 4, X = [1, 4], 2 partitions: p0 3,4,5,6; p1 7,8,9,10.
         let mut v = Vec::new();
-        affine_values(&g(3, 4, &[(1, 4)]), 2, &mut v);
+        affine_values(&g(3, 4, &[(1, 4)]), 2, &mut v).unwrap();
         assert_eq!(v, [3, 4, 5, 6, 7, 8, 9, 10]);
     }
 
@@ -213,7 +222,7 @@ mod tests {
         // Pattern Z = [100, 2], Y = [10, 3], X = [1, 2]; the seed's order w, y, z, x:
         // y=0: z=0: 0,1; z=1: 100,101; y=1: 10,11, 110,111; y=2: 20,21, 120,121.
         let mut v = Vec::new();
-        affine_values(&g(0, 0, &[(100, 2), (10, 3), (1, 2)]), 1, &mut v);
+        affine_values(&g(0, 0, &[(100, 2), (10, 3), (1, 2)]), 1, &mut v).unwrap();
         assert_eq!(v, [0, 1, 100, 101, 10, 11, 110, 111, 20, 21, 120, 121]);
     }
 
@@ -221,7 +230,7 @@ mod tests {
     fn values_wrap_to_int32() {
         // 2^31 − 1 + 1 wraps to −2^31 (D5).
         let mut v = Vec::new();
-        affine_values(&g(i64::from(i32::MAX), 0, &[(1, 2)]), 1, &mut v);
+        affine_values(&g(i64::from(i32::MAX), 0, &[(1, 2)]), 1, &mut v).unwrap();
         assert_eq!(v, [i32::MAX, i32::MIN]);
     }
 

@@ -131,6 +131,13 @@ impl From<SimError> for Stop {
     }
 }
 
+impl From<crate::alloc::OutOfMemory> for Stop {
+    #[cold]
+    fn from(e: crate::alloc::OutOfMemory) -> Self {
+        FaultCause::OutOfMemory { bytes: e.bytes }.into()
+    }
+}
+
 impl From<FaultCause> for Stop {
     #[cold]
     fn from(c: FaultCause) -> Self {
@@ -343,6 +350,7 @@ impl<'p> Simulator<'p> {
         if self.executed >= self.options.max_instructions {
             return fault(FaultCause::InstructionBudget { limit: self.options.max_instructions });
         }
+        self.ensure_buffers(i)?;
         let tracing = self.trace.is_some() || self.sink.is_some();
         let mut regions = Written::new(tracing);
         let timed = (tracing || self.stats.is_some()).then(std::time::Instant::now);
@@ -395,9 +403,24 @@ impl<'p> Simulator<'p> {
                 elapsed_ns,
             };
             match (self.trace.as_mut(), self.sink.as_mut()) {
-                (Some(trace), _) => trace.push(entry),
+                (Some(trace), _) => crate::alloc::push(trace, entry)?,
                 (None, Some(sink)) => sink(&entry),
                 (None, None) => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Creates (fallibly) the buffer of every location the instruction's operands name, its
+    /// dynamic offsets' index vectors included, so no kernel allocates a location's bytes: a
+    /// host out of memory is a `budget` fault here, before the instruction changes anything.
+    fn ensure_buffers(&mut self, i: &Instruction) -> Res<()> {
+        for ap in i.ins.iter().chain(&i.outs).filter_map(bir_ir::Operand::as_ap) {
+            self.memory.ensure(ap.loc)?;
+            if let Some(d) = &ap.dynamic
+                && let bir_ir::OffsetSource::Vector(v) = &d.source
+            {
+                self.memory.ensure(v.loc)?;
             }
         }
         Ok(())

@@ -116,7 +116,7 @@ fn cast_into(
     (profile, par): (&numerics::Profile, super::Parallelism),
 ) -> Res<()> {
     let values = numerics::codec::values_in(from, src.len());
-    out.resize(values.div_ceil(to.lanes()) * to.size(), 0);
+    crate::alloc::resize(out, values.div_ceil(to.lanes()) * to.size(), 0)?;
     if from.lanes() != 1 || to.lanes() != 1 || values * from.size() != src.len() {
         return numerics::cast(from, src, to, out, profile).map_err(|e| a.numerics(e));
     }
@@ -217,7 +217,7 @@ impl<'p> Simulator<'p> {
     fn read_raw(&mut self, a: Arg<'_>, out: &mut Vec<u8>) -> Res<()> {
         let p = self.pattern(a)?;
         let n = a.elements()?;
-        out.resize(n * p.elem_size, 0);
+        crate::alloc::resize(out, n * p.elem_size, 0)?;
         let touch = Touch { range: self.extent(a.ap), covers: false };
         let (buf, layout) = self.memory.buffer_for(a.ap.loc, &touch);
         access_pattern::read(buf, &layout, &p, out).map_err(|e| a.access(e))
@@ -262,7 +262,7 @@ impl<'p> Simulator<'p> {
     pub(crate) fn read_f32(&mut self, a: Arg<'_>, out: &mut Vec<f32>) -> Res<()> {
         let mut bytes = self.pool.take();
         let r = self.read(a, a.ap.dtype, &mut bytes).and_then(|()| {
-            out.resize(numerics::codec::values_in(a.ap.dtype, bytes.len()), 0.0);
+            crate::alloc::resize(out, numerics::codec::values_in(a.ap.dtype, bytes.len()), 0.0)?;
             decode_par(a, &bytes, out, (&self.profile, self.options.parallelism))
         });
         self.pool.give(bytes);
@@ -306,9 +306,12 @@ impl<'p> Simulator<'p> {
         self.holds(a, vals.len())?;
         let dt = a.ap.dtype;
         let mut bytes = self.pool.take();
-        bytes.resize(vals.len().div_ceil(dt.lanes()) * dt.size(), 0);
-        let r = encode_par(a, vals, &mut bytes, (&self.profile, self.options.parallelism))
-            .and_then(|()| self.write(a, dt, &bytes, regions));
+        let r = crate::alloc::resize(&mut bytes, vals.len().div_ceil(dt.lanes()) * dt.size(), 0)
+            .map_err(Stop::from)
+            .and_then(|()| {
+                encode_par(a, vals, &mut bytes, (&self.profile, self.options.parallelism))
+                    .and_then(|()| self.write(a, dt, &bytes, regions))
+            });
         self.pool.give(bytes);
         r
     }
@@ -360,8 +363,9 @@ impl<'p> Simulator<'p> {
     ) -> Res<()> {
         let Some(acc) = acc else { return self.write_f32(out, vals, regions) };
         let mut bytes = self.pool.take();
-        bytes.extend(vals.iter().flat_map(|v| v.to_le_bytes()));
-        let r = self.accumulate(out, acc, Dtype::Float32, &bytes, regions);
+        let r = crate::alloc::extend(&mut bytes, vals.len() * 4, vals.iter().flat_map(|v| v.to_le_bytes()))
+            .map_err(Into::into)
+            .and_then(|()| self.accumulate(out, acc, Dtype::Float32, &bytes, regions));
         self.pool.give(bytes);
         r
     }
@@ -536,11 +540,12 @@ impl Written {
         Written { tracing, bytes: 0, hash: FNV_BASIS }
     }
 
-    /// Records a region written in place: `bytes` counts it, `read` fetches it only when tracing.
-    pub(crate) fn record_region(&mut self, read: impl FnOnce() -> Vec<u8>, bytes: u64) {
+    /// Records a region written in place: `bytes` counts it; only when tracing, `hash` folds
+    /// the region's bytes into the running checksum (`|h| fnv1a(h, region)`, no copy).
+    pub(crate) fn record_region(&mut self, hash: impl FnOnce(u64) -> u64, bytes: u64) {
         self.bytes += bytes;
         if self.tracing {
-            self.hash = fnv1a(self.hash, &read());
+            self.hash = hash(self.hash);
         }
     }
 

@@ -238,13 +238,15 @@ impl RandomState {
 
 /// Spreads 32-bit draws into elements of `size` bytes (D6): the low bytes of one draw each, or
 /// two draws (low word first) for 8-byte elements.
-fn spread(draws: &[u32], size: usize, out: &mut Vec<u8>) {
+fn spread(draws: &[u32], size: usize, out: &mut Vec<u8>) -> Result<(), crate::alloc::OutOfMemory> {
     out.clear();
+    crate::alloc::reserve(out, draws.len() * size.min(4))?;
     match size {
         1 => out.extend(draws.iter().map(|d| *d as u8)),
         2 => out.extend(draws.iter().flat_map(|d| (*d as u16).to_le_bytes())),
         _ => out.extend(draws.iter().flat_map(|d| d.to_le_bytes())),
     }
+    Ok(())
 }
 
 impl<'p> Simulator<'p> {
@@ -279,13 +281,13 @@ impl<'p> Simulator<'p> {
             });
             let memory = &mut self.memory;
             regions.record_region(
-                || memory.buffer_for(out.ap.loc, &touch).0[r.clone()].to_vec(),
+                |h| super::fnv1a(h, &memory.buffer_for(out.ap.loc, &touch).0[r.clone()]),
                 r.len() as u64,
             );
             return Ok(());
         }
+        let mut draws = crate::alloc::filled(n, 0u32)?;
         let rng = &mut self.engines.random;
-        let mut draws = vec![0u32; n];
         if i.engine == EngineType::Pool {
             if let Some(s) = m.seed {
                 rng.reseed_pool(s);
@@ -303,8 +305,9 @@ impl<'p> Simulator<'p> {
             rng.host.fill_uniform_u32(&mut draws);
         }
         let mut bytes = self.pool.take();
-        spread(&draws, if per == 2 { 4 } else { dt.size() }, &mut bytes);
-        let r = self.write(out, dt, &bytes, regions);
+        let r = spread(&draws, if per == 2 { 4 } else { dt.size() }, &mut bytes)
+            .map_err(Into::into)
+            .and_then(|()| self.write(out, dt, &bytes, regions));
         self.pool.give(bytes);
         r
     }
@@ -505,11 +508,11 @@ mod tests {
     #[test]
     fn spread_takes_low_bytes_little_endian() {
         let mut out = Vec::new();
-        spread(&[0x1122_3344, 0xAABB_CCDD], 1, &mut out);
+        spread(&[0x1122_3344, 0xAABB_CCDD], 1, &mut out).unwrap();
         assert_eq!(out, [0x44, 0xDD]);
-        spread(&[0x1122_3344, 0xAABB_CCDD], 2, &mut out);
+        spread(&[0x1122_3344, 0xAABB_CCDD], 2, &mut out).unwrap();
         assert_eq!(out, [0x44, 0x33, 0xDD, 0xCC]);
-        spread(&[0x1122_3344], 4, &mut out);
+        spread(&[0x1122_3344], 4, &mut out).unwrap();
         assert_eq!(out, [0x44, 0x33, 0x22, 0x11]);
     }
 }

@@ -21,7 +21,7 @@ fn transpose32(v: &[f32], parts: usize, free: usize) -> Option<Vec<f32>> {
     if !parts.is_multiple_of(32) || !free.is_multiple_of(32) {
         return None;
     }
-    let mut out = vec![0f32; v.len()];
+    let mut out = crate::alloc::filled(v.len(), 0f32).ok()?;
     for p in 0..parts {
         for e in 0..free {
             let (op, oe) = ((p & !31) | (e & 31), (e & !31) | (p & 31));
@@ -274,13 +274,13 @@ impl<'p> Simulator<'p> {
             let mut b = self.pool.take();
             let r = (|| {
                 self.read(inp, Dtype::Int32, &mut b)?;
-                let mut res = vec![0i32; shape.n_out];
+                let mut res = crate::alloc::filled(shape.n_out, 0i32)?;
                 let fold = FoldI32 { par, v: b.as_chunks::<4>().0, shape, out: &mut res };
                 ts_int_ops::with(t.op, fold).map_err(|error| FaultCause::Op { field: "op", error })?;
                 if t.negate {
                     res.iter_mut().for_each(|x| *x = x.wrapping_neg());
                 }
-                let bytes: Vec<u8> = res.iter().flat_map(|x| x.to_le_bytes()).collect();
+                let bytes = crate::alloc::collected(res.len() * 4, res.iter().flat_map(|x| x.to_le_bytes()))?;
                 match acc {
                     Some(acc) => self.accumulate(out, acc, Dtype::Int32, &bytes, regions),
                     None => self.write(out, Dtype::Int32, &bytes, regions),
@@ -289,7 +289,7 @@ impl<'p> Simulator<'p> {
             self.pool.give(b);
             return r;
         }
-        let mut res = vec![0f32; shape.n_out];
+        let mut res = crate::alloc::filled(shape.n_out, 0f32)?;
         if !shape.cols
             && t.op != AluOp::Average
             && !t.apply_transpose

@@ -90,7 +90,7 @@ impl<'p> Simulator<'p> {
                 let a = self.output(i, 0)?;
                 let one = self.f32_as(Arg { slot, ..a }, value.as_f64() as f32, dt)?;
                 out.clear();
-                out.extend(one.iter().copied().cycle().take(one.len() * n));
+                crate::alloc::extend(out, one.len() * n, one.iter().copied().cycle().take(one.len() * n))?;
                 Ok(())
             }
             Some(Operand::Ap(_)) => {
@@ -133,7 +133,7 @@ impl<'p> Simulator<'p> {
             }
             self.operand_as(i, 1, dt, n, &mut t)?;
             self.operand_as(i, 2, dt, n, &mut f)?;
-            let take: Vec<bool> = pred.iter().map(|&p| p == 1.0).collect();
+            let take = crate::alloc::collected(pred.len(), pred.iter().map(|&p| p == 1.0))?;
             merge_bytes(&take, &t, dt.size(), &mut f);
             self.write(out, dt, &f, regions)
         })();
@@ -198,7 +198,11 @@ impl<'p> Simulator<'p> {
                     numerics::encode_from_f32(dt, &[c], one, self.profile())
                         .map_err(|error| FaultCause::Numerics { slot: Slot::In(0), error })?;
                     s.clear();
-                    s.extend(std::iter::repeat_n(&*one, n).flatten());
+                    crate::alloc::extend(
+                        &mut s,
+                        n * one.len(),
+                        std::iter::repeat_n(&*one, n).flatten().copied(),
+                    )?;
                 }
             }
             if s.len() != n * dt.size() {
@@ -210,8 +214,11 @@ impl<'p> Simulator<'p> {
                 });
             }
             let rev = fields.reverse_pred;
-            let take: Vec<bool> =
-                p.as_chunks::<4>().0.iter().map(|w| (u32::from_le_bytes(*w) != 0) != rev).collect();
+            let words = p.as_chunks::<4>().0;
+            let take = crate::alloc::collected(
+                words.len(),
+                words.iter().map(|w| (u32::from_le_bytes(*w) != 0) != rev),
+            )?;
             if self.uncast(out.ap) {
                 self.read(out, dt, &mut o)?;
                 merge_bytes(&take, &s, dt.size(), &mut o);

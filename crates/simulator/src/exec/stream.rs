@@ -152,6 +152,7 @@ impl<'p> Simulator<'p> {
                 }
                 let start = p;
                 out.clear();
+                crate::alloc::reserve(&mut out, dp.saturating_mul(row))?;
                 while let Some(Some(s)) = plan.get(p) {
                     out.extend_from_slice(&all[s * row..(s + 1) * row]);
                     p += 1;
@@ -236,14 +237,13 @@ impl<'p> Simulator<'p> {
         let bytes: u64 =
             drows.iter().zip(plan).filter(|(_, s)| s.is_some()).map(|(d, _)| d.len() as u64).sum();
         regions.record_region(
-            || {
+            |h| {
                 let (buf, _) = memory.buffer_for(dst.ap.loc, &td);
                 drows
                     .iter()
                     .zip(plan)
                     .filter(|(_, s)| s.is_some())
-                    .flat_map(|(d, _)| buf[d.clone()].to_vec())
-                    .collect()
+                    .fold(h, |h, (d, _)| super::fnv1a(h, &buf[d.clone()]))
             },
             bytes,
         );

@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Builds the committed fuzz inputs from conformance/ (run from the repository root):
+
+- fuzz/templates.json: a few instructions per opcode form, memrefs blanked, which the
+  `run_program` target's structured builder fills in with its own locations and shapes;
+- fuzz/corpus/<target>/: seed inputs (minified conformance programs for the JSON targets).
+
+Deterministic: files are visited in sorted order, so reruns give the same bytes.
+"""
+import glob, hashlib, json, os
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+progs = sorted(glob.glob(os.path.join(ROOT, "conformance/**/*.json"), recursive=True))
+
+def walk(insts, out):
+    for i in insts:
+        if i.get("opcode") == "Loop":
+            for b in i.get("blocks", []):
+                walk(b.get("instructions", []), out)
+        else:
+            out.append(i)
+
+def scalars(i):
+    return tuple(sorted((k, json.dumps(v)) for k, v in i.items()
+                        if k not in ("name", "ins", "outs", "engine") and not isinstance(v, (list, dict))))
+
+templates, seen, per_op = [], set(), {}
+for f in progs:
+    if "/programs/" not in f:
+        continue
+    p = json.load(open(f))
+    insts = []
+    for fn in p.get("functions", []):
+        for b in fn.get("blocks", []):
+            walk(b.get("instructions", []), insts)
+    for i in insts:
+        key = (i.get("opcode"), tuple(sorted(i.keys())), scalars(i), len(i.get("ins", [])), len(i.get("outs", [])))
+        if key in seen or per_op.get(i.get("opcode"), 0) >= 6:
+            continue
+        seen.add(key)
+        per_op[i.get("opcode")] = per_op.get(i.get("opcode"), 0) + 1
+        t = json.loads(json.dumps(i))
+        for op in t.get("ins", []) + t.get("outs", []):
+            if isinstance(op, dict):
+                op.pop("memsetref", None)
+                if "memref" in op:
+                    op["memref"] = ""
+        templates.append(t)
+with open(os.path.join(ROOT, "fuzz/templates.json"), "w") as w:
+    json.dump(templates, w, separators=(",", ":"))
+    w.write("\n")
+
+def put(target, data):
+    d = os.path.join(ROOT, "fuzz/corpus", target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, hashlib.sha1(data).hexdigest()), "wb") as w:
+        w.write(data)
+
+# JSON seeds: every small conformance program (valid and malformed), minified; at most 250.
+small = [f for f in progs if os.path.getsize(f) < 16384]
+step = max(1, len(small) // 250)
+for f in small[::step][:250]:
+    raw = open(f, "rb").read()
+    try:
+        data = json.dumps(json.loads(raw), separators=(",", ":")).encode()
+    except ValueError:
+        data = raw  # a malformed case stays as it is
+    put("json_validate", data)
+    if "/programs/" in f:
+        put("run_program", data)
+print(len(templates), "templates;", sum(per_op.values()), "instructions")
