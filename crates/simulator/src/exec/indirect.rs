@@ -18,7 +18,7 @@ use access_pattern::{Layout, Pattern};
 use bir_ir::ops::{
     GenericIndirectFields, IndirectCopyFields, IndirectFields, IndirectSaveAccumulateFields, IndirectWrap,
 };
-use bir_ir::{ApPair, Instruction, MemoryReductionOp, Opcode};
+use bir_ir::{Instruction, MemoryReductionOp, Opcode};
 use indirection::plan::{self, GenericDim, GenericGeometry, Step, Table, Wrap};
 use indirection::{Addressing, Direction, Entry, IndirectError, decode};
 
@@ -35,24 +35,6 @@ fn ind(e: IndirectError) -> super::Stop {
 
 fn wrap_of(w: Option<IndirectWrap>) -> Option<Wrap> {
     w.map(|w| Wrap { n: w.n, hi: w.hi })
-}
-
-/// True when a walk's elements are all distinct (each level's |step| beyond the span inside it).
-fn distinct(pairs: &[ApPair]) -> bool {
-    let mut levels: Vec<(u64, u64)> =
-        pairs.iter().filter(|p| p.num > 1).map(|p| (p.step.unsigned_abs(), p.num as u64)).collect();
-    levels.sort_unstable();
-    let mut span = 0u64;
-    for (step, num) in levels {
-        if step <= span {
-            return false;
-        }
-        match (num - 1).checked_mul(step).and_then(|d| span.checked_add(d)) {
-            Some(s) => span = s,
-            None => return false,
-        }
-    }
-    true
 }
 
 impl<'p> Simulator<'p> {
@@ -234,7 +216,7 @@ impl<'p> Simulator<'p> {
         let dt = table.ap.dtype;
         let walk_ok = match entry {
             Entry::Contiguous(_) => true,
-            Entry::Walk(p) => distinct(p),
+            Entry::Walk(p) => super::operand::distinct_pairs(p),
         };
         let profile = self.profile;
         if self.memory_same(values, table) || !walk_ok {

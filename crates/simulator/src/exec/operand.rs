@@ -447,8 +447,13 @@ pub(crate) fn adds(acc: Option<EngineAccumulationType>) -> Option<EngineAccumula
 /// True when no two elements of the AP share an address (a sufficient test: sorted by |step|,
 /// each level's step exceeds the span of the levels inside it).
 pub(crate) fn injective(ap: &AccessPattern) -> bool {
+    distinct_pairs(&ap.pairs)
+}
+
+/// [`injective`] for a bare list of `[step, num]` levels (e.g. an indirect entry's walk).
+pub(crate) fn distinct_pairs(pairs: &[bir_ir::ApPair]) -> bool {
     let mut levels: Vec<(u64, u64)> =
-        ap.pairs.iter().filter(|p| p.num > 1).map(|p| (p.step.unsigned_abs(), p.num as u64)).collect();
+        pairs.iter().filter(|p| p.num > 1).map(|p| (p.step.unsigned_abs(), p.num as u64)).collect();
     levels.sort_unstable();
     let mut span = 0u64;
     for (step, num) in levels {
