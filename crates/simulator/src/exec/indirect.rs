@@ -53,6 +53,12 @@ impl<'p> Simulator<'p> {
         let mut bytes = self.pool.take();
         let r = self.read(a, a.ap.dtype, &mut bytes);
         let mut out = self.scratch.idx.get_mut(slot).map(std::mem::take).unwrap_or_default();
+        out.clear();
+        // One u64 per index, reserved fallibly (the decoders then extend within capacity).
+        if let Err(e) = crate::alloc::reserve(&mut out, bytes.len() / a.ap.dtype.size().max(1)) {
+            self.pool.give(bytes);
+            return Err(e.into());
+        }
         let k = match a.slot {
             crate::fault::Slot::In(k) | crate::fault::Slot::Out(k) => k,
         };
