@@ -6,7 +6,9 @@
 //! executions and executions per second from libFuzzer's final statistics.
 //!
 //! Needs a nightly toolchain and `cargo install cargo-fuzz`; when either is missing it says so and
-//! succeeds without fuzzing (`--ci` keeps that behaviour explicit for `.ci/run`). The committed
+//! succeeds without fuzzing (`--ci` keeps that behaviour explicit for `.ci/run`, and builds
+//! with 16 codegen units and no sanitizer so CI's build takes minutes; runs without `--ci` keep
+//! cargo-fuzz's defaults: one codegen unit and AddressSanitizer). The committed
 //! corpus is never modified: new inputs go to `target/fuzz-corpus/TARGET`.
 
 use std::path::{Path, PathBuf};
@@ -18,10 +20,12 @@ pub const TARGETS: [&str; 3] = ["json_validate", "access_pattern", "run_program"
 struct Options {
     targets: Vec<String>,
     seconds: u64,
+    /// `--ci`: a quick build (16 codegen units, no sanitizer) for the smoke run.
+    quick_build: bool,
 }
 
 fn parse(args: &[String]) -> Result<Options, String> {
-    let mut o = Options { targets: Vec::new(), seconds: 60 };
+    let mut o = Options { targets: Vec::new(), seconds: 60, quick_build: false };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -29,7 +33,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
                 let v = it.next().ok_or("--seconds needs a value")?;
                 o.seconds = v.parse().map_err(|_| format!("--seconds {v}: expected a number"))?;
             }
-            "--ci" => {}
+            "--ci" => o.quick_build = true,
             t if TARGETS.contains(&t) => o.targets.push(t.to_owned()),
             other => {
                 return Err(format!(
@@ -94,7 +98,14 @@ pub fn run(args: &[String]) -> ExitCode {
         let _ = std::fs::create_dir_all(&artifacts);
         let seeds = fuzz_dir.join("corpus").join(t);
         let mut c = Command::new("cargo");
-        c.current_dir(&fuzz_dir).args(["+nightly", "fuzz", "run", t]).arg(&scratch);
+        c.current_dir(&fuzz_dir).args(["+nightly", "fuzz", "run", t]);
+        if o.quick_build {
+            // cargo-fuzz's defaults (one codegen unit, AddressSanitizer) make the instrumented
+            // build of the simulator crate take tens of minutes on two cores; the code is safe
+            // Rust, so CI's smoke run trades ASan for a build of a few minutes.
+            c.args(["--codegen-units", "16", "--sanitizer", "none"]);
+        }
+        c.arg(&scratch);
         // Every crash ever found is replayed first (`fuzz/regressions/TARGET`, committed).
         for dir in [seeds, fuzz_dir.join("regressions").join(t)] {
             if dir.is_dir() {
