@@ -73,6 +73,15 @@ impl<'p> Simulator<'p> {
         d.map(|()| out)
     }
 
+    /// The reused plan buffer, emptied, with room for `n` steps reserved fallibly (the plan
+    /// builders then push within capacity).
+    fn plan_buffer(&mut self, n: usize) -> Res<Vec<Step>> {
+        let mut steps = std::mem::take(&mut self.scratch.plan);
+        steps.clear();
+        crate::alloc::reserve(&mut steps, n)?;
+        Ok(steps)
+    }
+
     fn give_indices(&mut self, slot: usize, v: Vec<u64>) {
         while self.scratch.idx.len() <= slot {
             self.scratch.idx.push(Vec::new());
@@ -292,7 +301,7 @@ impl<'p> Simulator<'p> {
         let len = dst.ap.pairs.last().map_or(1, |p| p.num.max(1) as usize);
         let t = self.table_of(table, None, len)?;
         let ix = self.indices(idx, 0, None)?;
-        let mut steps = std::mem::take(&mut self.scratch.plan);
+        let mut steps = self.plan_buffer(ix.len())?;
         let r = plan::rows(&ix, &t, wrap_of(f.wrap), self.options.indirect_oob, 1, &mut steps)
             .map_err(ind)
             .and_then(|()| self.run_gather(table, None, Entry::Contiguous(len), dst, &steps, regions));
@@ -313,7 +322,7 @@ impl<'p> Simulator<'p> {
         let len = values.ap.pairs.last().map_or(1, |p| p.num.max(1) as usize);
         let t = self.table_of(table, None, len)?;
         let ix = self.indices(idx, 0, None)?;
-        let mut steps = std::mem::take(&mut self.scratch.plan);
+        let mut steps = self.plan_buffer(ix.len())?;
         let r = plan::rows(&ix, &t, wrap_of(f.wrap), self.options.indirect_oob, 1, &mut steps)
             .map_err(ind)
             .and_then(|()| {
@@ -345,7 +354,7 @@ impl<'p> Simulator<'p> {
         let t = self.table_of(table, Some(f.entry_step_elements), len)?;
         let parts = idx.ap.pairs.first().map_or(1, |p| p.num.max(1) as usize);
         let ix = self.indices(idx, 0, None)?;
-        let mut steps = std::mem::take(&mut self.scratch.plan);
+        let mut steps = self.plan_buffer(ix.len())?;
         let r = plan::save_accumulate(
             &ix,
             parts,
@@ -406,7 +415,7 @@ impl<'p> Simulator<'p> {
             .map(|(k, ((idx, &level), &dim))| GenericDim { idx, operand: k + 1, dim, level })
             .collect();
         let capacity = self.memory.layout(table.ap.loc).capacity(table.ap.dtype.size());
-        let mut steps = std::mem::take(&mut self.scratch.plan);
+        let mut steps = self.plan_buffer(lists.first().map_or(0, Vec::len))?;
         let built = plan::generic(
             &dims,
             &geometry,
@@ -453,7 +462,7 @@ impl<'p> Simulator<'p> {
             1
         };
         let ix = self.indices(idx, 0, Some(decode::INDIRECT_COPY_INDEX))?;
-        let mut steps = std::mem::take(&mut self.scratch.plan);
+        let mut steps = self.plan_buffer(ix.len().saturating_mul(16))?;
         let r = plan::indirect_copy(
             &ix,
             parts,
@@ -477,7 +486,7 @@ impl<'p> Simulator<'p> {
         let (src, idx, dst) = (self.input(i, 0)?, self.input(i, 1)?, self.output(i, 0)?);
         let (parts, src_per) = src.shape()?;
         let ix = self.indices(idx, 0, Some(decode::GATHER_INDEX))?;
-        let mut steps = std::mem::take(&mut self.scratch.plan);
+        let mut steps = self.plan_buffer(ix.len())?;
         let r = plan::gather_rows(&ix, parts, src_per, self.options.indirect_oob, 1, &mut steps)
             .map_err(ind)
             .and_then(|()| self.local_gather(src, dst, 1, &steps, regions));
