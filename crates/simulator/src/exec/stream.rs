@@ -100,6 +100,104 @@ fn scatter_bytes(
     }
 }
 
+/// StreamTranspose straight between row-addressed buffers when the swap covers the destination
+/// whole: `rows` partitions of `elems` elements on both sides, both multiples of 32, so
+/// destination row `pBlk + eLow`, column `eBlk + pLow` gets source `(pBlk + pLow, eBlk + eLow)`
+/// (the tile form of [`stream_transpose_index`]). `srows`/`drows` are each row's byte range.
+/// The 32-row blocks are independent, so when the destination rows ascend they are split
+/// between threads (each block computes what the serial loop would: bit-identical).
+fn transpose_rows(
+    size: usize,
+    (sb, srows): (&[u8], &[std::ops::Range<usize>]),
+    (db, drows): (&mut [u8], &[std::ops::Range<usize>]),
+    par: super::Parallelism,
+) {
+    /// One 32-row block; `db` starts at byte `base` of the destination buffer.
+    fn block<const N: usize>(
+        sb: &[u8],
+        sblk: &[std::ops::Range<usize>],
+        (db, base): (&mut [u8], usize),
+        dblk: &[std::ops::Range<usize>],
+    ) {
+        let src: Vec<&[[u8; N]]> =
+            sblk.iter().map(|r| sb.get(r.clone()).map_or(&[][..], |b| b.as_chunks::<N>().0)).collect();
+        // Tile by tile through a contiguous 32 × 32 buffer: rows of a partitioned buffer sit a
+        // power-of-two pitch apart, so reading a tile's column straight from them would keep
+        // evicting itself from one cache set. Each row's slice is copied in whole instead,
+        // transposed in L1, and written out as whole row slices.
+        let tiles = src.first().map_or(0, |r| r.len() / 32);
+        let mut tmp = [[[0u8; N]; 32]; 32];
+        let mut out = [[[0u8; N]; 32]; 32];
+        for e_blk in 0..tiles {
+            let cols = e_blk * 32..e_blk * 32 + 32;
+            for (t, s) in tmp.iter_mut().zip(&src) {
+                if let Some(row) = s.get(cols.clone()) {
+                    t.copy_from_slice(row);
+                }
+            }
+            for (el, o) in out.iter_mut().enumerate() {
+                for (pl, v) in o.iter_mut().enumerate() {
+                    *v = tmp[pl][el];
+                }
+            }
+            for (o, d) in out.iter().zip(dblk) {
+                let row = db.get_mut(d.start.wrapping_sub(base)..d.end.wrapping_sub(base));
+                if let Some(row) = row.and_then(|r| r.as_chunks_mut::<N>().0.get_mut(cols.clone())) {
+                    row.copy_from_slice(o);
+                }
+            }
+        }
+    }
+    fn go<const N: usize>(
+        sb: &[u8],
+        srows: &[std::ops::Range<usize>],
+        db: &mut [u8],
+        drows: &[std::ops::Range<usize>],
+        par: super::Parallelism,
+    ) {
+        let ascending = drows.windows(2).all(|w| w[0].end <= w[1].start);
+        if !ascending || par.threads <= 1 {
+            for (sblk, dblk) in srows.chunks_exact(32).zip(drows.chunks_exact(32)) {
+                block::<N>(sb, sblk, (&mut *db, 0), dblk);
+            }
+            return;
+        }
+        // Cut the destination at each block's first row: disjoint pieces, one per block.
+        let mut pieces: Vec<(&mut [u8], usize)> = Vec::new();
+        let (mut rest, mut at) = (db, 0usize);
+        for dblk in drows.chunks_exact(32).skip(1) {
+            let cut = dblk.first().map_or(at, |r| r.start).saturating_sub(at).min(rest.len());
+            let (head, tail) = rest.split_at_mut(cut);
+            pieces.push((head, at));
+            at += cut;
+            rest = tail;
+        }
+        pieces.push((rest, at));
+        let blocks = pieces.len();
+        let par = super::Parallelism { grain: 1, ..par };
+        let _ = par.chunks(&mut pieces, 1, |first, chunk| {
+            for (k, (piece, base)) in chunk.iter_mut().enumerate() {
+                let b = first + k;
+                if b < blocks {
+                    block::<N>(
+                        sb,
+                        &srows[32 * b..32 * b + 32],
+                        (&mut **piece, *base),
+                        &drows[32 * b..32 * b + 32],
+                    );
+                }
+            }
+            Ok::<(), ()>(())
+        });
+    }
+    match size {
+        1 => go::<1>(sb, srows, db, drows, par),
+        2 => go::<2>(sb, srows, db, drows, par),
+        4 => go::<4>(sb, srows, db, drows, par),
+        _ => go::<8>(sb, srows, db, drows, par),
+    }
+}
+
 #[cold]
 fn no_cast<T>(what: &'static str) -> Res<T> {
     fault(FaultCause::BadField { field: "dtype", why: what })
@@ -250,6 +348,47 @@ impl<'p> Simulator<'p> {
         Ok(true)
     }
 
+    /// StreamTranspose straight from the source buffer into a different destination buffer
+    /// ([`transpose_rows`]) when both APs are contiguous rows and the swap rewrites the
+    /// destination whole (equal shapes, multiples of 32). Returns false when that does not apply.
+    fn transpose_direct(
+        &mut self,
+        src: super::Arg<'_>,
+        dst: super::Arg<'_>,
+        (ip, ie, dp, oe): (usize, usize, usize, usize),
+        regions: &mut Written,
+    ) -> Res<bool> {
+        if ip != dp || ie != oe || ip % 32 != 0 || ie % 32 != 0 || ip == 0 {
+            return Ok(false);
+        }
+        let (Some(srows), Some(drows)) = (self.row_ranges(src, ip, ie), self.row_ranges(dst, dp, oe)) else {
+            return Ok(false);
+        };
+        let cover = |rows: &[std::ops::Range<usize>]| {
+            rows.first().map(|f| f.start).unwrap_or(0)..rows.last().map(|l| l.end).unwrap_or(0)
+        };
+        let whole = drows.windows(2).all(|w| w[0].end == w[1].start);
+        let ts = crate::memory::Touch { range: Some(cover(&srows)), covers: false };
+        let td = crate::memory::Touch { range: Some(cover(&drows)), covers: whole };
+        let (size, par) = (dst.ap.dtype.size(), self.options.parallelism);
+        let done = self.memory.with_two((src.ap.loc, &ts), (dst.ap.loc, &td), |sb, _, db, _| {
+            transpose_rows(size, (sb, &srows), (db, &drows), par);
+        });
+        if done.is_none() {
+            return Ok(false);
+        }
+        let memory = &mut self.memory;
+        let bytes: u64 = drows.iter().map(|d| d.len() as u64).sum();
+        regions.record_region(
+            |h| {
+                let (buf, _) = memory.buffer_for(dst.ap.loc, &td);
+                drows.iter().fold(h, |h, d| super::fnv1a(h, &buf[d.clone()]))
+            },
+            bytes,
+        );
+        Ok(true)
+    }
+
     /// StreamTranspose (§5.3).
     pub(crate) fn stream_transpose(&mut self, i: &'p Instruction, regions: &mut Written) -> Res<()> {
         let (src, dst) = (self.input(i, 0)?, self.output(i, 0)?);
@@ -257,7 +396,10 @@ impl<'p> Simulator<'p> {
             return no_cast("StreamTranspose does not support cast");
         }
         let dt = dst.ap.dtype;
-        let ((ip, ie), (_, oe)) = (src.shape()?, dst.shape()?);
+        let ((ip, ie), (dp, oe)) = (src.shape()?, dst.shape()?);
+        if self.transpose_direct(src, dst, (ip, ie, dp, oe), regions)? {
+            return Ok(());
+        }
         let (mut a, mut b) = (self.pool.take(), self.pool.take());
         let r = self.read(src, dt, &mut a).and_then(|()| {
             // Elements the transpose does not reach keep their values.
@@ -331,6 +473,48 @@ mod tests {
                         let want: Vec<u32> = want.iter().map(|v| v & mask).collect();
                         assert_eq!(got, want, "{ip}x{ie} oe {oe} len {len} size {size}");
                     }
+                }
+            }
+        }
+    }
+
+    /// The row-buffer transpose against the per-element twin, rows at a pitch wider than the
+    /// data (as in an SB arena), every width, 32..128 partitions; fails on a misplaced tile.
+    #[test]
+    fn row_transpose_matches_the_per_element_twin() {
+        for (parts, elems) in [(32usize, 32usize), (64, 96), (128, 64), (96, 160)] {
+            let src: Vec<u32> = (0..(parts * elems) as u32).map(|x| x.wrapping_mul(2_654_435_761)).collect();
+            let mut want = vec![0u32; parts * elems];
+            scatter_slow(&src, parts, elems, elems, &mut want).unwrap();
+            for size in [1usize, 2, 4, 8] {
+                let pitch = elems * size + 24;
+                let rows: Vec<_> = (0..parts).map(|p| p * pitch + 8..p * pitch + 8 + elems * size).collect();
+                let mut sb = vec![0xEEu8; parts * pitch];
+                for (p, r) in rows.iter().enumerate() {
+                    for e in 0..elems {
+                        let v = u64::from(src[p * elems + e]).to_le_bytes();
+                        sb[r.start + e * size..][..size].copy_from_slice(&v[..size]);
+                    }
+                }
+                let mut db = vec![0xEEu8; parts * pitch];
+                let threads = 1 + parts % 3;
+                transpose_rows(
+                    size,
+                    (&sb, &rows),
+                    (&mut db, &rows),
+                    crate::Parallelism { threads, grain: 1 },
+                );
+                for (p, r) in rows.iter().enumerate() {
+                    for e in 0..elems {
+                        let v = u64::from(want[p * elems + e]).to_le_bytes();
+                        assert_eq!(
+                            db[r.start + e * size..][..size],
+                            v[..size],
+                            "{parts}x{elems} size {size} at ({p}, {e})"
+                        );
+                    }
+                    // Bytes between rows are never touched.
+                    assert!(db[r.end..r.end + 16].iter().all(|&b| b == 0xEE));
                 }
             }
         }
