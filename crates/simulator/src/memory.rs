@@ -31,25 +31,34 @@ const GRANULE: usize = 1 << 16;
 /// Buffers at least this large are anonymous mappings with transparent huge pages requested:
 /// the OS hands out zeroed memory on first touch, 2 MiB at a time instead of 4 KiB, so a first
 /// write costs what it costs NumPy (or a C loop into `MADV_HUGEPAGE` memory).
-const MAPPED: usize = 4 << 20;
+const MAPPED: usize = HUGE_PAGE;
 
-/// A buffer's bytes: a heap vector, or an anonymous mapping for large buffers.
+/// The transparent huge page size (x86-64 and aarch64 with 4 KiB base pages). A mapping's
+/// bytes start at a multiple of it, so even a buffer of exactly one huge page gets one.
+const HUGE_PAGE: usize = 2 << 20;
+
+/// A buffer's bytes: a heap vector, or an anonymous mapping for large buffers (its bytes
+/// start `off` bytes in, at a huge-page boundary).
 #[derive(Debug)]
 enum Bytes {
     Heap(Vec<u8>),
-    Mapped(memmap2::MmapMut),
+    Mapped { map: memmap2::MmapMut, off: usize, len: usize },
 }
 
 impl Bytes {
     /// `n` zero bytes, not yet resident. A mapping that cannot be made falls back to the heap;
     /// a host that has neither is an [`OutOfMemory`] error, not an abort.
     fn zeroed(n: usize) -> Result<Bytes, OutOfMemory> {
+        // One huge page more than asked, so the bytes can start on a huge-page boundary (the
+        // spare address space is never touched, so it costs nothing).
         if n >= MAPPED
-            && let Ok(m) = memmap2::MmapMut::map_anon(n)
+            && let Some(padded) = n.checked_add(HUGE_PAGE)
+            && let Ok(map) = memmap2::MmapMut::map_anon(padded)
         {
+            let off = (HUGE_PAGE - map.as_ptr() as usize % HUGE_PAGE) % HUGE_PAGE;
             #[cfg(target_os = "linux")]
-            let _ = m.advise(memmap2::Advice::HugePage); // a hint; without it pages are 4 KiB
-            return Ok(Bytes::Mapped(m));
+            let _ = map.advise(memmap2::Advice::HugePage); // a hint; without it pages are 4 KiB
+            return Ok(Bytes::Mapped { map, off, len: n });
         }
         alloc::filled(n, 0).map(Bytes::Heap)
     }
@@ -60,7 +69,7 @@ impl std::ops::Deref for Bytes {
     fn deref(&self) -> &[u8] {
         match self {
             Bytes::Heap(v) => v,
-            Bytes::Mapped(m) => m,
+            Bytes::Mapped { map, off, len } => map.get(*off..*off + *len).unwrap_or_default(),
         }
     }
 }
@@ -69,7 +78,7 @@ impl std::ops::DerefMut for Bytes {
     fn deref_mut(&mut self) -> &mut [u8] {
         match self {
             Bytes::Heap(v) => v,
-            Bytes::Mapped(m) => m,
+            Bytes::Mapped { map, off, len } => map.get_mut(*off..*off + *len).unwrap_or_default(),
         }
     }
 }
