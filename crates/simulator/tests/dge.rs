@@ -70,7 +70,7 @@ fn inst(opcode: &str, name: &str, ins: &[String], outs: &[String], fields: &str)
 }
 
 /// Runs `body` (instructions and loops) over the tensors; every tensor's final bytes, or the fault.
-fn run_with(tensors: &[T<'_>], body: &str, options: Options) -> Result<Vec<Vec<u8>>, Fault> {
+fn run_with(tensors: &[T<'_>], body: &str, options: Options) -> Result<Vec<Vec<u8>>, Box<Fault>> {
     let allocs: Vec<String> = tensors
         .iter()
         .map(|x| {
@@ -98,7 +98,7 @@ fn run_with(tensors: &[T<'_>], body: &str, options: Options) -> Result<Vec<Vec<u
         sim.memory.load(loc, tt.loc, &init).unwrap();
     }
     if let Outcome::Faulted(f) = sim.run().unwrap() {
-        return Err(f);
+        return Err(Box::new(f));
     }
     Ok(tensors
         .iter()
@@ -109,7 +109,7 @@ fn run_with(tensors: &[T<'_>], body: &str, options: Options) -> Result<Vec<Vec<u
         .collect())
 }
 
-fn run(tensors: &[T<'_>], body: &str) -> Result<Vec<Vec<u8>>, Fault> {
+fn run(tensors: &[T<'_>], body: &str) -> Result<Vec<Vec<u8>>, Box<Fault>> {
     run_with(tensors, body, Options::default())
 }
 
@@ -371,8 +371,8 @@ fn scatter_copy_duplicates_last_writer_wins() {
 /// r2 = [2^-8, 0]; indices [1, 3, 1, 1]: table row 1 ← r0, r2, r3; row 3 ← r1.
 /// Row 1 elem 0: 1 + 2^-8 is halfway between 1.0 and 1 + 2^-7: ties to even → 1.0, three
 /// times → 1.0 (fp32-sum-then-round would give 1 + 3·2^-8 → 1.015625). Elem 1: 1 + 3·2^-8 =
-/// 1.01171875, halfway between 1.0078125 and 1.015625 → even 1.015625 (0x3F82); + 0 → same;
-/// + 3·2^-8 = 1.02734375, halfway between 1.0234375 and 1.03125 → even 1.03125 (0x3F84).
+/// 1.01171875, halfway between 1.0078125 and 1.015625 → even 1.015625 (0x3F82); adding 0 keeps
+/// it; adding 3·2^-8 gives 1.02734375, halfway between 1.0234375 and 1.03125 → even 1.03125 (0x3F84).
 /// Row 3: [1.0, 1.015625] = [0x3F80, 0x3F82]. Rows 0 and 2 unchanged.
 #[test]
 fn bf16_scatter_add_rounds_every_step() {
