@@ -71,6 +71,20 @@ fn inst(opcode: &str, name: &str, ins: &[String], outs: &[String], fields: &str)
 
 /// Runs `body` (instructions and loops) over the tensors; every tensor's final bytes, or the fault.
 fn run_with(tensors: &[T<'_>], body: &str, options: Options) -> Result<Vec<Vec<u8>>, Box<Fault>> {
+    match run_keep(tensors, body, options, None) {
+        (None, out) => Ok(out),
+        (Some(f), _) => Err(f),
+    }
+}
+
+/// [`run_with`] returning the tensors' bytes also after a fault; `keep`, when given, frees dead
+/// locations except those named (as the CLI does), and only those are returned.
+fn run_keep(
+    tensors: &[T<'_>],
+    body: &str,
+    options: Options,
+    keep: Option<&[&str]>,
+) -> (Option<Box<Fault>>, Vec<Vec<u8>>) {
     let allocs: Vec<String> = tensors
         .iter()
         .map(|x| {
@@ -90,6 +104,10 @@ fn run_with(tensors: &[T<'_>], body: &str, options: Options) -> Result<Vec<Vec<u
     let f0 = &prog.functions[0];
     let mut sim = Simulator::new(v, Profile::refsim());
     sim.set_options(options);
+    if let Some(names) = keep {
+        let locs: Vec<_> = names.iter().map(|n| simulator::io::resolve(f0, n).unwrap().loc).collect();
+        sim.free_dead_locations(&locs);
+    }
     for x in tensors {
         let tt = simulator::io::resolve(f0, x.name).unwrap();
         let loc = &f0.locations[tt.loc.index()];
@@ -97,16 +115,19 @@ fn run_with(tensors: &[T<'_>], body: &str, options: Options) -> Result<Vec<Vec<u
         init.resize(x.n * size_of(x.dtype), 0);
         sim.memory.load(loc, tt.loc, &init).unwrap();
     }
-    if let Outcome::Faulted(f) = sim.run().unwrap() {
-        return Err(Box::new(f));
-    }
-    Ok(tensors
+    let fault = match sim.run().unwrap() {
+        Outcome::Faulted(f) => Some(Box::new(f)),
+        Outcome::Finished => None,
+    };
+    let out = tensors
         .iter()
+        .filter(|x| keep.is_none_or(|k| k.contains(&x.name)))
         .map(|x| {
             let tt = simulator::io::resolve(f0, x.name).unwrap();
             simulator::io::read(&mut sim, &tt).unwrap().data
         })
-        .collect())
+        .collect();
+    (fault, out)
 }
 
 fn run(tensors: &[T<'_>], body: &str) -> Result<Vec<Vec<u8>>, Box<Fault>> {
@@ -418,7 +439,10 @@ fn scatter_oob_skip_versus_fault() {
     // M = 4 on a 6-row table: index 3 writes row 3, index 4 is out of bounds.
     let out = run(&tensors(), &scatter_prog(3, 1, 4, r#","oob_is_err":false"#, "float32")).unwrap();
     assert_eq!(to_f32(&out[2]), [3.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
-    let f = run(&tensors(), &scatter_prog(3, 1, 4, "", "float32")).unwrap_err();
+    // Index 3 (element 0) comes first and is fine, but the fault stops the whole scatter first.
+    let (f, out) = run_keep(&tensors(), &scatter_prog(3, 1, 4, "", "float32"), Options::default(), None);
+    let f = f.unwrap();
+    assert_eq!(to_f32(&out[2]), [0.0; 6], "all-or-nothing");
     assert_eq!(f.kind, FaultKind::OutOfBounds);
     let msg = f.message();
     assert!(msg.contains("outs[0].vector_offset element 1 = 4"), "{msg}");
@@ -438,10 +462,12 @@ fn scatter_row_leaving_its_location() {
     };
     let out = run(&tensors(), &scatter_prog(2, 1, 8, r#","oob_is_err":false"#, "float32")).unwrap();
     assert_eq!(to_f32(&out[2]), [0.0, 2.0, 0.0]);
-    let f = run(&tensors(), &scatter_prog(2, 1, 8, "", "float32")).unwrap_err();
+    let (f, out) = run_keep(&tensors(), &scatter_prog(2, 1, 8, "", "float32"), Options::default(), None);
+    let f = f.unwrap();
     assert_eq!(f.kind, FaultKind::OutOfBounds);
     assert!(f.message().contains("outs[0].vector_offset element 0 = 5"), "{}", f.message());
-    // The fault wrote nothing: a table the second row (index 1) would have changed stays 0.
+    // The fault wrote nothing: row 1, which the second index names, stays 0.
+    assert_eq!(to_f32(&out[2]), [0.0; 3]);
 }
 
 /// cce_op other than bypass/add faults `unsupported-op`; bypass copies.
@@ -637,4 +663,91 @@ fn bridge_paths_match_the_model_and_each_other() {
         .unwrap();
         assert_eq!(to_f32(&got[2]), mem[..table_rows * len], "round {round} (two locations) idx {idx:?}");
     }
+}
+
+/// The docs/bir-json.md worked example, add form: `t` = 0, `s` = [10, 11, 20, 21, 30, 31],
+/// `ix` = [2, 0, 2] → t = [20, 21, 0, 0, 40, 42, 0, 0].
+#[test]
+fn bir_json_worked_example_add() {
+    let out = run(
+        &[
+            t("s", "float32", 6, f32s(&[10.0, 11.0, 20.0, 21.0, 30.0, 31.0])),
+            t("ix", "uint16", 3, u16s(&[2, 0, 2])),
+            t("t", "float32", 8, f32s(&[0.0; 8])),
+        ],
+        &scatter_prog(3, 2, 4, r#","cce_op":"add""#, "float32"),
+    )
+    .unwrap();
+    assert_eq!(to_f32(&out[2]), [20.0, 21.0, 0.0, 0.0, 40.0, 42.0, 0.0, 0.0]);
+}
+
+/// The fast path (two locations, unique indices) against the serial path (the same data in one
+/// location, source rows after the table) on bf16 adds and copies, odd sizes.
+#[test]
+fn bf16_fast_scatter_equals_the_serial_scatter() {
+    let mut rng = Rng(0x0123_4567_89AB_CDEF);
+    for round in 0..40 {
+        let rows = 1 + rng.below(6) as usize;
+        let len = 1 + rng.below(7) as usize;
+        let table_rows = rows + rng.below(5) as usize;
+        let mut pool: Vec<u16> = (0..table_rows as u16).collect();
+        let idx: Vec<u16> =
+            (0..rows).map(|_| pool.swap_remove(rng.below(pool.len() as u64) as usize)).collect();
+        // Finite bf16 values of varied magnitude (exponent 120..=135), either sign.
+        let mut val =
+            || (((rng.below(2) as u16) << 15) | ((120 + rng.below(16) as u16) << 7) | rng.below(128) as u16);
+        let s_init: Vec<u16> = (0..rows * len).map(|_| val()).collect();
+        let t_init: Vec<u16> = (0..table_rows * len).map(|_| val()).collect();
+        let fields = if round % 2 == 0 { r#","cce_op":"add""# } else { "" };
+        let (l, r) = (len as i64, rows as i64);
+        let ix = ap("ix", "uint16", 0, &[(1, r), (1, 1)]);
+        let two = inst(
+            "DMACopy",
+            "fast",
+            &[ap("s", "bfloat16", 0, &[(l, r), (1, l)])],
+            &[vap("t", "bfloat16", 0, &[(l, r), (1, l)], table_rows as i64, &ix)],
+            &format!(r#""mode":"Copy"{fields}"#),
+        );
+        let fast = run(
+            &[
+                t("ix", "uint16", rows, u16s(&idx)),
+                t("s", "bfloat16", rows * len, u16s(&s_init)),
+                t("t", "bfloat16", table_rows * len, u16s(&t_init)),
+            ],
+            &two,
+        )
+        .unwrap();
+        let one = inst(
+            "DMACopy",
+            "serial",
+            &[ap("z", "bfloat16", (table_rows * len) as i64, &[(l, r), (1, l)])],
+            &[vap("z", "bfloat16", 0, &[(l, r), (1, l)], table_rows as i64, &ix)],
+            &format!(r#""mode":"Copy"{fields}"#),
+        );
+        let z: Vec<u16> = t_init.iter().chain(&s_init).copied().collect();
+        let serial =
+            run(&[t("ix", "uint16", rows, u16s(&idx)), t("z", "bfloat16", z.len(), u16s(&z))], &one).unwrap();
+        assert_eq!(to_u16(&fast[2]), to_u16(&serial[1])[..table_rows * len], "round {round} idx {idx:?}");
+    }
+}
+
+/// Trigger programs keep every location alive when dead locations are freed (their blocks name
+/// locations from elsewhere): `digits`' last top-level use is a copy before the loop, yet the
+/// blocks fired in the loop still read it; acc = 1231 as without freeing.
+#[test]
+fn freeing_dead_locations_keeps_trigger_programs_correct() {
+    let copy = inst(
+        "DMACopy",
+        "peek",
+        &[ap("digits", "float32", 0, &[(4, 1), (1, 4)])],
+        &[ap("scratch", "float32", 0, &[(4, 1), (1, 4)])],
+        r#""mode":"Copy""#,
+    );
+    let body =
+        format!("{},{copy},{}", digit_blocks(3), looped("l", 4, &trigger("trig", &["b0", "b1", "b2"], None)));
+    let mut tensors = digits_tensors();
+    tensors.push(t("scratch", "float32", 4, vec![]));
+    let (f, out) = run_keep(&tensors, &body, Options::default(), Some(&["acc"]));
+    assert!(f.is_none());
+    assert_eq!(to_f32(&out[0])[0], 1231.0);
 }
