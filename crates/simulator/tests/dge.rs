@@ -695,7 +695,7 @@ fn bf16_fast_scatter_equals_the_serial_scatter() {
             (0..rows).map(|_| pool.swap_remove(rng.below(pool.len() as u64) as usize)).collect();
         // Finite bf16 values of varied magnitude (exponent 120..=135), either sign.
         let mut val =
-            || (((rng.below(2) as u16) << 15) | ((120 + rng.below(16) as u16) << 7) | rng.below(128) as u16);
+            || ((rng.below(2) as u16) << 15) | ((120 + rng.below(16) as u16) << 7) | rng.below(128) as u16;
         let s_init: Vec<u16> = (0..rows * len).map(|_| val()).collect();
         let t_init: Vec<u16> = (0..table_rows * len).map(|_| val()).collect();
         let fields = if round % 2 == 0 { r#","cce_op":"add""# } else { "" };
