@@ -8,12 +8,14 @@ use bir_ir::{ValidateOptions, json, validate};
 use numerics::Profile;
 use simulator::{DmaBlockInStream, Fault, FaultKind, Options, Outcome, Parallelism, Simulator};
 
-/// A flat DRAM tensor: name, dtype, element count, initial bytes.
+/// A tensor: name, dtype, element count, initial bytes; flat DRAM, or SB over `parts`
+/// partitions when `parts` > 0.
 struct T<'a> {
     name: &'a str,
     dtype: &'a str,
     n: usize,
     init: Vec<u8>,
+    parts: usize,
 }
 
 fn size_of(dtype: &str) -> usize {
@@ -39,7 +41,12 @@ fn to_u16(b: &[u8]) -> Vec<u16> {
 }
 
 fn t<'a>(name: &'a str, dtype: &'a str, n: usize, init: Vec<u8>) -> T<'a> {
-    T { name, dtype, n, init }
+    T { name, dtype, n, init, parts: 0 }
+}
+
+/// An SB tensor of `parts` partitions × `per` elements.
+fn sb<'a>(name: &'a str, dtype: &'a str, parts: usize, per: usize, init: Vec<u8>) -> T<'a> {
+    T { name, dtype, n: parts * per, init, parts }
 }
 
 /// A physical AP over tensor `mem`.
@@ -88,6 +95,17 @@ fn run_keep(
     let allocs: Vec<String> = tensors
         .iter()
         .map(|x| {
+            if x.parts > 0 {
+                let per = x.n / x.parts;
+                return format!(
+                    r#"{{"name":"{0}","kind":"Internal","dtype":"{1}","tensor_shape":[{2},{3}],"memorylocations":[{{"name":"{0}","type":"SB","dims":[{2},{4}]}}]}}"#,
+                    x.name,
+                    x.dtype,
+                    x.parts,
+                    per,
+                    per * size_of(x.dtype)
+                );
+            }
             format!(
                 r#"{{"name":"{0}","kind":"ExternalInput","dtype":"{1}","tensor_shape":[{2}],"memorylocations":[{{"name":"{0}","type":"DRAM","dims":[1,{3}]}}]}}"#,
                 x.name,
@@ -750,4 +768,49 @@ fn freeing_dead_locations_keeps_trigger_programs_correct() {
     let (f, out) = run_keep(&tensors, &body, Options::default(), Some(&["acc"]));
     assert!(f.is_none());
     assert_eq!(to_f32(&out[0])[0], 1231.0);
+}
+
+/// SB operands (partition rows): src partitions [1, 2, 3], [4, 5, 6] scattered into a 4-partition
+/// SB table of −1 (rows 3 elements, stride 3 = the partition pitch) at [3, 1]: partition 3 ←
+/// [1, 2, 3], partition 1 ← [4, 5, 6] (the fast path); at [3, 3] partition 3 ends [4, 5, 6]
+/// (serial). Then the NKI-style gather of DRAM rows [0, 2] into the two SB partitions.
+#[test]
+fn sb_partition_rows_scatter_and_gather() {
+    let prog = |ix: &[u16]| {
+        let tensors = vec![
+            sb("s", "float32", 2, 3, f32s(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0])),
+            t("ix", "uint16", 2, u16s(ix)),
+            sb("tab", "float32", 4, 3, f32s(&[-1.0; 12])),
+        ];
+        let idx = ap("ix", "uint16", 0, &[(1, 2), (1, 1)]);
+        let body = inst(
+            "DMACopy",
+            "scatter",
+            &[ap("s", "float32", 0, &[(3, 2), (1, 3)])],
+            &[vap("tab", "float32", 0, &[(3, 2), (1, 3)], 4, &idx)],
+            r#""mode":"Copy""#,
+        );
+        to_f32(&run(&tensors, &body).unwrap()[2])
+    };
+    let m = -1.0;
+    assert_eq!(prog(&[3, 1]), [m, m, m, 4.0, 5.0, 6.0, m, m, m, 1.0, 2.0, 3.0]);
+    assert_eq!(prog(&[3, 3]), [m, m, m, m, m, m, m, m, m, 4.0, 5.0, 6.0]);
+    let idx = ap("ix", "uint16", 0, &[(1, 2), (1, 1)]);
+    let body = inst(
+        "DMACopy",
+        "gather",
+        &[vap("d", "float32", 0, &[(3, 2), (1, 3)], 3, &idx)],
+        &[ap("sbd", "float32", 0, &[(3, 2), (1, 3)])],
+        r#""mode":"Copy""#,
+    );
+    let out = run(
+        &[
+            t("d", "float32", 9, f32s(&[0.0, 1.0, 2.0, 10.0, 11.0, 12.0, 20.0, 21.0, 22.0])),
+            t("ix", "uint16", 2, u16s(&[0, 2])),
+            sb("sbd", "float32", 2, 3, vec![]),
+        ],
+        &body,
+    )
+    .unwrap();
+    assert_eq!(to_f32(&out[2]), [0.0, 1.0, 2.0, 20.0, 21.0, 22.0]);
 }

@@ -103,11 +103,11 @@ impl<'p> Simulator<'p> {
     /// DMATrigger (67): fires the block its cursor names (G1, G2).
     pub(crate) fn dma_trigger(
         &mut self,
-        _i: &'p Instruction,
+        i: &'p Instruction,
         f: &'p DmaTriggerFields,
         regions: &mut Written,
     ) -> Res<()> {
-        let Some(k) = self.engines.cursors.fire(&_i.name, f.dma.queue.as_deref(), &f.dma_blocks) else {
+        let Some(k) = self.engines.cursors.fire(&i.name, f.dma.queue.as_deref(), &f.dma_blocks) else {
             return Ok(());
         };
         let Some(name) = f.dma_blocks.get(k) else { return bug("a cursor past its block list") };
