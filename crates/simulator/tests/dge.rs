@@ -95,8 +95,7 @@ fn run_keep(
     let allocs: Vec<String> = tensors
         .iter()
         .map(|x| {
-            if x.parts > 0 {
-                let per = x.n / x.parts;
+            if let Some(per) = x.n.checked_div(x.parts) {
                 return format!(
                     r#"{{"name":"{0}","kind":"Internal","dtype":"{1}","tensor_shape":[{2},{3}],"memorylocations":[{{"name":"{0}","type":"SB","dims":[{2},{4}]}}]}}"#,
                     x.name,
