@@ -403,8 +403,9 @@ def set_ap(p, k, key, value, which="ins"):
     insts(p)[k][which][0][key] = value
 
 
-def dge_copy(src_pairs=None, idx_pairs=None):
-    """A DMACopy scatter with a uint16 vector offset on outs[0] (the HW-DGE bridge)."""
+def dge_copy(src_pairs=None, idx_pairs=None, gather=False):
+    """A DMACopy scatter with a uint16 vector offset on outs[0] (the HW-DGE bridge), or with
+    `gather` the same offset on ins[0]."""
     src = {"kind": "physical_ap", "memref": "a_tile", "dtype": "float32", "offset": 0,
            "ap": src_pairs or [[512, 128], [1, 512]]}
     idx = {"kind": "physical_ap", "memref": "a_tile", "dtype": "uint16", "offset": 0,
@@ -412,6 +413,9 @@ def dge_copy(src_pairs=None, idx_pairs=None):
     dst = {"kind": "physical_ap", "memref": "a_tile", "dtype": "float32", "offset": 0,
            "ap": [[512, 128], [1, 512]], "indirect_dim": "W", "indirect_dim_max_index": 128,
            "vector_offset": idx}
+    if gather:
+        src, dst = dict(dst, ap=src["ap"]), dict(src, ap=dst["ap"])
+        src["ap"], dst["ap"] = [[512, 128], [1, 512]], src_pairs or [[512, 128], [1, 512]]
     return {"opcode": "DMACopy", "name": "dge", "engine": "DMA", "ins": [src], "outs": [dst],
             "mode": "Copy"}
 
@@ -675,6 +679,10 @@ MALFORMED_CASES = [
     ("hw_dge_row_length", mut(lambda p: insts(p).append(dge_copy(src_pairs=[[512, 128], [1, 256]]))),
      [("ap-shape", "instruction #3 'dge' (DMACopy) › outs[0].ap",
        "holds 512 elements, but a row of ins[0] (one level-0 index) holds 256")]),
+    ("hw_dge_gather_index_count", mut(lambda p: insts(p).append(
+        dge_copy(src_pairs=[[512, 32], [1, 512]], gather=True))),
+     [("ap-shape", "instruction #3 'dge' (DMACopy) › ins[0].vector_offset.ap",
+       "one index per row of outs[0] (32 rows, its level-0 num), found 128 elements")]),
     ("reset_queue_no_rearm", mut(lambda p: insts(p).append(
         {"opcode": "ResetQueueInstance", "name": "r", "ins": [], "outs": [], "no_rearm": True})),
      [("bad-field", "instruction #3 'r' (ResetQueueInstance) › no_rearm", "no_rearm belongs to SwitchQueueInstance")]),
