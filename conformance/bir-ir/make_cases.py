@@ -326,6 +326,11 @@ CHOICES = {
     "generic_indirect_padded_dim": ["J29", "J31"],
     "vector_offset_bad_dtype": ["J20", "J25", "J32"],    # uint16 rule on a non-DMA instruction
     "three_errors_at_once": ["J27"],
+    "hw_dge_index_count": ["G50"],          # one index per dense row
+    "hw_dge_row_length": ["G50"],           # equal row lengths
+    "hw_dge_gather_index_count": ["G6", "G50"],
+    "reset_queue_no_rearm": ["G5"],
+    "switch_queue_empty_name": ["G5"],
 }
 
 
