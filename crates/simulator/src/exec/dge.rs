@@ -244,7 +244,7 @@ impl<'p> Simulator<'p> {
             indexed.slot,
             rows,
             idx.len(),
-            "its vector_offset holds one index per dense row (fidelity G50)",
+            "counting the indices of its vector_offset: one per dense row (fidelity G50)",
         )?;
         let size = self.storage(indexed.ap).size();
         let (lo, hi) = plan::span(&row_pairs);
