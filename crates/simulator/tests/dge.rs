@@ -277,7 +277,8 @@ fn queue_scoped_reset_erases_only_that_queue() {
     assert_eq!(acc_after(&body, Options::default()), 112_231.0);
 }
 
-/// Every descriptor kind runs as its DMACopy twin, in list order, from one fire:
+/// Every descriptor kind runs as its DMACopy twin, in list order, from one fire (d0 carries
+/// `num_tiling_dimensions`, which changes nothing, G3):
 /// d0 Copy casts int32 [1, 2, -3] → fp32; d1 Replicate tiles a 1 × 3 row onto 2 partitions;
 /// d2 Transpose WZXY swaps Y and X of a [1,1,2,3] source: dst[.,.,x,y] = src[.,.,y,x], so
 /// [[0,1,2],[3,4,5]] → [[0,3],[1,4],[2,5]] = 0,3,1,4,2,5; d3 CCE max of [1, 5] and [4, 2].
@@ -289,7 +290,7 @@ fn every_descriptor_kind_runs_as_its_dma_copy_twin() {
             "d0",
             &[ap("xi", "int32", 0, &[(3, 1), (1, 3)])],
             &[ap("y0", "float32", 0, &[(3, 1), (1, 3)])],
-            "",
+            r#""num_tiling_dimensions":5"#,
         ),
         inst(
             "DMADescriptorReplicate",
@@ -812,4 +813,35 @@ fn sb_partition_rows_scatter_and_gather() {
     )
     .unwrap();
     assert_eq!(to_f32(&out[2]), [0.0, 1.0, 2.0, 20.0, 21.0, 22.0]);
+}
+
+/// A vector offset on both APs, or in a DMACopy mode other than Copy, is `not-implemented` (G56).
+#[test]
+fn unsupported_vector_offset_forms() {
+    let tensors = || {
+        vec![
+            t("s", "float32", 2, f32s(&[1.0, 2.0])),
+            t("ix", "uint16", 2, u16s(&[1, 0])),
+            t("t", "float32", 2, vec![]),
+        ]
+    };
+    let idx = ap("ix", "uint16", 0, &[(1, 2), (1, 1)]);
+    let both = inst(
+        "DMACopy",
+        "both",
+        &[vap("s", "float32", 0, &[(1, 2), (1, 1)], 2, &idx)],
+        &[vap("t", "float32", 0, &[(1, 2), (1, 1)], 2, &idx)],
+        r#""mode":"Copy""#,
+    );
+    assert_eq!(run(&tensors(), &both).unwrap_err().kind, FaultKind::NotImplemented);
+    let replicate = inst(
+        "DMACopy",
+        "rep",
+        &[ap("s", "float32", 0, &[(1, 2), (1, 1)])],
+        &[vap("t", "float32", 0, &[(1, 2), (1, 1)], 2, &idx)],
+        r#""mode":"Replicate""#,
+    );
+    let f = run(&tensors(), &replicate).unwrap_err();
+    assert_eq!(f.kind, FaultKind::NotImplemented);
+    assert!(f.message().contains("outside DMACopy Copy mode"), "{}", f.message());
 }
