@@ -148,6 +148,8 @@ def all_opcodes():
             desc("DMADescriptorReplicate", "d3", [t("t0")]),
         ]),
         inst("DMATrigger", "trig", [], [], engine="SP", dma_blocks=["blk0"]),
+        inst("SwitchQueueInstance", "switch_q", [], [], engine="SP", queue="q0", no_rearm=True),
+        inst("ResetQueueInstance", "reset_q", [], [], engine="SP"),
         inst("Matmult", "mm", [ap("t0", F32, [[64, 128], [1, 64]]), ap("t1", F32, [[64, 128], [1, 64]])],
              [ap("ps", F32, [[512, 64], [1, 64]])], engine="PE", start_tensor_calc=True,
              stop_tensor_calc=True, is_transpose=False, tile_size=[128, 128], tile_position=[0, 0],
@@ -324,6 +326,11 @@ CHOICES = {
     "generic_indirect_padded_dim": ["J29", "J31"],
     "vector_offset_bad_dtype": ["J20", "J25", "J32"],    # uint16 rule on a non-DMA instruction
     "three_errors_at_once": ["J27"],
+    "hw_dge_index_count": ["G50"],          # one index per dense row
+    "hw_dge_row_length": ["G50"],           # equal row lengths
+    "hw_dge_gather_index_count": ["G6", "G50"],
+    "reset_queue_no_rearm": ["G5"],
+    "switch_queue_empty_name": ["G5"],
 }
 
 
@@ -399,6 +406,23 @@ I0 = "instruction #0 'i0' (Load)"
 
 def set_ap(p, k, key, value, which="ins"):
     insts(p)[k][which][0][key] = value
+
+
+def dge_copy(src_pairs=None, idx_pairs=None, gather=False):
+    """A DMACopy scatter with a uint16 vector offset on outs[0] (the HW-DGE bridge), or with
+    `gather` the same offset on ins[0]."""
+    src = {"kind": "physical_ap", "memref": "a_tile", "dtype": "float32", "offset": 0,
+           "ap": src_pairs or [[512, 128], [1, 512]]}
+    idx = {"kind": "physical_ap", "memref": "a_tile", "dtype": "uint16", "offset": 0,
+           "ap": idx_pairs or [[512, 128], [1, 1]]}
+    dst = {"kind": "physical_ap", "memref": "a_tile", "dtype": "float32", "offset": 0,
+           "ap": [[512, 128], [1, 512]], "indirect_dim": "W", "indirect_dim_max_index": 128,
+           "vector_offset": idx}
+    if gather:
+        src, dst = dict(dst, ap=src["ap"]), dict(src, ap=dst["ap"])
+        src["ap"], dst["ap"] = [[512, 128], [1, 512]], src_pairs or [[512, 128], [1, 512]]
+    return {"opcode": "DMACopy", "name": "dge", "engine": "DMA", "ins": [src], "outs": [dst],
+            "mode": "Copy"}
 
 
 MALFORMED_CASES = [
@@ -652,6 +676,27 @@ MALFORMED_CASES = [
     ("vector_offset_bad_dtype", mut(lambda p: insts(p)[1]["ins"][0].update(
         indirect_dim="W", indirect_dim_max_index=4, vector_offset=dict(insts(p)[1]["ins"][0], dtype="int32"))),
      [("dtype", I1 + " › ins[0].vector_offset.dtype", "must be uint16 (seed 000 §7), found int32")]),
+    # HW-DGE bridge (docs/fidelity.md G50): a scatter of a_tile's 128 rows of 512 into a_tile
+    # rows picked by a uint16 vector offset on the destination's W level.
+    ("hw_dge_index_count", mut(lambda p: insts(p).append(dge_copy(idx_pairs=[[512, 1], [1, 64]]))),
+     [("ap-shape", "instruction #3 'dge' (DMACopy) › outs[0].vector_offset.ap",
+       "one index per row of ins[0] (128 rows, its level-0 num), found 64 elements")]),
+    ("hw_dge_row_length", mut(lambda p: insts(p).append(dge_copy(src_pairs=[[512, 128], [1, 256]]))),
+     [("ap-shape", "instruction #3 'dge' (DMACopy) › outs[0].ap",
+       "holds 512 elements, but a row of ins[0] (one level-0 index) holds 256")]),
+    ("hw_dge_gather_index_count", mut(lambda p: insts(p).append(
+        dge_copy(src_pairs=[[512, 32], [1, 512]], gather=True))),
+     [("ap-shape", "instruction #3 'dge' (DMACopy) › ins[0].vector_offset.ap",
+       "one index per row of outs[0] (32 rows, its level-0 num), found 128 elements")]),
+    ("reset_queue_no_rearm", mut(lambda p: insts(p).append(
+        {"opcode": "ResetQueueInstance", "name": "r", "ins": [], "outs": [], "no_rearm": True})),
+     [("bad-field", "instruction #3 'r' (ResetQueueInstance) › no_rearm", "no_rearm belongs to SwitchQueueInstance")]),
+    ("switch_queue_empty_name", mut(lambda p: insts(p).append(
+        {"opcode": "SwitchQueueInstance", "name": "s", "ins": [], "outs": [], "queue": ""})),
+     [("bad-field", "instruction #3 's' (SwitchQueueInstance) › queue", "must not be empty")]),
+    ("switch_queue_with_operand", mut(lambda p: insts(p).append(
+        {"opcode": "SwitchQueueInstance", "name": "s", "ins": [a0(p)], "outs": []})),
+     [("operand-count", "instruction #3 's' (SwitchQueueInstance)", "")]),
     ("three_errors_at_once", mut(lambda p: (insts(p)[0].update(engine="GPU"), insts(p)[1].update(op1="nope"),
                                            set_ap(p, 2, "memref", "gone"))),
      [("unknown-enum", I0 + " › engine", "unknown engine \"GPU\""),

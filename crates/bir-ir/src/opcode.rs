@@ -43,7 +43,7 @@ payloads! {
         TensorScalarFields, TensorScalarPtrFields, TensorTensorFields;
     boxed: ActivationFields, AffineSelectFields, DmaCopyFields, DmaDescriptorFields, DmaFields,
         DmaTriggerFields, GenericIndirectFields, IndirectFields, IndirectSaveAccumulateFields, IotaFields,
-        MatmultFields;
+        MatmultFields, QueueInstanceFields;
 }
 
 /// How the reference dispatcher treats an opcode (re-facts §5, CONFIRMED).
@@ -153,8 +153,8 @@ macro_rules! for_each_opcode {
             82 Exit Kernel Raw UNCHECKED,
             83 Break Kernel Raw UNCHECKED,
             84 Call Kernel Raw UNCHECKED,
-            85 SwitchQueueInstance Kernel Raw UNCHECKED,
-            86 ResetQueueInstance Kernel Raw UNCHECKED,
+            85 SwitchQueueInstance Kernel QueueInstanceFields NO_OPERANDS,
+            86 ResetQueueInstance Kernel QueueInstanceFields NO_OPERANDS,
             87 CoreBarrier Kernel Raw UNCHECKED,
             88 Max Kernel Raw UNCHECKED,
             89 MaxIndex Kernel Raw UNCHECKED,

@@ -276,6 +276,16 @@ pub struct DmaTriggerFields {
     pub dma_blocks: Vec<String>,
 }
 
+/// SwitchQueueInstance (85) / ResetQueueInstance (86): erase the SW-DGE trigger cursors
+/// (re-facts §5; docs/fidelity.md G5). Semaphores are not modelled.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct QueueInstanceFields {
+    /// When given, only triggers whose DMA `queue` equals it are erased; else every trigger.
+    pub queue: Option<String>,
+    /// SwitchQueueInstance only: keep the cursors (no re-arm). ResetQueueInstance ignores it.
+    pub no_rearm: bool,
+}
+
 /// DMABlock: a list of descriptors re-dispatched in order.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DmaBlockFields {

@@ -697,6 +697,18 @@ impl Validator<'_> {
                     }
                 }
             }
+            Op::SwitchQueueInstance(q) | Op::ResetQueueInstance(q) => {
+                if q.queue.as_deref() == Some("") {
+                    self.err(ErrorKind::BadField, "queue", "a queue name must not be empty (fidelity G5)");
+                }
+                if q.no_rearm && i.opcode() == Opcode::ResetQueueInstance {
+                    self.err(
+                        ErrorKind::BadField,
+                        "no_rearm",
+                        "ResetQueueInstance always erases the trigger cursors; no_rearm belongs to SwitchQueueInstance (re-facts §5)",
+                    );
+                }
+            }
             Op::DMABlock(b) => {
                 for (k, d) in b.descriptors.iter().enumerate() {
                     if !matches!(
@@ -1010,6 +1022,7 @@ impl Validator<'_> {
                     }
                 }
             }
+            CopyMode::Copy => self.hw_dge_shapes(src, dst),
             CopyMode::Cce => {
                 let n = elements(dst);
                 for k in 0..i.ins.len() {
@@ -1029,6 +1042,56 @@ impl Validator<'_> {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// The HW-DGE bridge's static rules (seed 000 §7; docs/fidelity.md G6, G50): a `vector_offset`
+    /// on exactly one AP of a DMACopy Copy. The dense side (the other AP) has N rows (its level-0
+    /// num); the index AP holds exactly N elements; a dense row and an indexed row (the indexed
+    /// AP with its `indirect_dim` level's num taken as 1) hold as many elements.
+    fn hw_dge_shapes(&mut self, src: &AccessPattern, dst: &AccessPattern) {
+        fn vector(a: &AccessPattern) -> Option<(&AccessPattern, usize)> {
+            let d = a.dynamic.as_deref()?;
+            match &d.source {
+                OffsetSource::Vector(v) => a.level_of(d.indirect_dim).map(|level| (v, level)),
+                _ => None,
+            }
+        }
+        let (side, indexed, dense, (v, level)) = match (vector(src), vector(dst)) {
+            (None, Some(x)) => ("outs[0]", dst, src, x),
+            (Some(x), None) => ("ins[0]", src, dst, x),
+            // Neither, or both (not-implemented at run time).
+            _ => return,
+        };
+        let (Some(rows), Some(n_idx), Some(n_dense), Some(n_indexed), Some(level_num)) = (
+            dense.pairs.first().map(|p| p.num).filter(|n| *n >= 1),
+            Self::count_of(v),
+            Self::count_of(dense),
+            Self::count_of(indexed),
+            indexed.pairs.get(level).map(|p| p.num).filter(|n| *n >= 1),
+        ) else {
+            return;
+        };
+        let dense_side = if side == "outs[0]" { "ins[0]" } else { "outs[0]" };
+        if n_idx != rows {
+            self.err(
+                ErrorKind::ApShape,
+                &format!("{side}.vector_offset.ap"),
+                format!(
+                    "a vector offset holds one index per row of {dense_side} ({rows} rows, its level-0 num), found {n_idx} elements (fidelity G50)"
+                ),
+            );
+        }
+        let (dense_row, indexed_row) = (n_dense / rows, n_indexed / level_num);
+        if dense_row != indexed_row {
+            self.err(
+                ErrorKind::ApShape,
+                &format!("{side}.ap"),
+                format!(
+                    "an indexed row ({side} with its indirect_dim level's num taken as 1) holds {indexed_row} elements, \
+                     but a row of {dense_side} (one level-0 index) holds {dense_row} (fidelity G50)"
+                ),
+            );
         }
     }
 

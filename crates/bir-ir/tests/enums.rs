@@ -309,6 +309,8 @@ fn modelled_opcodes_are_the_ones_the_seeds_describe() {
             "DMADescriptorCCE",
             "DMADescriptorTranspose",
             "DMADescriptorReplicate",
+            "SwitchQueueInstance",
+            "ResetQueueInstance",
             "Gather",
             "DMABlock",
         ]

@@ -97,3 +97,37 @@ fn indirect_wrap_reads_writes_and_locates_errors() {
     let e = validate(&p, &ValidateOptions::default()).unwrap_err().to_string();
     assert!(e.contains("wrap.n") && e.contains("at least 1"), "{e}");
 }
+
+/// SwitchQueueInstance / ResetQueueInstance are typed (fidelity G5): `queue` (absent = every
+/// trigger) and `no_rearm` (default false) read, write back and round-trip; a wrong type is a
+/// located error; `no_rearm` on a reset and operands are validation errors.
+#[test]
+fn queue_instance_fields_read_write_and_validate() {
+    let prog = |op: &str, fields: &str| {
+        format!(
+            r#"{{"functions":[{{"name":"f","allocations":[],"blocks":[{{"opcode":"{op}","name":"q","engine":"SP","ins":[],"outs":[]{fields}}}]}}]}}"#
+        )
+    };
+    let fields_of = |p: &bir_ir::Program| {
+        let Some(bir_ir::Node::Inst(i)) = p.functions[0].body.first() else { panic!("one instruction") };
+        match &i.op {
+            Op::SwitchQueueInstance(f) | Op::ResetQueueInstance(f) => (**f).clone(),
+            other => panic!("{other:?}"),
+        }
+    };
+    let p = json::load_str(&prog("SwitchQueueInstance", r#","queue":"q1","no_rearm":true"#)).unwrap();
+    validate(&p, &ValidateOptions::default()).unwrap();
+    assert_eq!(fields_of(&p), bir_ir::ops::QueueInstanceFields { queue: Some("q1".into()), no_rearm: true });
+    assert_round_trip(&p);
+    let p = json::load_str(&prog("ResetQueueInstance", "")).unwrap();
+    validate(&p, &ValidateOptions::default()).unwrap();
+    assert_eq!(fields_of(&p), bir_ir::ops::QueueInstanceFields { queue: None, no_rearm: false });
+    let text = json::to_json_string(&p);
+    assert!(text.contains("no_rearm") && !text.contains("queue"), "{text}");
+    assert_round_trip(&p);
+    let e = json::load_str(&prog("SwitchQueueInstance", r#","no_rearm":"yes""#)).unwrap_err().to_string();
+    assert!(e.contains("no_rearm") && e.contains("wrong-type"), "{e}");
+    let p = json::load_str(&prog("ResetQueueInstance", r#","no_rearm":true"#)).unwrap();
+    let e = validate(&p, &ValidateOptions::default()).unwrap_err().to_string();
+    assert!(e.contains("no_rearm") && e.contains("bad-field"), "{e}");
+}

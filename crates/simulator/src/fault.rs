@@ -211,6 +211,55 @@ pub enum FaultCause {
     /// an out-of-bounds index names the operand, the index position and value.
     #[error("{0}")]
     Indirect(indirection::IndirectError),
+    /// A HW-DGE index (seed 000 §7) at or past `indirect_dim_max_index` while `oob_is_err` is
+    /// set (docs/fidelity.md G7).
+    #[error(
+        "{slot}.vector_offset element {element} = {value} is out of bounds: indirect_dim_max_index is {bound} (oob_is_err is set)"
+    )]
+    DgeIndexOutOfBounds {
+        /// The AP carrying the vector offset.
+        slot: Slot,
+        /// The index's position in the vector offset's AP order.
+        element: u64,
+        /// The index value.
+        value: u64,
+        /// `indirect_dim_max_index`.
+        bound: u64,
+    },
+    /// A HW-DGE index below the bound whose row would leave its memory location while
+    /// `oob_is_err` is set (docs/fidelity.md G8).
+    #[error(
+        "{slot}.vector_offset element {element} = {value} is out of bounds: its row spans elements {lo}..={hi}, the memory location holds 0..{capacity} (oob_is_err is set)"
+    )]
+    DgeRowOutside {
+        /// The AP carrying the vector offset.
+        slot: Slot,
+        /// The index's position in the vector offset's AP order.
+        element: u64,
+        /// The index value.
+        value: u64,
+        /// The row's lowest element.
+        lo: i128,
+        /// The row's highest element.
+        hi: i128,
+        /// Elements the location holds.
+        capacity: u64,
+    },
+    /// A fault inside a descriptor of a DMABlock, fired by the instruction that faulted (a
+    /// DMATrigger) or met in the stream (docs/fidelity.md G51).
+    #[error("DMABlock '{block}' descriptor #{index} '{descriptor}' ({opcode}): {cause}")]
+    InDescriptor {
+        /// The block's name.
+        block: String,
+        /// The descriptor's position in the block's list.
+        index: usize,
+        /// The descriptor's name.
+        descriptor: String,
+        /// The descriptor's opcode.
+        opcode: Opcode,
+        /// What went wrong in it.
+        cause: Box<FaultCause>,
+    },
     /// A field value the reference asserts on.
     #[error("{field}: {why}")]
     BadField {
@@ -251,7 +300,10 @@ impl FaultCause {
             FaultCause::InstructionBudget { .. }
             | FaultCause::TooLarge { .. }
             | FaultCause::OutOfMemory { .. } => FaultKind::Budget,
-            FaultCause::DynamicOutOfBounds { .. } => FaultKind::OutOfBounds,
+            FaultCause::DynamicOutOfBounds { .. }
+            | FaultCause::DgeIndexOutOfBounds { .. }
+            | FaultCause::DgeRowOutside { .. } => FaultKind::OutOfBounds,
+            FaultCause::InDescriptor { cause, .. } => cause.kind(),
             FaultCause::Indirect(e) => match e {
                 _ if e.is_out_of_bounds() => FaultKind::OutOfBounds,
                 indirection::IndirectError::Numerics(n) => match n {

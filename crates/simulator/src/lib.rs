@@ -15,6 +15,7 @@ pub mod memory;
 pub mod npy;
 
 pub use alloc::OutOfMemory;
+pub use dge::swdge::BlockInStream as DmaBlockInStream;
 pub use exec::{Options, Outcome, Parallelism, Simulator, Stats, TraceEntry};
 pub use fault::{Fault, FaultCause, FaultKind, SimError, Slot};
 pub use indirection::Oob as IndirectOob;

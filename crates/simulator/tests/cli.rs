@@ -456,3 +456,27 @@ fn out_of_host_memory_is_an_error_not_an_abort() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("could not allocate"), "{err}");
 }
+
+/// `--dma-block-in-stream skip|run` (docs/fidelity.md G4): a DMABlock met in the stream whose one
+/// descriptor faults (a transpose of mismatched shapes) runs nothing by default (exit 0), runs
+/// and faults with `run` (exit 1, naming the block and descriptor); other values are usage errors.
+#[test]
+fn dma_block_in_stream_flag() {
+    let d = scratch();
+    let ap = |pairs: &str| format!(r#"{{"kind":"physical_ap","memref":"t","dtype":"float32","ap":{pairs}}}"#);
+    let desc = format!(
+        r#"{{"opcode":"DMADescriptorTranspose","name":"dx","transpose_op":"WZXY","ins":[{}],"outs":[{}]}}"#,
+        ap("[[0,1],[0,1],[0,1],[0,1]]"),
+        ap("[[0,1],[0,1],[0,1],[0,1]]").replace("[0,1]]}", "[0,2]]}")
+    );
+    let inst = format!(r#"{{"opcode":"DMABlock","name":"blk","ins":[],"outs":[],"descriptors":[{desc}]}}"#);
+    let p = tiny_program(&d, &inst);
+    let (code, _, err) = birsim(&["run", &p]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = birsim(&["run", &p, "--dma-block-in-stream", "run"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("DMABlock 'blk' descriptor #0 'dx' (DMADescriptorTranspose)"), "{err}");
+    let (code, _, err) = birsim(&["run", &p, "--dma-block-in-stream", "twice"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--dma-block-in-stream twice: expected skip or run"), "{err}");
+}

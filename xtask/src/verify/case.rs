@@ -13,6 +13,7 @@
 //! | `output NAME = FILE.npy` | program cases: after running, NAME must equal FILE bit for bit |
 //! | `profile: refsim` or `profile: nki` | program cases: the numerics fidelity profile (default refsim) |
 //! | `option: oob=fault` or `option: oob=skip` | program cases: a simulator option; `oob` is what an indirect instruction does with an out-of-bounds index (`Options::indirect_oob`, CLI `--oob`; default fault, docs/fidelity.md I2) |
+//! | `option: dma_block=skip` or `option: dma_block=run` | program cases: what a DMABlock met in the instruction stream does (`Options::dma_block_in_stream`, CLI `--dma-block-in-stream`; default skip, docs/fidelity.md G4) |
 //! | `fault KIND | MESSAGE` | program cases: the run stops with a guest fault whose kind name (`FaultKind::name`, e.g. `out-of-bounds`) is KIND and whose text contains MESSAGE; `output` lines beside it are compared after the fault (what was written before the faulting instruction) |
 //! | `choice: ID` | the expected values encode our own ASSUMED choice `ID` of `docs/fidelity.md` (e.g. `choice: S5`); may repeat. `verify` counts such cases apart from those testing seed or documented facts and fails the case if ID is missing from fidelity.md or its tag column has no ASSUMED part |
 //!
@@ -55,7 +56,8 @@ pub struct Case {
     pub outputs: Vec<(String, PathBuf)>,
     /// The fidelity profile name, if given.
     pub profile: Option<String>,
-    /// `option: KEY=VALUE` simulator options, checked when read (`oob=fault|skip`).
+    /// `option: KEY=VALUE` simulator options, checked when read (`oob=fault|skip`,
+    /// `dma_block=skip|run`).
     pub options: Vec<(String, String)>,
     /// The guest fault the run must stop with.
     pub fault: Option<ExpectedFault>,
@@ -129,13 +131,25 @@ impl Case {
                 let (key, value) = (key.trim(), value.trim());
                 match (key, value) {
                     ("oob", "fault" | "skip") => case.options.push((key.to_owned(), value.to_owned())),
+                    ("dma_block", "skip" | "run") => case.options.push((key.to_owned(), value.to_owned())),
+                    ("dma_block", other) => {
+                        return Err(format!(
+                            "{}: unknown `dma_block` option `{other}` (expected skip or run)",
+                            at()
+                        ));
+                    }
                     ("oob", other) => {
                         return Err(format!(
                             "{}: unknown `oob` option `{other}` (expected fault or skip)",
                             at()
                         ));
                     }
-                    (other, _) => return Err(format!("{}: unknown option `{other}` (expected oob)", at())),
+                    (other, _) => {
+                        return Err(format!(
+                            "{}: unknown option `{other}` (expected oob or dma_block)",
+                            at()
+                        ));
+                    }
                 }
             } else if let Some(rest) = l.strip_prefix("choice:") {
                 let id = rest.trim();
@@ -223,6 +237,13 @@ mod tests {
     fn a_choice_is_one_id() {
         assert!(parse("g", "choice:\nexpect: ok\n").is_err());
         assert!(parse("h", "choice: S5 N17\nexpect: ok\n").is_err());
+    }
+
+    #[test]
+    fn dma_block_option_lines() {
+        let c = parse("m", "option: dma_block=run\noutput y = y.npy\n").unwrap();
+        assert_eq!(c.options, [("dma_block".to_owned(), "run".to_owned())]);
+        assert!(parse("n", "option: dma_block=twice\noutput y = y.npy\n").is_err());
     }
 
     #[test]

@@ -112,6 +112,10 @@ fn options(case: &Case) -> Result<simulator::Options, String> {
         match (key.as_str(), value.as_str()) {
             ("oob", "skip") => o.indirect_oob = simulator::IndirectOob::Skip,
             ("oob", "fault") => o.indirect_oob = simulator::IndirectOob::Fault,
+            ("dma_block", v) => {
+                o.dma_block_in_stream = simulator::DmaBlockInStream::from_name(v)
+                    .ok_or_else(|| format!("unknown option {key}={value}"))?;
+            }
             _ => return Err(format!("unknown option {key}={value}")),
         }
     }

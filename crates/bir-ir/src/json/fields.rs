@@ -449,6 +449,21 @@ impl OpFields for DmaTriggerFields {
     }
 }
 
+impl OpFields for QueueInstanceFields {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
+        QueueInstanceFields {
+            queue: o.opt(cx, "queue", Cx::string),
+            no_rearm: flag(o, cx, "no_rearm", false),
+        }
+    }
+    fn write(&self, w: &mut Map<String, Value>, _fun: &Function) {
+        if let Some(q) = &self.queue {
+            put(w, "queue", q.as_str());
+        }
+        put(w, "no_rearm", self.no_rearm);
+    }
+}
+
 impl OpFields for DmaBlockFields {
     fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
         let descriptors = o.opt(cx, "descriptors", |cx, v, p| {

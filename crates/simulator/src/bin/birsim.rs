@@ -17,6 +17,7 @@ usage:
              [--out-dir DIR] [--profile refsim|nki] [--trace FILE.jsonl] [--memory-cap BYTES]
              [--fp8-saturate on|off] [--tsc-reverse direction|operands] [--stats]
              [--threads N] [--allow-uninit-inputs] [--max-instructions N] [--oob fault|skip]
+             [--dma-block-in-stream skip|run]
   birsim validate PROGRAM.json [--memory-cap BYTES] [--max-instructions N]
   birsim dump PROGRAM.json
   birsim --help | --version
@@ -43,7 +44,9 @@ the hardware). --tsc-reverse picks what TensorScalarCache's reverse flags do: `d
 default) also scans from the last element, `operands` only swaps operands (docs/fidelity.md S14).
 --oob picks what an indirect instruction does with an index that is not -1 but lands outside its
 table: `fault` (the default: an out-of-bounds fault naming the index, nothing written) or `skip`
-(treated like -1, its destination left unchanged; docs/fidelity.md I2).
+(treated like -1, its destination left unchanged; docs/fidelity.md I2). --dma-block-in-stream
+picks what a DMABlock met in the instruction stream does: `skip` (the default: a definition, run
+only when a DMATrigger fires it) or `run` (its descriptors run once there too; docs/fidelity.md G4).
 
 A run that needs more memory than the host can give stops with a `budget` fault (exit 1), or exit 2
 while reading the program or an input; birsim never aborts (docs/robustness.md).
@@ -121,6 +124,7 @@ struct RunOptions {
     fp8_saturate: Option<bool>,
     tsc_reverse: Option<bool>,
     oob: Option<simulator::IndirectOob>,
+    dma_block_in_stream: Option<simulator::DmaBlockInStream>,
     stats: bool,
     threads: Option<usize>,
     allow_uninit_inputs: bool,
@@ -192,6 +196,12 @@ fn parse(args: &[String], allowed: &[&str]) -> Result<RunOptions, Exit> {
                     "skip" => simulator::IndirectOob::Skip,
                     _ => return Err(bad(format!("--oob {value}: expected fault or skip"))),
                 })
+            }
+            "--dma-block-in-stream" => {
+                o.dma_block_in_stream = Some(
+                    simulator::DmaBlockInStream::from_name(&value)
+                        .ok_or_else(|| bad(format!("--dma-block-in-stream {value}: expected skip or run")))?,
+                )
             }
             "--trace" => o.trace = Some(PathBuf::from(value)),
             "--max-instructions" => {
@@ -409,6 +419,7 @@ fn run(args: &[String]) -> Result<(), Exit> {
             "--allow-uninit-inputs",
             "--max-instructions",
             "--oob",
+            "--dma-block-in-stream",
         ],
     )?;
     let mut profile = match o.profile.as_deref() {
@@ -497,6 +508,9 @@ fn run(args: &[String]) -> Result<(), Exit> {
     }
     if let Some(oob) = o.oob {
         options.indirect_oob = oob;
+    }
+    if let Some(b) = o.dma_block_in_stream {
+        options.dma_block_in_stream = b;
     }
     sim.set_options(options);
     // The trace streams to its temporary file as instructions complete (bounded memory).

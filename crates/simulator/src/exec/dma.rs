@@ -9,7 +9,8 @@
 //! - Replicate: `dst = numpy.tile(src, (dst_parts / src_parts, 1))` (D3).
 //! - CCE: an N-input fp32 reduce (add/max/min, optional per-input scale; D4).
 //!
-//! Every mode reads all its inputs before it writes (§5.1).
+//! Every mode reads all its inputs before it writes (§5.1). A Copy with a vector dynamic offset
+//! is the HW-DGE bridge (§7), in `exec/dge.rs`.
 
 use super::operand::same_count;
 use super::{Arg, Parallelism, Res, Simulator, Written, fault, not_implemented};
@@ -271,6 +272,9 @@ impl<'p> Simulator<'p> {
         f: &DmaCopyFields,
         regions: &mut Written,
     ) -> Res<()> {
+        if f.mode != CopyMode::Copy && i.ins.iter().chain(&i.outs).any(super::dge::has_vector_offset) {
+            return not_implemented("a vector dynamic offset (HW-DGE) outside DMACopy Copy mode");
+        }
         match f.mode {
             CopyMode::Copy => self.dma_plain(i, f, regions),
             CopyMode::Transpose => self.dma_transpose(i, f.transpose_op, regions),
@@ -285,6 +289,9 @@ impl<'p> Simulator<'p> {
         let (src, dst) = (self.input(i, 0)?, self.output(i, 0)?);
         if src.ap.dynamic.is_none() && dst.ap.dynamic.is_none() {
             return self.copy(i, regions);
+        }
+        if super::dge::vector_of(src.ap).is_some() || super::dge::vector_of(dst.ap).is_some() {
+            return self.hw_dge(f, src, dst, regions);
         }
         let (s, s_oob) = self.resolve_dynamic(src)?;
         let (d, d_oob) = self.resolve_dynamic(dst)?;
@@ -313,7 +320,7 @@ impl<'p> Simulator<'p> {
             OffsetSource::Scalar(ap) => ap,
             OffsetSource::Register(_) => return not_implemented("a dynamic offset held in a register"),
             OffsetSource::Vector(_) => {
-                return not_implemented("DMACopy with a vector dynamic offset (HW-DGE)");
+                return not_implemented("a vector dynamic offset beside another dynamic offset");
             }
         };
         let idx_arg = a.with(index_ap);

@@ -612,7 +612,7 @@ fn record_ap(memory: &mut crate::memory::Memory, dst: Arg<'_>, regions: &mut Wri
 
 /// Records the table entries a scatter wrote (bytes and, when tracing, their contents in plan
 /// order).
-fn record_entries(
+pub(super) fn record_entries(
     sim: &mut Simulator<'_>,
     table: Arg<'_>,
     entry: Entry<'_>,

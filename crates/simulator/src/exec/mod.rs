@@ -4,6 +4,7 @@
 
 mod cache;
 mod copy;
+mod dge;
 mod dma;
 mod elementwise;
 mod indirect;
@@ -102,6 +103,9 @@ pub struct Options {
     /// What an indirect instruction does with an index that is not −1 but lands outside its
     /// table (docs/fidelity.md I2): fault (default) or skip it like −1.
     pub indirect_oob: indirection::Oob,
+    /// What a DMABlock met in the instruction stream does (docs/fidelity.md G4): skip it (a
+    /// definition; default) or run its descriptors once there. Fired blocks run either way.
+    pub dma_block_in_stream: ::dge::swdge::BlockInStream,
 }
 
 impl Default for Options {
@@ -112,6 +116,7 @@ impl Default for Options {
             max_instructions: bir_ir::ValidateOptions::default().max_instructions,
             memory_cap: bir_ir::ValidateOptions::default().memory_cap_bytes,
             indirect_oob: indirection::Oob::Fault,
+            dma_block_in_stream: ::dge::swdge::BlockInStream::Skip,
         }
     }
 }
@@ -172,6 +177,8 @@ pub(crate) struct EngineState {
     pub(crate) caches: Vec<(EngineType, Vec<f32>)>,
     /// The random generators of Memset Random and SetRandState (seed 000 §5.4; D6, D7).
     pub(crate) random: random::RandomState,
+    /// The SW-DGE trigger cursors, keyed by trigger name (seed 000 §5.2; G1, G5).
+    pub(crate) cursors: ::dge::swdge::Cursors,
 }
 
 /// A consumer of streamed trace entries.
@@ -196,6 +203,8 @@ pub struct Simulator<'p> {
     scratch: indirect::Scratch,
     /// Last uses, when dead locations are freed ([`Simulator::free_dead_locations`]).
     liveness: Option<liveness::Liveness>,
+    /// DMABlock instructions by name, found on the first trigger fire.
+    dma_blocks: Option<std::collections::HashMap<&'p str, &'p Instruction>>,
     /// Loop nesting of the running instruction.
     depth: usize,
     /// The running top-level instruction's unit (none inside a loop).
@@ -219,6 +228,7 @@ impl<'p> Simulator<'p> {
             pool: operand::Pool::default(),
             scratch: indirect::Scratch::default(),
             liveness: None,
+            dma_blocks: None,
             depth: 0,
             unit: None,
             stats: None,
@@ -382,6 +392,9 @@ impl<'p> Simulator<'p> {
             }
             Op::IndirectCopy(f) => self.indirect_copy(i, f, &mut regions)?,
             Op::Gather(_) => self.gather(i, &mut regions)?,
+            Op::DMATrigger(f) => self.dma_trigger(i, f, &mut regions)?,
+            Op::DMABlock(f) => self.dma_block_in_stream(i, f, &mut regions)?,
+            Op::SwitchQueueInstance(f) | Op::ResetQueueInstance(f) => self.queue_instance(i, f),
             op => match op.opcode().category() {
                 // Base records and no-ops: named and skipped, as the reference does.
                 OpCategory::Base | OpCategory::NoOp => {}
@@ -414,7 +427,7 @@ impl<'p> Simulator<'p> {
     /// Creates (fallibly) the buffer of every location the instruction's operands name, its
     /// dynamic offsets' index vectors included, so no kernel allocates a location's bytes: a
     /// host out of memory is a `budget` fault here, before the instruction changes anything.
-    fn ensure_buffers(&mut self, i: &Instruction) -> Res<()> {
+    pub(crate) fn ensure_buffers(&mut self, i: &Instruction) -> Res<()> {
         for ap in i.ins.iter().chain(&i.outs).filter_map(bir_ir::Operand::as_ap) {
             self.memory.ensure(ap.loc)?;
             if let Some(d) = &ap.dynamic
