@@ -527,19 +527,20 @@ def case(name, prog, nodes, note, choices=(), fault=None, options=(), block_run=
     return outs, st
 
 
-def trig_case(name, prog, nodes, note, choices=(), options=(), block_run=False):
-    """A trigger program and its `_direct` twin (the executed record as plain DMACopy instructions)."""
-    outs, st = case(name, prog, nodes, note, choices, options=options, block_run=block_run)
+def trig_case(name, prog, nodes, note, choices=(), options=(), block_run=False, fault=None):
+    """A trigger program and its `_direct` twin (the executed record as plain DMACopy instructions; a faulting
+    program's twin ends with the faulting instruction and faults the same way)."""
+    outs, st = case(name, prog, nodes, note, choices, options=options, block_run=block_run, fault=fault)
     direct = [("inst", d) for d in st.trace]
     assert not any(d["opcode"].startswith("DMADescriptor") for d in st.trace)
     outs2, fault2, _ = simulate(prog, direct)
-    assert fault2 is None
+    assert fault2 == fault
     for k in outs:
         assert outs[k].tobytes() == outs2[k].tobytes(), (name, k)
     case(name + "_direct", prog, direct,
          f"twin of {name}: the same operations as plain DMACopy instructions in the order the triggers fired them "
          f"(loops unrolled; seed 000 §5.2 'descriptors re-fed through the same dispatcher'); outputs equal {name}'s",
-         choices)
+         choices, fault=fault)
     return outs, st
 
 
@@ -595,9 +596,11 @@ def last_writer(g, nblocks, tag="w"):
 
 def rr_case(name, nblocks, iters, extras=("hist",), note=""):
     g = Prog()
-    acc, hmk, a0 = recorder(g, nblocks)
-    mks = [hmk]
-    tiles = [(acc, "float32")]
+    mks, tiles = [], []
+    if "hist" in extras:
+        acc, hmk, a0 = recorder(g, nblocks)
+        mks.append(hmk)
+        tiles.append((acc, "float32"))
     if "count" in extras:
         cnt, cmk = counter(g, nblocks)
         mks.append(cmk)
@@ -614,9 +617,12 @@ def rr_case(name, nblocks, iters, extras=("hist",), note=""):
     seq = [k % nblocks for k in range(n_it)]
     outs, st = trig_case(name, g, nodes, f"{SW}: {nblocks} blocks, a Loop of {n_it} iterations -> blocks {seq} (past "
                          f"the last block it wraps around, G1 CONFIRMED by 'round-robin'); history tile acc = "
-                         f"{nblocks + 1}*acc + (k+1) per fired block k{(' (' + ', '.join(extras[1:]) + ' tiles too)') if len(extras) > 1 else ''}. {note}".strip())
+                         f"{nblocks + 1}*acc + (k+1) per fired block k{(' (' + ', '.join(extras[1:]) + ' tiles too)') if len(extras) > 1 else ''}. {note}".strip()
+                         if "hist" in extras else f"{SW}: {nblocks} blocks, a Loop of {n_it} iterations; per-block fire "
+                         f"counters and a last-writer tile. {note}".strip())
     assert [b for _, b in st.fires] == [names[k] for k in seq]
-    assert np.array_equal(outs["hacc"].astype(np.float64), spelled(a0, seq, nblocks + 1))
+    if "hist" in extras:
+        assert np.array_equal(outs["hacc"].astype(np.float64), spelled(a0, seq, nblocks + 1))
     if "count" in extras:
         assert np.array_equal(outs["ccnt"][:, 0], [seq.count(k) for k in range(nblocks)])
     if "last" in extras:
@@ -635,6 +641,8 @@ assert o["ccnt"][0, 0] == 4.0
 rr_case("trig_rr3_loop_lb2_ub12_stride3", 3, (2, 12, 3), ("hist", "last"),
         "Loop lb 2, ub 12, stride 3 = 4 iterations.")
 rr_case("trig_rr3_loop2_no_wrap", 3, 2, ("hist", "count"), "Fewer iterations than blocks: block 2 never fires.")
+o = rr_case("trig_rr3_loop40_counts", 3, 40, ("count", "last"), "40 fires: 14, 13, 13; the last is block 0.")
+assert list(o["ccnt"][:, 0]) == [14, 13, 13] and o["wlast"][0, 0] == F32(0.25)
 
 # nested loops: trigger A (3 blocks) in the inner loop, trigger B (2 blocks) in the outer loop's body
 g = Prog()
@@ -883,6 +891,9 @@ for name, mid, note, seq in [
     ("switch_no_rearm_keeps_cursors", [qreset("SwitchQueueInstance", no_rearm=True)],
      "SwitchQueueInstance with no_rearm: true keeps them: the second pass continues", KEPT),
     ("no_reset_baseline", [], "no reset instruction: the cursors run on", KEPT),
+    ("reset_with_no_rearm_still_erases", [qreset("ResetQueueInstance", no_rearm=True)],
+     "ResetQueueInstance always erases: no_rearm is SwitchQueueInstance's flag (re-facts §5: Reset 'only erases cursors')",
+     ERASED),
 ]:
     g, nodes, a0 = reset_prog(mid)
     outs, st = trig_case(name, g, nodes, f"{RQ}: {SHAPE}: {note}; fired {seq}", choices=["G5"] if mid else ())
@@ -1163,6 +1174,89 @@ o, tab, d0 = gather_case("hw_gather_row_leaves_location_skipped", "float32", 9, 
                          choices=("G6", "G8"))
 assert np.array_equal(o["d"][1], d0[1]) and np.array_equal(o["d"][3], tab[0])
 
+
+
+# more geometries: an SB table (rows = partitions), add; a 2-D index tile read in AP order
+M, Fr, N = 8, 6, 5
+g = Prog()
+t0 = encode(fp32_vals((M, Fr)), "float32")
+tt = g.tile_in("tab", "float32", t0)
+sv = fp32_vals((N, Fr))
+g.dram_in("x", "float32", sv)
+vo = idx_tile(g, [7, 3, 3, 0, 7])
+dst = ap(tt, "float32", [[Fr, N], [1, Fr]], indirect_dim="W", indirect_dim_max_index=M, vector_offset=vo)
+nodes = list(g.pre) + [dma(tile("x", "float32", N, Fr), dst, cce_op="add")] + g.save_all([(tt, "float32")])
+outs, st = case("hw_scatter_add_dram_to_sb_partitions", g, nodes,
+                f"{HW}: DRAM rows added into an 8-partition SB table (indirect_dim W, stride = the partition pitch), "
+                "duplicates 7 and 3 accumulate in index order (I12)")
+want = t0.copy()
+for i, r in enumerate([7, 3, 3, 0, 7]):
+    want[r] = (want[r] + sv[i]).astype(F32)
+assert np.array_equal(outs["tab"], want)
+M, Fr = 9, 4
+idx2 = np.array([[8, 2, 5], [0, 2, 7]], np.uint16)  # AP order: 8, 2, 5, 0, 2, 7
+g = Prog()
+t0 = distinct(M, Fr)
+g.out_prefilled("y", "float32", t0)
+sv = fp32_vals((6, Fr))
+s_ = g.tile_in("x", "float32", sv)
+it = g.tile_in("idx", "uint16", idx2)
+vo = ap(it, "uint16", [[3, 2], [1, 3]])
+dst = ap("y", "float32", [[Fr, 6], [1, Fr]], indirect_dim="W", indirect_dim_max_index=M, vector_offset=vo)
+outs, st = case("hw_scatter_index_2d_tile", g, list(g.pre) + [dma(tile(s_, "float32", 6, Fr), dst)],
+                f"{HW}: the 6 indices come from a [2, 3] uint16 SB tile, index[i] = its i-th element in AP order "
+                "(8, 2, 5, 0, 2, 7: row 2 written twice, the later wins)")
+want = t0.copy()
+for i, r in enumerate([8, 2, 5, 0, 2, 7]):
+    want[r] = sv[i]
+assert np.array_equal(outs["y"], want)
+
+# ================================================================ 5b. HW-DGE through descriptors fired by a trigger
+DH = ("contract §1 + §2: a DMADescriptorCopy whose outs[0] carries a vector_offset runs exactly as its DMACopy twin, "
+      "the HW-DGE scatter (descriptors have no oob_is_err field: true)")
+M, Fr = 10, 4
+g = Prog()
+acc, hmk, a0 = recorder(g, 2)
+t0 = distinct(M, Fr)
+g.out_prefilled("y", "float32", t0)
+svA, svB = fp32_vals((3, Fr)), fp32_vals((2, Fr))
+sA, sB = g.tile_in("xa", "float32", svA), g.tile_in("xb", "float32", svB)
+iA = g.tile_in("ia", "uint16", np.array([[1], [9], [4]], np.uint16))
+iB = g.tile_in("ib", "uint16", np.array([[4], [0]], np.uint16))
+dA = ap("y", "float32", [[Fr, 3], [1, Fr]], indirect_dim="W", indirect_dim_max_index=M, vector_offset=ap(iA, "uint16", [[1, 3], [1, 1]]))
+dB = ap("y", "float32", [[Fr, 2], [1, Fr]], indirect_dim="W", indirect_dim_max_index=M, vector_offset=ap(iB, "uint16", [[1, 2], [1, 1]]))
+blocks = [[hmk(0), desc("Copy", tile(sA, "float32", 3, Fr), dA, ntd=2)], [hmk(1), desc("Copy", tile(sB, "float32", 2, Fr), dB, ntd=2)]]
+nodes = list(g.pre) + [block(f"blk{k}", b) for k, b in enumerate(blocks)] + [loop(3, [trigger("trig", ["blk0", "blk1"])])]
+nodes += g.save_all([(acc, "float32")])
+outs, st = trig_case("desc_hw_scatter_copy", g, nodes, f"{DH}: blk0 scatters 3 rows to (1, 9, 4), blk1 2 rows to (4, 0); "
+                     "fired 0, 1, 0: row 4 ends with blk0's second fire")
+want = t0.copy()
+for sv_, ix in ((svA, [1, 9, 4]), (svB, [4, 0]), (svA, [1, 9, 4])):
+    for i, r in enumerate(ix):
+        want[r] = sv_[i]
+assert np.array_equal(outs["y"], want)
+
+# a descriptor fault mid-loop: earlier fires (and the earlier descriptors of the faulting block) stay written
+g = Prog()
+acc, hmk, a0 = recorder(g, 2)
+t0 = distinct(M, Fr)
+g.out_prefilled("y", "float32", t0)
+sA, sB = g.tile_in("xa", "float32", svA), g.tile_in("xb", "float32", svB)
+iA = g.tile_in("ia", "uint16", np.array([[1], [9], [4]], np.uint16))
+iB = g.tile_in("ib", "uint16", np.array([[3], [10]], np.uint16))
+dA = ap("y", "float32", [[Fr, 3], [1, Fr]], indirect_dim="W", indirect_dim_max_index=M, vector_offset=ap(iA, "uint16", [[1, 3], [1, 1]]))
+dB = ap("y", "float32", [[Fr, 2], [1, Fr]], indirect_dim="W", indirect_dim_max_index=M, vector_offset=ap(iB, "uint16", [[1, 2], [1, 1]]))
+blocks = [[hmk(0), desc("Copy", tile(sA, "float32", 3, Fr), dA, ntd=2)], [hmk(1), desc("Copy", tile(sB, "float32", 2, Fr), dB, ntd=2)]]
+nodes = list(g.pre) + [block(f"blk{k}", b) for k, b in enumerate(blocks)] + [loop(3, [trigger("trig", ["blk0", "blk1"])])]
+g.outs.append(acc)  # compared in SB: the run stops before any Save
+outs, st = trig_case("desc_hw_scatter_oob_fault", g, nodes,
+                     f"{DH}: fired 0 then 1; blk1's scatter holds index 10 = M -> fault out-of-bounds (oob_is_err true) "
+                     "after blk1's history descriptor ran; blk0's rows and both history steps stay, blk1's row 3 is "
+                     "not written (all-or-nothing per descriptor)", fault=("out-of-bounds", "outs[0].vector_offset"))
+want = t0.copy()
+for i, r in enumerate([1, 9, 4]):
+    want[r] = svA[i]
+assert np.array_equal(outs["y"], want) and np.array_equal(outs["hacc_t"].astype(np.float64), spelled(a0, [0, 1], 3))
 
 # ================================================================ 6. validation errors
 def err_prog(body, allocs):
