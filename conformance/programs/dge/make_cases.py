@@ -1096,7 +1096,7 @@ vo = idx_tile(g, [4, 0, 2])
 dst = ap("y", "float32", [[M * Fr, 2], [Fr, N], [1, Fr]], indirect_dim="Y", indirect_dim_max_index=M, vector_offset=vo)
 outs, st = case("hw_scatter_3level_indirect_y", g, list(g.pre) + [dma(tile(s, "float32", N, 2 * Fr), dst)],
                 f"{HW}: a 3-level destination [[15, 2], [3, N], [1, 3]] with indirect_dim Y (level 1, stride 3): row i = "
-                "both planes' row index[i] (6 elements), source row i = partition i")
+                "both planes' row index[i] (6 elements), source row i = partition i (letters: J29)", choices=["J29"])
 want = tab0.copy().reshape(2, M, Fr)
 for i, r in enumerate([4, 0, 2]):
     want[:, r, :] = sv[i].reshape(2, Fr)
@@ -1113,7 +1113,8 @@ dst = ap(dtile, "float32", [[M, Pp], [1, N]], indirect_dim="X", indirect_dim_max
 nodes = list(g.pre) + [dma(tile(s, "float32", N, Pp), dst)] + g.save_all([(dtile, "float32")])
 outs, st = case("hw_scatter_sb_columns_indirect_x", g, nodes,
                 f"{HW}: an SB destination [[10, 4], [1, N]] with indirect_dim X (stride 1): row i = column index[i] of "
-                "the 4 partitions; source row i = its partition i (4 elements)")
+                "the 4 partitions; source row i = its partition i (4 elements; X on a 2-level AP = level 1: J31)",
+                choices=["J31"])
 want = d0.copy()
 for i, c in enumerate([9, 2, 5]):
     want[:, c] = sv[i]
