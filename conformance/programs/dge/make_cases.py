@@ -644,6 +644,32 @@ rr_case("trig_rr3_loop2_no_wrap", 3, 2, ("hist", "count"), "Fewer iterations tha
 o = rr_case("trig_rr3_loop40_counts", 3, 40, ("count", "last"), "40 fires: 14, 13, 13; the last is block 0.")
 assert list(o["ccnt"][:, 0]) == [14, 13, 13] and o["wlast"][0, 0] == F32(0.25)
 
+# a block named twice in one list: the cursor walks list positions
+g = Prog()
+acc, hmk, a0 = recorder(g, 2)
+nodes = list(g.pre) + [block(f"blk{k}", [hmk(k)]) for k in range(2)] + [loop(7, [trigger("trig", ["blk0", "blk0", "blk1"])])]
+nodes += g.save_all([(acc, "float32")])
+outs, st = trig_case("trig_repeated_block_in_list", g, nodes,
+                     f"{SW}: dma_blocks [blk0, blk0, blk1] in a Loop of 7: list positions 0,1,2,0,1,2,0 = blocks 0,0,1,0,0,1,0")
+assert [int(b[3:]) for _, b in st.fires] == [0, 0, 1, 0, 0, 1, 0]
+assert np.array_equal(outs["hacc"].astype(np.float64), spelled(a0, [0, 0, 1, 0, 0, 1, 0], 3))
+
+# a trigger's fire lands where it stands: a plain DMACopy after it in the same Loop body sees it
+g = Prog()
+acc, hmk, a0 = recorder(g, 2)
+tot = g.tile_in("tot", "float32", np.zeros((P, F), F32))
+T = lambda n: tile(n, "float32", P, F)  # noqa: E731
+nodes = list(g.pre) + [block(f"blk{k}", [hmk(k)]) for k in range(2)]
+nodes += [loop(4, [trigger("trig", ["blk0", "blk1"]), dma([T(tot), T(acc)], T(tot), mode="CCE", cce_op="add")])]
+nodes += g.save_all([(acc, "float32"), (tot, "float32")])
+outs, st = trig_case("trig_interleaved_with_dmacopy", g, nodes,
+                     f"{SW}: Loop of 4 over [trigger (2 blocks), DMACopy CCE tot = tot + acc]: tot sums the history tile "
+                     "after each fire, so a trigger whose effect were deferred or reordered would give another tot")
+steps = [spelled(a0, [0, 1, 0, 1][:n + 1], 3) for n in range(4)]
+assert np.array_equal(outs["tot"].astype(np.float64), sum(steps))
+# hand: acc0 = 0 -> 1, 5, 16, 50; tot = 72
+assert outs["tot"][0, 0] == 72.0 and outs["hacc"][0, 0] == 50.0
+
 # nested loops: trigger A (3 blocks) in the inner loop, trigger B (2 blocks) in the outer loop's body
 g = Prog()
 acc, hmk, a0 = recorder(g, 5)
@@ -1071,6 +1097,19 @@ g, o, t0, sv = scatter_case("hw_scatter_row_leaves_location_skipped", "float32",
                             oob_is_err=False, note="as the _fault case with oob_is_err false: rows 8 and 6 leave the "
                             "6-row location and are skipped (G8), 1 and 5 written", choices=["G8"])
 assert np.array_equal(o["y"][5], sv[2]) and np.array_equal(o["y"][0], t0[0])
+g, o, t0, sv = scatter_case("hw_scatter_row_partly_leaves_skipped", "float32", 6, 4, [5, 0, 3], table_rows=6,
+                            oob_is_err=False, extra={"offset": 2},
+                            note="destination offset 2 on a 6 x 4 table: row 5 would cover elements 22..25, past the 24 of "
+                            "the location -> the whole row skipped (G8), rows 0 and 3 written at offset 2", choices=["G8"])
+assert np.array_equal(o["y"].reshape(-1)[2:6], sv[1]) and np.array_equal(o["y"].reshape(-1)[20:24], t0.reshape(-1)[20:24])
+# many random duplicates, bf16 add
+M, Fr, N = 8, 16, 64
+idx = [int(v) for v in RNG.integers(0, M, N)]
+g, o, t0, sv = scatter_case("hw_scatter_add_random_dups_bf16", "bfloat16", M, Fr, idx, op="add",
+                            src_vals=encode(fp32_vals((N, Fr), 1.0), "bfloat16"),
+                            note="64 rows with random indices into 8 rows, bf16 add: each row sums ~8 contributions, rounded "
+                            "to bf16 after each one in index order (I12)")
+assert not np.array_equal(o["y"], one_sum(t0, sv, idx, "bfloat16", M))
 # other geometries
 g, o, t0, sv = scatter_case("hw_scatter_offset_stride_interleaved", "float32", 5, 3, [4, 0, 2], table_rows=10,
                             dst_levels=[[6, 3], [1, 3]], extra={"offset": 3},
