@@ -1326,10 +1326,11 @@ nodes = [dma(tile("a", "float32", 4, 8), ap("t", "float32", [[8, 4], [1, 8]], in
 case("err_hw_index_count", g, nodes, "HW-DGE scatter with 4 source rows and 5 indices: validation shape error (contract §2)",
      errors=[("ap-shape", "(DMACopy)", "")])
 ixap = ap("ix", "uint16", [[1, 4], [1, 1]])
-nodes = [dma(ap("a", "float32", [[8, 4], [1, 6]]), ap("t", "float32", [[8, 4], [1, 8]], indirect_dim="W", indirect_dim_max_index=8,
+nodes = [dma(ap("a", "float32", [[8, 4], [1, 6]]), ap("t", "float32", [[8, 3], [1, 8]], indirect_dim="W", indirect_dim_max_index=8,
                                                        vector_offset=ixap))]
-case("err_hw_row_lengths_differ", g, nodes, "HW-DGE scatter with 6-element source rows into 8-element destination rows: "
-     "validation shape error (contract §2)", errors=[("ap-shape", "(DMACopy)", "")])
+case("err_hw_row_lengths_differ", g, nodes, "HW-DGE scatter with 4 source rows of 6 elements (24) into destination rows of 8 "
+     "(the AP [[8, 3], [1, 8]] also holds 24, so only the row lengths differ): validation shape error (contract §2)",
+     errors=[("ap-shape", "(DMACopy)", "")])
 ixap = ap("ixi", "int32", [[1, 4], [1, 1]])
 nodes = [dma(tile("a", "float32", 4, 8), ap("t", "float32", [[8, 4], [1, 8]], indirect_dim="W", indirect_dim_max_index=8,
                                              vector_offset=ixap))]
