@@ -72,20 +72,21 @@ impl Drop for Ctx {
     }
 }
 
-pub fn run(args: &[String]) {
+/// Runs the rows `args` ask for; an unknown `-`option is an error (nothing runs).
+pub fn run(args: &[String]) -> Result<(), String> {
     let mut opts = Opts { quick: false, large: false, no_python: false, patterns: Vec::new() };
     for a in args {
         match a.as_str() {
             "--quick" => opts.quick = true,
             "--large" => opts.large = true,
             "--no-python" => opts.no_python = true,
+            o if o.starts_with('-') => return Err(format!("unknown option `{o}`")),
             _ => opts.patterns.push(a.clone()),
         }
     }
     let dir = std::env::temp_dir().join(format!("birsim-bench-{}", std::process::id()));
     if let Err(e) = std::fs::create_dir_all(&dir) {
-        println!("bench: cannot create {}: {e}", dir.display());
-        return;
+        return Err(format!("cannot create {}: {e}", dir.display()));
     }
     let c = peers::compile_c(&dir.join("c"));
     let python = if opts.no_python { Err("--no-python".to_owned()) } else { peers::find_python() };
@@ -96,6 +97,7 @@ pub fn run(args: &[String]) {
     kernels::run(&ctx);
     indirect::run(&ctx);
     e2e::run(&ctx);
+    Ok(())
 }
 
 impl Ctx {

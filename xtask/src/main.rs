@@ -55,10 +55,13 @@ fn main() -> ExitCode {
                 ExitCode::from(2)
             }
         },
-        "bench" => {
-            bench::run(rest);
-            ExitCode::SUCCESS
-        }
+        "bench" => match bench::run(rest) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("xtask bench: {e}\n\n{USAGE}");
+                ExitCode::from(2)
+            }
+        },
         "exhaustive-fp8" => {
             if exhaustive::run(rest) {
                 ExitCode::SUCCESS
