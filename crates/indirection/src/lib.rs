@@ -18,6 +18,7 @@
 
 pub mod decode;
 pub mod exec;
+pub mod isa;
 pub mod plan;
 
 pub use access_pattern::Layout;
