@@ -6,9 +6,21 @@
 //! - [`parts`]: header, ADDR4 / ADDR8 and their markers, TENSORnD, MEM_PATTERN4D, the ISA dtype
 //!   byte, the flag bytes and enums.
 //! - [`words`]: the structs, [`Word`], [`Opcode`] and [`Generation`].
+//! - [`codec`]: `decode(&[u8; 64])` / `encode` per struct and for [`Word`].
+//! - [`validate`](mod@validate): [`validate()`], every violation of contract §2 per generation.
+//! - `json` (feature `serde`): the WORDS.json form.
+//! - [`nki`]: [`nki_opcode`], the NKI name → opcode binding.
 
+pub mod codec;
+#[cfg(feature = "serde")]
+pub mod json;
+pub mod nki;
 pub mod parts;
+pub mod validate;
 pub mod words;
+
+pub use nki::{nki_dma_opcode, nki_index_dtype, nki_opcode};
+pub use validate::{Validate, Violation, rule, validate};
 
 pub use parts::{
     Addr4, Addr4Marker, Addr8, Addr8Marker, Addr8Target, BoundCheckReg, CceOp, DgeComputeOp, DmaConfigs,

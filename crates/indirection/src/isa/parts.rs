@@ -549,6 +549,7 @@ impl IndirectMode {
 /// DMA_INDIRECT_FLAGS, the byte at +15 of DMA_INDIRECT1D (seed 004 §3c, byte-exact; LSB first:
 /// indirect_mode:2, idx_bound_is_err:1, non_unique_dst_idx:1, gather_dim:2, scatter_dim:2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct DmaIndirectFlags {
     /// Bits 0..1.
     pub indirect_mode: IndirectMode,
@@ -564,6 +565,7 @@ pub struct DmaIndirectFlags {
 
 /// BOUND_CHECK_REG (seed 004 §3c: bc_reg:6, bc_disable_oob_error_notif:1, bc_enabled:1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct BoundCheckReg {
     /// Bits 0..5: the register holding the index bound (0..=63).
     pub bc_reg: u8,
@@ -615,6 +617,7 @@ isa_enum! {
 /// DMA_INDIRECT1D's `dma_configs` byte (re-facts §8: priority_class:3, values 0..4; bits 3..7 not
 /// named, kept raw).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct DmaConfigs {
     /// Bits 0..2 (valid 0..=4: a validator rule).
     pub priority_class: u8,
@@ -625,6 +628,7 @@ pub struct DmaConfigs {
 /// One (step, count) pair of the typed DMA_DIRECT2D / GATHER_XPOSE access patterns (no wire
 /// layout is known for them).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct DmaDim {
     /// Step in elements (signed).
     pub step_elem: i32,

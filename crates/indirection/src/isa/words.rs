@@ -103,10 +103,12 @@ impl std::fmt::Display for Generation {
 
 /// GATHER 0x68, `NEURON_ISA_TPB_S4D4_GT_STRUCT` (seed 004 §3a, §7a; re-facts §8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct S4d4Gt {
     /// +0.
     pub header: Header,
     /// +4..+11, raw.
+    #[cfg_attr(feature = "serde", serde(with = "super::json::hex"))]
     pub events: [u8; 8],
     /// +12: the INDEX tensor (20 bytes).
     pub src: Tensor4D,
@@ -117,12 +119,14 @@ pub struct S4d4Gt {
     /// +34: channels (1..=128).
     pub num_active_channels: u8,
     /// +35, raw.
+    #[cfg_attr(feature = "serde", serde(with = "super::json::hex"))]
     pub unnamed_35: [u8; 1],
     /// +36.
     pub index_miss_behavior: IndexMissBehavior,
     /// +37: 0 or 1 (else a validator violation).
     pub free_pool_buffer: u8,
     /// +38..+39, raw.
+    #[cfg_attr(feature = "serde", serde(with = "super::json::hex"))]
     pub unnamed_38: [u8; 2],
     /// +40: the miss fill (its low `size(out_dtype)` bytes, X17).
     pub immediate: u32,
@@ -132,10 +136,12 @@ pub struct S4d4Gt {
 
 /// INDIRECT_COPY 0xe7, `NEURON_ISA_TPB_S4D4_IC_STRUCT` (seed 004 §3b, §5, §7b; re-facts §8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct S4d4Ic {
     /// +0.
     pub header: Header,
     /// +4..+11, raw.
+    #[cfg_attr(feature = "serde", serde(with = "super::json::hex"))]
     pub events: [u8; 8],
     /// +12: MEM_PATTERN4D (the indirect form is the only valid one).
     pub src: MemPattern4D,
@@ -150,12 +156,14 @@ pub struct S4d4Ic {
     /// +36: must be 0 (scatter is not implemented).
     pub dst_num_elem_per_idx: u8,
     /// +37, raw.
+    #[cfg_attr(feature = "serde", serde(with = "super::json::hex"))]
     pub unnamed_37: [u8; 1],
     /// +38: elements per partition of the source buffer (X19).
     pub src_buffer_size: u16,
     /// +40: must be 0.
     pub dst_buffer_size: u16,
     /// +42..+43, raw.
+    #[cfg_attr(feature = "serde", serde(with = "super::json::hex"))]
     pub unnamed_42: [u8; 2],
     /// +44: MEM_PATTERN4D (the tensor form is required).
     pub dst: MemPattern4D,
@@ -164,10 +172,12 @@ pub struct S4d4Ic {
 /// DMA_INDIRECT 0xbb, `NEURON_ISA_TPB_DMA_INDIRECT1D_STRUCT` (seed 004 §3c, §7c; offsets
 /// CONFIRMED by re-facts §8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct DmaIndirect1d {
     /// +0.
     pub header: Header,
     /// +4..+11, raw.
+    #[cfg_attr(feature = "serde", serde(with = "super::json::hex"))]
     pub events: [u8; 8],
     /// +12.
     pub semaphore: u8,
@@ -210,22 +220,26 @@ pub struct DmaIndirect1d {
     /// +61.
     pub dma_configs: DmaConfigs,
     /// +62..+63, `reserved` (raw).
+    #[cfg_attr(feature = "serde", serde(with = "super::json::hex"))]
     pub reserved_62: [u8; 2],
 }
 
 /// PSEUDO_EMBEDDING_UPDATE 0xca (raw SEQ opcode 0x79 decodes to it too; `header.opcode` keeps
 /// which) — seed 004 §3d, §7d; re-facts §8.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct PseudoEmbeddingUpdate {
     /// +0.
     pub header: Header,
     /// +4..+11, raw.
+    #[cfg_attr(feature = "serde", serde(with = "super::json::hex"))]
     pub events: [u8; 8],
     /// +12.
     pub data_dtype: IsaDtype,
     /// +13.
     pub cce_op: CceOp,
     /// +14..+15, raw.
+    #[cfg_attr(feature = "serde", serde(with = "super::json::hex"))]
     pub unnamed_14: [u8; 2],
     /// +16: the row indices (8 bytes).
     pub embed_index_in: Tensor1D,
@@ -246,6 +260,7 @@ pub struct PseudoEmbeddingUpdate {
     /// +60: the stride's high 16 bits.
     pub embed_entry_stride_bytes_hi: u16,
     /// +62..+63, raw.
+    #[cfg_attr(feature = "serde", serde(with = "super::json::hex"))]
     pub unnamed_62: [u8; 2],
 }
 
@@ -260,34 +275,41 @@ impl PseudoEmbeddingUpdate {
 /// POOL_BUFFER_LOAD 0x67 in birsim's own form (X11 ASSUMED: no source gives its struct; seed 004
 /// §7a only says it fills ≤ 512 elements per channel).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct PoolBufferLoad {
     /// +0.
     pub header: Header,
     /// +4..+11, raw.
+    #[cfg_attr(feature = "serde", serde(with = "super::json::hex"))]
     pub events: [u8; 8],
     /// +12: the elements each channel loads (≤ 512 per channel).
     pub src: Tensor4D,
     /// +32.
     pub dtype: IsaDtype,
     /// +33, raw.
+    #[cfg_attr(feature = "serde", serde(with = "super::json::hex"))]
     pub unnamed_33: [u8; 1],
     /// +34.
     pub num_active_channels: u8,
     /// +35, raw.
+    #[cfg_attr(feature = "serde", serde(with = "super::json::hex"))]
     pub unnamed_35: [u8; 1],
     /// +36: the hit-test mask.
     pub mask: u16,
     /// +38..+39, raw.
+    #[cfg_attr(feature = "serde", serde(with = "super::json::hex"))]
     pub unnamed_38: [u8; 2],
     /// +40: the window's start index.
     pub start_index: u32,
     /// +44..+63, raw.
+    #[cfg_attr(feature = "serde", serde(with = "super::json::hex"))]
     pub unnamed_44: [u8; 20],
 }
 
 /// DMA_DIRECT2D (DMA_MEMCPY 0xb8), typed fields only: no source gives its offsets (seed 004 §1;
 /// re-facts §8 DGE kind DIRECT2D). Consumed by the DGE issue #13.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct DmaDirect2d {
     /// The source start.
     pub src_start_addr: Addr8,
@@ -313,6 +335,7 @@ pub struct DmaDirect2d {
 /// Y, dst 32-B aligned, src num_elem[Y] % 16 == 0, dst num_elem[0] == src num_elem[Y], implicit
 /// dst dim-0 step sizeof(dtype), 16×128 crossbar tiles).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]
 pub struct GatherXpose {
     /// The element dtype.
     pub dtype: IsaDtype,
