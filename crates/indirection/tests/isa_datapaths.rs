@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
 use bir_ir::Dtype;
-use indirection::isa::Gen;
+use indirection::isa::Generation;
 use indirection::isa::machine::run::{
     BoundReg, Combine, DmaIndirect, Embedding, Gather, IndirectCopy, PoolLoad, Side, Target,
 };
@@ -47,7 +47,7 @@ fn opts() -> IsaOptions {
 
 /// Pool_Buffer fp32, 4 elements per channel, window start 8, mask 3: indices 8..=11 hit.
 fn gather_machine() -> Machine {
-    let mut m = Machine::new(Gen::V2);
+    let mut m = Machine::new(Generation::V2);
     let mut pb = vec![0u8; 128 * 16];
     pb[..16].copy_from_slice(&f32s(&[10.0, 11.0, 12.0, 13.0]));
     pb[16..32].copy_from_slice(&f32s(&[20.0, 21.0, 22.0, 23.0]));
@@ -174,7 +174,7 @@ fn gather_into_psum_and_out_of_bounds_dst() {
 /// gather IMMEDIATE_WRITE 0, load window 1, gather SKIP_WRITE (contract §4).
 #[test]
 fn gather_two_window_sequence() {
-    let mut m = Machine::new(Gen::V2);
+    let mut m = Machine::new(Generation::V2);
     // The table (8 fp32) at partition 0 offset 1024; indices at 0.
     let table = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0];
     put(&mut m, 0, 1024, &f32s(&table));
@@ -207,7 +207,7 @@ fn gather_two_window_sequence() {
 /// 16 channels of uint8 data: partition q's data element e is q·16 + e (e < 16); indices u16
 /// column-major: list = [part0 elem0, part1 elem0, part2 elem0] = [2, 0, 5]; E = 2.
 fn ic_machine(channels: usize) -> Machine {
-    let mut m = Machine::new(Gen::V2);
+    let mut m = Machine::new(Generation::V2);
     for q in 0..channels {
         let data: Vec<u8> = (0..16).map(|e| (q * 16 + e) as u8).collect();
         put(&mut m, q, 512, &data);
@@ -307,7 +307,7 @@ const TABLE: u64 = 0x10_0000;
 
 /// A DRAM table of 4 rows × 2 fp32 (row r = [r + 0.5, -(r + 0.5)]) and indices in partition 0.
 fn dma_machine() -> Machine {
-    let mut m = Machine::new(Gen::V2);
+    let mut m = Machine::new(Generation::V2);
     let rows: Vec<f32> = (0..4).flat_map(|r| [r as f32 + 0.5, -(r as f32 + 0.5)]).collect();
     m.add_dram("table", TABLE, f32s(&rows)).unwrap();
     put(&mut m, 0, 0, &u32s(&[2, 0, 2, 3]));
@@ -434,7 +434,7 @@ fn dma_scatter_duplicates() {
 /// MAX/MIN are glibc fmaxf/fminf with dst first: NaN yields the other operand, ±0 keeps dst.
 #[test]
 fn dma_max_min_nan_and_signed_zero() {
-    let mut m = Machine::new(Gen::V2);
+    let mut m = Machine::new(Generation::V2);
     let dst = [f32::NAN, 1.0, 0.0, -0.0, 2.0, f32::NAN];
     let src = [3.0, f32::NAN, -0.0, 0.0, -5.0, f32::NAN];
     m.add_dram("d", 0, f32s(&dst)).unwrap();
@@ -448,7 +448,7 @@ fn dma_max_min_nan_and_signed_zero() {
         m.dram()[0].bytes.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
     assert_eq!(got[..5], [3.0f32.to_bits(), 1.0f32.to_bits(), 0, 0x8000_0000, 2.0f32.to_bits()]);
     assert!(f32::from_bits(got[5]).is_nan());
-    let mut m2 = Machine::new(Gen::V2);
+    let mut m2 = Machine::new(Generation::V2);
     m2.add_dram("d", 0, f32s(&dst)).unwrap();
     put(&mut m2, 1, 0, &f32s(&src));
     m2.dma_indirect(&DmaIndirect { op: Some(Combine::Min), ..d }, &opts()).unwrap();
@@ -461,7 +461,7 @@ fn dma_max_min_nan_and_signed_zero() {
 /// even), 1 + 3·2^-9 → 0x3F81.
 #[test]
 fn dma_copy_casts_rne() {
-    let mut m = Machine::new(Gen::V2);
+    let mut m = Machine::new(Generation::V2);
     let a = f32::from_bits(0x3F80_8000);
     let b = f32::from_bits(0x3F80_C000);
     put(&mut m, 1, 0, &f32s(&[a, b]));
@@ -495,7 +495,7 @@ fn dma_both_indexed() {
 /// later move reads what an earlier one wrote (contract §4).
 #[test]
 fn dma_overlapping_moves_are_serial() {
-    let mut m = Machine::new(Gen::V2);
+    let mut m = Machine::new(Generation::V2);
     put(&mut m, 1, 0, &[1, 2, 3, 4, 5, 6, 7, 8]);
     let mut d = dma_gather(3);
     // Gather 2-byte elements from partition 1 at rows sidx = [0, 1, 2] into partition 1 offset 2.
@@ -510,7 +510,7 @@ fn dma_overlapping_moves_are_serial() {
 // ----- EMBEDDING_UPDATE -----
 
 fn emb_machine() -> Machine {
-    let mut m = Machine::new(Gen::V2);
+    let mut m = Machine::new(Generation::V2);
     // 4 rows of 2 fp32, stride 8, at 0x1000: row r = [r, 10 r].
     let rows: Vec<f32> = (0..4).flat_map(|r| [r as f32, 10.0 * r as f32]).collect();
     m.add_dram("emb", 0x1000, f32s(&rows)).unwrap();
@@ -555,7 +555,7 @@ fn embedding_max_min() {
 
 #[test]
 fn embedding_bf16_rounds_every_step() {
-    let mut m = Machine::new(Gen::V2);
+    let mut m = Machine::new(Generation::V2);
     // One bf16 row [1.0]; adds 2^-8 twice: 1 + 2^-8 ties to 1.0 each time (RNE at every step).
     m.add_dram("emb", 0, vec![0x80, 0x3F]).unwrap();
     put(&mut m, 0, 0, &u32s(&[0, 0]));
@@ -589,7 +589,7 @@ fn embedding_row_outside_dram_faults_before_writing() {
 
 #[test]
 fn pool_buffer_load_replaces_the_content() {
-    let mut m = Machine::new(Gen::V2);
+    let mut m = Machine::new(Generation::V2);
     put(&mut m, 3, 8, &[1, 2, 3, 4, 5, 6]);
     put(&mut m, 4, 8, &[7, 8, 9, 10, 11, 12]);
     let p = PoolLoad {
@@ -673,7 +673,7 @@ fn ic_reference(m: &Machine, c: &IndirectCopy, o: &IsaOptions) -> Vec<u8> {
 fn indirect_copy_matches_the_element_loop() {
     let mut rng = Rng(7);
     for case in 0..60 {
-        let mut m = Machine::new(Gen::V2);
+        let mut m = Machine::new(Generation::V2);
         let channels = 16 * (1 + rng.below(3) as usize);
         let e = 1 << rng.below(6);
         let esize = [1, 2, 4][rng.below(3) as usize];
@@ -729,7 +729,7 @@ fn indirect_copy_matches_the_element_loop() {
 fn dma_copy_matches_the_serial_byte_loop() {
     let mut rng = Rng(11);
     for case in 0..80 {
-        let mut m = Machine::new(Gen::V2);
+        let mut m = Machine::new(Generation::V2);
         let bytes: Vec<u8> = (0..2048).map(|_| rng.next() as u8).collect();
         put(&mut m, 1, 0, &bytes);
         let esz = 1 + rng.below(24) as usize;

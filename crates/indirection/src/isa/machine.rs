@@ -11,7 +11,7 @@
 pub mod run;
 pub mod tensor;
 
-use super::Gen;
+use super::Generation;
 use bir_ir::Dtype;
 use std::ops::Range;
 
@@ -216,27 +216,10 @@ impl IsaOptions {
 }
 
 /// The BIR dtype an ISA dtype code stands for in the functional model (re-facts §1), `None` for
-/// INVALID and the codes it does not compute with. Code 0xE (FP8_EXP4) is `float8e4` (X51
-/// ASSUMED: the ISA code is shared by float8e4 and float8_e4m3fn; bir-ir lists float8e4 first).
+/// INVALID and the codes it does not compute with ([`IsaDtype::to_dtype`](super::IsaDtype::to_dtype):
+/// code 0xE FP8_EXP4 is `float8e4`).
 pub fn isa_dtype(code: u8) -> Option<Dtype> {
-    Some(match code {
-        0x01 => Dtype::Uint64,
-        0x02 => Dtype::Int8,
-        0x03 => Dtype::Uint8,
-        0x04 => Dtype::Int16,
-        0x05 => Dtype::Uint16,
-        0x06 => Dtype::Bfloat16,
-        0x07 => Dtype::Float16,
-        0x08 => Dtype::Int32,
-        0x09 => Dtype::Uint32,
-        0x0A => Dtype::Float32,
-        0x0B => Dtype::Float32r,
-        0x0C => Dtype::Int64,
-        0x0D => Dtype::Float8E3,
-        0x0E => Dtype::Float8E4,
-        0x0F => Dtype::Float8E5,
-        _ => return None,
-    })
+    super::IsaDtype(code).to_dtype()
 }
 
 /// A DRAM region: bytes at a 64-bit base address.
@@ -341,7 +324,7 @@ pub enum Buf {
 /// The machine state (contract §3).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Machine {
-    generation: Gen,
+    generation: Generation,
     sbuf: Vec<u8>,
     psum: Vec<u8>,
     dram: Vec<DramRegion>,
@@ -353,10 +336,10 @@ pub struct Machine {
 
 impl Machine {
     /// A fresh machine: every byte 0 (X15), no DRAM, registers 0, no Pool_Buffer.
-    pub fn new(generation: Gen) -> Machine {
+    pub fn new(generation: Generation) -> Machine {
         Machine {
             generation,
-            sbuf: vec![0; PARTITIONS * generation.sbuf_bytes()],
+            sbuf: vec![0; PARTITIONS * generation.sbuf_partition_bytes() as usize],
             psum: vec![0; PARTITIONS * PSUM_BYTES],
             dram: Vec::new(),
             registers: [0; REGISTERS],
@@ -365,14 +348,14 @@ impl Machine {
     }
 
     /// Its generation.
-    pub fn generation(&self) -> Gen {
+    pub fn generation(&self) -> Generation {
         self.generation
     }
 
     /// Bytes per partition of a space.
     pub fn partition_bytes(&self, space: Space) -> usize {
         match space {
-            Space::Sbuf => self.generation.sbuf_bytes(),
+            Space::Sbuf => self.generation.sbuf_partition_bytes() as usize,
             Space::Psum => PSUM_BYTES,
         }
     }
@@ -566,7 +549,7 @@ mod tests {
 
     #[test]
     fn dram_regions_must_not_overlap() {
-        let mut m = Machine::new(Gen::V2);
+        let mut m = Machine::new(Generation::V2);
         m.add_dram("a", 0x1000, vec![0; 16]).unwrap();
         assert!(m.add_dram("b", 0x100f, vec![0; 1]).is_err());
         assert!(m.add_dram("c", 0x0ff8, vec![0; 9]).is_err());

@@ -5,24 +5,7 @@
 
 use super::{FaultKind, IsaFault, PARTITIONS, fault};
 
-/// An on-chip memory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Space {
-    /// The state buffer.
-    Sbuf,
-    /// The partial-sum buffer.
-    Psum,
-}
-
-impl Space {
-    /// Its name in messages.
-    pub fn name(self) -> &'static str {
-        match self {
-            Space::Sbuf => "SBUF",
-            Space::Psum => "PSUM",
-        }
-    }
-}
+pub use crate::isa::parts::Space;
 
 /// A resolved on-chip address (an ADDR4 with the IMM marker).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
