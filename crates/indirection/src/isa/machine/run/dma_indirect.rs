@@ -89,7 +89,8 @@ impl Machine {
     /// Runs a DMA_INDIRECT (all-or-nothing up to the first move; then serial).
     pub fn dma_indirect(&mut self, d: &DmaIndirect, o: &IsaOptions) -> Result<(), IsaFault> {
         let (ss, ds) = (d.src.dtype.size(), d.dst.dtype.size());
-        if d.src.elem_size == 0 || d.src.elem_size % ss != 0 || d.dst.elem_size % ds != 0 {
+        if d.src.elem_size == 0 || !d.src.elem_size.is_multiple_of(ss) || !d.dst.elem_size.is_multiple_of(ds)
+        {
             return fault(
                 FaultKind::Invalid,
                 OP,

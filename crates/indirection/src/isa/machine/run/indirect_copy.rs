@@ -55,7 +55,11 @@ impl Machine {
     /// Runs an INDIRECT_COPY (all-or-nothing).
     pub fn indirect_copy(&mut self, ic: &IndirectCopy, o: &IsaOptions) -> Result<(), IsaFault> {
         let e = ic.elem_per_idx;
-        if e == 0 || ic.num_elem % e != 0 || ic.channels % CORE_PARTITIONS != 0 || ic.esize == 0 {
+        if e == 0
+            || !ic.num_elem.is_multiple_of(e)
+            || !ic.channels.is_multiple_of(CORE_PARTITIONS)
+            || ic.esize == 0
+        {
             return fault(
                 FaultKind::Invalid,
                 OP,
