@@ -9,6 +9,9 @@ use simulator::{Outcome, Simulator, io};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+#[path = "birsim/isa_run.rs"]
+mod isa_run;
+
 const USAGE: &str = "\
 birsim: a bit-exact functional simulator for Neuron BIR
 
@@ -19,6 +22,7 @@ usage:
              [--threads N] [--allow-uninit-inputs] [--max-instructions N] [--oob fault|skip]
   birsim validate PROGRAM.json [--memory-cap BYTES] [--max-instructions N]
   birsim dump PROGRAM.json
+  birsim isa run WORDS.bin --state STATE.json --out-dir DIR
   birsim --help | --version
 
 NAME is an allocation (memory location set) or memory location name. Tensors are .npy files:
@@ -94,6 +98,7 @@ fn dispatch(args: &[String]) -> Result<(), Exit> {
         Some("run") => run(&args[1..]),
         Some("validate") => validate_cmd(&args[1..]),
         Some("dump") => dump(&args[1..]),
+        Some("isa") => isa(&args[1..]),
         Some("--help" | "-h" | "help") => {
             println!("{USAGE}");
             Ok(())
@@ -103,6 +108,15 @@ fn dispatch(args: &[String]) -> Result<(), Exit> {
             Ok(())
         }
         Some(other) => Err(bad(format!("unknown command `{other}`\n\n{USAGE}"))),
+        None => Err(bad(USAGE)),
+    }
+}
+
+/// `birsim isa SUBCOMMAND` (docs/isa.md "Files and CLI").
+fn isa(args: &[String]) -> Result<(), Exit> {
+    match args.first().map(String::as_str) {
+        Some("run") => isa_run::run(&args[1..]),
+        Some(other) => Err(bad(format!("unknown isa command `{other}`\n\n{USAGE}"))),
         None => Err(bad(USAGE)),
     }
 }
