@@ -71,6 +71,10 @@ pub struct StateNames {
 
 const STATE: &str = "STATE.json";
 
+/// How [`read_state`] reads an image: `open(name, max_bytes)` gives a file of the state
+/// directory, at most `max_bytes` long, or says why not.
+pub type Opener<'a> = dyn FnMut(&str, u64) -> Result<Vec<u8>, String> + 'a;
+
 /// A plain file name inside the state directory: no separators, not `.`/`..`, ends in `.npy`.
 fn plain_name(v: &Value, field: &str) -> Result<String, StateFileError> {
     let Some(s) = v.as_str() else { return err(STATE, format!("{field}: expected a file name string")) };
@@ -120,12 +124,7 @@ fn object<'a>(v: &'a Value, field: &str, keys: &[&str]) -> Result<&'a Map<String
 }
 
 /// Reads an image through `open(name, max_bytes)` and checks it is uint8 with `ok(shape)`.
-fn image(
-    open: &mut dyn FnMut(&str, u64) -> Result<Vec<u8>, String>,
-    name: &str,
-    max_data: u64,
-    what: &str,
-) -> Result<Npy, StateFileError> {
+fn image(open: &mut Opener<'_>, name: &str, max_data: u64, what: &str) -> Result<Npy, StateFileError> {
     // A header is at most a few KiB for these shapes; 1 MiB covers any NumPy writes.
     let bytes = open(name, max_data.saturating_add(1 << 20)).or_else(|e| err(name, e))?;
     let npy = Npy::parse(&bytes).or_else(|e| err(name, e.to_string()))?;
@@ -140,7 +139,7 @@ fn image(
 /// everything is checked.
 pub fn read_state(
     json: &[u8],
-    open: &mut dyn FnMut(&str, u64) -> Result<Vec<u8>, String>,
+    open: &mut Opener<'_>,
     limits: &StateLimits,
 ) -> Result<IsaState, StateFileError> {
     let v: Value = serde_json::from_slice(json).or_else(|e| err(STATE, format!("not JSON: {e}")))?;
