@@ -60,7 +60,10 @@ impl IsaCase {
                     )
                 })?)
             } else {
-                return Err(format!("{}: unknown line `{l}` (expected `choice: ID`, `ok` or `fault KIND`)", at()));
+                return Err(format!(
+                    "{}: unknown line `{l}` (expected `choice: ID`, `ok` or `fault KIND`)",
+                    at()
+                ));
             };
             if outcome.replace(this).is_some() {
                 return Err(format!("{}: a case expects exactly one `ok` or `fault KIND`", at()));
@@ -182,7 +185,15 @@ fn compare(path: &Path, m: &Machine, before: &Machine, st: &IsaState) -> Result<
                 return Err(format!("expected/pool.npy: shape {:?}, birsim holds [128, {row}]", want.shape));
             }
             match first_diff(&pool.data, &want.data) {
-                Some(off) => Err(format!("expected/pool.npy: {}", show(off / row.max(1), off % row.max(1), &pool.data[off / row.max(1) * row..], &want.data[off / row.max(1) * row..]))),
+                Some(off) => Err(format!(
+                    "expected/pool.npy: {}",
+                    show(
+                        off / row.max(1),
+                        off % row.max(1),
+                        &pool.data[off / row.max(1) * row..],
+                        &want.data[off / row.max(1) * row..]
+                    )
+                )),
                 None => Ok(()),
             }
         }
@@ -202,7 +213,10 @@ fn compare(path: &Path, m: &Machine, before: &Machine, st: &IsaState) -> Result<
                 ));
             }
             match first_diff(got, &want.data) {
-                Some(off) => Err(format!("expected/{name} (DRAM region `{stem}`): {}", show_flat(off, got, &want.data))),
+                Some(off) => Err(format!(
+                    "expected/{name} (DRAM region `{stem}`): {}",
+                    show_flat(off, got, &want.data)
+                )),
                 None => Ok(()),
             }
         }

@@ -95,7 +95,8 @@ fn discover(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
         let p = e.path();
         if p.is_dir() {
             discover(&p, out)?;
-        } else if p.extension().is_some_and(|x| x == "expect") || p.file_name().is_some_and(|n| n == "expect") {
+        } else if p.extension().is_some_and(|x| x == "expect") || p.file_name().is_some_and(|n| n == "expect")
+        {
             // `<case>.expect`, or a case folder's `expect` file (the `isa` suite).
             out.push(p);
         }
