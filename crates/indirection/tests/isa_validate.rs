@@ -286,6 +286,7 @@ fn the_base_words_are_valid_on_every_generation() {
 #[case::sbuf_v5(gt(|w| w.dst.start_addr.offset = 256 * 1024), V5, &[("dst.start_addr.offset", rule::OFFSET_RANGE)])]
 #[case::psum_size(gt(|w| w.dst.start_addr = Addr4::imm(0, Space::Psum, 16 * 1024)), V2, &[("dst.start_addr.offset", rule::OFFSET_RANGE)])]
 #[case::register_marker_offset_unchecked(gt(|w| w.dst.start_addr = Addr4 { marker: Addr4Marker::AddrReg, partition: 0, space: Space::Psum, offset: 0x1F_FFFF }), V2, &[])]
+#[case::shape_reg_marker_offset_checked(gt(|w| w.dst.start_addr = Addr4 { marker: Addr4Marker::ShapeReg, partition: 0, space: Space::Sbuf, offset: 192 * 1024 }), V2, &[("dst.start_addr.offset", rule::OFFSET_RANGE)])]
 // v5: GATHER is SBUF-only (seed 004 §1, CONFIRMED); v2–v4 allow PSUM.
 #[case::psum_gather_v4_ok(gt(|w| w.src.start_addr.space = Space::Psum), V4, &[])]
 #[case::psum_gather_v5(gt(|w| w.src.start_addr.space = Space::Psum), V5, &[("src.start_addr.space", rule::GATHER_SBUF_ONLY_V5)])]
@@ -349,6 +350,7 @@ fn the_base_words_are_valid_on_every_generation() {
 #[case::dma_idx_partition(di(|w| w.src_idx_start_addr.partition = 1), V2, &[("src_idx_start_addr.partition", rule::DMA_IDX_PARTITION0)])]
 #[case::dma_idx_psum(di(|w| w.src_idx_start_addr.space = Space::Psum), V2, &[("src_idx_start_addr.partition", rule::DMA_IDX_PARTITION0)])]
 #[case::dma_idx_register_ok(di(|w| w.src_idx_start_addr = Addr4 { marker: Addr4Marker::AddrReg, partition: 1, space: Space::Sbuf, offset: 0 }), V2, &[])]
+#[case::dma_idx_shape_reg_still_partition0(di(|w| w.src_idx_start_addr = Addr4 { marker: Addr4Marker::ShapeReg, partition: 1, space: Space::Sbuf, offset: 0 }), V2, &[("src_idx_start_addr.partition", rule::DMA_IDX_PARTITION0)])]
 #[case::dma_idx_unused_side_ok(di(|w| w.dst_idx_start_addr.partition = 3), V2, &[])]
 #[case::dma_idx_scatter_side(di(|w| { w.flags.indirect_mode = IndirectMode::DstIndirection; w.dst_idx_start_addr.partition = 3; }), V2, &[
     ("dst_idx_start_addr.partition", rule::DMA_IDX_PARTITION0),

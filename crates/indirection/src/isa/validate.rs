@@ -3,7 +3,7 @@
 //! each names its field path (`src.num_elem[2]`) and a stable rule id from [`rule`].
 
 use super::parts::{
-    Addr4, Addr4Marker, Addr8, Addr8Target, BoundCheckReg, DmaDim, IsaDtype, MemPattern4D, Space, TensorNd,
+    Addr4, Addr8, Addr8Target, BoundCheckReg, DmaDim, IsaDtype, MemPattern4D, Space, TensorNd,
 };
 use super::parts::{DgeComputeOp, IndirectDim};
 use super::words::{
@@ -169,15 +169,15 @@ impl V<'_> {
         }
     }
 
-    /// Field widths, offset range (IMM / INDIRECT_IMM markers only: a register marker's bits
-    /// are not an address, X38) of one ADDR4.
+    /// Field widths and offset range of one ADDR4 (not for a marker whose address comes from a
+    /// register: its bits are not an address, X38).
     fn addr4(&mut self, p: &A4, a: &Addr4) {
         if a.partition > Addr4::PARTITION_MAX {
             self.push(p.partition, rule::FIELD_WIDTH, format!("{} does not fit 7 bits", a.partition));
         }
         if a.offset > Addr4::OFFSET_MAX {
             self.push(p.offset, rule::FIELD_WIDTH, format!("{} does not fit 21 bits", a.offset));
-        } else if !a.marker.uses_register() {
+        } else if !a.marker.address_from_register() {
             self.offset(p.offset, a.space, a.offset);
         }
     }
@@ -600,7 +600,7 @@ impl Validate for DmaIndirect1d {
                 continue;
             }
             v.addr4(p, idx);
-            if idx.marker == Addr4Marker::Imm && (idx.space != Space::Sbuf || idx.partition != 0) {
+            if !idx.marker.address_from_register() && (idx.space != Space::Sbuf || idx.partition != 0) {
                 v.push(
                     p.partition,
                     rule::DMA_IDX_PARTITION0,
