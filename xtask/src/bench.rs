@@ -19,6 +19,7 @@
 
 mod e2e;
 mod indirect;
+mod isa_run;
 mod isa_words;
 mod kernels;
 mod peers;
@@ -98,6 +99,7 @@ pub fn run(args: &[String]) {
     kernels::run(&ctx);
     indirect::run(&ctx);
     isa_words::run(&ctx);
+    isa_run::run(&ctx);
     e2e::run(&ctx);
 }
 
