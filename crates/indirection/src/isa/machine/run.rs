@@ -335,6 +335,62 @@ pub(crate) fn read_uint_elements(part: &[u8], offs: &[usize], width: usize, out:
     }
 }
 
+/// `dst = dst op src` element by element over whole elements of `dtype`, straight on the bytes,
+/// for the dtypes with an inline codec (float32 and bfloat16, narrowed as numerics does under
+/// `profile`); `false` (nothing done) for every other dtype, which then goes through
+/// numerics' slice decode/encode. One dispatch per call (a move or a row), none per element.
+pub(crate) fn reduce_slice(
+    dtype: bir_ir::Dtype,
+    profile: &numerics::Profile,
+    op: Combine,
+    dst: &mut [u8],
+    src: &[u8],
+) -> bool {
+    use numerics::codec::{Bf16, Codec, Slot};
+    #[inline(always)]
+    fn go<const W: usize, K: Codec<C = [u8; W]>>(k: K, op: Combine, dst: &mut [u8], src: &[u8]) {
+        #[inline(always)]
+        fn each<const W: usize, K: Codec<C = [u8; W]>>(
+            k: K,
+            dst: &mut [u8],
+            src: &[u8],
+            f: impl Fn(f32, f32) -> f32,
+        ) {
+            for (d, s) in dst.as_chunks_mut::<W>().0.iter_mut().zip(src.as_chunks::<W>().0) {
+                *d = k.encode(f(k.decode(*d), k.decode(*s)));
+            }
+        }
+        match op {
+            Combine::Add => each(k, dst, src, |a, b| a + b),
+            Combine::Multiply => each(k, dst, src, |a, b| a * b),
+            Combine::Max => each(k, dst, src, fmaxf),
+            Combine::Min => each(k, dst, src, fminf),
+        }
+    }
+    match dtype {
+        bir_ir::Dtype::Float32 => go(Slot::<[u8; 4]>::new(), op, dst, src),
+        bir_ir::Dtype::Bfloat16 => go(Bf16(profile.nan_sign), op, dst, src),
+        _ => return false,
+    }
+    true
+}
+
+/// Reads consecutive unsigned little-endian integers of `width` bytes from `run` into `out`.
+pub(crate) fn read_uint_run(run: &[u8], width: usize, out: &mut [u32]) {
+    fn go<const W: usize>(run: &[u8], out: &mut [u32]) {
+        for (v, b) in out.iter_mut().zip(run.as_chunks::<W>().0) {
+            let mut a = [0u8; 4];
+            a[..W].copy_from_slice(b);
+            *v = u32::from_le_bytes(a);
+        }
+    }
+    match width {
+        1 => go::<1>(run, out),
+        2 => go::<2>(run, out),
+        _ => go::<4>(run, out),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

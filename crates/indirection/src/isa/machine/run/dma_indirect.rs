@@ -13,7 +13,7 @@
 use super::super::{
     BoundRule, Buf, Dup, FaultKind, IsaFault, IsaOptions, Machine, OnChip, REGISTERS, Space, fault,
 };
-use super::Combine;
+use super::{Combine, reduce_slice};
 use bir_ir::Dtype;
 use std::collections::HashMap;
 
@@ -83,6 +83,8 @@ pub struct DmaIndirect {
 struct Move {
     src: (Buf, usize),
     dst: (Buf, usize),
+    /// The move's position (for the duplicate check's message).
+    k: usize,
 }
 
 impl Machine {
@@ -120,27 +122,32 @@ impl Machine {
         let n = if d.gather { d.src.num_elem } else { d.dst.num_elem };
         let sidx = if d.gather { self.read_indices(&d.src, n, "src_idx_start_addr")? } else { Vec::new() };
         let didx = if d.scatter { self.read_indices(&d.dst, n, "dst_idx_start_addr")? } else { Vec::new() };
+        // Each side's bound check, decided once (contract §4).
+        let check = |side: &Side, field: &'static str| {
+            let b = side.bound;
+            let applies = match o.bound_rule {
+                BoundRule::Seed => b.enabled,
+                BoundRule::ReFacts => b.enabled && (d.idx_bound_is_err || !b.disable_notif),
+            };
+            let bound = self.registers.get(usize::from(b.reg) % REGISTERS).copied().unwrap_or(0);
+            (applies, bound, d.idx_bound_is_err && !b.disable_notif, b.reg, field)
+        };
+        let checks = [check(&d.src, "src_idx_bound_reg"), check(&d.dst, "dst_idx_bound_reg")];
         let mut moves = Vec::with_capacity(n);
-        let mut applied_k = Vec::with_capacity(n);
+        let (mut src_cache, mut dst_cache) = (None, None);
         for k in 0..n {
             let si = sidx.get(k).copied();
             let di = didx.get(k).copied();
             let mut skip = false;
-            for (side, idx, field) in [(&d.src, si, "src_idx_bound_reg"), (&d.dst, di, "dst_idx_bound_reg")] {
+            for (idx, &(applies, bound, hard, reg, field)) in [si, di].into_iter().zip(&checks) {
                 let Some(i) = idx else { continue };
-                let b = side.bound;
-                let applies = match o.bound_rule {
-                    BoundRule::Seed => b.enabled,
-                    BoundRule::ReFacts => b.enabled && (d.idx_bound_is_err || !b.disable_notif),
-                };
-                let bound = self.registers.get(usize::from(b.reg) % REGISTERS).copied().unwrap_or(0);
                 if applies && i >= bound {
-                    if d.idx_bound_is_err && !b.disable_notif {
+                    if hard {
                         return fault(
                             FaultKind::OutOfBounds,
                             OP,
                             field,
-                            format!("index {k} = {i} is at or past the bound {bound} in register {}", b.reg),
+                            format!("index {k} = {i} is at or past the bound {bound} in register {reg}"),
                         );
                     }
                     skip = true;
@@ -157,26 +164,28 @@ impl Machine {
                 Some(i) => i128::from(i) * d.dst.elem_size as i128,
                 None => k as i128 * i128::from(d.dst.step_elem) * d.dst.elem_size as i128,
             };
-            let src = self.resolve(d.src.start, s_delta, d.src.elem_size, "src_start_addr", k)?;
-            let dst = self.resolve(d.dst.start, d_delta, d.dst.elem_size, "dst_start_addr", k)?;
-            moves.push(Move { src, dst });
-            applied_k.push(k);
+            let src =
+                self.resolve(d.src.start, s_delta, d.src.elem_size, "src_start_addr", k, &mut src_cache)?;
+            let dst =
+                self.resolve(d.dst.start, d_delta, d.dst.elem_size, "dst_start_addr", k, &mut dst_cache)?;
+            moves.push(Move { src, dst, k });
         }
         if d.scatter && !d.non_unique_dst_idx && o.dup == Dup::Fault {
-            let mut first: HashMap<u32, usize> = HashMap::with_capacity(applied_k.len());
-            for &k in &applied_k {
-                let Some(&i) = didx.get(k) else { continue };
+            let mut first: HashMap<u32, usize> = HashMap::with_capacity(moves.len());
+            for m in &moves {
+                let Some(&i) = didx.get(m.k) else { continue };
                 if let Some(&k0) = first.get(&i) {
                     return fault(
                         FaultKind::DuplicateIndex,
                         OP,
                         "dst_idx_start_addr",
                         format!(
-                            "scatter indices {k0} and {k} are both {i} and flags.non_unique_dst_idx is not set"
+                            "scatter indices {k0} and {} are both {i} and flags.non_unique_dst_idx is not set",
+                            m.k
                         ),
                     );
                 }
-                first.insert(i, k);
+                first.insert(i, m.k);
             }
         }
         // Checked: run the moves in order.
@@ -197,13 +206,24 @@ impl Machine {
                 }
             }
             Some(c) => {
-                let mut s = vec![0u8; d.src.elem_size];
+                let (ss, ds) = (d.src.elem_size, d.dst.elem_size);
+                let mut s = vec![0u8; ss];
                 let mut sf = vec![0f32; values];
                 let mut df = vec![0f32; values];
                 for m in &moves {
-                    let Some(sv) = self.buf(m.src.0).get(m.src.1..m.src.1 + s.len()) else { continue };
+                    // Between two buffers and one fast dtype: straight on the bytes.
+                    if same
+                        && m.src.0 != m.dst.0
+                        && let Some((src, dst)) = self.two_bufs(m.src.0, m.dst.0)
+                        && let (Some(sv), Some(dv)) =
+                            (src.get(m.src.1..m.src.1 + ss), dst.get_mut(m.dst.1..m.dst.1 + ds))
+                        && reduce_slice(d.dst.dtype, &numerics, c, dv, sv)
+                    {
+                        continue;
+                    }
+                    let Some(sv) = self.buf(m.src.0).get(m.src.1..m.src.1 + ss) else { continue };
                     s.copy_from_slice(sv);
-                    let Some(w) = self.buf_mut(m.dst.0).get_mut(m.dst.1..m.dst.1 + d.dst.elem_size) else {
+                    let Some(w) = self.buf_mut(m.dst.0).get_mut(m.dst.1..m.dst.1 + ds) else {
                         continue;
                     };
                     let _ = numerics::decode_to_f32(d.src.dtype, &s, &mut sf, &numerics);
@@ -242,6 +262,7 @@ impl Machine {
     /// The buffer and offset of `len` bytes at `start + delta`; an `out-of-bounds` fault when
     /// they leave memory (a DRAM access must lie inside one region; an on-chip one inside its
     /// partition, X54).
+    #[inline]
     fn resolve(
         &self,
         start: Target,
@@ -249,14 +270,25 @@ impl Machine {
         len: usize,
         field: &'static str,
         k: usize,
+        cache: &mut Option<(usize, u64, u64)>,
     ) -> Result<(Buf, usize), IsaFault> {
         match start {
             Target::Dram(base) => {
                 let a = i128::from(base) + delta;
-                if let Ok(a) = u64::try_from(a)
-                    && let Some((r, off)) = self.find_dram(a, len)
-                {
-                    return Ok((Buf::Dram(r), off));
+                if let Ok(a) = u64::try_from(a) {
+                    // The region of the previous move first (moves mostly stay in one).
+                    if let Some((r, lo, hi)) = *cache
+                        && a >= lo
+                        && a.checked_add(len as u64).is_some_and(|e| e <= hi)
+                    {
+                        return Ok((Buf::Dram(r), (a - lo) as usize));
+                    }
+                    if let Some((r, off)) = self.find_dram(a, len) {
+                        if let Some(reg) = self.dram().get(r) {
+                            *cache = Some((r, reg.base, reg.base + reg.bytes.len() as u64));
+                        }
+                        return Ok((Buf::Dram(r), off));
+                    }
                 }
                 fault(
                     FaultKind::OutOfBounds,

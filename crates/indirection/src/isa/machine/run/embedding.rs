@@ -5,8 +5,9 @@
 //! Indices at or past the table are skipped (CONFIRMED). Rows are updated serially in `i` order,
 //! so duplicate indices accumulate; every row address is checked before the first update.
 
-use super::super::{Buf, FaultKind, IsaFault, IsaOptions, Machine, TensorRef, fault};
-use super::{Combine, read_uint_elements};
+use super::super::tensor::runs_contiguous;
+use super::super::{Buf, FaultKind, IsaFault, IsaOptions, Machine, Space, TensorRef, fault};
+use super::{Combine, read_uint_elements, reduce_slice};
 use bir_ir::Dtype;
 
 const OP: &str = "EMBEDDING_UPDATE";
@@ -95,7 +96,23 @@ impl Machine {
         let mut col = vec![0u8; row_bytes];
         let mut a = vec![0f32; m];
         let mut v = vec![0f32; m];
+        let contiguous = runs_contiguous(&doffs, m, esize);
         for (i, r, off) in rows {
+            // A contiguous data column and a fast dtype: straight between the two buffers.
+            if contiguous && let Some(&o) = doffs.get(i * m) {
+                let Machine { sbuf, psum, dram, .. } = &mut *self;
+                let src_mem: &[u8] = match e.data.start.space {
+                    Space::Sbuf => sbuf,
+                    Space::Psum => psum,
+                };
+                let src = src_mem.get(dp * dpb + o..dp * dpb + o + row_bytes);
+                let dst = dram.get_mut(r).and_then(|x| x.bytes.get_mut(off..off + row_bytes));
+                if let (Some(src), Some(dst)) = (src, dst)
+                    && reduce_slice(e.dtype, &numerics, e.op, dst, src)
+                {
+                    continue;
+                }
+            }
             {
                 let dpart = self.space(e.data.start.space).get(dp * dpb..(dp + 1) * dpb).unwrap_or(&[]);
                 let offs = doffs.get(i * m..(i + 1) * m).unwrap_or(&[]);

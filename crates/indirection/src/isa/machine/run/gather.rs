@@ -7,8 +7,9 @@
 //! index tensor sees the indices as they were. One dispatch per word on the element width, then
 //! a tight loop per channel.
 
+use super::super::tensor::runs_contiguous;
 use super::super::{FaultKind, IsaOptions, IsaProfile, Machine, TensorRef, fault};
-use super::{IsaFault, read_uint_elements};
+use super::{IsaFault, read_uint_elements, read_uint_run};
 
 const OP: &str = "GATHER";
 
@@ -72,10 +73,16 @@ impl Machine {
         // Every index first (X52).
         let mut idx = vec![0u32; g.channels * count];
         let src_mem = self.space(g.src.start.space);
+        let src_contig = runs_contiguous(&src_offs, count, g.index_bytes);
         for (c, out) in idx.chunks_exact_mut(count.max(1)).enumerate().take(g.channels) {
             let p = usize::from(g.src.start.partition) + c;
             let part = src_mem.get(p * sp..(p + 1) * sp).unwrap_or(&[]);
-            read_uint_elements(part, &src_offs, g.index_bytes, out);
+            match src_offs.first() {
+                Some(&o) if src_contig => {
+                    read_uint_run(part.get(o..o + count * g.index_bytes).unwrap_or(&[]), g.index_bytes, out)
+                }
+                _ => read_uint_elements(part, &src_offs, g.index_bytes, out),
+            }
         }
         let imm = if o.profile == IsaProfile::Nki { 0 } else { g.immediate };
         let imm8 = u64::from(imm).to_le_bytes();
@@ -86,11 +93,22 @@ impl Machine {
             super::super::Space::Psum => psum,
         };
         let w = Window { start: pb.start_index, mask: pb.mask, count: pb.count as u32 };
+        let dst_contig = runs_contiguous(&dst_offs, count, esize);
         for c in 0..g.channels {
             let p = usize::from(g.dst.start.partition) + c;
             let Some(part) = dst_mem.get_mut(p * dp..(p + 1) * dp) else { continue };
             let ids = idx.get(c * count..(c + 1) * count).unwrap_or(&[]);
             let table = pb.channel(c);
+            if let (true, Some(&o)) = (dst_contig, dst_offs.first()) {
+                let Some(run) = part.get_mut(o..o + count * esize) else { continue };
+                match esize {
+                    1 => run_contig::<1>(run, ids, table, w, g.skip_write, &imm8),
+                    2 => run_contig::<2>(run, ids, table, w, g.skip_write, &imm8),
+                    4 => run_contig::<4>(run, ids, table, w, g.skip_write, &imm8),
+                    _ => run_contig::<8>(run, ids, table, w, g.skip_write, &imm8),
+                }
+                continue;
+            }
             match esize {
                 1 => channel::<1>(part, &dst_offs, ids, table, w, g.skip_write, &imm8),
                 2 => channel::<2>(part, &dst_offs, ids, table, w, g.skip_write, &imm8),
@@ -119,6 +137,29 @@ impl Window {
     pub fn hit(self, index: u32) -> Option<usize> {
         let off = index & self.mask;
         ((index & !self.mask) == self.start && off < self.count).then_some(off as usize)
+    }
+}
+
+/// One channel into contiguous destination elements (`run` = `ids.len()` elements).
+#[inline(always)]
+fn run_contig<const ES: usize>(
+    run: &mut [u8],
+    ids: &[u32],
+    table: &[u8],
+    w: Window,
+    skip: bool,
+    imm: &[u8; 8],
+) {
+    let mut fill = [0u8; ES];
+    fill.copy_from_slice(&imm[..ES]);
+    let table = table.as_chunks::<ES>().0;
+    let out = run.as_chunks_mut::<ES>().0;
+    for (d, &i) in out.iter_mut().zip(ids) {
+        match w.hit(i).and_then(|e| table.get(e)) {
+            Some(v) => *d = *v,
+            None if skip => {}
+            None => *d = fill,
+        }
     }
 }
 
