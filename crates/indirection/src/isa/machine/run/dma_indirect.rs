@@ -164,10 +164,12 @@ impl Machine {
                 Some(i) => i128::from(i) * d.dst.elem_size as i128,
                 None => k as i128 * i128::from(d.dst.step_elem) * d.dst.elem_size as i128,
             };
-            let src =
-                self.resolve(d.src.start, s_delta, d.src.elem_size, "src_start_addr", k, &mut src_cache)?;
-            let dst =
-                self.resolve(d.dst.start, d_delta, d.dst.elem_size, "dst_start_addr", k, &mut dst_cache)?;
+            let Some(src) = self.locate(d.src.start, s_delta, d.src.elem_size, &mut src_cache) else {
+                return Err(self.leaves(d.src.start, s_delta, d.src.elem_size, "src_start_addr", k));
+            };
+            let Some(dst) = self.locate(d.dst.start, d_delta, d.dst.elem_size, &mut dst_cache) else {
+                return Err(self.leaves(d.dst.start, d_delta, d.dst.elem_size, "dst_start_addr", k));
+            };
             moves.push(Move { src, dst, k });
         }
         if d.scatter && !d.non_unique_dst_idx && o.dup == Dup::Fault {
@@ -259,43 +261,31 @@ impl Machine {
         Ok(bytes.chunks_exact(4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
     }
 
-    /// The buffer and offset of `len` bytes at `start + delta`; an `out-of-bounds` fault when
-    /// they leave memory (a DRAM access must lie inside one region; an on-chip one inside its
-    /// partition, X54).
-    #[inline]
-    fn resolve(
+    /// The buffer and offset of `len` bytes at `start + delta`, or `None` when they leave
+    /// memory (a DRAM access must lie inside one region; an on-chip one inside its partition,
+    /// X54). `cache` holds the DRAM region of the previous move (moves mostly stay in one).
+    #[inline(always)]
+    fn locate(
         &self,
         start: Target,
         delta: i128,
         len: usize,
-        field: &'static str,
-        k: usize,
         cache: &mut Option<(usize, u64, u64)>,
-    ) -> Result<(Buf, usize), IsaFault> {
+    ) -> Option<(Buf, usize)> {
         match start {
             Target::Dram(base) => {
-                let a = i128::from(base) + delta;
-                if let Ok(a) = u64::try_from(a) {
-                    // The region of the previous move first (moves mostly stay in one).
-                    if let Some((r, lo, hi)) = *cache
-                        && a >= lo
-                        && a.checked_add(len as u64).is_some_and(|e| e <= hi)
-                    {
-                        return Ok((Buf::Dram(r), (a - lo) as usize));
-                    }
-                    if let Some((r, off)) = self.find_dram(a, len) {
-                        if let Some(reg) = self.dram().get(r) {
-                            *cache = Some((r, reg.base, reg.base + reg.bytes.len() as u64));
-                        }
-                        return Ok((Buf::Dram(r), off));
-                    }
+                let a = u64::try_from(i128::from(base) + delta).ok()?;
+                let end = a.checked_add(len as u64)?;
+                if let Some((r, lo, hi)) = *cache
+                    && a >= lo
+                    && end <= hi
+                {
+                    return Some((Buf::Dram(r), (a - lo) as usize));
                 }
-                fault(
-                    FaultKind::OutOfBounds,
-                    OP,
-                    field,
-                    format!("move {k}: DRAM bytes {a:#x}..+{len} lie in no DRAM region"),
-                )
+                let (r, off) = self.find_dram(a, len)?;
+                let reg = self.dram().get(r)?;
+                *cache = Some((r, reg.base, reg.base + reg.bytes.len() as u64));
+                Some((Buf::Dram(r), off))
             }
             Target::OnChip(c) => {
                 let pb = self.partition_bytes(c.space);
@@ -308,21 +298,32 @@ impl Machine {
                         Space::Sbuf => Buf::Sbuf,
                         Space::Psum => Buf::Psum,
                     };
-                    return Ok((buf, usize::from(c.partition) * pb + off as usize));
+                    return Some((buf, usize::from(c.partition) * pb + off as usize));
                 }
-                fault(
-                    FaultKind::OutOfBounds,
-                    OP,
-                    field,
-                    format!(
-                        "move {k}: bytes {off}..{} of {} partition {} leave its {pb} bytes",
-                        off + len as i128,
-                        c.space.name(),
-                        c.partition
-                    ),
-                )
+                None
             }
         }
+    }
+
+    /// The `out-of-bounds` fault of a move whose bytes [`locate`](Self::locate) refused.
+    #[cold]
+    fn leaves(&self, start: Target, delta: i128, len: usize, field: &'static str, k: usize) -> IsaFault {
+        let message = match start {
+            Target::Dram(base) => {
+                format!("move {k}: DRAM bytes {:#x}..+{len} lie in no DRAM region", i128::from(base) + delta)
+            }
+            Target::OnChip(c) => {
+                let off = i128::from(c.offset) + delta;
+                format!(
+                    "move {k}: bytes {off}..{} of {} partition {} leave its {} bytes",
+                    off + len as i128,
+                    c.space.name(),
+                    c.partition,
+                    self.partition_bytes(c.space)
+                )
+            }
+        };
+        IsaFault::new(FaultKind::OutOfBounds, OP, field, message)
     }
 
     /// Plain copies, in order: one `copy_from_slice` per move between two buffers, a

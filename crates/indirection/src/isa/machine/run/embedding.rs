@@ -5,7 +5,6 @@
 //! Indices at or past the table are skipped (CONFIRMED). Rows are updated serially in `i` order,
 //! so duplicate indices accumulate; every row address is checked before the first update.
 
-use super::super::tensor::runs_contiguous;
 use super::super::{Buf, FaultKind, IsaFault, IsaOptions, Machine, Space, TensorRef, fault};
 use super::{Combine, read_uint_elements, reduce_slice};
 use bir_ir::Dtype;
@@ -60,9 +59,19 @@ impl Machine {
         let ipb = self.partition_bytes(e.index.start.space);
         e.index.offsets(OP, 4, 1, ipb, &mut ioffs)?;
         ioffs.truncate(seq);
-        let mut doffs = Vec::new();
         let dpb = self.partition_bytes(e.data.start.space);
-        e.data.offsets(OP, esize, 1, dpb, &mut doffs)?;
+        // Columns of consecutive elements (step 1 along j, the data tensor's X) need no offset
+        // list: column i starts at `offset + esize · step[1] · i` (in bounds by the span check).
+        let contiguous = e.data.step[0] == 1 && e.data.num[0] as usize == m;
+        let mut doffs = Vec::new();
+        if contiguous {
+            e.data.check(OP, esize, 1, dpb)?;
+        } else {
+            e.data.offsets(OP, esize, 1, dpb, &mut doffs)?;
+        }
+        let col_start = |i: usize| {
+            e.data.start.offset as usize + (esize as i64 * i64::from(e.data.step[1]) * i as i64) as usize
+        };
         let ip = usize::from(e.index.start.partition);
         let ipart = self.space(e.index.start.space).get(ip * ipb..(ip + 1) * ipb).unwrap_or(&[]);
         let mut idx = vec![0u32; seq];
@@ -96,10 +105,10 @@ impl Machine {
         let mut col = vec![0u8; row_bytes];
         let mut a = vec![0f32; m];
         let mut v = vec![0f32; m];
-        let contiguous = runs_contiguous(&doffs, m, esize);
         for (i, r, off) in rows {
             // A contiguous data column and a fast dtype: straight between the two buffers.
-            if contiguous && let Some(&o) = doffs.get(i * m) {
+            if contiguous {
+                let o = col_start(i);
                 let Machine { sbuf, psum, dram, .. } = &mut *self;
                 let src_mem: &[u8] = match e.data.start.space {
                     Space::Sbuf => sbuf,
@@ -115,10 +124,17 @@ impl Machine {
             }
             {
                 let dpart = self.space(e.data.start.space).get(dp * dpb..(dp + 1) * dpb).unwrap_or(&[]);
-                let offs = doffs.get(i * m..(i + 1) * m).unwrap_or(&[]);
-                for (c, &o) in col.chunks_exact_mut(esize.max(1)).zip(offs) {
-                    if let Some(s) = dpart.get(o..o + esize) {
-                        c.copy_from_slice(s);
+                if contiguous {
+                    let o = col_start(i);
+                    if let Some(s) = dpart.get(o..o + row_bytes) {
+                        col.copy_from_slice(s);
+                    }
+                } else {
+                    let offs = doffs.get(i * m..(i + 1) * m).unwrap_or(&[]);
+                    for (c, &o) in col.chunks_exact_mut(esize.max(1)).zip(offs) {
+                        if let Some(s) = dpart.get(o..o + esize) {
+                            c.copy_from_slice(s);
+                        }
                     }
                 }
             }
