@@ -212,6 +212,22 @@ impl Machine {
                 let mut s = vec![0u8; ss];
                 let mut sf = vec![0f32; values];
                 let mut df = vec![0f32; values];
+                // Every move between the same two buffers: borrow them once.
+                if let Some(first) = moves.first()
+                    && same
+                    && matches!(d.dst.dtype, Dtype::Float32 | Dtype::Bfloat16)
+                    && moves.iter().all(|m| m.src.0 == first.src.0 && m.dst.0 == first.dst.0)
+                    && let Some((src, dst)) = self.two_bufs(first.src.0, first.dst.0)
+                {
+                    for m in &moves {
+                        if let (Some(sv), Some(dv)) =
+                            (src.get(m.src.1..m.src.1 + ss), dst.get_mut(m.dst.1..m.dst.1 + ds))
+                        {
+                            reduce_slice(d.dst.dtype, &numerics, c, dv, sv);
+                        }
+                    }
+                    return Ok(());
+                }
                 for m in &moves {
                     // Between two buffers and one fast dtype: straight on the bytes.
                     if same
