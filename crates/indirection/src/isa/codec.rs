@@ -20,6 +20,7 @@ struct Bytes<'a>(&'a [u8; 64]);
 
 impl Bytes<'_> {
     /// `K` bytes at `at` (zeros past the end, which no call site reaches).
+    #[inline]
     fn array<const K: usize>(&self, at: usize) -> [u8; K] {
         let mut out = [0; K];
         if let Some(s) = self.0.get(at..at.saturating_add(K)) {
@@ -27,21 +28,27 @@ impl Bytes<'_> {
         }
         out
     }
+    #[inline]
     fn u8(&self, at: usize) -> u8 {
         self.0.get(at).copied().unwrap_or(0)
     }
+    #[inline]
     fn u16(&self, at: usize) -> u16 {
         u16::from_le_bytes(self.array(at))
     }
+    #[inline]
     fn i16(&self, at: usize) -> i16 {
         i16::from_le_bytes(self.array(at))
     }
+    #[inline]
     fn u32(&self, at: usize) -> u32 {
         u32::from_le_bytes(self.array(at))
     }
+    #[inline]
     fn i32(&self, at: usize) -> i32 {
         i32::from_le_bytes(self.array(at))
     }
+    #[inline]
     fn u64(&self, at: usize) -> u64 {
         u64::from_le_bytes(self.array(at))
     }
@@ -88,10 +95,12 @@ fn bad(field: &'static str, value: impl Into<u32>, expected: &'static str) -> Is
     IsaError::BadEnum { field, value: value.into(), expected }
 }
 
+#[inline]
 fn header(b: &Bytes<'_>) -> Header {
     Header { opcode: b.u8(0), inst_flags: b.u8(1), unnamed_2: b.array(2) }
 }
 
+#[inline]
 fn expect_opcode(b: &Bytes<'_>, ok: &[Opcode], name: &'static str) -> Result<(), IsaError> {
     let found = b.u8(0);
     if ok.iter().any(|o| o.byte() == found) {
@@ -104,6 +113,7 @@ fn expect_opcode(b: &Bytes<'_>, ok: &[Opcode], name: &'static str) -> Result<(),
 impl Addr4 {
     /// Decodes the u32 form (contract X3): marker bits 29..31, partition 22..28, space 21,
     /// offset 0..20. `field` names the marker in an error.
+    #[inline]
     pub fn from_bits(bits: u32, field: &'static str) -> Result<Addr4, IsaError> {
         let m = ((bits >> 24) & 0xE0) as u8;
         let marker = Addr4Marker::from_byte(m)
@@ -129,6 +139,7 @@ impl Addr8 {
     /// Decodes the u64 form (contract X4): marker = top byte & 0xFC (base in bits 61..63,
     /// OFFSET_REG 0x08, OFFSET_WIDE 0x04; 0x10 is no flag), bits 56..57 raw, low 56 bits the
     /// address. `field` names the marker in an error.
+    #[inline]
     pub fn from_bits(bits: u64, field: &'static str) -> Result<Addr8, IsaError> {
         let top = (bits >> 56) as u8;
         let marker = match Addr8Marker::from_byte(top & 0xE0) {
@@ -156,6 +167,7 @@ impl Addr8 {
     }
 }
 
+#[inline]
 fn tensor<const N: usize>(b: &Bytes<'_>, at: usize, marker: &'static str) -> Result<TensorNd<N>, IsaError> {
     let start_addr = Addr4::from_bits(b.u32(at), marker)?;
     let mut step_elem = [0; N];
@@ -181,6 +193,7 @@ fn put_tensor<const N: usize>(o: &mut Out, at: usize, t: &TensorNd<N>) {
 
 /// MEM_PATTERN4D at `at`: the indirect form when its first ADDR4's marker is INDIRECT_IMM or
 /// INDIRECT_REG (X8), else TENSOR4D. `fields` = (first marker, data_addr marker).
+#[inline]
 fn mem_pattern(
     b: &Bytes<'_>,
     at: usize,
@@ -211,12 +224,14 @@ fn put_mem_pattern(o: &mut Out, at: usize, m: &MemPattern4D) {
     }
 }
 
+#[inline]
 fn dtype(b: &Bytes<'_>, at: usize) -> IsaDtype {
     IsaDtype(b.u8(at))
 }
 
 impl DmaIndirectFlags {
     /// Decodes the byte (seed 004 §3c, LSB first); indirect_mode 3 is an error.
+    #[inline]
     pub fn from_byte(v: u8) -> Result<DmaIndirectFlags, IsaError> {
         let indirect_mode = IndirectMode::from_byte(v & 0x3).ok_or_else(|| {
             bad("flags.indirect_mode", v & 0x3, "0 SRC_INDIRECTION, 1 DST_INDIRECTION, 2 SRC_DST_INDIRECTION")
@@ -278,6 +293,7 @@ impl DmaConfigs {
 
 impl S4d4Gt {
     /// Decodes a GATHER word (contract §1 "S4D4_GT").
+    #[inline]
     pub fn decode(w: &[u8; 64]) -> Result<S4d4Gt, IsaError> {
         let b = Bytes(w);
         expect_opcode(&b, &[Opcode::Gather], "S4D4_GT (GATHER 0x68)")?;
@@ -320,6 +336,7 @@ impl S4d4Gt {
 
 impl S4d4Ic {
     /// Decodes an INDIRECT_COPY word (contract §1 "S4D4_IC").
+    #[inline]
     pub fn decode(w: &[u8; 64]) -> Result<S4d4Ic, IsaError> {
         let b = Bytes(w);
         expect_opcode(&b, &[Opcode::IndirectCopy], "S4D4_IC (INDIRECT_COPY 0xe7)")?;
@@ -362,6 +379,7 @@ impl S4d4Ic {
 
 impl DmaIndirect1d {
     /// Decodes a DMA_INDIRECT word (contract §1 "DMA_INDIRECT1D"; offsets re-facts §8).
+    #[inline]
     pub fn decode(w: &[u8; 64]) -> Result<DmaIndirect1d, IsaError> {
         let b = Bytes(w);
         expect_opcode(&b, &[Opcode::DmaIndirect], "DMA_INDIRECT1D (DMA_INDIRECT 0xbb)")?;
@@ -426,6 +444,7 @@ impl DmaIndirect1d {
 
 impl PseudoEmbeddingUpdate {
     /// Decodes an EMBEDDING_UPDATE word, opcode 0xca or the raw 0x79 (contract §1).
+    #[inline]
     pub fn decode(w: &[u8; 64]) -> Result<PseudoEmbeddingUpdate, IsaError> {
         let b = Bytes(w);
         expect_opcode(
@@ -477,6 +496,7 @@ impl PseudoEmbeddingUpdate {
 
 impl PoolBufferLoad {
     /// Decodes a POOL_BUFFER_LOAD word (birsim's form, X11).
+    #[inline]
     pub fn decode(w: &[u8; 64]) -> Result<PoolBufferLoad, IsaError> {
         let b = Bytes(w);
         expect_opcode(&b, &[Opcode::PoolBufferLoad], "POOL_BUFFER_LOAD (0x67)")?;

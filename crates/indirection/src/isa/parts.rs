@@ -141,6 +141,12 @@ impl Addr4Marker {
         matches!(self, Addr4Marker::IndirectImm | Addr4Marker::IndirectReg)
     }
 
+    /// True for every marker that reads a register, for the address or the shape (all but IMM
+    /// and INDIRECT_IMM).
+    pub const fn uses_register(self) -> bool {
+        !matches!(self, Addr4Marker::Imm | Addr4Marker::IndirectImm)
+    }
+
     /// True when bit 7 (ADDR_REG) is set: the address comes from a register (ADDR_REG,
     /// INDIRECT_REG, ADDR_REG|SHAPE_REG), so the offset bits are not an address.
     pub const fn address_from_register(self) -> bool {

@@ -152,10 +152,13 @@ struct V<'a> {
 }
 
 impl V<'_> {
+    #[cold]
+    #[inline(never)]
     fn push(&mut self, field: &'static str, rule: &'static str, message: String) {
         self.out.push(Violation { field, rule, message });
     }
 
+    #[inline]
     fn opcode(&mut self, found: u8, ok: &[Opcode]) {
         if !ok.iter().any(|o| o.byte() == found) {
             let names: Vec<String> = ok.iter().map(|o| format!("0x{:02x} {}", o.byte(), o.name())).collect();
@@ -163,12 +166,14 @@ impl V<'_> {
         }
     }
 
+    #[inline]
     fn dtype(&mut self, field: &'static str, d: IsaDtype) {
         if !d.is_known() {
             self.push(field, rule::DTYPE_KNOWN, format!("{d} is not a valid ISA dtype"));
         }
     }
 
+    #[inline]
     /// Field widths and offset range of one ADDR4 (not for a marker whose address comes from a
     /// register: its bits are not an address, X38).
     fn addr4(&mut self, p: &A4, a: &Addr4) {
@@ -182,6 +187,7 @@ impl V<'_> {
         }
     }
 
+    #[inline]
     fn offset(&mut self, field: &'static str, space: Space, offset: u32) {
         let bytes = match space {
             Space::Sbuf => self.g.sbuf_partition_bytes(),
@@ -196,6 +202,7 @@ impl V<'_> {
         }
     }
 
+    #[inline]
     /// `partition + channels ≤ 128`.
     fn partitions(&mut self, field: &'static str, partition: u8, channels: u32) {
         if u32::from(partition) + channels > PARTITIONS {
@@ -210,6 +217,7 @@ impl V<'_> {
         }
     }
 
+    #[inline]
     fn tensor<const N: usize>(&mut self, p: &T, t: &TensorNd<N>) {
         self.addr4(&p.addr, &t.start_addr);
         for (d, &n) in t.num_elem.iter().enumerate() {
@@ -223,6 +231,7 @@ impl V<'_> {
         }
     }
 
+    #[inline]
     /// Reserved bits and, for a non-register address, the target (X5, X31) and its offset.
     fn addr8(&mut self, p: &A8, a: &Addr8) {
         if a.reserved != 0 {
@@ -241,18 +250,21 @@ impl V<'_> {
         }
     }
 
+    #[inline]
     fn index_count(&mut self, field: &'static str, n: u64, what: &str) {
         if n > MAX_INDICES {
             self.push(field, rule::INDEX_COUNT, format!("{n} {what}; at most {MAX_INDICES}"));
         }
     }
 
+    #[inline]
     fn channels(&mut self, n: u8) {
         if !(1..=128).contains(&n) {
             self.push("num_active_channels", rule::CHANNELS, format!("{n}; expected 1..=128"));
         }
     }
 
+    #[inline]
     /// elem_size > 0, a multiple of the dtype's size.
     fn elem_size(&mut self, field: &'static str, size: u16, d: IsaDtype) {
         match d.size() {
@@ -268,6 +280,7 @@ impl V<'_> {
         }
     }
 
+    #[inline]
     /// X14: compute_op ≠ NONE needs float dtypes.
     fn compute_float(&mut self, op: DgeComputeOp, fields: [(&'static str, IsaDtype); 2]) {
         if op != DgeComputeOp::None {
@@ -544,6 +557,7 @@ impl Validate for S4d4Ic {
     }
 }
 
+#[inline]
 fn start_partition(v: &mut V<'_>, field: &'static str, p: u8) {
     if !p.is_multiple_of(32) {
         v.push(field, rule::IC_START_PARTITION, format!("{p}; expected 0, 32, 64 or 96"));
@@ -654,6 +668,7 @@ impl Validate for DmaIndirect1d {
     }
 }
 
+#[inline]
 /// `src_elem_size / size(in) == dst_elem_size / size(out)` when both are whole.
 fn elem_values(v: &mut V<'_>, (ss, sd): (u16, IsaDtype), (ds, dd): (u16, IsaDtype)) {
     if let (Some(a), Some(b)) = (sd.size(), dd.size()) {
@@ -668,6 +683,7 @@ fn elem_values(v: &mut V<'_>, (ss, sd): (u16, IsaDtype), (ds, dd): (u16, IsaDtyp
     }
 }
 
+#[inline]
 /// BOUND_CHECK_REG is valid all-zero or enabled (re-facts §8); bc_reg must fit 6 bits.
 fn bound_reg(v: &mut V<'_>, field: &'static str, r: &BoundCheckReg) {
     if r.bc_reg > 0x3F {
