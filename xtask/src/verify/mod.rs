@@ -3,7 +3,8 @@
 //! **Corpus layout.** `conformance/<suite>/…/<case>.expect`, where a suite is a crate name
 //! (`bir-ir`, `access-pattern`, …) or `programs/<name>`. A case is one `.expect` file of
 //! directives (see `case.rs`); the files it names sit beside it, by default `<case>.json`.
-//! The case id is its path under `conformance/` without `.expect`.
+//! The case id is its path under `conformance/` without `.expect`. The `isa` suite uses case
+//! folders instead: `conformance/isa/<case>/expect` (id `isa/<case>`; see `isa.rs`).
 //!
 //! **Ledger.** `conformance/known-failures.txt` lists case ids (one per line, `#` comments)
 //! that are known to fail. A listed failure counts as `known`; a listed case that passes is
