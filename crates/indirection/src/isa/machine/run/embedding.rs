@@ -79,12 +79,28 @@ impl Machine {
         // Every row checked first.
         let row_bytes = m * esize;
         let mut rows = Vec::with_capacity(seq);
+        let mut cache: Option<(usize, u64, u64)> = None;
         for (i, &x) in idx.iter().enumerate() {
             if x >= e.num_entries {
                 continue;
             }
             let addr = u64::from(x).checked_mul(e.stride).and_then(|d| d.checked_add(e.table_base));
-            match addr.and_then(|a| self.find_dram(a, row_bytes)) {
+            // The previous row's region first (a table is one region).
+            let cached = match (addr, cache) {
+                (Some(a), Some((r, lo, hi)))
+                    if a >= lo && a.checked_add(row_bytes as u64).is_some_and(|z| z <= hi) =>
+                {
+                    Some((r, (a - lo) as usize))
+                }
+                _ => None,
+            };
+            let found = cached.or_else(|| {
+                let (r, off) = self.find_dram(addr?, row_bytes)?;
+                let reg = self.dram().get(r)?;
+                cache = Some((r, reg.base, reg.base + reg.bytes.len() as u64));
+                Some((r, off))
+            });
+            match found {
                 Some((r, off)) => rows.push((i, r, off)),
                 None => {
                     return fault(
