@@ -83,7 +83,7 @@ fn decode_prints_json_that_encode_turns_back_into_the_same_bytes() {
     );
     assert_eq!(v[0]["in_dtype"], "UINT32");
     assert_eq!(v[1]["opcode"], "DMA_INDIRECT");
-    assert_eq!(v[1]["src_start_addr"]["address"], "0x1000");
+    assert_eq!(v[1]["src_start_addr"], serde_json::json!({"marker": "IMM", "address": "0x1000"}));
     assert_eq!(v[1]["flags"]["indirect_mode"], "SRC_INDIRECTION");
 
     let json = d.join("w.json");

@@ -3,7 +3,7 @@
 //!
 //! A word is an object `{"opcode": "GATHER", …}` whose other keys are the struct's field names
 //! (the header's names). ADDR4 is `{"marker", "partition", "space", "offset"}`, ADDR8
-//! `{"marker", "reserved", "address": "0x…"}` (marker `IMM`, `SHAPE_REG`, … with `|OFFSET_REG`
+//! `{"marker", "address": "0x…"}` (plus `"reserved"` when bits 56..57 are not 0) (marker `IMM`, `SHAPE_REG`, … with `|OFFSET_REG`
 //! / `|OFFSET_WIDE` appended), enums by their header names, an ISA dtype by name (or `"0xNN"` for
 //! a code the header does not name), MEM_PATTERN4D with `"form": "tensor" | "indirect"`, raw
 //! bytes as hex strings. Unknown and missing keys are errors (serde_json locates them).
@@ -155,8 +155,15 @@ impl<'de> Deserialize<'de> for Addr4 {
 #[serde(deny_unknown_fields)]
 struct Addr8Json {
     marker: String,
+    /// Bits 56..57: written only when non-zero, 0 when absent (the contract's ADDR8 object is
+    /// `{"marker", "address"}`).
+    #[serde(default, skip_serializing_if = "is_zero")]
     reserved: u8,
     address: String,
+}
+
+fn is_zero(v: &u8) -> bool {
+    *v == 0
 }
 
 impl Serialize for Addr8 {
