@@ -11,6 +11,7 @@ pub mod alloc;
 pub mod exec;
 mod fault;
 pub mod io;
+pub mod isa_state;
 pub mod memory;
 pub mod npy;
 
