@@ -972,7 +972,7 @@ def make_ic_cases():
     cfgs = [(1, 16, 96, 32, 0), (2, 32, 64, 0, 96), (4, 128, 0, 0, 0), (8, 16, 32, 64, 96), (16, 32, 0, 96, 32),
             (32, 128, 0, 0, 0)]
     for E_, ch, pi, pd, pt in cfgs:
-        n_ = min(24, 256 // E_)
+        n_ = min(24, 128 // E_)
         rows_ = 12 if E_ <= 8 else 6
         r = np.random.default_rng(E_)
         lists = [[int(x) for x in r.integers(0, rows_ + 2, n_)] for _ in range(ch // 16)]
@@ -1221,6 +1221,47 @@ def make_emb_cases():
     emb_case("emb_fault_row_past_region", [1, 2, 20], entries=24, region_rows=16, seed=25)
 
 
+# ----- several random index sets, one word each (the VAL "fuzz" cases for DMA / EMBEDDING) ------
+def make_multi_cases():
+    nw, n, rows, L = 8, 24, 24, 4
+    es = 4 * L
+    r = np.random.default_rng(0x5EED)
+    sets = [[int(x) for x in r.integers(0, rows + rows // 4 + 1, n)] for _ in range(nw)]
+    regs = [0] * 64
+    regs[5] = regs[6] = rows
+    # gather, soft skip: word w gathers into its own block of dst rows
+    sb = img(r, nw * 4 * n)
+    for w_, lst in enumerate(sets):
+        put(sb, 0, 4 * n * w_, np.array(lst, "<u4").tobytes())
+    srcb = np.frombuffer(vals(r, "float32", (rows + 8) * L), np.uint8).copy()
+    dstb = np.frombuffer(vals(r, "float32", nw * n * L), np.uint8).copy()
+    words = [DmaIndirect(0, SRC_BASE, 1, n, es, DST_BASE + w_ * n * es, 1, n, es, 4 * n * w_, 0, "float32",
+                         "float32", bound_reg(1, 5), 0) for w_ in range(nw)]
+    add(Case("dma_g_rand8_words", sbuf=sb, dram=[("src", SRC_BASE, srcb), ("dst", DST_BASE, dstb)], regs=regs,
+             words=words, check=("dst",), choices=["X1", "X3", "X4", "X5", "X21"]))
+    # scatter-add: all words accumulate into one table (duplicates allowed)
+    srcb = np.frombuffer(vals(r, "float32", nw * n * L), np.uint8).copy()
+    dstb = np.frombuffer(vals(r, "float32", rows * L), np.uint8).copy()
+    words = [DmaIndirect(1, SRC_BASE + w_ * n * es, 1, n, es, DST_BASE, 1, n, es, 0, 4 * n * w_, "float32",
+                         "float32", 0, bound_reg(1, 6), "ADD", 0, 1) for w_ in range(nw)]
+    add(Case("dma_s_rand8_words_add", sbuf=sb.copy(), dram=[("src", SRC_BASE, srcb), ("dst", DST_BASE, dstb)],
+             regs=regs, words=words, check=("dst",), choices=["X1", "X3", "X4", "X5", "X21"]))
+    # EMBEDDING ADD, 8 words: word w's indices in partition 16 + w, its data in partition 1 + w
+    E, dt, entries = 4, "bfloat16", 24
+    e = esz(dt)
+    stride = E * e + 4
+    sb = img(r, n * E * e)
+    words = []
+    for w_, lst in enumerate(sets):
+        put(sb, 16 + w_, 0, np.array(lst, "<u4").tobytes())
+        put(sb, 1 + w_, 0, vals(r, dt, n * E))
+        words.append(Embedding(dt, "ADD", T(SBUF, 16 + w_, 0, [1], [n]), T(SBUF, 1 + w_, 0, [1, E], [E, n]),
+                               T(SBUF, 40, 0, [1], [1]), EMB_BASE, E, stride, n, entries))
+    table = np.frombuffer(b"".join(vals(r, dt, E) + bytes(4) for _ in range(entries)), np.uint8).copy()
+    add(Case("emb_rand8_words_add", sbuf=sb, dram=[("table", EMB_BASE, table)], words=words, check=("table",),
+             choices=BASE_CHOICES + ["X6", "X7", "X9", "X10", "X23"]))
+
+
 # ----- invalid / decode-error words ---------------------------------------------------------------
 def make_bad_cases():
     sets = val_sets(32, 24, np.random.default_rng(1), 0xFFFF)
@@ -1369,6 +1410,22 @@ def hand_checks():
     m.sbuf[0, 0:8] = np.frombuffer(np.array([1, 1], "<u4").tobytes(), np.uint8)
     run_dma(m, DmaIndirect(1, 0x1000, 1, 2, 8, 0x2000, 1, 2, 8, 0, 0, "float32", "float32", 0, 0, "ADD", 0, 1))
     assert np.frombuffer(m.dram[1][2].tobytes(), "<f4").tolist() == [1, 1, 2.75, 2.75]
+    # 7. EMBEDDING ADD by hand: rows [1,2] [3,4] (stride 12: 4 pad bytes), indices [1, 5, 1], entries 2
+    m = Machine("v2", dict(DEFAULT_OPT))
+    tab = np.array([1, 2, 0, 3, 4, 0], "<f4").tobytes()
+    m.dram = [["t", 0x100000, np.frombuffer(tab, np.uint8).copy()]]
+    m.sbuf[0, 0:12] = np.frombuffer(np.array([1, 5, 1], "<u4").tobytes(), np.uint8)
+    m.sbuf[1, 0:24] = np.frombuffer(np.array([0.5, 0.5, 9, 9, 0.25, 1], "<f4").tobytes(), np.uint8)
+    run_emb(m, Embedding("float32", "ADD", T(SBUF, 0, 0, [1], [3]), T(SBUF, 1, 0, [1, 2], [2, 3]),
+                         T(SBUF, 2, 0, [1], [1]), 0x100000, 2, 12, 3, 2))
+    assert np.frombuffer(m.dram[0][2].tobytes(), "<f4").tolist() == [1, 2, 0, 3.75, 5.5, 0]
+    # 8. bf16 accumulation rounds after every add: 1 + 2^-8 + 2^-8 = 1 in bf16 steps (not 1 + 2^-7)
+    one = narrow(np.array([1.0], np.float32), "bfloat16")
+    step = narrow(np.array([2.0**-8], np.float32), "bfloat16")
+    acc = widen(one, "bfloat16")
+    for _ in range(2):
+        acc = widen(narrow(reduce_vals(acc, widen(step, "bfloat16"), "ADD"), "bfloat16"), "bfloat16")
+    assert acc.tolist() == [1.0]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1476,6 +1533,7 @@ def main() -> int:
     make_ic_cases()
     make_dma_cases()
     make_emb_cases()
+    make_multi_cases()
     make_bad_cases()
     total = 0
     results = {}
