@@ -357,6 +357,8 @@ class Machine:
         self.dram: list = []  # [name, base, np.uint8 array]
         self.regs = [0] * 64
         self.pool: Pool | None = None
+        self.given: dict | None = None  # widths of the state images (X15 tracking)
+        self.read_fresh = False
 
     def mem(self, space: int) -> np.ndarray:
         return self.sbuf if space == SBUF else self.psum
@@ -368,6 +370,8 @@ class Machine:
 
     def rd(self, space, part, off, n, what) -> bytes:
         self.chk(space, part, off, n, what)
+        if self.given is not None and off + n > self.given[space]:
+            self.read_fresh = True  # depends on X15 (bytes the state file does not give read as 0)
         return self.mem(space)[part, off : off + n].tobytes()
 
     def wr(self, space, part, off, data: bytes, what) -> None:
@@ -558,6 +562,8 @@ def tensor_viol(t: T, gen: str, name: str, esize_: int) -> list:
     size = SBUF_BYTES[gen] if t.space == SBUF else PSUM_BYTES
     if t.off >= size:
         v.append(f"{name}.start")
+    if t.marker in (0x60, 0xE0):
+        v.append(f"{name}.start marker (decode error)")
     return v
 
 
@@ -573,12 +579,18 @@ def violations(w, gen: str) -> list:
             v.append("dst.num_elem")
         if w.src.nelem() > 4096:
             v.append("src.num_elem")
+        if w.free not in (0, 1):
+            v.append("free_pool_buffer")
         if gen == "v5" and (w.src.space == PSUM or w.dst.space == PSUM):
             v.append("psum-on-v5")
         if gen == "v5" and (w.inst_flags & 1):
             for p in (w.src.part, w.dst.part):
                 if p // 32 != (p + w.ch - 1) // 32:
                     v.append("tile")
+    elif isinstance(w, PoolLoad):
+        v += tensor_viol(w.src, gen, "src", 1)
+        if w.src.nelem() > 512 or not 1 <= w.ch <= 128 or w.src.part + w.ch > 128:
+            v.append("src.num_elem / num_active_channels")
     elif isinstance(w, IndirectCopy):
         v += tensor_viol(w.dst, gen, "dst", 1)
         if w.idx_marker not in (M_INDIRECT_IMM, 0xA0):
@@ -816,6 +828,14 @@ def make_gather_cases():
                 seed=si * 10 + miss,
                 choices=extra,
             )
+    # nki profile with SKIP_WRITE: the same as the device profile
+    gather_case("gt_mixoob_nki_skip", gather_idx_matrix(sets["mixoob"], 64), profile="nki", miss=1, ch=64,
+                src_part=32, dst_part=64, pb_part=32, seed=41)
+    # the Pool_Buffer loaded from a strided SBUF pattern (TENSOR order, X fastest), checked as pool.npy
+    c = gather_case("gt_pool_strided_load", gather_idx_matrix(sets["rand"], 128), W=16, count=16, mask=15,
+                    dt="float32", seed=42, choices=["X17"])
+    c.words[0].src = T(SBUF, 0, 0, [4, 1, 1, 1], [4, 4, 1, 1])  # element (i0, i1) at 4*i0 + i1
+    c.check = ("psum", "pool")
     # index widths
     for idx_dt, big in (("uint8", 0xFF), ("uint16", 0xFFFF), ("uint32", 0xFFFFFFFF)):
         lst = [1, 5, W - 1, W, big, 0, 17, 64] * 5
@@ -928,7 +948,8 @@ def ic_case(
     w = IndirectCopy(p_idx, 0, p_data, data_off, n * E, dt, ch, E, sbs, dst)
     c = Case(name, gen, sbuf=sb, words=[w], check=("sbuf",))
     c.options.update(profile=profile, ic_oob=ic_oob)
-    c.choices = BASE_CHOICES + ["X6", "X8", "X19"] + ([] if profile == "nki" else ["X18"]) + list(choices)
+    # X18 (device: an index counts rows) is tagged CONFIRMED-seed in the contract: not a choice line
+    c.choices = BASE_CHOICES + ["X6", "X8", "X19"] + list(choices)
     if gen == "v5":
         c.choices.append("X12")
     return add(c)
@@ -1054,7 +1075,7 @@ def dma_case(
     w = DmaIndirect(mode, SRC_BASE, 1, n, ies, DST_BASE, 1, n, oes, 0, 4 * n if mode == 2 else 0, in_dt, out_dt,
                     sbr, dbr, op, is_err, nonuniq)
     c = Case(name, gen, sbuf=sb, dram=[("src", SRC_BASE, srcb), ("dst", DST_BASE, dstb)], regs=regs, words=[w],
-             check=("dst",))
+             check=("src", "dst"))
     c.options.update(bound_rule=bound_rule, dup=dup)
     c.choices = ["X1", "X3", "X4", "X5", "X21"] + list(choices)
     return add(c)
@@ -1351,6 +1372,37 @@ def make_bad_cases():
     c.words[1].miss = 2
     c = bad(dma_case("bad_dma_compute5", mode=1, didx=[1, 2, 3], seed=9))
     c.words[0] = RawWord(c.words[0].pack()[:60] + bytes([5]) + c.words[0].pack()[61:])
+    # more rejects: index counts > 4096, a free_pool_buffer of 2, a 513-element Pool_Buffer load,
+    # an ADDR4 marker 0x60 (decode error), an SBUF offset past the v2 partition (192 KiB)
+    c = bad(gather_case("bad_gt_count_4097", lst, seed=13))
+    c.words[1].src.counts = [4097, 1, 1, 1]
+    c.words[1].src.steps = [1, 1, 1, 1]
+    c.words[1].dst.counts = [4097, 1, 1, 1]
+    c = bad(gather_case("bad_gt_free2", lst, seed=14))
+    c.words[1].free = 2
+    c = bad(gather_case("bad_pbl_513", lst, seed=15), "invalid", "X11")
+    c.words[0].src.counts = [513, 1, 1, 1]
+    c = bad(gather_case("bad_gt_marker_0x60", lst, seed=16))
+    c.words[1].dst.marker = 0x60
+    c = bad(gather_case("bad_gt_offset_v2", lst, space=SBUF, seed=17))
+    c.words[1].dst.off = 192 * 1024
+    # v3 (224 KiB): a start offset that is valid on v3 but whose elements leave the partition
+    c = gather_case("bad_gt_v3_elements_leave", lst, gen="v3", space=SBUF, seed=18)
+    c.words[1].dst.off = 224 * 1024 - 8
+    # IC with the INDIRECT_REG marker: indirect form, but a register address -> not-implemented
+    c = bad(ic_case("bad_ic_indirect_reg", base, ch=16, E=2, rows=8, seed=8), "not-implemented")
+    c.words[0].idx_marker = 0xA0
+    # DMA: a register-marked ADDR8 (not-implemented) and priority_class 5 (invalid)
+    c = bad(dma_case("bad_dma_addr8_reg", mode=0, sidx=[1, 2, 3], seed=9), "not-implemented")
+    c.words[0].src = (0x80 << 56) | SRC_BASE
+    c = bad(dma_case("bad_dma_priority5", mode=0, sidx=[1, 2, 3], seed=9))
+    raw = bytearray(c.words[0].pack())
+    raw[61] = 5
+    c.words[0] = RawWord(bytes(raw))
+    c = bad(emb_case("bad_emb_seq_4097", [1, 2], seed=10))
+    c.words[0].seq = 4097
+    c.words[0].idx.counts = [4097]
+    c.words[0].data.counts = [4, 4097]
     # a valid first word followed by an invalid one: the run faults, nothing is written
     c = bad(gather_case("bad_second_word", lst, seed=12))
     g = copy.deepcopy(c.words[1])
@@ -1446,6 +1498,7 @@ def machine_from(c: Case) -> Machine:
         m.regs = list(c.regs)
     if c.pool is not None:
         m.pool = copy.deepcopy(c.pool)
+    m.given = {SBUF: 0 if c.sbuf is None else c.sbuf.shape[1], PSUM: 0 if c.psum is None else c.psum.shape[1]}
     return m
 
 
@@ -1503,11 +1556,15 @@ def write_case(c: Case) -> int:
                     width = (c.sbuf if what == "sbuf" else c.psum).shape[1]
                     assert not full[:, width:].any(), (c.name, "write past the image prefix")
                     save_npy(ex / f"{what}.npy", full[:, :width])
+                elif what == "pool":
+                    save_npy(ex / "pool.npy", m.pool.data)
                 else:
                     arr = next(r[2] for r in m.dram if r[0] == what)
                     save_npy(ex / f"{what}.npy", arr)
             if hasattr(c, "hand"):
                 hand_case_check(c, m)
+        if m.read_fresh:
+            c.choices.append("X15")
     lines = [f"choice: {x}" for x in dict.fromkeys(c.choices)] + [result]
     (d / "expect").write_text("\n".join(lines) + "\n")
     return sum(f.stat().st_size for f in d.rglob("*") if f.is_file())
