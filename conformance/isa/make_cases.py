@@ -828,6 +828,8 @@ def make_gather_cases():
                 seed=si * 10 + miss,
                 choices=extra,
             )
+    # index tensor and dst in SBUF on v2
+    gather_case("gt_sbuf_v2", gather_idx_matrix(sets["mixoob"], 128), space=SBUF, seed=40, choices=["X17"])
     # nki profile with SKIP_WRITE: the same as the device profile
     gather_case("gt_mixoob_nki_skip", gather_idx_matrix(sets["mixoob"], 64), profile="nki", miss=1, ch=64,
                 src_part=32, dst_part=64, pb_part=32, seed=41)
@@ -1077,7 +1079,7 @@ def dma_case(
     c = Case(name, gen, sbuf=sb, dram=[("src", SRC_BASE, srcb), ("dst", DST_BASE, dstb)], regs=regs, words=[w],
              check=("src", "dst"))
     c.options.update(bound_rule=bound_rule, dup=dup)
-    c.choices = ["X1", "X3", "X4", "X5", "X21"] + list(choices)
+    c.choices = ["X1", "X3", "X4", "X5"] + (["X21"] if (sbr | dbr) & 0x80 else []) + list(choices)
     return add(c)
 
 
@@ -1281,6 +1283,20 @@ def make_multi_cases():
     table = np.frombuffer(b"".join(vals(r, dt, E) + bytes(4) for _ in range(entries)), np.uint8).copy()
     add(Case("emb_rand8_words_add", sbuf=sb, dram=[("table", EMB_BASE, table)], words=words, check=("table",),
              choices=BASE_CHOICES + ["X6", "X7", "X9", "X10", "X23"]))
+
+
+def make_dma_overlap_case():
+    """Serial k order (seed §7c): src and dst in ONE region, dst rows 8.. are read back later."""
+    r = np.random.default_rng(0x0E)
+    n, L = 24, 4
+    es = 4 * L
+    sb = img(r, 4 * n)
+    put(sb, 0, 0, np.arange(n, dtype="<u4").tobytes())  # k reads row k; row k+8 was written at k
+    tab = np.frombuffer(vals(r, "float32", 40 * L), np.uint8).copy()
+    w = DmaIndirect(0, SRC_BASE, 1, n, es, SRC_BASE + 8 * es, 1, n, es, 0, 0, "float32", "float32", 0, 0)
+    c = add(Case("dma_serial_overlap", sbuf=sb, dram=[("tab", SRC_BASE, tab)], words=[w], check=("tab",),
+                 choices=["X1", "X3", "X4", "X5"]))
+    c.hand = ("overlap", tab.copy())
 
 
 # ----- invalid / decode-error words ---------------------------------------------------------------
@@ -1572,6 +1588,14 @@ def write_case(c: Case) -> int:
 
 def hand_case_check(c: Case, m: Machine) -> None:
     kind, idx = c.hand
+    if kind == "overlap":  # rows 8.. become copies of rows 0..7 repeated (serial propagation)
+        rows = idx.view("<f4").reshape(40, 4)
+        got = m.dram[0][2].view("<f4").reshape(40, 4)
+        want = rows.copy()
+        for k in range(24):
+            want[k + 8] = want[k]
+        assert np.array_equal(got, want) and np.array_equal(got[8:32], np.tile(rows[0:8], (3, 1))), c.name
+        return
     if kind == "two_windows":
         data = c.sbuf[:, :2048].copy().view(BF16)  # [128, 1024]
         clipped = np.clip(idx, 0, 1023)
@@ -1591,6 +1615,7 @@ def main() -> int:
     make_dma_cases()
     make_emb_cases()
     make_multi_cases()
+    make_dma_overlap_case()
     make_bad_cases()
     total = 0
     results = {}
