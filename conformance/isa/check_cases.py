@@ -97,9 +97,10 @@ def do_gather(st, w):
         ix = gather_bytes(st.mem[ss], ps + c, so, soffs, ie).copy().view(NP[idt]).reshape(-1).astype(np.int64)
         hit = ((ix & ~mask & 0xFFFFFFFF) == start) & ((ix & mask) < count)
         rows = data[c].reshape(count, oe)[np.where(hit, ix & mask, 0)]
-        cur = gather_bytes(st.mem[sd], pd + c, do, doffs, oe)
-        new = np.where(hit[:, None], rows, fill[None, :] if miss == 0 else cur)
-        st.mem[sd][pd + c][do + oe * doffs[:, None] + np.arange(oe)[None, :]] = new
+        new = np.where(hit[:, None], rows, fill[None, :])
+        write = hit | (miss == 0)  # SKIP_WRITE misses write nothing (a later k may share an element)
+        tgt = do + oe * doffs[:, None] + np.arange(oe)[None, :]
+        st.mem[sd][pd + c][tgt[write]] = new[write]  # repeated targets: NumPy keeps the last (k order)
     if free:
         st.pool = None
 

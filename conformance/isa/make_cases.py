@@ -770,6 +770,8 @@ def gather_case(
         src = T(space, src_part, idx_off, [1, 8, 1, 1], [8, K // 8, 1, 1])
     if dst_shape == "transposed":  # element (i0, i1) at i0*(K//8) + i1
         dst = T(space, dst_part, dst_off, [K // 8, 1, 1, 1], [8, K // 8, 1, 1])
+    elif dst_shape == "step0":  # K//8 rows all onto the same 8 elements: the last k (in X-fastest order) wins
+        dst = T(space, dst_part, dst_off, [1, 0, 1, 1], [8, K // 8, 1, 1])
     elif dst_shape == "reversed":
         dst = T(space, dst_part, dst_off + (K - 1) * e, [-1, 1, 1, 1], [K, 1, 1, 1])
     else:
@@ -828,6 +830,10 @@ def make_gather_cases():
                 seed=si * 10 + miss,
                 choices=extra,
             )
+    # a dst pattern with a step-0 dim: k order decides which write survives (SKIP keeps older ones)
+    for pol, miss in (("skip", 1), ("imm", 0)):
+        gather_case(f"gt_dst_step0_{pol}", gather_idx_matrix(sets["mixoob"], 128), miss=miss, dst_shape="step0",
+                    seed=43, choices=["X17"] if miss == 0 else [])
     # index tensor and dst in SBUF on v2
     gather_case("gt_sbuf_v2", gather_idx_matrix(sets["mixoob"], 128), space=SBUF, seed=40, choices=["X17"])
     # nki profile with SKIP_WRITE: the same as the device profile
