@@ -189,6 +189,26 @@ impl Descriptor {
     }
 }
 
+impl std::fmt::Display for Descriptor {
+    /// `KIND src=0x… dst=0x… elem=N dims=[num×src_step/dst_step, …] op=OP bytes=B` (dims
+    /// innermost first), the CLI's text form.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} src={:#x} dst={:#x} elem={} dims=[",
+            self.kind.name(),
+            self.src,
+            self.dst,
+            self.elem_size
+        )?;
+        for (k, d) in self.dims().iter().enumerate() {
+            let sep = if k == 0 { "" } else { ", " };
+            write!(f, "{sep}{}x{}/{}", d.num, d.src_step, d.dst_step)?;
+        }
+        write!(f, "] op={} bytes={}", self.compute_op.name(), self.bytes())
+    }
+}
+
 /// One record the DGE emits (seed 004 §6, re-facts §8 "Emission").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Emission {

@@ -23,6 +23,14 @@ pub enum MemoryError {
         /// Length.
         len: u64,
     },
+    /// The memory could not provide the bytes (e.g. out of host memory).
+    #[error("bytes at {addr:#x}: {why}")]
+    Backing {
+        /// First byte.
+        addr: u64,
+        /// What failed.
+        why: String,
+    },
 }
 
 /// Byte ranges by 64-bit address (contract §3). Implementations bounds-check every access and

@@ -126,11 +126,7 @@ impl Map {
     fn new(base: u64, layout: Layout, size: usize) -> Map {
         let pitch = layout.pitch(size) as i64;
         let linear = layout.is_linear(size);
-        // Layout keeps its row stride private; two element addresses give it.
-        let row_stride = match (layout.address(0, size), layout.address(pitch, size)) {
-            (Some(a), Some(b)) => (b - a) as i64,
-            _ => pitch * size as i64,
-        };
+        let row_stride = layout.row_stride() as i64;
         Map { base, layout, size: size as i64, linear, pitch: pitch.max(1), row_stride }
     }
 
