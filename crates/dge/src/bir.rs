@@ -143,8 +143,8 @@ fn indirect(
     let (_, x) = ap(i, true, 1)?;
     let Some(bytes) = index else {
         return Ok(Planned::Static(format!(
-            "one INDIRECT1D per in-bounds index of {} ({:?}); give the index input to list them",
-            "ins[1]", x.dtype
+            "one INDIRECT1D per in-bounds index of ins[1] ({}); give the index input to list them",
+            x.dtype.name()
         )));
     };
     let dt = c.same_dtype(&[(tn, t), (dn, d)])?;
