@@ -16,6 +16,7 @@
 //! Rows print birsim's time, the baseline's, the ratio, the target and whether it is met. The bench
 //! never fails: it is a report, not a gate (it is not run in CI).
 
+mod dge;
 mod e2e;
 mod indirect;
 mod kernels;
@@ -95,6 +96,7 @@ pub fn run(args: &[String]) {
     header();
     kernels::run(&ctx);
     indirect::run(&ctx);
+    dge::run(&ctx);
     e2e::run(&ctx);
 }
 
