@@ -10,6 +10,9 @@
 //!   JSON bytes (the conformance seeds) or a structured [`Spec`] rendered to JSON from the
 //!   instruction templates in `fuzz/templates.json`; it runs at one thread and again at two
 //!   threads with tiny chunks, and the traces (per-instruction checksums) must be identical.
+//! - [`isa_decode`]: any bytes as 64-byte ISA words (docs/isa.md) → decode; every word that
+//!   decodes re-encodes to the same bytes and survives its WORDS.json form; validation for
+//!   each generation never panics.
 //!
 //! A crash is a panic, an `Err` from the simulator (a birsim bug by definition), a round trip that
 //! changes the program, a fast path that disagrees with its twin, or a run that differs between
@@ -373,4 +376,23 @@ pub fn run_program(data: &[u8]) {
     let Ok(v) = bir_ir::validate(&p, &validate_options()) else { unreachable!("validated once") };
     let two = observe(v, Parallelism { threads: 2, grain: 3 });
     assert!(one == two, "the run differs between 1 and 2 threads:\n{one:?}\n{two:?}");
+}
+
+/// Target 5: any bytes as 64-byte ISA words (the last partial chunk zero-padded): decode never
+/// panics; a decoded word re-encodes to its bytes, its JSON form reads back equal, and
+/// `validate` runs for every generation.
+pub fn isa_decode(data: &[u8]) {
+    use indirection::isa::{Generation, Word, validate};
+    for chunk in data.chunks(64) {
+        let mut w = [0u8; 64];
+        w[..chunk.len()].copy_from_slice(chunk);
+        let Ok(word) = Word::decode(&w) else { continue };
+        assert_eq!(word.encode(), w, "encode(decode(w)) != w for {word:?}");
+        let text = serde_json::to_string(&word).expect("a decoded word serialises");
+        let back: Word = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        assert_eq!(back, word, "the JSON form changed the word: {text}");
+        for g in Generation::ALL {
+            let _ = validate(&word, g);
+        }
+    }
 }

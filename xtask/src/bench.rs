@@ -6,6 +6,7 @@
 //! - Peers: NumPy / ml_dtypes through the pinned oracle environment (`.venv/bin/python` at the
 //!   repository root, or at the main worktree's root when this is a linked worktree), running the
 //!   scripts under `xtask/bench/py/`. Without it those rows say "peer not measured".
+//! - ISA words: decode + validate of 1 M 64-byte words against a Rust copy loop, as words/s.
 //! - End to end: a fresh `birsim run` process (the release binary, built first) against the same
 //!   computation as a fresh NumPy process, paired runs, programs and inputs generated here.
 //!
@@ -19,6 +20,7 @@
 mod dge;
 mod e2e;
 mod indirect;
+mod isa_words;
 mod kernels;
 mod peers;
 mod program;
@@ -97,6 +99,7 @@ pub fn run(args: &[String]) {
     kernels::run(&ctx);
     indirect::run(&ctx);
     dge::run(&ctx);
+    isa_words::run(&ctx);
     e2e::run(&ctx);
 }
 

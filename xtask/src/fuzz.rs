@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 /// Every target, in the order they run.
-pub const TARGETS: [&str; 3] = ["json_validate", "access_pattern", "run_program"];
+pub const TARGETS: [&str; 4] = ["json_validate", "access_pattern", "run_program", "isa_decode"];
 
 struct Options {
     targets: Vec<String>,

@@ -33,7 +33,7 @@ commands:
       Check every fp32 input (2^32) through the FP8 encoders against a slow reference,
       saturating and not (float8_e4m3fn, float8e5, float8e4, float8e3). Minutes; not in CI.
   fuzz [TARGET...] [--seconds N]
-      Run the cargo-fuzz targets in fuzz/ (json_validate, access_pattern, run_program;
+      Run the cargo-fuzz targets in fuzz/ (json_validate, access_pattern, run_program, isa_decode;
       all when none) for N seconds each (default 60) from the committed seed corpus with
       the BIR dictionary; fails on any crash, timeout or OOM. Needs nightly and
       cargo-fuzz (skipped with a message when missing). See docs/robustness.md.

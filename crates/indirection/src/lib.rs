@@ -15,9 +15,12 @@
 //!   entry, add = numerics' `cast_copy_or_accumulate` per element (one kernel chosen per
 //!   instruction), so duplicates accumulate in list order and round at every step; plus the
 //!   element-serial twin for operands that share a buffer.
+//! - [`isa`]: the 64-byte ISA words of the GpSimd indirection opcodes (seed 004 §3), their
+//!   codec, per-generation validator and the NKI name → opcode binding (docs/isa.md).
 
 pub mod decode;
 pub mod exec;
+pub mod isa;
 pub mod plan;
 
 pub use access_pattern::Layout;

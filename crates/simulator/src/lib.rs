@@ -13,6 +13,7 @@ pub mod dge_memory;
 pub mod exec;
 mod fault;
 pub mod io;
+pub mod isa_state;
 pub mod memory;
 pub mod npy;
 

@@ -18,6 +18,7 @@
 mod access_pattern;
 mod bir_ir;
 mod case;
+mod isa;
 mod numerics;
 mod program;
 
@@ -94,7 +95,9 @@ fn discover(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
         let p = e.path();
         if p.is_dir() {
             discover(&p, out)?;
-        } else if p.extension().is_some_and(|x| x == "expect") {
+        } else if p.extension().is_some_and(|x| x == "expect") || p.file_name().is_some_and(|n| n == "expect")
+        {
+            // `<case>.expect`, or a case folder's `expect` file (the `isa` suite).
             out.push(p);
         }
     }
@@ -136,21 +139,46 @@ fn parse_fidelity(text: &str) -> Vec<(String, String)> {
 
 /// Checks a case's `choice` ids against fidelity.md: each must exist and be tagged ASSUMED.
 fn check_choices(case: &Case, fidelity: &Result<Vec<(String, String)>, String>) -> Result<(), String> {
-    if case.choices.is_empty() {
+    check_choice_ids(&case.choices, &["ASSUMED"], fidelity)
+}
+
+/// Checks `choice` ids against fidelity.md: each must exist with a tag containing one of `tags`.
+fn check_choice_ids(
+    choices: &[String],
+    tags: &[&str],
+    fidelity: &Result<Vec<(String, String)>, String>,
+) -> Result<(), String> {
+    if choices.is_empty() {
         return Ok(());
     }
     let rows = fidelity.as_ref().map_err(Clone::clone)?;
     let mut problems = Vec::new();
-    for id in &case.choices {
+    for id in choices {
         match rows.iter().find(|(r, _)| r == id) {
             None => problems.push(format!("choice {id}: no such entry in docs/fidelity.md")),
-            Some((_, tag)) if !tag.contains("ASSUMED") => problems.push(format!(
-                "choice {id}: docs/fidelity.md tags it `{tag}`, not ASSUMED; drop the `choice` line or fix the tag"
+            Some((_, tag)) if !tags.iter().any(|t| tag.contains(t)) => problems.push(format!(
+                "choice {id}: docs/fidelity.md tags it `{tag}`, not {}; drop the `choice` line or fix the tag",
+                tags.join(" or ")
             )),
             Some(_) => {}
         }
     }
     if problems.is_empty() { Ok(()) } else { Err(problems.join("\n")) }
+}
+
+/// An `isa` case: its `expect` file read, its choices checked (the contract tags a reading
+/// INFERRED or ASSUMED; cases cite both, docs/isa.md), then run.
+fn run_isa_case(path: &Path, fidelity: &Result<Vec<(String, String)>, String>) -> (bool, Outcome) {
+    match isa::IsaCase::read(path) {
+        Ok(case) => {
+            let choice = !case.choices.is_empty();
+            match check_choice_ids(&case.choices, &["ASSUMED", "INFERRED"], fidelity) {
+                Ok(()) => (choice, isa::run(&case)),
+                Err(e) => (choice, Outcome::Fail(e)),
+            }
+        }
+        Err(e) => (false, Outcome::Fail(e)),
+    }
 }
 
 fn run_case(case: &Case, fidelity: &Result<Vec<(String, String)>, String>) -> Outcome {
@@ -204,7 +232,13 @@ pub fn run(opts: &Options) -> ExitCode {
     let mut ids: Vec<(String, PathBuf)> = files
         .into_iter()
         .filter_map(|p| {
-            let rel = p.strip_prefix(&corpus).ok()?.with_extension("");
+            let rel = p.strip_prefix(&corpus).ok()?;
+            // A case folder's `expect` names the folder; a `<case>.expect` file its stem.
+            let rel = if rel.file_name().is_some_and(|n| n == "expect") {
+                rel.parent()?.to_path_buf()
+            } else {
+                rel.with_extension("")
+            };
             Some((rel.to_string_lossy().replace('\\', "/"), p))
         })
         .collect();
@@ -246,9 +280,13 @@ pub fn run(opts: &Options) -> ExitCode {
                     let k = next.fetch_add(1, Ordering::Relaxed);
                     let Some((id, path)) = selected.get(k) else { break };
                     let suite = suite_of(id);
-                    let (choice, outcome) = match Case::read(&suite, path) {
-                        Ok(case) => (!case.choices.is_empty(), run_case(&case, &fidelity)),
-                        Err(e) => (false, Outcome::Fail(e)),
+                    let (choice, outcome) = if suite == "isa" {
+                        run_isa_case(path, &fidelity)
+                    } else {
+                        match Case::read(&suite, path) {
+                            Ok(case) => (!case.choices.is_empty(), run_case(&case, &fidelity)),
+                            Err(e) => (false, Outcome::Fail(e)),
+                        }
                     };
                     if let Ok(mut r) = results.lock() {
                         r.push((suite, id.clone(), choice, outcome));

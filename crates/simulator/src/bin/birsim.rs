@@ -1,4 +1,5 @@
-//! `birsim`: run, validate or list a BIR JSON program from the command line.
+//! `birsim`: run, validate or list a BIR JSON program from the command line; `birsim isa …`
+//! decodes, encodes and validates 64-byte ISA words (module `isa`, docs/isa.md).
 //!
 //! Exit codes: 0 success, 1 the program faulted while running, 2 bad input or usage,
 //! 3 an internal birsim error (a bug; please report it).
@@ -8,6 +9,13 @@ use numerics::Profile;
 use simulator::{Outcome, Simulator, io};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+// The `isa` subcommands live in their own file (src/bin/birsim/isa.rs; a plain src/bin/isa.rs
+// would be taken by Cargo for a second binary).
+#[path = "birsim/isa.rs"]
+mod isa;
+#[path = "birsim/isa_run.rs"]
+mod isa_run;
 
 const USAGE: &str = "\
 birsim: a bit-exact functional simulator for Neuron BIR
@@ -20,6 +28,7 @@ usage:
   birsim validate PROGRAM.json [--memory-cap BYTES] [--max-instructions N]
   birsim dump PROGRAM.json
   birsim dge PROGRAM.json [--input NAME=FILE.npy]... [--oob fault|skip] [--json]
+  birsim isa decode|encode|validate|run … (below)
   birsim --help | --version
 
 NAME is an allocation (memory location set) or memory location name. Tensors are .npy files:
@@ -56,7 +65,15 @@ An indirect op's descriptors are listed when its index operand's tensor is given
 A run that needs more memory than the host can give stops with a `budget` fault (exit 1), or exit 2
 while reading the program or an input; birsim never aborts (docs/robustness.md).
 
-exit codes: 0 ok, 1 the program faulted, 2 bad input or usage, 3 internal error";
+ISA words (docs/isa.md): WORDS.bin is 64-byte words back to back, WORDS.json a JSON array of
+them with the header's field names. `decode` prints the JSON, `encode` writes the bytes (to -o,
+else stdout), `validate` prints each violation as `word K: FIELD: message [rule]` (exit 1 if any):
+  birsim isa decode WORDS.bin
+  birsim isa encode WORDS.json [-o WORDS.bin]
+  birsim isa validate WORDS.bin --gen v2|v3|v4|v5
+
+exit codes: 0 ok, 1 the program faulted (isa validate: a word is invalid), 2 bad input or usage,
+3 internal error";
 
 /// A user-facing failure: message and exit code.
 struct Exit(u8, String);
@@ -103,6 +120,7 @@ fn dispatch(args: &[String]) -> Result<(), Exit> {
         Some("validate") => validate_cmd(&args[1..]),
         Some("dump") => dump(&args[1..]),
         Some("dge") => dge_cmd(&args[1..]),
+        Some("isa") => isa::isa(&args[1..]),
         Some("--help" | "-h" | "help") => {
             println!("{USAGE}");
             Ok(())
