@@ -97,16 +97,77 @@ pub fn execute(list: &[Descriptor], mem: &mut impl DescriptorMemory) -> Result<(
 }
 
 /// [`execute`] with an explicit numerics profile (how compute ops encode).
+///
+/// Every descriptor is checked first (its extent, a compute op's dtype, every element chunk
+/// against `mem`): an error names the first bad descriptor and nothing is written (G40). Then
+/// the list runs in order. A run of NONE descriptors without dims that continue each other on
+/// both sides (`src_{k+1} = src_k + elem_size`, the same for dst) and whose merged source and
+/// destination ranges do not overlap is one copy: no piece could read what another writes, so
+/// this is the serial result (G42).
 pub fn execute_with(
     list: &[Descriptor],
     mem: &mut impl DescriptorMemory,
     profile: &Profile,
 ) -> Result<(), ExecError> {
-    let mut s = Scratch::default();
     for (k, d) in list.iter().enumerate() {
+        precheck(d, mem).map_err(|e| e.at(k))?;
+    }
+    let mut s = Scratch::default();
+    let mut k = 0;
+    while let Some(d) = list.get(k) {
+        if d.compute_op == ComputeOp::None && d.dims().is_empty() {
+            let (src, dst) = (d.src, d.dst);
+            let mut len = u64::from(d.elem_size);
+            let mut j = k + 1;
+            while let Some(n) = list.get(j) {
+                let continues = n.compute_op == ComputeOp::None
+                    && n.dims().is_empty()
+                    && src.checked_add(len) == Some(n.src)
+                    && dst.checked_add(len) == Some(n.dst)
+                    && len + u64::from(n.elem_size) <= 1 << 40;
+                if !continues {
+                    break;
+                }
+                len += u64::from(n.elem_size);
+                j += 1;
+            }
+            let apart = src.checked_add(len).is_some_and(|se| se <= dst)
+                || dst.checked_add(len).is_some_and(|de| de <= src);
+            if j > k + 1 && apart {
+                let n = len as usize;
+                if mem.check(src, n).is_ok() && mem.check(dst, n).is_ok() {
+                    mem.copy(src, dst, n).map_err(|e| Fail::Memory(e).at(k))?;
+                    k = j;
+                    continue;
+                }
+            }
+        }
         run_one(d, mem, profile, &mut s).map_err(|e| e.at(k))?;
+        k += 1;
     }
     Ok(())
+}
+
+/// Everything about `d` that can fail, checked before anything is written.
+fn precheck(d: &Descriptor, mem: &mut impl DescriptorMemory) -> Result<(), Fail> {
+    if d.extent(true).is_none() || d.extent(false).is_none() {
+        return Err(Fail::Address);
+    }
+    if d.compute_op != ComputeOp::None {
+        let (dt, elem) = (d.dtype, d.elem_size as usize);
+        if dt.class() != DtypeClass::Float || !elem.is_multiple_of(dt.size()) {
+            return Err(Fail::Compute(format!(
+                "{} needs a float dtype and elem_size a multiple of its size; got {dt:?} and {elem} bytes (G41)",
+                d.compute_op.name()
+            )));
+        }
+    }
+    let elem = d.elem_size as usize;
+    each(d, |a, b| {
+        mem.check(a, elem)?;
+        mem.check(b, elem)?;
+        Ok(())
+    })
 }
 
 #[derive(Default)]
@@ -180,17 +241,6 @@ fn run_one(
 ) -> Result<(), Fail> {
     let elem = d.elem_size as usize;
     let (Some(se), Some(de)) = (d.extent(true), d.extent(false)) else { return Err(Fail::Address) };
-    // Every chunk checked before anything is written.
-    if d.dims().is_empty() {
-        mem.check(d.src, elem)?;
-        mem.check(d.dst, elem)?;
-    } else {
-        each(d, |a, b| {
-            mem.check(a, elem)?;
-            mem.check(b, elem)?;
-            Ok(())
-        })?;
-    }
     let overlap = se.0 < de.1 && de.0 < se.1;
     if d.compute_op == ComputeOp::None {
         if !overlap {
@@ -230,14 +280,7 @@ fn compute(
     s: &mut Scratch,
     overlap: bool,
 ) -> Result<(), Fail> {
-    let dt = d.dtype;
-    let elem = d.elem_size as usize;
-    if dt.class() != DtypeClass::Float || !elem.is_multiple_of(dt.size()) {
-        return Err(Fail::Compute(format!(
-            "{} needs a float dtype and elem_size a multiple of its size; got {dt:?} and {elem} bytes (G41)",
-            d.compute_op.name()
-        )));
-    }
+    let (dt, elem) = (d.dtype, d.elem_size as usize);
     let n = numerics::codec::values_in(dt, elem);
     match d.compute_op {
         ComputeOp::Add => combine(d, mem, profile, s, overlap, n, |a, b| a + b),

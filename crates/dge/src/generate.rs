@@ -173,6 +173,16 @@ impl Map {
         self.addr(off)
     }
 
+    /// The byte step of a level that stays in one row (or steps whole rows).
+    #[inline]
+    fn level_bytes(&self, step: i64) -> Option<i64> {
+        if !self.linear && step % self.pitch == 0 {
+            (step / self.pitch).checked_mul(self.row_stride)
+        } else {
+            step.checked_mul(self.size)
+        }
+    }
+
     /// How many indices of a single level from element `off` stay in one row (`u64::MAX` when
     /// the level never crosses a row).
     fn in_row(&self, off: i64, step: i64) -> u64 {
@@ -195,6 +205,34 @@ struct Emit<'o> {
 }
 
 impl Emit<'_> {
+    /// One level of `n` elements from `soff`/`doff`, steps `s`/`d` elements, known to stay
+    /// affine on both sides (linear maps, or a piece inside one row): the descriptor directly.
+    #[inline]
+    fn single(&mut self, soff: i64, doff: i64, n: u64, s: i64, d: i64) -> Result<(), DgeError> {
+        let (Some(sa), Some(da)) = (self.src.addr(soff), self.dst.addr(doff)) else {
+            return Err(DgeError::Address { side: "an element" });
+        };
+        let size = self.src.size;
+        let (Some(sb), Some(db)) = (self.src.level_bytes(s), self.dst.level_bytes(d)) else {
+            return Err(DgeError::Address { side: "a step" });
+        };
+        let total = (n as u128) * (size as u128);
+        let d = if n == 1 {
+            Descriptor::new(self.kind, sa, da, size as u32, &[], self.op, self.dtype)?
+        } else if sb == size && db == size && total <= u128::from(u32::MAX) {
+            Descriptor::new(self.kind, sa, da, total as u32, &[], self.op, self.dtype)?
+        } else {
+            let num = u32::try_from(n).map_err(|_| DgeError::TooLarge {
+                what: "a dim's num",
+                value: n.into(),
+                bits: 32,
+            })?;
+            Descriptor::new(self.kind, sa, da, size as u32, &[Dim::new(num, sb, db)], self.op, self.dtype)?
+        };
+        self.out.push(d);
+        Ok(())
+    }
+
     /// Emits the walk `levels` (outermost first, no unit levels) from elements `soff`/`doff`.
     fn walk(&mut self, levels: &[Lv], soff: i64, doff: i64) -> Result<(), DgeError> {
         let (mut sb, mut db) = ([0i64; MAX_LEVELS], [0i64; MAX_LEVELS]);
@@ -220,14 +258,7 @@ impl Emit<'_> {
                     let s = soff.wrapping_add(only.s.wrapping_mul(done as i64));
                     let d = doff.wrapping_add(only.d.wrapping_mul(done as i64));
                     let n = (only.num - done).min(self.src.in_row(s, only.s)).min(self.dst.in_row(d, only.d));
-                    let piece = [Lv { num: n, s: only.s, d: only.d }];
-                    let (Some(sa), Some(da)) = (
-                        self.src.affine(s, &piece, true, &mut sb),
-                        self.dst.affine(d, &piece, false, &mut db),
-                    ) else {
-                        return Err(DgeError::Address { side: "a row piece" });
-                    };
-                    self.push(&piece, sa, &sb, da, &db)?;
+                    self.single(s, d, n, only.s, only.d)?;
                     done += n;
                 }
                 Ok(())
@@ -517,24 +548,37 @@ pub fn indirect_rows(
         Direction::Scatter => (dm, tm),
     };
     let mut e = Emit { kind: DgeKind::Indirect1D, dtype, op: ComputeOp::None, src, dst, out };
-    // Dense row j = the outer levels' coordinate j, the last level whole.
+    // Dense row j = the outer levels' coordinate j, the last level whole: an odometer over the
+    // outer levels, advanced to each planned row (the plan is in row order).
     let outer = &dense.pairs[..dense.pairs.len() - 1];
+    let fast = e.src.linear && e.dst.linear;
     out_reserve(e.out, steps.len());
+    let mut coord = [0i64; bir_ir::MAX_AP_DIMS];
+    let (mut cur, mut row) = (0usize, dense.offset);
+    let n = len as u64;
     for st in &steps {
-        let mut rest = st.row as u64;
-        let mut row = dense.offset;
-        for p in outer.iter().rev() {
-            let n = p.num.max(1) as u64;
-            row = row.wrapping_add(((rest % n) as i64).wrapping_mul(p.step));
-            rest /= n;
+        while cur < st.row {
+            for (l, p) in outer.iter().enumerate().rev() {
+                coord[l] += 1;
+                row = row.wrapping_add(p.step);
+                if coord[l] < p.num {
+                    break;
+                }
+                row = row.wrapping_sub(p.step.wrapping_mul(p.num));
+                coord[l] = 0;
+            }
+            cur += 1;
         }
-        let (t_lv, d_lv) =
-            (Lv { num: len as u64, s: 1, d: dlast.step }, Lv { num: len as u64, s: dlast.step, d: 1 });
-        let (lv, so, dof) = match dir {
-            Direction::Gather => (t_lv, st.start, row),
-            Direction::Scatter => (d_lv, row, st.start),
+        let (so, dof, ss, ds) = match dir {
+            Direction::Gather => (st.start, row, 1, dlast.step),
+            Direction::Scatter => (row, st.start, dlast.step, 1),
         };
-        e.walk(if len == 1 { &[] } else { std::slice::from_ref(&lv) }, so, dof)?;
+        if fast {
+            e.single(so, dof, n, ss, ds)?;
+        } else {
+            let lv = Lv { num: n, s: ss, d: ds };
+            e.walk(if len == 1 { &[] } else { std::slice::from_ref(&lv) }, so, dof)?;
+        }
     }
     Ok(())
 }

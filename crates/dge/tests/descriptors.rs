@@ -7,7 +7,7 @@ use bir_ir::{ApPair, Dtype};
 use dge::generate::{
     self, DgeError, GatherTranspose, Indirect1d, IndirectMode, Operand, gather_transpose, indirect1d, mac,
 };
-use dge::{ComputeOp, Descriptor, DescriptorMemory, DgeKind, Dim, Emission, FlatMemory, emissions, execute};
+use dge::{ComputeOp, Descriptor, DgeKind, Dim, Emission, FlatMemory, emissions, execute};
 
 const L0: u64 = 0x100_0000_0000; // G9 base of location 0
 const L1: u64 = 0x200_0000_0000; // G9 base of location 1
@@ -250,18 +250,31 @@ fn overlap_is_serial_between_and_snapshot_within() {
     assert_eq!(&m.region(0x1000).unwrap()[..6], &[0, 0, 1, 2, 3, 5]);
 }
 
-/// An access outside the mapped range is a typed error and that descriptor writes nothing.
+/// An access outside the mapped range is a typed error naming the descriptor, and the list
+/// writes nothing, not even the good descriptor before it (G40).
 #[test]
 fn out_of_range_is_an_error_and_writes_nothing() {
     let mut m = mem(vec![7; 16]);
     let ok = d(DgeKind::Direct2D, 0x1000, 0x1008, 4, &[]);
     // Elements at dst 0x1000, 0x100C, 0x1018: the third is outside.
     let bad = d(DgeKind::Direct2D, 0x1004, 0x1000, 1, &[Dim::new(3, 0, 12)]);
-    let mut before = m.clone();
-    before.write(0x1008, &[7; 4]).unwrap();
+    let before = m.clone();
     let e = execute(&[ok, bad], &mut m).unwrap_err();
     assert!(matches!(e, dge::ExecError::Memory { descriptor: 1, .. }), "{e:?}");
     assert_eq!(m, before);
+}
+
+/// Contiguous NONE descriptors whose merged ranges do not overlap run as one copy; the result is
+/// the serial one (the overlapping pair above is the guard: merged, it would give 4..8 at 8).
+#[test]
+fn contiguous_descriptors_coalesce_to_the_serial_result() {
+    let init: Vec<u8> = (0..64).collect();
+    let mut m = mem(init);
+    let list: Vec<Descriptor> =
+        (0..4).map(|k| d(DgeKind::Direct2D, 0x1000 + 8 * k, 0x1020 + 8 * k, 8, &[])).collect();
+    execute(&list, &mut m).unwrap();
+    let r = m.region(0x1000).unwrap();
+    assert_eq!(&r[32..64], &(0u8..32).collect::<Vec<_>>()[..]);
 }
 
 fn f32s(v: &[f32]) -> Vec<u8> {

@@ -151,7 +151,7 @@ fn word(k: usize, r: u64) -> [u8; 64] {
         }),
     };
     let mut bytes = w.encode();
-    if r % 16 == 0 {
+    if r.is_multiple_of(16) {
         bytes[34] = 0; // channels 0 (GATHER/POOL), or other fields: some words are invalid
     }
     bytes
