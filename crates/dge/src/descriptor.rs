@@ -39,41 +39,12 @@ impl DgeKind {
     }
 }
 
-/// `DGE_COMPUTE_OP` (seed 004 §3c: NONE=0 copy, ADD=1, MULTIPLY=2, MAX=3, MIN=4).
-///
-/// Defined here until the ISA layer's enum exists; [`DgeComputeOp`] is the name the rest of
-/// the crate uses, so it can be re-pointed at the ISA type.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-#[repr(u8)]
-pub enum ComputeOp {
-    /// `B = A`: a byte copy.
-    #[default]
-    None = 0,
-    /// `B += A`.
-    Add = 1,
-    /// `B *= A`.
-    Multiply = 2,
-    /// `B = fmaxf(B, A)`.
-    Max = 3,
-    /// `B = fminf(B, A)`.
-    Min = 4,
-}
+/// `DGE_COMPUTE_OP` (seed 004 §3c: NONE=0 copy, ADD=1, MULTIPLY=2, MAX=3, MIN=4): the ISA
+/// layer's enum (crates/indirection `isa`), so a DMA_INDIRECT1D word's op is a descriptor's.
+pub use indirection::isa::DgeComputeOp;
 
-/// The compute-op type descriptors carry (see [`ComputeOp`]).
-pub type DgeComputeOp = ComputeOp;
-
-impl ComputeOp {
-    /// The header spelling (`NONE`, `ADD`, `MULTIPLY`, `MAX`, `MIN`).
-    pub fn name(self) -> &'static str {
-        match self {
-            ComputeOp::None => "NONE",
-            ComputeOp::Add => "ADD",
-            ComputeOp::Multiply => "MULTIPLY",
-            ComputeOp::Max => "MAX",
-            ComputeOp::Min => "MIN",
-        }
-    }
-}
+/// The name the rest of this crate uses for [`DgeComputeOp`].
+pub type ComputeOp = DgeComputeOp;
 
 /// One `[num, step]` level of a descriptor, steps in bytes for both sides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

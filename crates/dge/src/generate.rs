@@ -65,6 +65,15 @@ pub enum DgeError {
     /// GATHER_XPOSE constraint violations (all of them).
     #[error("{}", .0.iter().map(|v| format!("{}: {} ({})", v.field, v.message, v.rule)).collect::<Vec<_>>().join("; "))]
     GatherTranspose(Vec<Violation>),
+    /// An ISA word the datapath would refuse (validation, a marker, an index bound, a
+    /// duplicate scatter target), located by field.
+    #[error("{field}: {message}")]
+    Isa {
+        /// The word's field.
+        field: &'static str,
+        /// What is wrong.
+        message: String,
+    },
     /// An address outside the 64-bit space.
     #[error("an address of {side} leaves the 64-bit address space")]
     Address {
@@ -621,10 +630,10 @@ pub struct Indirect1d {
     pub dst_step: i64,
     /// Bytes each index moves.
     pub elem_size: u32,
-    /// Source indices ≥ this produce no descriptor (`srx_idx_max`).
-    pub srx_idx_max: u32,
+    /// Source indices ≥ this produce no descriptor (`srx_idx_max`; `u64::MAX`: no bound).
+    pub srx_idx_max: u64,
     /// Destination indices ≥ this produce no descriptor (`dst_idx_max`).
-    pub dst_idx_max: u32,
+    pub dst_idx_max: u64,
     /// The combine.
     pub compute_op: DgeComputeOp,
     /// The values' dtype.
@@ -655,11 +664,11 @@ pub fn indirect1d(
         })?;
         let (src, ok_s) = match r.mode {
             IndirectMode::Dst => (mac(r.src, kk, r.src_step), true),
-            _ => (mac(r.src, src_idx[k], r.src_step), src_idx[k] < r.srx_idx_max),
+            _ => (mac(r.src, src_idx[k], r.src_step), u64::from(src_idx[k]) < r.srx_idx_max),
         };
         let (dst, ok_d) = match r.mode {
             IndirectMode::Src => (mac(r.dst, kk, r.dst_step), true),
-            _ => (mac(r.dst, dst_idx[k], r.dst_step), dst_idx[k] < r.dst_idx_max),
+            _ => (mac(r.dst, dst_idx[k], r.dst_step), u64::from(dst_idx[k]) < r.dst_idx_max),
         };
         if ok_s && ok_d {
             out.push(Descriptor::new(

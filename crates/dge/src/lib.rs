@@ -10,6 +10,7 @@
 //!   plans (crates/indirection), from DMA_INDIRECT1D-shaped requests and GATHER_XPOSE.
 //! - [`bir`]: what a BIR DMA instruction becomes.
 //! - [`execute`]: a descriptor list run against any [`DescriptorMemory`].
+//! - [`isa`]: DMA_INDIRECT1D words against the ISA `Machine` (crates/indirection `isa`).
 //!
 //! The simulator implements [`DescriptorMemory`] for its store; `dge` never sees it.
 
@@ -18,6 +19,7 @@ pub mod bir;
 pub mod descriptor;
 pub mod execute;
 pub mod generate;
+pub mod isa;
 
 pub use descriptor::{ComputeOp, Descriptor, DgeComputeOp, DgeKind, Dim, Emission, emissions};
 pub use execute::{DescriptorMemory, ExecError, FlatMemory, MemoryError, execute, execute_with};

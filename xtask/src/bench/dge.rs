@@ -91,7 +91,7 @@ pub fn run(ctx: &Ctx) {
             dst: 2 << 40,
             dst_step: 128,
             elem_size: 128,
-            srx_idx_max: (N - N / 16) as u32,
+            srx_idx_max: (N - N / 16) as u64,
             dst_idx_max: 0,
             compute_op: ComputeOp::None,
             dtype: Dtype::Float32,
