@@ -161,5 +161,40 @@ pub fn run(ctx: &Ctx) {
             Ok(base),
             Goal::Within(1.3),
         );
+        // The same descriptors in a shuffled order: nothing coalesces, one 4 KiB copy each
+        // (information: how much of the row above is the coalescing).
+        let mut order: Vec<u64> = (0..(BYTES / DESC) as u64).collect();
+        let mut st = 11;
+        for i in (1..order.len()).rev() {
+            order.swap(i, (splitmix(&mut st) % (i as u64 + 1)) as usize);
+        }
+        let shuffled: Result<Vec<Descriptor>, String> = order
+            .iter()
+            .map(|&k| {
+                let off = k * DESC as u64;
+                Descriptor::new(
+                    DgeKind::Direct2D,
+                    sb + off,
+                    db + off,
+                    DESC as u32,
+                    &[],
+                    ComputeOp::None,
+                    Dtype::Uint8,
+                )
+                .map_err(|e| e.to_string())
+            })
+            .collect();
+        let ours = shuffled.and_then(|list| {
+            let mut r = Ok(());
+            let t = time(o.reps(), || r = dge::execute(&list, &mut m).map_err(|e| e.to_string()));
+            r.map(|()| ms(t))
+        });
+        row(
+            "dge-exec-direct2d the same, shuffled (no coalescing)",
+            ours,
+            "memcpy of the same 64 MiB",
+            Ok(base),
+            Goal::Info,
+        );
     }
 }
