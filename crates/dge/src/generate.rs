@@ -794,9 +794,14 @@ pub fn gather_transpose(r: &GatherTranspose, idx: &[u32], out: &mut Vec<Descript
                 if i >= r.srx_idx_max {
                     continue;
                 }
-                let src = mac(r.src, i, sy.wrapping_mul(es)).wrapping_add_signed(i64::from(x0) * sx * es);
-                let dst = r.dst.wrapping_add_signed(k as i64 * es + i64::from(x0) * dy * es);
-                let dims = [Dim::new(w, sx * es, dy * es)];
+                // 64-bit two's complement throughout, as the MAC (steps come from the request).
+                let (sxb, dyb) = (sx.wrapping_mul(es), dy.wrapping_mul(es));
+                let src =
+                    mac(r.src, i, sy.wrapping_mul(es)).wrapping_add_signed(i64::from(x0).wrapping_mul(sxb));
+                let dst = r.dst.wrapping_add_signed(
+                    (k as i64).wrapping_mul(es).wrapping_add(i64::from(x0).wrapping_mul(dyb)),
+                );
+                let dims = [Dim::new(w, sxb, dyb)];
                 out.push(Descriptor::new(
                     DgeKind::GatherTranspose,
                     src,

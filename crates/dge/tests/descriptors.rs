@@ -390,3 +390,45 @@ fn compute_on_integers_is_an_error() {
     let x = Descriptor::new(DgeKind::Direct2D, 0x1008, 0x1000, 4, &[], ComputeOp::Add, Dtype::Int32).unwrap();
     assert!(matches!(execute(&[x], &mut m), Err(dge::ExecError::Compute { descriptor: 0, .. })));
 }
+
+/// The same 16-index gather as an IndirectLoad through crates/indirection's plan: an 8-row table
+/// of 4 fp32 (16-byte entries), indices 8, 11 and 4294967295 (int32 −1 zero-extended: not the
+/// skip sentinel, I1) are out of bounds and skipped under `Oob::Skip`: 13 INDIRECT1D of 16 bytes,
+/// src = table + 16·idx, dst = row j at 16·j.
+#[test]
+fn indirect_load_plan_skips_three_of_sixteen() {
+    let idx: [u64; 16] = [0, 3, 8, 5, 7, 11, 1, 2, 4294967295, 4, 4, 7, 6, 6, 3, 0];
+    let table = [ApPair::new(1, 1), ApPair::new(4, 8)];
+    let dense = [ApPair::new(4, 16), ApPair::new(1, 4)];
+    let mut out = Vec::new();
+    generate::indirect_rows(
+        generate::Direction::Gather,
+        &op("ins[0]", L0, Layout::flat(0, 128), &table, 0),
+        &idx,
+        &op("outs[0]", L1, Layout::flat(0, 256), &dense, 0),
+        None,
+        indirection::Oob::Skip,
+        1,
+        Dtype::Float32,
+        &mut out,
+    )
+    .unwrap();
+    let kept = [0usize, 1, 3, 4, 6, 7, 9, 10, 11, 12, 13, 14, 15];
+    let want: Vec<Descriptor> =
+        kept.iter().map(|&j| d(DgeKind::Indirect1D, L0 + 16 * idx[j], L1 + 16 * j as u64, 16, &[])).collect();
+    assert_eq!(out, want);
+    // Under Oob::Fault the first bad index (position 2, value 8) is the error.
+    let e = generate::indirect_rows(
+        generate::Direction::Gather,
+        &op("ins[0]", L0, Layout::flat(0, 128), &table, 0),
+        &idx,
+        &op("outs[0]", L1, Layout::flat(0, 256), &dense, 0),
+        None,
+        indirection::Oob::Fault,
+        1,
+        Dtype::Float32,
+        &mut out,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("element 2 = 8 is outside the table's 8 entries"), "{e}");
+}
