@@ -131,9 +131,9 @@ impl Descriptor {
         &self.dims[..usize::from(self.rank)]
     }
 
-    /// Elements moved (Π num).
+    /// Elements moved (Π num; saturating: five u32 counts can exceed 64 bits).
     pub fn elements(&self) -> u64 {
-        self.dims().iter().map(|d| u64::from(d.num)).product()
+        self.dims().iter().fold(1u64, |n, d| n.saturating_mul(u64::from(d.num)))
     }
 
     /// Bytes moved (elements · elem_size).

@@ -323,7 +323,7 @@ impl Emit<'_> {
         // More than five dims: one descriptor per index of the outer ones (outer odometer).
         let outer = &dims[MAX_DIMS..n];
         let mut idx = [0u32; MAX_LEVELS];
-        let total: u64 = outer.iter().map(|d| u64::from(d.num)).product();
+        let total = outer.iter().fold(1u64, |n, d| n.saturating_mul(u64::from(d.num)));
         for _ in 0..total {
             let (mut s, mut d) = (sa, da);
             for (i, o) in idx.iter().zip(outer) {
