@@ -5,9 +5,11 @@
 
 use crate::address::location_base;
 use crate::generate::{self, DgeError, Direction, Operand};
-use crate::{Descriptor, DgeKind};
+use crate::{ComputeOp, Descriptor, DgeKind};
 use access_pattern::Layout;
-use bir_ir::{AccessPattern, CopyMode, Dtype, Function, Instruction, LocId, Op, TransposeOps};
+use bir_ir::{
+    AccessPattern, CopyMode, Dtype, Function, Instruction, LocId, MemoryReductionOp, Op, TransposeOps,
+};
 use indirection::Oob;
 
 /// The result of planning one instruction.
@@ -118,7 +120,8 @@ pub fn plan(c: &Context<'_>, i: &Instruction, index: Option<&[u8]>) -> Option<Re
         Op::DMADescriptorCCE(_) => copy_mode(c, i, CopyMode::Cce, TransposeOps::None),
         Op::IndirectLoad(f) => indirect(c, i, Direction::Gather, f.wrap, index),
         Op::IndirectSave(f) => indirect(c, i, Direction::Scatter, f.wrap, index),
-        Op::IndirectSaveAccumulate(_) | Op::GenericIndirectLoad(_) | Op::GenericIndirectSave(_) => {
+        Op::IndirectSaveAccumulate(f) => save_accumulate(c, i, f, index),
+        Op::GenericIndirectLoad(_) | Op::GenericIndirectSave(_) => {
             Ok(Planned::Static("an indirect op this model does not turn into descriptors (G33)".into()))
         }
         _ => return None,
@@ -154,5 +157,60 @@ fn indirect(
     let mut out = Vec::new();
     let w = wrap.map(|w| indirection::Wrap { n: w.n, hi: w.hi });
     generate::indirect_rows(dir, &to, &idx, &dense, w, c.oob, 1, dt, &mut out)?;
+    Ok(Planned::Descriptors(out))
+}
+
+/// IndirectSaveAccumulate: bypass → NONE descriptors; add → ADD descriptors over a float dtype
+/// `cast_copy_or_accumulate` reduces (an integer add wraps, which ADD does not model: G47).
+fn save_accumulate(
+    c: &Context<'_>,
+    i: &Instruction,
+    f: &bir_ir::ops::IndirectSaveAccumulateFields,
+    index: Option<&[u8]>,
+) -> Result<Planned, DgeError> {
+    let (vn, v) = ap(i, true, 0)?;
+    let (tn, t) = ap(i, false, 0)?;
+    let (_, x) = ap(i, true, 1)?;
+    let Some(bytes) = index else {
+        return Ok(Planned::Static(format!(
+            "one INDIRECT1D per used in-bounds slot of ins[1] ({}); give the index input to list them",
+            x.dtype.name()
+        )));
+    };
+    let dt = c.same_dtype(&[(vn, v), (tn, t)])?;
+    let op = match bir_ir::alu_to_memory_reduction(f.op) {
+        Some(MemoryReductionOp::Copy) => ComputeOp::None,
+        Some(MemoryReductionOp::Add) if dt.is_reducible() && !dt.is_integer() => ComputeOp::Add,
+        Some(MemoryReductionOp::Add) => {
+            return Err(DgeError::Unsupported(format!(
+                "an add into {dt:?}: ADD descriptors combine floats; cast_copy_or_accumulate reduces only its eight dtypes and wraps integers (G47)"
+            )));
+        }
+        _ => {
+            return Err(DgeError::Unsupported(format!(
+                "reduce op {:?} (only bypass and add reach memory)",
+                f.op
+            )));
+        }
+    };
+    let mut idx = Vec::new();
+    indirection::decode_indices(x.dtype, bytes, 1, &mut idx)?;
+    let parts = x.pairs.first().map_or(1, |p| p.num.max(1) as usize);
+    let (vo, to) = (c.operand(vn, v)?, c.operand(tn, t)?);
+    let w = f.wrap.map(|w| indirection::Wrap { n: w.n, hi: w.hi });
+    let mut out = Vec::new();
+    generate::indirect_save_accumulate(
+        &vo,
+        &idx,
+        parts,
+        f.num_indices,
+        &to,
+        f.entry_step_elements,
+        w,
+        c.oob,
+        op,
+        dt,
+        &mut out,
+    )?;
     Ok(Planned::Descriptors(out))
 }

@@ -91,9 +91,11 @@ pub fn fminf(dst: f32, src: f32) -> f32 {
     if dst.is_nan() || src < dst { src } else { dst }
 }
 
-/// Runs `list` in order against `mem` under the default numerics profile.
+/// Runs `list` in order against `mem`; compute ops encode under the refsim profile with the FP8
+/// config forced to 0 (no saturation), as the reference's accumulate path and the ISA device
+/// profile do (G41).
 pub fn execute(list: &[Descriptor], mem: &mut impl DescriptorMemory) -> Result<(), ExecError> {
-    execute_with(list, mem, &Profile::default())
+    execute_with(list, mem, &Profile::refsim().for_accumulate())
 }
 
 /// [`execute`] with an explicit numerics profile (how compute ops encode).

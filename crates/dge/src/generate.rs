@@ -531,6 +531,46 @@ pub fn indirect_rows(
     dtype: Dtype,
     out: &mut Vec<Descriptor>,
 ) -> Result<(), DgeError> {
+    let t = table_of(table, dense, None, dtype)?;
+    let mut steps: Vec<Step> = Vec::new();
+    plan::rows(idx, &t, wrap, oob, operand, &mut steps)?;
+    emit_plan(dir, table, &steps, dense, dtype, ComputeOp::None, out)
+}
+
+/// IndirectSaveAccumulate (seed 000 §6.2, the 2-D entry-major build; I5, I6):
+/// `indirection::plan::save_accumulate` over the index operand's `partitions` partitions with
+/// `num_indices` used slots and entries `entry_step` elements apart, then one INDIRECT1D per
+/// planned slot from values row `k` into its entry, with `op` (NONE for bypass, ADD for add:
+/// `dst = dst + src` in fp32 rounded at every step, so duplicates accumulate in plan order as
+/// `cast_copy_or_accumulate` does; G47).
+#[expect(clippy::too_many_arguments, reason = "the op's operands and policies, each named")]
+pub fn indirect_save_accumulate(
+    values: &Operand<'_>,
+    idx: &[u64],
+    partitions: usize,
+    num_indices: u64,
+    table: &Operand<'_>,
+    entry_step: i64,
+    wrap: Option<Wrap>,
+    oob: Oob,
+    op: DgeComputeOp,
+    dtype: Dtype,
+    out: &mut Vec<Descriptor>,
+) -> Result<(), DgeError> {
+    let t = table_of(table, values, Some(entry_step), dtype)?;
+    let mut steps: Vec<Step> = Vec::new();
+    plan::save_accumulate(idx, partitions, num_indices, &t, wrap, oob, 1, &mut steps)?;
+    emit_plan(Direction::Scatter, table, &steps, values, dtype, op, out)
+}
+
+/// The table of a Load/Save-family op: entries `offset + r·step` (the table AP's last-level
+/// step unless given), `r <` its last-level num, each the dense AP's last-level num elements.
+fn table_of(
+    table: &Operand<'_>,
+    dense: &Operand<'_>,
+    step: Option<i64>,
+    dtype: Dtype,
+) -> Result<Table, DgeError> {
     let size = dtype.size();
     let Some(last) = table.pairs.last() else {
         return Err(DgeError::Access { side: table.name, error: ApError::NoDims });
@@ -538,34 +578,60 @@ pub fn indirect_rows(
     let Some(dlast) = dense.pairs.last() else {
         return Err(DgeError::Access { side: dense.name, error: ApError::NoDims });
     };
-    let len = dlast.num.max(1);
     check(dense, size)?;
-    let t = Table {
+    Ok(Table {
         base: table.offset,
-        step: last.step,
+        step: step.unwrap_or(last.step),
         entries: last.num.max(0) as u64,
         entry_lo: 0,
-        entry_hi: len - 1,
+        entry_hi: dlast.num.max(1) - 1,
         capacity: table.layout.capacity(size),
+    })
+}
+
+/// One INDIRECT1D (or more, split at row crossings) per planned step (dense row ↔ table entry).
+fn emit_plan(
+    dir: Direction,
+    table: &Operand<'_>,
+    steps: &[Step],
+    dense: &Operand<'_>,
+    dtype: Dtype,
+    op: DgeComputeOp,
+    out: &mut Vec<Descriptor>,
+) -> Result<(), DgeError> {
+    let size = dtype.size();
+    let Some(dlast) = dense.pairs.last() else {
+        return Err(DgeError::Access { side: dense.name, error: ApError::NoDims });
     };
-    let mut steps: Vec<Step> = Vec::new();
-    plan::rows(idx, &t, wrap, oob, operand, &mut steps)?;
+    let len = dlast.num.max(1);
     let tm = Map::new(table.base, table.layout, size);
     let dm = Map::new(dense.base, dense.layout, size);
     let (src, dst) = match dir {
         Direction::Gather => (tm, dm),
         Direction::Scatter => (dm, tm),
     };
-    let mut e = Emit { kind: DgeKind::Indirect1D, dtype, op: ComputeOp::None, src, dst, out };
+    let mut e = Emit { kind: DgeKind::Indirect1D, dtype, op, src, dst, out };
     // Dense row j = the outer levels' coordinate j, the last level whole: an odometer over the
-    // outer levels, advanced to each planned row (the plan is in row order).
+    // outer levels, advanced to each planned row (set afresh when the plan goes back, as the
+    // entry-major save-accumulate plan does).
     let outer = &dense.pairs[..dense.pairs.len() - 1];
     let fast = e.src.linear && e.dst.linear;
     out_reserve(e.out, steps.len());
     let mut coord = [0i64; bir_ir::MAX_AP_DIMS];
     let (mut cur, mut row) = (0usize, dense.offset);
     let n = len as u64;
-    for st in &steps {
+    for st in steps {
+        if st.row < cur {
+            let mut rest = st.row as u64;
+            row = dense.offset;
+            for (l, p) in outer.iter().enumerate().rev() {
+                let k = p.num.max(1) as u64;
+                coord[l] = (rest % k) as i64;
+                row = row.wrapping_add(coord[l].wrapping_mul(p.step));
+                rest /= k;
+            }
+            cur = st.row;
+        }
         while cur < st.row {
             for (l, p) in outer.iter().enumerate().rev() {
                 coord[l] += 1;

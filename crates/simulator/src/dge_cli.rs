@@ -1,7 +1,8 @@
 //! `birsim dge PROGRAM.json [--input NAME=FILE.npy]... [--oob fault|skip] [--json]` (issue #13
 //! item 6; docs/dge.md "CLI output"): for every DMA instruction of the entry function, in
 //! program order (DMACopy in every mode, the DMADescriptor* entries of each DMABlock, and
-//! IndirectLoad/IndirectSave when their index operand's location was given as an input), the
+//! IndirectLoad/IndirectSave/IndirectSaveAccumulate when their index operand's location was
+//! given as an input), the
 //! descriptors it becomes, their count, the bytes each moves, and a warning when some move fewer
 //! than [`SMALL_DESCRIPTOR`] bytes. The index values are the inputs as given (before the program
 //! runs); an indirect op whose indices are not an input gets a static note instead.
@@ -83,7 +84,7 @@ pub fn plan_program(f: &Function, memory: &mut Memory, given: &[LocId], oob: ind
 
 /// The raw bytes of an indirect op's index operand (`ins[1]`), when its location was an input.
 fn index_bytes(f: &Function, memory: &mut Memory, given: &[LocId], i: &Instruction) -> Option<Vec<u8>> {
-    if !matches!(i.op, Op::IndirectLoad(_) | Op::IndirectSave(_)) {
+    if !matches!(i.op, Op::IndirectLoad(_) | Op::IndirectSave(_) | Op::IndirectSaveAccumulate(_)) {
         return None;
     }
     let ap = i.in_ap(1)?;

@@ -70,7 +70,7 @@ impl Loc {
 
 fn size_of(dtype: &str) -> usize {
     match dtype {
-        "uint8" | "int8" => 1,
+        "uint8" | "int8" | "float8e3" | "float8e4" | "float8e5" => 1,
         "bfloat16" | "float16" | "int16" | "uint16" => 2,
         "int64" | "uint64" => 8,
         _ => 4,
@@ -485,4 +485,80 @@ fn indirect_load_and_save_descriptors_equal_the_direct_ops() {
         }
     }
     assert!(ok > 150 && faults > 30, "ok {ok}, faults {faults}");
+}
+
+/// IndirectSaveAccumulate: P partitions × E slots of int32 indices (some out of bounds, some
+/// duplicates), `num_indices` used slots (sometimes more than E: both refuse), values rows of L,
+/// entries `step` apart; `add` over the float dtypes cast_copy_or_accumulate reduces (rounding at
+/// every step: ADD descriptors in plan order) or `bypass` over any dtype.
+#[test]
+fn indirect_save_accumulate_descriptors_equal_the_direct_op() {
+    const ADD: [&str; 5] = ["float32", "bfloat16", "float16", "float8e4", "float8e5"];
+    let mut rng = Rng(0x5EED_0005);
+    let (mut ok, mut faults) = (0, 0);
+    for case in 0..300 {
+        let add = rng.below(3) != 0;
+        let dt = if add { *rng.pick(&ADD) } else { *rng.pick(&DTYPES) };
+        let (l, v, p, e) = (rng.range(1, 4), rng.range(1, 6), rng.range(1, 3), rng.range(1, 5));
+        let step = l + rng.range(0, 1);
+        let extra = i64::from(rng.below(8) == 0);
+        let num = rng.range(0, e + extra);
+        let n = p * e;
+        let table = Loc {
+            name: "t",
+            ty: "DRAM",
+            dtype: dt,
+            parts: 1,
+            bytes: (step * v + 2) as u64 * size_of(dt) as u64,
+            addr: 0,
+            allocated: false,
+        };
+        let vals = rand_loc(&mut rng, "v", dt, 1);
+        let idx = Loc {
+            name: "x",
+            ty: "DRAM",
+            dtype: "int32",
+            parts: 1,
+            bytes: 4 * n as u64,
+            addr: 0,
+            allocated: false,
+        };
+        let locs = [table, vals, idx];
+        let (dn, ds) = ([n, l], [l, 1]);
+        let Some(voff) = place(&mut rng, locs[1].capacity(), &dn, &ds) else { continue };
+        let text = inst(
+            "IndirectSaveAccumulate",
+            &[ap("v", dt, voff, &pairs(&dn, &ds)), ap("x", "int32", 0, &[(e, p), (1, e)])],
+            &[ap("t", dt, 0, &[(1, 1), (step, v)])],
+            &format!(
+                r#""num_indices":{num},"entry_step_elements":{step},"op":"{}""#,
+                if add { "add" } else { "bypass" }
+            ),
+        );
+        let mut init = random_init(&mut rng, &locs);
+        // Finite small values for the float adds (so the sums are ordinary numbers): bytes as
+        // given are fine for bypass; for add keep NaN/Inf out by clearing the top exponent bit.
+        if add {
+            for part in init.iter_mut().take(2) {
+                part.iter_mut().for_each(|b| *b &= 0xBF);
+            }
+        }
+        let ids: Vec<i32> = (0..n)
+            .map(|_| match rng.below(8) {
+                0 => v as i32 + rng.range(0, 1) as i32,
+                _ => rng.range(0, v - 1) as i32,
+            })
+            .collect();
+        init[2] = ids.iter().flat_map(|x| x.to_le_bytes()).collect();
+        let index = init[2].clone();
+        let oob = if case % 2 == 0 { IndirectOob::Skip } else { IndirectOob::Fault };
+        let Some((direct, via, _)) = twin(&locs, &text, &init, oob, Some(&index)) else { continue };
+        agree(&text, &locs, &direct, &via);
+        if direct.is_ok() {
+            ok += 1;
+        } else {
+            faults += 1;
+        }
+    }
+    assert!(ok > 120 && faults > 20, "ok {ok}, faults {faults}");
 }

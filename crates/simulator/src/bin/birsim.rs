@@ -55,8 +55,8 @@ default) also scans from the last element, `operands` only swaps operands (docs/
 table: `fault` (the default: an out-of-bounds fault naming the index, nothing written) or `skip`
 (treated like -1, its destination left unchanged; docs/fidelity.md I2).
 
-`dge` lists, per DMA instruction (DMACopy, the descriptors of each DMABlock, IndirectLoad and
-IndirectSave), the DMA descriptors it becomes: count, bytes each, addresses in birsim's
+`dge` lists, per DMA instruction (DMACopy, the descriptors of each DMABlock, IndirectLoad,
+IndirectSave, IndirectSaveAccumulate), the DMA descriptors it becomes: count, bytes each, addresses in birsim's
 per-location address space (docs/dge.md), and a warning when some move fewer than 512 bytes.
 An indirect op's descriptors are listed when its index operand's tensor is given as --input
 (the values as given, before the program runs); else a note says they depend on run-time data.
