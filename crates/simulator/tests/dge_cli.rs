@@ -148,3 +148,30 @@ fn bad_usage_exits_2() {
     assert_eq!(code, 2);
     assert!(err.contains("--input nope"), "{err}");
 }
+
+/// A casting copy is an error line (G31); a transpose is listed as TRANSPOSE with the permuted
+/// source steps: a 4-level [1,1,2,3] fp32 source (Y step 3, X step 1) transposed by code XYZW
+/// (perm 3,2,1,0) into a packed [3,2,1,1] destination: dst(c0, c1) = src(y = c1, x = c0), so the
+/// inner destination dim (num 2, dst step 4 B) walks the source by 3 elements (12 B) and the
+/// outer (num 3, dst 8 B) by 1 element (4 B): `dims=[2x12/4, 3x4/8]`, 24 bytes.
+#[test]
+fn cast_and_transpose_listing() {
+    let d = scratch();
+    let text = r#"{"functions":[{"name":"f","allocations":[
+{"name":"a","kind":"ExternalInput","dtype":"float32","tensor_shape":[6],"memorylocations":[{"name":"a","type":"DRAM","dims":[1,24]}]},
+{"name":"h","kind":"ExternalOutput","dtype":"bfloat16","tensor_shape":[6],"memorylocations":[{"name":"h","type":"DRAM","dims":[1,12]}]},
+{"name":"b","kind":"ExternalOutput","dtype":"float32","tensor_shape":[6],"memorylocations":[{"name":"b","type":"DRAM","dims":[1,24]}]}],
+"blocks":[
+{"opcode":"DMACopy","name":"cast","engine":"DMA","ins":[{"kind":"physical_ap","memref":"a","dtype":"float32","offset":0,"ap":[[6,1],[1,6]]}],"outs":[{"kind":"physical_ap","memref":"h","dtype":"bfloat16","offset":0,"ap":[[6,1],[1,6]]}],"mode":"Copy"},
+{"opcode":"DMACopy","name":"tr","engine":"DMA","ins":[{"kind":"physical_ap","memref":"a","dtype":"float32","offset":0,"ap":[[6,1],[6,1],[3,2],[1,3]]}],"outs":[{"kind":"physical_ap","memref":"b","dtype":"float32","offset":0,"ap":[[2,3],[1,2],[1,1],[1,1]]}],"mode":"Transpose","transpose_op":"XYZW"}
+]}]}"#;
+    let p = d.join("p.json");
+    std::fs::write(&p, text).unwrap();
+    let (code, out, err) = birsim(&["dge", &s(&p)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("DMACopy 'cast': error: not expressible as descriptors: "), "{out}");
+    assert!(
+        out.contains("  #0 TRANSPOSE src=0x10000000000 dst=0x30000000000 elem=4 dims=[2x12/4, 3x4/8] op=NONE bytes=24\n"),
+        "{out}"
+    );
+}
