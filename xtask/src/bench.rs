@@ -17,6 +17,7 @@
 //! Rows print birsim's time, the baseline's, the ratio, the target and whether it is met. The bench
 //! never fails: it is a report, not a gate (it is not run in CI).
 
+mod dge;
 mod e2e;
 mod indirect;
 mod isa_run;
@@ -99,6 +100,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     header();
     kernels::run(&ctx);
     indirect::run(&ctx);
+    dge::run(&ctx);
     isa_words::run(&ctx);
     isa_run::run(&ctx);
     e2e::run(&ctx);

@@ -105,7 +105,18 @@ impl Layout {
         usize::try_from(byte).ok()?.checked_add(self.origin)
     }
 
-    pub(crate) fn row_stride(&self) -> u64 {
+    /// Buffer bytes between the starts of consecutive rows.
+    pub fn row_stride(&self) -> u64 {
         self.row_stride
+    }
+
+    /// Rows (partitions); 1 when flat.
+    pub fn partitions(&self) -> u64 {
+        self.partitions
+    }
+
+    /// Bytes of one row (the whole location when flat).
+    pub fn partition_bytes(&self) -> u64 {
+        self.partition_bytes
     }
 }

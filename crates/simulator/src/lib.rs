@@ -8,6 +8,8 @@
 //! [`Outcome::Faulted`]; an `Err` is a birsim bug.
 
 pub mod alloc;
+pub mod dge_cli;
+pub mod dge_memory;
 pub mod exec;
 mod fault;
 pub mod io;

@@ -190,6 +190,11 @@ impl Memory {
         }
     }
 
+    /// How many locations the store holds (the entry function's).
+    pub fn location_count(&self) -> usize {
+        self.homes.len()
+    }
+
     /// The layout of a location's elements in its buffer.
     pub fn layout(&self, loc: LocId) -> Layout {
         self.homes[loc.index()].1

@@ -28,6 +28,7 @@ usage:
              [--dma-block-in-stream skip|run]
   birsim validate PROGRAM.json [--memory-cap BYTES] [--max-instructions N]
   birsim dump PROGRAM.json
+  birsim dge PROGRAM.json [--input NAME=FILE.npy]... [--oob fault|skip] [--json]
   birsim isa decode|encode|validate|run … (below)
   birsim --help | --version
 
@@ -56,6 +57,13 @@ table: `fault` (the default: an out-of-bounds fault naming the index, nothing wr
 (treated like -1, its destination left unchanged; docs/fidelity.md I2). --dma-block-in-stream
 picks what a DMABlock met in the instruction stream does: `skip` (the default: a definition, run
 only when a DMATrigger fires it) or `run` (its descriptors run once there too; docs/fidelity.md G4).
+
+`dge` lists, per DMA instruction (DMACopy, the descriptors of each DMABlock, IndirectLoad,
+IndirectSave, IndirectSaveAccumulate), the DMA descriptors it becomes: count, bytes each, addresses in birsim's
+per-location address space (docs/dge.md), and a warning when some move fewer than 512 bytes.
+An indirect op's descriptors are listed when its index operand's tensor is given as --input
+(the values as given, before the program runs); else a note says they depend on run-time data.
+--json prints the same as one JSON object.
 
 A run that needs more memory than the host can give stops with a `budget` fault (exit 1), or exit 2
 while reading the program or an input; birsim never aborts (docs/robustness.md).
@@ -114,6 +122,7 @@ fn dispatch(args: &[String]) -> Result<(), Exit> {
         Some("run") => run(&args[1..]),
         Some("validate") => validate_cmd(&args[1..]),
         Some("dump") => dump(&args[1..]),
+        Some("dge") => dge_cmd(&args[1..]),
         Some("isa") => isa::isa(&args[1..]),
         Some("--help" | "-h" | "help") => {
             println!("{USAGE}");
@@ -144,6 +153,7 @@ struct RunOptions {
     oob: Option<simulator::IndirectOob>,
     dma_block_in_stream: Option<simulator::DmaBlockInStream>,
     stats: bool,
+    json: bool,
     threads: Option<usize>,
     allow_uninit_inputs: bool,
 }
@@ -166,14 +176,14 @@ fn parse(args: &[String], allowed: &[&str]) -> Result<RunOptions, Exit> {
         if !allowed.contains(&flag) {
             return Err(bad(format!("unknown option `{flag}`\n\n{USAGE}")));
         }
-        if flag == "--stats" || flag == "--allow-uninit-inputs" {
+        if flag == "--stats" || flag == "--allow-uninit-inputs" || flag == "--json" {
             if inline.is_some() {
                 return Err(bad(format!("{flag} takes no value")));
             }
-            if flag == "--stats" {
-                o.stats = true;
-            } else {
-                o.allow_uninit_inputs = true;
+            match flag {
+                "--stats" => o.stats = true,
+                "--json" => o.json = true,
+                _ => o.allow_uninit_inputs = true,
             }
             continue;
         }
@@ -306,6 +316,39 @@ fn validate_cmd(args: &[String]) -> Result<(), Exit> {
         }
         Err(d) => Err(problems(&o.program, &d)),
     }
+}
+
+/// `birsim dge`: the descriptors of every DMA instruction (simulator::dge_cli).
+fn dge_cmd(args: &[String]) -> Result<(), Exit> {
+    let o = parse(args, &["--input", "--oob", "--json", "--memory-cap", "--max-instructions"])?;
+    let program = load(&o.program, &o)?;
+    let valid = validate(&program, &options(&o)).map_err(|d| problems(&o.program, &d))?;
+    let f = &program.functions[0];
+    let mut sim = Simulator::new(valid, Profile::refsim());
+    let mut given = Vec::new();
+    for (name, path) in &o.inputs {
+        let mut open = || -> Result<(), String> {
+            given.push(io::resolve(f, name)?.loc);
+            let file =
+                std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+            let input = io::open_input(f, name, std::io::BufReader::new(file), len)
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+            io::load_input(&mut sim, input).map_err(|e| format!("{}: {e}", path.display()))
+        };
+        open().map_err(|e| bad(format!("--input {name}: {e}")))?;
+    }
+    let oob = match o.oob {
+        Some(simulator::IndirectOob::Skip) => indirection::Oob::Skip,
+        _ => indirection::Oob::Fault,
+    };
+    let entries = simulator::dge_cli::plan_program(f, &mut sim.memory, &given, oob);
+    if o.json {
+        println!("{}", simulator::dge_cli::render_json(f, &entries));
+    } else {
+        print!("{}", simulator::dge_cli::render_text(f, &entries));
+    }
+    Ok(())
 }
 
 fn shape_str(s: &[u64]) -> String {
