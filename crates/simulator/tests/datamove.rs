@@ -3,55 +3,10 @@
 //! (blocked transpose, row shuffle) against slow obvious twins written here.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
-use bir_ir::{ValidateOptions, json, validate};
-use numerics::Profile;
-use simulator::{FaultKind, Outcome, Simulator};
+mod common;
 
-/// A flat DRAM tensor: name, dtype, element count, initial bytes.
-struct T<'a> {
-    name: &'a str,
-    dtype: &'a str,
-    n: usize,
-    init: Vec<u8>,
-}
-
-fn size_of(dtype: &str) -> usize {
-    match dtype {
-        "uint8" | "int8" => 1,
-        "bfloat16" | "float16" | "int16" | "uint16" => 2,
-        "int64" | "uint64" => 8,
-        _ => 4,
-    }
-}
-
-fn f32s(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-fn i32s(v: &[i32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-
-fn to_f32(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
-}
-
-fn to_i32(b: &[u8]) -> Vec<i32> {
-    b.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
-}
-
-fn t<'a>(name: &'a str, dtype: &'a str, n: usize, init: Vec<u8>) -> T<'a> {
-    T { name, dtype, n, init }
-}
-
-/// A physical AP over tensor `mem`.
-fn ap(mem: &str, dtype: &str, offset: i64, pairs: &[(i64, i64)]) -> String {
-    let p: Vec<String> = pairs.iter().map(|(s, n)| format!("[{s},{n}]")).collect();
-    format!(
-        r#"{{"kind":"physical_ap","memref":"{mem}","dtype":"{dtype}","offset":{offset},"ap":[{}]}}"#,
-        p.join(",")
-    )
-}
+use common::*;
+use simulator::{FaultKind, Options};
 
 /// Runs `insts` over the tensors; returns every tensor's final bytes, or the fault.
 fn run(tensors: &[T<'_>], insts: &str) -> Result<Vec<Vec<u8>>, (FaultKind, String)> {
@@ -64,47 +19,11 @@ fn run_on(
     insts: &str,
     par: Option<simulator::Parallelism>,
 ) -> Result<Vec<Vec<u8>>, (FaultKind, String)> {
-    let allocs: Vec<String> = tensors
-        .iter()
-        .map(|x| {
-            format!(
-                r#"{{"name":"{0}","kind":"ExternalInput","dtype":"{1}","tensor_shape":[{2}],"memorylocations":[{{"name":"{0}","type":"DRAM","dims":[1,{3}]}}]}}"#,
-                x.name,
-                x.dtype,
-                x.n,
-                x.n * size_of(x.dtype)
-            )
-        })
-        .collect();
-    let text = format!(
-        r#"{{"functions":[{{"name":"f","allocations":[{}],"blocks":[{insts}]}}]}}"#,
-        allocs.join(",")
-    );
-    let prog = json::load_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    let v = validate(&prog, &ValidateOptions::default()).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
-    let f0 = &prog.functions[0];
-    let mut sim = Simulator::new(v, Profile::refsim());
-    if let Some(p) = par {
-        sim.set_options(simulator::Options { parallelism: p, ..Default::default() });
+    let options = par.map_or_else(Options::default, |p| Options { parallelism: p, ..Default::default() });
+    match run_keep(tensors, insts, options, None) {
+        (None, mem) => Ok(mem),
+        (Some(f), _) => Err((f.kind, f.message())),
     }
-    for x in tensors {
-        let tt = simulator::io::resolve(f0, x.name).unwrap();
-        let loc = &f0.locations[tt.loc.index()];
-        let mut init = x.init.clone();
-        init.resize(x.n * size_of(x.dtype), 0);
-        sim.memory.load(loc, tt.loc, &init).unwrap();
-    }
-    match sim.run().unwrap() {
-        Outcome::Finished => {}
-        Outcome::Faulted(f) => return Err((f.kind, f.message())),
-    }
-    Ok(tensors
-        .iter()
-        .map(|x| {
-            let tt = simulator::io::resolve(f0, x.name).unwrap();
-            simulator::io::read(&mut sim, &tt).unwrap().data
-        })
-        .collect())
 }
 
 fn inst(opcode: &str, engine: &str, ins: &[String], outs: &[String], fields: &str) -> String {

@@ -4,59 +4,10 @@
 //! slow model written here.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
-use bir_ir::{ValidateOptions, json, validate};
-use numerics::Profile;
-use simulator::{DmaBlockInStream, Fault, FaultKind, Options, Outcome, Parallelism, Simulator};
+mod common;
 
-/// A tensor: name, dtype, element count, initial bytes; flat DRAM, or SB over `parts`
-/// partitions when `parts` > 0.
-struct T<'a> {
-    name: &'a str,
-    dtype: &'a str,
-    n: usize,
-    init: Vec<u8>,
-    parts: usize,
-}
-
-fn size_of(dtype: &str) -> usize {
-    match dtype {
-        "uint8" | "int8" => 1,
-        "bfloat16" | "float16" | "int16" | "uint16" => 2,
-        "int64" | "uint64" => 8,
-        _ => 4,
-    }
-}
-
-fn f32s(v: &[f32]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-fn u16s(v: &[u16]) -> Vec<u8> {
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
-}
-fn to_f32(b: &[u8]) -> Vec<f32> {
-    b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
-}
-fn to_u16(b: &[u8]) -> Vec<u16> {
-    b.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect()
-}
-
-fn t<'a>(name: &'a str, dtype: &'a str, n: usize, init: Vec<u8>) -> T<'a> {
-    T { name, dtype, n, init, parts: 0 }
-}
-
-/// An SB tensor of `parts` partitions × `per` elements.
-fn sb<'a>(name: &'a str, dtype: &'a str, parts: usize, per: usize, init: Vec<u8>) -> T<'a> {
-    T { name, dtype, n: parts * per, init, parts }
-}
-
-/// A physical AP over tensor `mem`.
-fn ap(mem: &str, dtype: &str, offset: i64, pairs: &[(i64, i64)]) -> String {
-    let p: Vec<String> = pairs.iter().map(|(s, n)| format!("[{s},{n}]")).collect();
-    format!(
-        r#"{{"kind":"physical_ap","memref":"{mem}","dtype":"{dtype}","offset":{offset},"ap":[{}]}}"#,
-        p.join(",")
-    )
-}
+use common::*;
+use simulator::{DmaBlockInStream, Fault, FaultKind, Options, Parallelism};
 
 /// An AP with a uint16 vector offset `idx` on dim W.
 fn vap(mem: &str, dtype: &str, offset: i64, pairs: &[(i64, i64)], max: i64, idx: &str) -> String {
@@ -82,69 +33,6 @@ fn run_with(tensors: &[T<'_>], body: &str, options: Options) -> Result<Vec<Vec<u
         (None, out) => Ok(out),
         (Some(f), _) => Err(f),
     }
-}
-
-/// [`run_with`] returning the tensors' bytes also after a fault; `keep`, when given, frees dead
-/// locations except those named (as the CLI does), and only those are returned.
-fn run_keep(
-    tensors: &[T<'_>],
-    body: &str,
-    options: Options,
-    keep: Option<&[&str]>,
-) -> (Option<Box<Fault>>, Vec<Vec<u8>>) {
-    let allocs: Vec<String> = tensors
-        .iter()
-        .map(|x| {
-            if let Some(per) = x.n.checked_div(x.parts) {
-                return format!(
-                    r#"{{"name":"{0}","kind":"Internal","dtype":"{1}","tensor_shape":[{2},{3}],"memorylocations":[{{"name":"{0}","type":"SB","dims":[{2},{4}]}}]}}"#,
-                    x.name,
-                    x.dtype,
-                    x.parts,
-                    per,
-                    per * size_of(x.dtype)
-                );
-            }
-            format!(
-                r#"{{"name":"{0}","kind":"ExternalInput","dtype":"{1}","tensor_shape":[{2}],"memorylocations":[{{"name":"{0}","type":"DRAM","dims":[1,{3}]}}]}}"#,
-                x.name,
-                x.dtype,
-                x.n,
-                x.n * size_of(x.dtype)
-            )
-        })
-        .collect();
-    let text =
-        format!(r#"{{"functions":[{{"name":"f","allocations":[{}],"blocks":[{body}]}}]}}"#, allocs.join(","));
-    let prog = json::load_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
-    let v = validate(&prog, &ValidateOptions::default()).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
-    let f0 = &prog.functions[0];
-    let mut sim = Simulator::new(v, Profile::refsim());
-    sim.set_options(options);
-    if let Some(names) = keep {
-        let locs: Vec<_> = names.iter().map(|n| simulator::io::resolve(f0, n).unwrap().loc).collect();
-        sim.free_dead_locations(&locs);
-    }
-    for x in tensors {
-        let tt = simulator::io::resolve(f0, x.name).unwrap();
-        let loc = &f0.locations[tt.loc.index()];
-        let mut init = x.init.clone();
-        init.resize(x.n * size_of(x.dtype), 0);
-        sim.memory.load(loc, tt.loc, &init).unwrap();
-    }
-    let fault = match sim.run().unwrap() {
-        Outcome::Faulted(f) => Some(Box::new(f)),
-        Outcome::Finished => None,
-    };
-    let out = tensors
-        .iter()
-        .filter(|x| keep.is_none_or(|k| k.contains(&x.name)))
-        .map(|x| {
-            let tt = simulator::io::resolve(f0, x.name).unwrap();
-            simulator::io::read(&mut sim, &tt).unwrap().data
-        })
-        .collect();
-    (fault, out)
 }
 
 fn run(tensors: &[T<'_>], body: &str) -> Result<Vec<Vec<u8>>, Box<Fault>> {
