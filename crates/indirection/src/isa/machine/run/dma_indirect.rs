@@ -133,6 +133,9 @@ impl Machine {
             (applies, bound, d.idx_bound_is_err && !b.disable_notif, b.reg, field)
         };
         let checks = [check(&d.src, "src_idx_bound_reg"), check(&d.dst, "dst_idx_bound_reg")];
+        if self.dma_direct(d, o, (&sidx, &didx), n, checks.map(|c| c.0)) {
+            return Ok(());
+        }
         let mut moves = Vec::with_capacity(n);
         let (mut src_cache, mut dst_cache) = (None, None);
         for k in 0..n {
@@ -252,6 +255,84 @@ impl Machine {
             }
         }
         Ok(())
+    }
+
+    /// The common shape straight between two DRAM regions, without a move list: one side
+    /// indexed with no bound check applying to it and no duplicate rule to enforce, the other
+    /// walking `k · step`. Both sides' whole extents (the largest index's row; the walk's ends)
+    /// are checked once, so every move is in bounds and the moves run in `k` order as the
+    /// general path runs them. Returns false (nothing done) when the shape does not apply.
+    fn dma_direct(
+        &mut self,
+        d: &DmaIndirect,
+        o: &IsaOptions,
+        (sidx, didx): (&[u32], &[u32]),
+        n: usize,
+        bound_applies: [bool; 2],
+    ) -> bool {
+        let (Target::Dram(sbase), Target::Dram(dbase)) = (d.src.start, d.dst.start) else { return false };
+        let same = d.src.dtype == d.dst.dtype;
+        let reducible = matches!(d.dst.dtype, Dtype::Float32 | Dtype::Bfloat16);
+        if d.gather == d.scatter
+            || n == 0
+            || !same
+            || (d.op.is_some() && !reducible)
+            || (d.gather && bound_applies[0])
+            || (d.scatter && (bound_applies[1] || (!d.non_unique_dst_idx && o.dup == Dup::Fault)))
+            || d.src.elem_size != d.dst.elem_size
+        {
+            return false;
+        }
+        let len = d.dst.elem_size;
+        // Byte extent of a side: an indexed one reaches its largest index's row, a walking
+        // one spans k = 0 and k = n − 1.
+        let extent = |base: u64, side: &Side, idx: Option<&[u32]>| -> Option<(u64, u64)> {
+            let (lo, hi) = match idx {
+                Some(i) => (0i128, i128::from(*i.iter().max()?) * len as i128),
+                None => {
+                    let last = (n as i128 - 1) * i128::from(side.step_elem) * len as i128;
+                    (last.min(0), last.max(0))
+                }
+            };
+            let a = u64::try_from(i128::from(base) + lo).ok()?;
+            let z = u64::try_from(i128::from(base) + hi + len as i128).ok()?;
+            Some((a, z))
+        };
+        let Some((s_lo, s_hi)) = extent(sbase, &d.src, d.gather.then_some(sidx)) else { return false };
+        let Some((d_lo, d_hi)) = extent(dbase, &d.dst, d.scatter.then_some(didx)) else { return false };
+        let (Some((sr, _)), Some((dr, _))) =
+            (self.find_dram(s_lo, (s_hi - s_lo) as usize), self.find_dram(d_lo, (d_hi - d_lo) as usize))
+        else {
+            return false;
+        };
+        if sr == dr {
+            return false;
+        }
+        let (s0, d0) = (self.dram()[sr].base, self.dram()[dr].base);
+        let numerics = o.numerics();
+        let Some((src, dst)) = self.two_bufs(Buf::Dram(sr), Buf::Dram(dr)) else { return false };
+        // Offsets inside the two regions (in bounds by the extents above).
+        let at = |base: u64, region: u64, side: &Side, idx: Option<&[u32]>, k: usize| -> usize {
+            let delta = match idx {
+                Some(i) => i64::from(i[k]) * len as i64,
+                None => k as i64 * i64::from(side.step_elem) * len as i64,
+            };
+            (base - region).wrapping_add_signed(delta) as usize
+        };
+        let (si, di) = (d.gather.then_some(sidx), d.scatter.then_some(didx));
+        for k in 0..n {
+            let (so, doff) = (at(sbase, s0, &d.src, si, k), at(dbase, d0, &d.dst, di, k));
+            let (Some(sv), Some(dv)) = (src.get(so..so + len), dst.get_mut(doff..doff + len)) else {
+                continue;
+            };
+            match d.op {
+                None => dv.copy_from_slice(sv),
+                Some(c) => {
+                    reduce_slice(d.dst.dtype, &numerics, c, dv, sv);
+                }
+            }
+        }
+        true
     }
 
     /// `n` u32 indices from a side's index tensor (consecutive elements of one partition).
