@@ -79,17 +79,9 @@ pub enum ExecError {
     },
 }
 
-/// glibc `fmaxf(dst, src)`: a NaN operand yields the other; a tie (±0) keeps `dst` (D4).
-#[inline(always)]
-pub fn fmaxf(dst: f32, src: f32) -> f32 {
-    if dst.is_nan() || src > dst { src } else { dst }
-}
-
-/// glibc `fminf(dst, src)`, the same way.
-#[inline(always)]
-pub fn fminf(dst: f32, src: f32) -> f32 {
-    if dst.is_nan() || src < dst { src } else { dst }
-}
+/// glibc `fmaxf(dst, src)` / `fminf`: a NaN operand yields the other; a tie (±0) keeps `dst`
+/// (D4) — numerics' one definition.
+pub use numerics::alu::{fmaxf, fminf};
 
 /// Runs `list` in order against `mem`; compute ops encode under the refsim profile with the FP8
 /// config forced to 0 (no saturation), as the reference's accumulate path and the ISA device

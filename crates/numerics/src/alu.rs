@@ -116,14 +116,16 @@ fn truth(b: bool) -> f32 {
 
 /// max with a defined NaN and tie rule: a NaN operand yields the other operand, a tie (±0
 /// included) yields `acc` (ASSUMED).
+/// It matches glibc's `fmaxf(acc, x)` (first argument on a tie), and is the one definition the
+/// DMA CCE (D4), the DGE compute ops and the ISA datapaths use as well.
 #[inline(always)]
-fn fmax(acc: f32, x: f32) -> f32 {
+pub fn fmaxf(acc: f32, x: f32) -> f32 {
     if x > acc || acc.is_nan() { x } else { acc }
 }
 
-/// min, mirror of [`fmax`].
+/// min, mirror of [`fmaxf`] (glibc `fminf(acc, x)`).
 #[inline(always)]
-fn fmin(acc: f32, x: f32) -> f32 {
+pub fn fminf(acc: f32, x: f32) -> f32 {
     if x < acc || acc.is_nan() { x } else { acc }
 }
 
@@ -141,10 +143,10 @@ table! {
         Mult = Mult => |a, x| a * x;
         /// `acc / x` (IEEE: x = 0 gives ±Inf or NaN).
         Divide = Divide => |a, x| a / x;
-        /// max (see `fmax`).
-        Max = Max => |a, x| fmax(a, x);
-        /// min (see `fmin`).
-        Min = Min => |a, x| fmin(a, x);
+        /// max (see [`fmaxf`]).
+        Max = Max => |a, x| fmaxf(a, x);
+        /// min (see [`fminf`]).
+        Min = Min => |a, x| fminf(a, x);
         /// `acc ≠ 0 ∧ x ≠ 0`.
         LogicalAnd = LogicalAnd => |a, x| truth(a != 0.0 && x != 0.0);
         /// `acc ≠ 0 ∨ x ≠ 0`.
@@ -170,9 +172,9 @@ table! {
         /// `|acc|`.
         Abs = Abs => |a, _x| a.abs();
         /// `max(|acc|, |x|)`.
-        AbsMax = AbsMax => |a, x| fmax(a.abs(), x.abs());
+        AbsMax = AbsMax => |a, x| fmaxf(a.abs(), x.abs());
         /// `min(|acc|, |x|)`.
-        AbsMin = AbsMin => |a, x| fmin(a.abs(), x.abs());
+        AbsMin = AbsMin => |a, x| fminf(a.abs(), x.abs());
     }
 }
 

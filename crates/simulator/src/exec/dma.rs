@@ -201,17 +201,9 @@ pub(crate) fn permute_bytes(
     }
 }
 
-/// glibc `fmaxf`: a NaN operand yields the other; a tie (±0) returns the first argument (D4).
-#[inline(always)]
-pub(crate) fn fmaxf(a: f32, b: f32) -> f32 {
-    if a.is_nan() || b > a { b } else { a }
-}
-
-/// glibc `fminf`, the same way.
-#[inline(always)]
-pub(crate) fn fminf(a: f32, b: f32) -> f32 {
-    if a.is_nan() || b < a { b } else { a }
-}
+/// glibc `fmaxf` / `fminf`: a NaN operand yields the other; a tie (±0) returns the first
+/// argument (D4) — numerics' one definition.
+pub(crate) use numerics::alu::{fmaxf, fminf};
 
 /// The 4 nums of a 4-level AP.
 fn nums4(a: Arg<'_>) -> Res<[usize; 4]> {

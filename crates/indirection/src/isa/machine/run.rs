@@ -286,18 +286,9 @@ pub enum Combine {
     Min,
 }
 
-/// glibc `fmaxf(a, b)`: a NaN operand yields the other; a tie (±0) returns `a` (contract §4:
-/// `a` is the destination, so a tie keeps it).
-#[inline(always)]
-pub fn fmaxf(a: f32, b: f32) -> f32 {
-    if a.is_nan() || b > a { b } else { a }
-}
-
-/// glibc `fminf(a, b)`, the same way.
-#[inline(always)]
-pub fn fminf(a: f32, b: f32) -> f32 {
-    if a.is_nan() || b < a { b } else { a }
-}
+/// glibc `fmaxf(dst, src)` / `fminf`: a NaN operand yields the other; a tie (±0) keeps `dst`
+/// (contract §4) — numerics' one definition.
+pub use numerics::alu::{fmaxf, fminf};
 
 impl Combine {
     /// `dst[k] = dst[k] op src[k]`, one dispatch per call.
