@@ -3,31 +3,16 @@
 //! bytes, validation per generation, and every input error with its exit code.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
+mod common;
+use common::{s, scratch};
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// A fresh scratch folder per test.
-fn scratch() -> PathBuf {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let d = std::env::temp_dir().join(format!(
-        "birsim-isa-cli-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
 
 /// Runs birsim; returns (exit code, stdout bytes, stderr).
 fn birsim(args: &[&str]) -> (i32, Vec<u8>, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_birsim")).args(args).output().unwrap();
     (out.status.code().unwrap_or(-1), out.stdout, String::from_utf8_lossy(&out.stderr).into())
-}
-
-fn s(p: &Path) -> String {
-    p.to_str().unwrap().to_owned()
 }
 
 fn put(w: &mut [u8; 64], at: usize, b: &[u8]) {

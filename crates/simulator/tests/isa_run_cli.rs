@@ -3,35 +3,11 @@
 //! folder), bad files (exit 2 naming the file) and an output folder that is not empty.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
+mod common;
+use common::{birsim, s, scratch};
+
 use simulator::npy::Npy;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
-fn scratch() -> PathBuf {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let d = std::env::temp_dir().join(format!(
-        "birsim-isa-cli-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn birsim(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_birsim")).args(args).output().unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into(),
-        String::from_utf8_lossy(&out.stderr).into(),
-    )
-}
-
-fn s(p: &Path) -> String {
-    p.to_str().unwrap().to_owned()
-}
 
 /// POOL_BUFFER_LOAD 0x67 of 4 fp32 at SBUF partition 0 offset 1024 (window start 0, mask 3),
 /// then GATHER 0x68 of 3 u32 indices at offset 0 into offset 256, IMMEDIATE_WRITE, immediate

@@ -6,6 +6,37 @@
 use bir_ir::{ValidateOptions, json, validate};
 use numerics::Profile;
 use simulator::{Fault, Options, Outcome, Simulator};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// A fresh scratch folder per call (unique per test process and call).
+pub fn scratch() -> PathBuf {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let d = std::env::temp_dir().join(format!(
+        "birsim-test-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Runs the `birsim` binary; returns (exit code, stdout, stderr).
+pub fn birsim(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_birsim")).args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+/// A path as a `&str` argument.
+pub fn s(p: &Path) -> String {
+    p.to_str().unwrap().to_owned()
+}
 
 /// A tensor: name, dtype, element count, initial bytes; flat DRAM, or SB over `parts`
 /// partitions when `parts` > 0.
