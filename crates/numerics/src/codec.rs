@@ -155,11 +155,9 @@ pub fn f32_to_f16_bits(f: f32, nan: NanSign, payload: bool) -> u16 {
 #[inline(always)]
 pub fn f32_to_bf16_bits(b: u32, nan: NanSign) -> u16 {
     let rounded = b.wrapping_add(0x7FFF + ((b >> 16) & 1)) >> 16;
-    let keep = u32::from(nan == NanSign::Keep).wrapping_neg();
-    let nan_code = ((b >> 16) & 0x8000 & keep) | 0x7FC0;
-    // All ones when |b| is above Inf (a NaN); masks keep this loop branch-free.
-    let is_nan = ((0x7F80_0000u32.wrapping_sub(b & 0x7FFF_FFFF) as i32) >> 31) as u32;
-    (rounded ^ ((rounded ^ nan_code) & is_nan)) as u16
+    let sign = if nan == NanSign::Keep { (b >> 16) & 0x8000 } else { 0 };
+    // A select, not a branch: vectorised loops compare and blend.
+    (if f32::from_bits(b).is_nan() { sign | 0x7FC0 } else { rounded }) as u16
 }
 
 /// fp32 → fp32r bits: RNE to 11 explicit mantissa bits (round bit 0x1000, re-facts §4). A NaN

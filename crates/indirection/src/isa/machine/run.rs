@@ -337,30 +337,58 @@ pub(crate) fn reduce_slice(
     dst: &mut [u8],
     src: &[u8],
 ) -> bool {
+    reduce_rows(dtype, profile, op, &mut OnePair(dst, src))
+}
+
+/// A sequence of `(dst, src)` byte-slice pairs that [`reduce_rows`] reduces, visited by a
+/// closure the compiler inlines (one dispatch for all the pairs, none per pair).
+pub(crate) trait RowPairs {
+    /// Calls `f(dst, src)` for every pair, in order.
+    fn each(&mut self, f: impl FnMut(&mut [u8], &[u8]));
+}
+
+/// One pair.
+struct OnePair<'a>(&'a mut [u8], &'a [u8]);
+
+impl RowPairs for OnePair<'_> {
+    fn each(&mut self, mut f: impl FnMut(&mut [u8], &[u8])) {
+        f(self.0, self.1);
+    }
+}
+
+/// [`reduce_slice`] over every pair of `rows`, dispatched once on dtype and op: `false`
+/// (nothing done) for a dtype without an inline codec.
+pub(crate) fn reduce_rows(
+    dtype: bir_ir::Dtype,
+    profile: &numerics::Profile,
+    op: Combine,
+    rows: &mut impl RowPairs,
+) -> bool {
     use numerics::codec::{Bf16, Codec, Slot};
     #[inline(always)]
-    fn go<const W: usize, K: Codec<C = [u8; W]>>(k: K, op: Combine, dst: &mut [u8], src: &[u8]) {
+    fn go<const W: usize, K: Codec<C = [u8; W]>>(k: K, op: Combine, rows: &mut impl RowPairs) {
         #[inline(always)]
         fn each<const W: usize, K: Codec<C = [u8; W]>>(
             k: K,
-            dst: &mut [u8],
-            src: &[u8],
+            rows: &mut impl RowPairs,
             f: impl Fn(f32, f32) -> f32,
         ) {
-            for (d, s) in dst.as_chunks_mut::<W>().0.iter_mut().zip(src.as_chunks::<W>().0) {
-                *d = k.encode(f(k.decode(*d), k.decode(*s)));
-            }
+            rows.each(|dst, src| {
+                for (d, s) in dst.as_chunks_mut::<W>().0.iter_mut().zip(src.as_chunks::<W>().0) {
+                    *d = k.encode(f(k.decode(*d), k.decode(*s)));
+                }
+            });
         }
         match op {
-            Combine::Add => each(k, dst, src, |a, b| a + b),
-            Combine::Multiply => each(k, dst, src, |a, b| a * b),
-            Combine::Max => each(k, dst, src, fmaxf),
-            Combine::Min => each(k, dst, src, fminf),
+            Combine::Add => each(k, rows, |a, b| a + b),
+            Combine::Multiply => each(k, rows, |a, b| a * b),
+            Combine::Max => each(k, rows, fmaxf),
+            Combine::Min => each(k, rows, fminf),
         }
     }
     match dtype {
-        bir_ir::Dtype::Float32 => go(Slot::<[u8; 4]>::new(), op, dst, src),
-        bir_ir::Dtype::Bfloat16 => go(Bf16(profile.nan_sign), op, dst, src),
+        bir_ir::Dtype::Float32 => go(Slot::<[u8; 4]>::new(), op, rows),
+        bir_ir::Dtype::Bfloat16 => go(Bf16(profile.nan_sign), op, rows),
         _ => return false,
     }
     true

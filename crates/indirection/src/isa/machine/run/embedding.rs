@@ -6,7 +6,7 @@
 //! so duplicate indices accumulate; every row address is checked before the first update.
 
 use super::super::{Buf, FaultKind, IsaFault, IsaOptions, Machine, Space, TensorRef, fault};
-use super::{Combine, read_uint_elements, reduce_slice};
+use super::{Combine, RowPairs, read_uint_elements, reduce_rows};
 use bir_ir::Dtype;
 
 const OP: &str = "EMBEDDING_UPDATE";
@@ -118,26 +118,30 @@ impl Machine {
         // The data column i, gathered into one contiguous buffer and decoded per row.
         let dp = usize::from(e.data.start.partition);
         let numerics = o.numerics();
+        // Contiguous data columns and a fast dtype: every row straight between the two
+        // buffers, dispatched once.
+        if contiguous {
+            let Machine { sbuf, psum, dram, .. } = &mut *self;
+            let src_mem: &[u8] = match e.data.start.space {
+                Space::Sbuf => sbuf,
+                Space::Psum => psum,
+            };
+            let mut pairs = Columns {
+                src: src_mem.get(dp * dpb..(dp + 1) * dpb).unwrap_or(&[]),
+                dram,
+                rows: &rows,
+                col: e.data.start.offset as usize,
+                col_step: (esize as i64 * i64::from(e.data.step[1])) as usize,
+                row_bytes,
+            };
+            if reduce_rows(e.dtype, &numerics, e.op, &mut pairs) {
+                return Ok(());
+            }
+        }
         let mut col = vec![0u8; row_bytes];
         let mut a = vec![0f32; m];
         let mut v = vec![0f32; m];
         for (i, r, off) in rows {
-            // A contiguous data column and a fast dtype: straight between the two buffers.
-            if contiguous {
-                let o = col_start(i);
-                let Machine { sbuf, psum, dram, .. } = &mut *self;
-                let src_mem: &[u8] = match e.data.start.space {
-                    Space::Sbuf => sbuf,
-                    Space::Psum => psum,
-                };
-                let src = src_mem.get(dp * dpb + o..dp * dpb + o + row_bytes);
-                let dst = dram.get_mut(r).and_then(|x| x.bytes.get_mut(off..off + row_bytes));
-                if let (Some(src), Some(dst)) = (src, dst)
-                    && reduce_slice(e.dtype, &numerics, e.op, dst, src)
-                {
-                    continue;
-                }
-            }
             {
                 let dpart = self.space(e.data.start.space).get(dp * dpb..(dp + 1) * dpb).unwrap_or(&[]);
                 if contiguous {
@@ -161,5 +165,30 @@ impl Machine {
             let _ = numerics::encode_from_f32(e.dtype, &v, row, &numerics);
         }
         Ok(())
+    }
+}
+
+/// The contiguous fast path's `(table row, data column)` pairs: row `k` of `rows` is
+/// `(i, region, offset)`; column `i` starts at `col + col_step · i` of the data partition.
+struct Columns<'a> {
+    src: &'a [u8],
+    dram: &'a mut [super::super::DramRegion],
+    rows: &'a [(usize, usize, usize)],
+    col: usize,
+    col_step: usize,
+    row_bytes: usize,
+}
+
+impl RowPairs for Columns<'_> {
+    fn each(&mut self, mut f: impl FnMut(&mut [u8], &[u8])) {
+        let rb = self.row_bytes;
+        for &(i, r, off) in self.rows {
+            let o = self.col.wrapping_add(self.col_step.wrapping_mul(i));
+            let src = self.src.get(o..o.wrapping_add(rb));
+            let dst = self.dram.get_mut(r).and_then(|x| x.bytes.get_mut(off..off + rb));
+            if let (Some(src), Some(dst)) = (src, dst) {
+                f(dst, src);
+            }
+        }
     }
 }

@@ -228,22 +228,61 @@ impl Geo {
 }
 
 /// Contiguous destination rows: `dst` is the destination span (starting at byte `lo` of the
-/// partition), `src` the data buffer's read span.
+/// partition), `src` the data buffer's read span. Dispatches once on the row's byte length
+/// (E · esize is a power of two up to 128 for every valid word), so each row is a fixed-size
+/// copy the compiler inlines instead of a `memcpy` call.
 fn rows_fast(dst: &mut [u8], offs: &[usize], lo: usize, src: &[u8], list: &[u32], g: Geo) {
-    let row_bytes = g.e * g.esize;
+    match g.e * g.esize {
+        1 => rows_fixed::<1>(dst, offs, lo, src, list, g),
+        2 => rows_fixed::<2>(dst, offs, lo, src, list, g),
+        4 => rows_fixed::<4>(dst, offs, lo, src, list, g),
+        8 => rows_fixed::<8>(dst, offs, lo, src, list, g),
+        16 => rows_fixed::<16>(dst, offs, lo, src, list, g),
+        32 => rows_fixed::<32>(dst, offs, lo, src, list, g),
+        64 => rows_fixed::<64>(dst, offs, lo, src, list, g),
+        128 => rows_fixed::<128>(dst, offs, lo, src, list, g),
+        _ => {
+            for (j, &r) in list.iter().enumerate() {
+                row_partial(dst, offs, lo, src, j, r, g);
+            }
+        }
+    }
+}
+
+/// [`rows_fast`] for rows of `B` bytes: whole in-buffer rows are one fixed-size copy; a row
+/// that reaches past `src_buffer_size` takes [`row_partial`].
+#[inline(always)]
+fn rows_fixed<const B: usize>(dst: &mut [u8], offs: &[usize], lo: usize, src: &[u8], list: &[u32], g: Geo) {
     for (j, &r) in list.iter().enumerate() {
         let (s, inb) = g.row(r);
-        if inb < g.e && g.oob == IcOob::SkipRow {
+        if inb < g.e {
+            row_partial(dst, offs, lo, src, j, r, g);
             continue;
         }
         let Some(&o) = offs.get(j * g.e) else { continue };
-        let Some(d) = dst.get_mut(o - lo..o - lo + row_bytes) else { continue };
-        let (head, tail) = d.split_at_mut(inb * g.esize);
-        if let Some(sv) = src.get(s * g.esize..(s + inb) * g.esize) {
-            head.copy_from_slice(sv);
+        let d = dst.get_mut(o - lo..).and_then(<[u8]>::first_chunk_mut::<B>);
+        let v = src.get(s * g.esize..).and_then(<[u8]>::first_chunk::<B>);
+        if let (Some(d), Some(v)) = (d, v) {
+            *d = *v;
         }
-        tail.fill(0);
     }
+}
+
+/// Row `j` (index `r`) of [`rows_fast`] with any length: its in-buffer head copied, the rest
+/// zero-filled, or nothing under [`IcOob::SkipRow`] when part of it is out of the buffer.
+fn row_partial(dst: &mut [u8], offs: &[usize], lo: usize, src: &[u8], j: usize, r: u32, g: Geo) {
+    let row_bytes = g.e * g.esize;
+    let (s, inb) = g.row(r);
+    if inb < g.e && g.oob == IcOob::SkipRow {
+        return;
+    }
+    let Some(&o) = offs.get(j * g.e) else { return };
+    let Some(d) = dst.get_mut(o - lo..o - lo + row_bytes) else { return };
+    let (head, tail) = d.split_at_mut(inb * g.esize);
+    if let Some(sv) = src.get(s * g.esize..(s + inb) * g.esize) {
+        head.copy_from_slice(sv);
+    }
+    tail.fill(0);
 }
 
 /// The element loop over a snapshot `src` of the data buffer (the slow obvious twin).
