@@ -310,34 +310,45 @@ fn random_init(rng: &mut Rng, locs: &[Loc]) -> Vec<Vec<u8>> {
     locs.iter().map(|l| (0..l.parts * l.bytes).map(|_| rng.next() as u8).collect()).collect()
 }
 
+/// One random DMACopy case between a source `s` of shape `sn` and a destination `d` of shape
+/// `dn` (random steps, `contiguous_src` asking for a mostly contiguous source, random
+/// placement and contents), `mode` the instruction's mode fields: run directly and through
+/// its descriptors, which must agree. `None` when the random placement does not fit;
+/// otherwise how many descriptors it took.
+fn dma_case(
+    rng: &mut Rng,
+    case: usize,
+    dt: &'static str,
+    sn: &[i64],
+    dn: &[i64],
+    contiguous_src: bool,
+    mode: &str,
+) -> Option<usize> {
+    let locs = [rand_loc(rng, "s", dt, 0), rand_loc(rng, "d", dt, 1)];
+    let ss = rand_steps(rng, sn, contiguous_src);
+    let ds = rand_steps(rng, dn, false);
+    let so = place(rng, locs[0].capacity(), sn, &ss)?;
+    let doff = place(rng, locs[1].capacity(), dn, &ds)?;
+    let text =
+        inst("DMACopy", &[ap("s", dt, so, &pairs(sn, &ss))], &[ap("d", dt, doff, &pairs(dn, &ds))], mode);
+    let init = random_init(rng, &locs);
+    let (direct, via, n) = twin(&locs, &text, &init, IndirectOob::Fault, None)?;
+    assert!(direct.is_ok(), "case {case}: {direct:?}\n{text}");
+    agree(&format!("case {case}: {text}"), &locs, &direct, &via);
+    Some(n)
+}
+
 #[test]
 fn dma_copy_descriptors_equal_the_direct_copy() {
     let mut rng = Rng(0x5EED_0001);
     let (mut ran, mut multi) = (0, 0);
     for case in 0..600 {
         let dt = *rng.pick(&DTYPES);
-        let locs = [rand_loc(&mut rng, "s", dt, 0), rand_loc(&mut rng, "d", dt, 1)];
         let levels = rng.range(1, 5) as usize;
         let nums: Vec<i64> = (0..levels).map(|_| rng.range(1, 5)).collect();
         let total: i64 = nums.iter().product();
-        let ss = rand_steps(&mut rng, &nums, true);
         let dn = factor(&mut rng, total);
-        let ds = rand_steps(&mut rng, &dn, false);
-        let (Some(so), Some(doff)) =
-            (place(&mut rng, locs[0].capacity(), &nums, &ss), place(&mut rng, locs[1].capacity(), &dn, &ds))
-        else {
-            continue;
-        };
-        let text = inst(
-            "DMACopy",
-            &[ap("s", dt, so, &pairs(&nums, &ss))],
-            &[ap("d", dt, doff, &pairs(&dn, &ds))],
-            r#""mode":"Copy""#,
-        );
-        let init = random_init(&mut rng, &locs);
-        let Some((direct, via, n)) = twin(&locs, &text, &init, IndirectOob::Fault, None) else { continue };
-        assert!(direct.is_ok(), "case {case}: {direct:?}\n{text}");
-        agree(&format!("case {case}: {text}"), &locs, &direct, &via);
+        let Some(n) = dma_case(&mut rng, case, dt, &nums, &dn, true, r#""mode":"Copy""#) else { continue };
         ran += 1;
         multi += usize::from(n > 1);
     }
@@ -355,30 +366,15 @@ fn dma_transpose_descriptors_equal_the_direct_transpose() {
     let mut ran = 0;
     for case in 0..400 {
         let dt = *rng.pick(&DTYPES);
-        let locs = [rand_loc(&mut rng, "s", dt, 0), rand_loc(&mut rng, "d", dt, 1)];
         let code = rng.below(14) as usize;
         let op = <bir_ir::TransposeOps as bir_ir::BirEnum>::from_ordinal(code as u64).unwrap();
         let perm = op.permutation();
         let sn: Vec<i64> = (0..4).map(|_| rng.range(1, 4)).collect();
         let dn: Vec<i64> = perm.iter().map(|&p| sn[p]).collect();
-        let ss = rand_steps(&mut rng, &sn, false);
-        let ds = rand_steps(&mut rng, &dn, false);
-        let (Some(so), Some(doff)) =
-            (place(&mut rng, locs[0].capacity(), &sn, &ss), place(&mut rng, locs[1].capacity(), &dn, &ds))
-        else {
-            continue;
-        };
-        let text = inst(
-            "DMACopy",
-            &[ap("s", dt, so, &pairs(&sn, &ss))],
-            &[ap("d", dt, doff, &pairs(&dn, &ds))],
-            &format!(r#""mode":"Transpose","transpose_op":"{}""#, CODES[code]),
-        );
-        let init = random_init(&mut rng, &locs);
-        let Some((direct, via, _)) = twin(&locs, &text, &init, IndirectOob::Fault, None) else { continue };
-        assert!(direct.is_ok(), "case {case}: {direct:?}\n{text}");
-        agree(&format!("case {case}: {text}"), &locs, &direct, &via);
-        ran += 1;
+        let mode = format!(r#""mode":"Transpose","transpose_op":"{}""#, CODES[code]);
+        if dma_case(&mut rng, case, dt, &sn, &dn, false, &mode).is_some() {
+            ran += 1;
+        }
     }
     assert!(ran > 200, "only {ran} cases validated");
 }
@@ -389,28 +385,10 @@ fn dma_replicate_descriptors_equal_the_direct_replicate() {
     let mut ran = 0;
     for case in 0..300 {
         let dt = *rng.pick(&DTYPES);
-        let locs = [rand_loc(&mut rng, "s", dt, 0), rand_loc(&mut rng, "d", dt, 1)];
         let (sp, f, r) = (rng.range(1, 3), rng.range(1, 6), rng.range(1, 3));
-        let sn = [sp, f];
-        let dn = [sp * r, f];
-        let ss = rand_steps(&mut rng, &sn, false);
-        let ds = rand_steps(&mut rng, &dn, false);
-        let (Some(so), Some(doff)) =
-            (place(&mut rng, locs[0].capacity(), &sn, &ss), place(&mut rng, locs[1].capacity(), &dn, &ds))
-        else {
-            continue;
-        };
-        let text = inst(
-            "DMACopy",
-            &[ap("s", dt, so, &pairs(&sn, &ss))],
-            &[ap("d", dt, doff, &pairs(&dn, &ds))],
-            r#""mode":"Replicate""#,
-        );
-        let init = random_init(&mut rng, &locs);
-        let Some((direct, via, _)) = twin(&locs, &text, &init, IndirectOob::Fault, None) else { continue };
-        assert!(direct.is_ok(), "case {case}: {direct:?}\n{text}");
-        agree(&format!("case {case}: {text}"), &locs, &direct, &via);
-        ran += 1;
+        if dma_case(&mut rng, case, dt, &[sp, f], &[sp * r, f], false, r#""mode":"Replicate""#).is_some() {
+            ran += 1;
+        }
     }
     assert!(ran > 150, "only {ran} cases validated");
 }
