@@ -318,6 +318,23 @@ pub enum ExpectError {
     },
 }
 
+/// Checks that an expected array has the `.npy` descriptor and shape of output `name` (of
+/// `dtype` and `shape`), so a run can refuse a wrong `--expect` before it starts.
+pub fn check_expected(name: &str, dtype: Dtype, shape: &[u64], expected: &Npy) -> Result<(), ExpectError> {
+    let want = descr_for(dtype);
+    if expected.descr != want {
+        return Err(ExpectError::Dtype { name: name.into(), got: expected.descr.clone(), dtype, want });
+    }
+    if expected.shape != shape {
+        return Err(ExpectError::Shape {
+            name: name.into(),
+            got: expected.shape.clone(),
+            want: shape.to_vec(),
+        });
+    }
+    Ok(())
+}
+
 /// Compares an output (`got`, as [`crate::io::read`] returns it, of dtype `dtype`) with an
 /// expected array, element by element under `tolerance`. The array must have the output's
 /// `.npy` descriptor (bf16/fp8 as raw bits, as for `--input`) and shape.
@@ -329,11 +346,8 @@ pub fn compare_expected(
     tolerance: Tolerance,
     profile: &Profile,
 ) -> Result<ExpectReport, ExpectError> {
-    let want = descr_for(dtype);
-    if expected.descr != want {
-        return Err(ExpectError::Dtype { name: name.into(), got: expected.descr.clone(), dtype, want });
-    }
-    if expected.shape != got.shape || expected.data.len() != got.data.len() {
+    check_expected(name, dtype, &got.shape, expected)?;
+    if expected.data.len() != got.data.len() {
         return Err(ExpectError::Shape {
             name: name.into(),
             got: expected.shape.clone(),
