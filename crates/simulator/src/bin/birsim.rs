@@ -12,6 +12,8 @@ use std::process::ExitCode;
 
 // The `isa` subcommands live in their own file (src/bin/birsim/isa.rs; a plain src/bin/isa.rs
 // would be taken by Cargo for a second binary).
+#[path = "birsim/diff.rs"]
+mod diff;
 #[path = "birsim/isa.rs"]
 mod isa;
 #[path = "birsim/isa_run.rs"]
@@ -25,7 +27,8 @@ usage:
              [--out-dir DIR] [--profile refsim|nki] [--trace FILE.jsonl] [--memory-cap BYTES]
              [--fp8-saturate on|off] [--tsc-reverse direction|operands] [--stats]
              [--threads N] [--allow-uninit-inputs] [--max-instructions N] [--oob fault|skip]
-             [--dma-block-in-stream skip|run]
+             [--dma-block-in-stream skip|run] [--trace-data] [--expect NAME=FILE.npy]... [--ulp N]
+  birsim diff A.jsonl B.jsonl [--json]
   birsim validate PROGRAM.json [--memory-cap BYTES] [--max-instructions N]
   birsim dump PROGRAM.json
   birsim dge PROGRAM.json [--input NAME=FILE.npy]... [--oob fault|skip] [--json]
@@ -57,6 +60,13 @@ table: `fault` (the default: an out-of-bounds fault naming the index, nothing wr
 (treated like -1, its destination left unchanged; docs/fidelity.md I2). --dma-block-in-stream
 picks what a DMABlock met in the instruction stream does: `skip` (the default: a definition, run
 only when a DMATrigger fires it) or `run` (its descriptors run once there too; docs/fidelity.md G4).
+
+--trace-data adds each output region's bytes (hex) to the trace. --expect NAME=FILE.npy compares
+output NAME with the array after the run (exact, or within --ulp N units in the last place of
+NAME's dtype) and prints `NAME: matches (...)` or the first mismatching elements with the last
+instruction that wrote each (on stdout); a mismatch exits 1. `diff` compares two traces of one
+program: the first instruction whose written bytes differ, what differs, how many later
+instructions diverge (exit 0 same, 1 divergent, 2 bad input; docs/trace.md).
 
 `dge` lists, per DMA instruction (DMACopy, the descriptors of each DMABlock, IndirectLoad,
 IndirectSave, IndirectSaveAccumulate), the DMA descriptors it becomes: count, bytes each, addresses in birsim's
@@ -123,6 +133,7 @@ fn dispatch(args: &[String]) -> Result<(), Exit> {
         Some("validate") => validate_cmd(&args[1..]),
         Some("dump") => dump(&args[1..]),
         Some("dge") => dge_cmd(&args[1..]),
+        Some("diff") => diff_cmd(&args[1..]),
         Some("isa") => isa::isa(&args[1..]),
         Some("--help" | "-h" | "help") => {
             println!("{USAGE}");
@@ -156,6 +167,9 @@ struct RunOptions {
     json: bool,
     threads: Option<usize>,
     allow_uninit_inputs: bool,
+    trace_data: bool,
+    expects: Vec<(String, PathBuf)>,
+    ulp: Option<u64>,
 }
 
 fn parse(args: &[String], allowed: &[&str]) -> Result<RunOptions, Exit> {
@@ -176,13 +190,15 @@ fn parse(args: &[String], allowed: &[&str]) -> Result<RunOptions, Exit> {
         if !allowed.contains(&flag) {
             return Err(bad(format!("unknown option `{flag}`\n\n{USAGE}")));
         }
-        if flag == "--stats" || flag == "--allow-uninit-inputs" || flag == "--json" {
+        if flag == "--stats" || flag == "--allow-uninit-inputs" || flag == "--json" || flag == "--trace-data"
+        {
             if inline.is_some() {
                 return Err(bad(format!("{flag} takes no value")));
             }
             match flag {
                 "--stats" => o.stats = true,
                 "--json" => o.json = true,
+                "--trace-data" => o.trace_data = true,
                 _ => o.allow_uninit_inputs = true,
             }
             continue;
@@ -199,6 +215,8 @@ fn parse(args: &[String], allowed: &[&str]) -> Result<RunOptions, Exit> {
         match flag {
             "--input" => o.inputs.push(pair(&value)?),
             "--output" => o.outputs.push(pair(&value)?),
+            "--expect" => o.expects.push(pair(&value)?),
+            "--ulp" => o.ulp = Some(diff::ulp(&value)?),
             "--out-dir" => o.out_dir = Some(PathBuf::from(value)),
             "--profile" => o.profile = Some(value),
             "--fp8-saturate" => {
@@ -481,8 +499,17 @@ fn run(args: &[String]) -> Result<(), Exit> {
             "--max-instructions",
             "--oob",
             "--dma-block-in-stream",
+            "--trace-data",
+            "--expect",
+            "--ulp",
         ],
     )?;
+    if o.ulp.is_some() && o.expects.is_empty() {
+        return Err(bad("--ulp needs an --expect"));
+    }
+    if o.trace_data && o.trace.is_none() {
+        return Err(bad("--trace-data needs a --trace"));
+    }
     let mut profile = match o.profile.as_deref() {
         None => Profile::refsim(),
         Some(p) => Profile::named(p).ok_or_else(|| bad(format!("--profile {p}: expected refsim or nki")))?,
@@ -540,6 +567,8 @@ fn run(args: &[String]) -> Result<(), Exit> {
             outputs.push((resolve(&a.name, "--out-dir")?, dir.join(format!("{}.npy", a.name)), "--out-dir"));
         }
     }
+    // Every expected array is read and checked against its output before the run.
+    let expects = diff::open_expects(f, &o.expects)?;
     // Every output path is checked, and its temporary file created, before the run.
     let mut staged = Outputs::default();
     for (_, path, flag) in &outputs {
@@ -552,7 +581,8 @@ fn run(args: &[String]) -> Result<(), Exit> {
 
     let mut sim = Simulator::new(valid, profile);
     // Only the outputs are read back: every other location is freed after its last use.
-    let keep: Vec<bir_ir::LocId> = outputs.iter().map(|(t, _, _)| t.loc).collect();
+    let keep: Vec<bir_ir::LocId> =
+        outputs.iter().map(|(t, _, _)| t.loc).chain(expects.iter().map(diff::Expect::loc)).collect();
     sim.free_dead_locations(&keep);
     let mut options = simulator::Options::default();
     if let Some(n) = o.threads {
@@ -574,6 +604,9 @@ fn run(args: &[String]) -> Result<(), Exit> {
         options.dma_block_in_stream = b;
     }
     sim.set_options(options);
+    if o.trace_data {
+        sim.enable_trace_data();
+    }
     // The trace streams to its temporary file as instructions complete (bounded memory).
     type Sink = std::rc::Rc<std::cell::RefCell<(std::io::BufWriter<std::fs::File>, Option<String>)>>;
     let sink: Option<Sink> = match &trace {
@@ -589,11 +622,7 @@ fn run(args: &[String]) -> Result<(), Exit> {
         use std::io::Write;
         let sink = sink.clone();
         sim.enable_trace_sink(move |e| {
-            let line = serde_json::json!({
-                "index": e.index, "name": e.name, "opcode": e.opcode, "bytes_written": e.bytes_written,
-                "checksums": e.checksums.iter().map(|c| format!("fnv1a64:{c:016x}")).collect::<Vec<_>>(),
-                "elapsed_ns": e.elapsed_ns,
-            });
+            let line = simulator::trace::TraceRecord::from(e).to_json();
             let mut s = sink.borrow_mut();
             if let Err(x) = writeln!(s.0, "{line}") {
                 s.1.get_or_insert(x.to_string());
@@ -631,6 +660,22 @@ fn run(args: &[String]) -> Result<(), Exit> {
         s.write(|w| io::save(&mut sim, t, w))?;
     }
     staged.commit()?;
+    if !expects.is_empty() {
+        let tolerance = o.ulp.map_or(simulator::diff::Tolerance::Exact, simulator::diff::Tolerance::Ulp);
+        let mut reports = diff::compare(&mut sim, &expects, tolerance, &profile)?;
+        if reports.iter().any(|r| !r.matches()) {
+            // Write provenance: the same run again, watching only the mismatching elements.
+            let mut again = Simulator::new(valid, profile);
+            again.set_options(options);
+            again.free_dead_locations(&keep);
+            diff::load_inputs(&mut again, &o.inputs)?;
+            let watch = diff::watch_list(&again, &expects, &reports);
+            again.watch(watch);
+            again.run().map_err(|e| Exit(3, e.to_string()))?;
+            diff::attach(&mut reports, again.writers());
+        }
+        diff::finish(&reports)?;
+    }
     eprintln!("birsim: ok: {executed} instruction(s) executed, {} output(s) written", outputs.len());
     if std::env::var_os("BIRSIM_REPORT_PEAK_RSS").is_some() {
         // For `cargo xtask bench`: the peak resident set, from the kernel's own accounting.
@@ -640,6 +685,23 @@ fn run(args: &[String]) -> Result<(), Exit> {
         }
     }
     Ok(())
+}
+
+/// `birsim diff A.jsonl B.jsonl [--json]` (module `diff`, docs/trace.md).
+fn diff_cmd(args: &[String]) -> Result<(), Exit> {
+    let mut files = Vec::new();
+    let mut json = false;
+    for a in args {
+        match a.as_str() {
+            "--json" => json = true,
+            f if f.starts_with("--") => return Err(bad(format!("unknown option `{f}`\n\n{USAGE}"))),
+            f => files.push(PathBuf::from(f)),
+        }
+    }
+    match files.as_slice() {
+        [a, b] => diff::diff_files(a, b, json),
+        _ => Err(bad(format!("diff needs two trace files (A.jsonl B.jsonl)\n\n{USAGE}"))),
+    }
 }
 
 /// `--stats`: per opcode and the slowest instructions, on stderr.
