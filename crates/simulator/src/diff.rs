@@ -452,6 +452,8 @@ pub struct RegionDiff {
     pub checksums: [u64; 2],
     /// When both traces hold data: differing elements and the first of them.
     pub elements: Option<(u64, ElementDiff)>,
+    /// Both traces held the bytes, so `elements: None` means the values agree.
+    pub compared: bool,
     /// When the two regions are not the same place (location, dtype or AP differ): B's.
     pub layout: Option<String>,
 }
@@ -503,6 +505,7 @@ fn region_diff(a: &RegionRecord, b: &RegionRecord, profile: &Profile) -> Option<
     if same_place && a.checksum == b.checksum && !data_differs {
         return None;
     }
+    let compared = a.data.is_some() && b.data.is_some() && a.dtype == b.dtype;
     let elements = match (&a.data, &b.data) {
         (Some(x), Some(y)) if a.dtype == b.dtype => {
             let size = a.dtype.size();
@@ -530,6 +533,7 @@ fn region_diff(a: &RegionRecord, b: &RegionRecord, profile: &Profile) -> Option<
         shape: [a.partitions, a.free],
         checksums: [a.checksum, b.checksum],
         elements,
+        compared,
         layout: (!same_place).then(|| layout_str(b)),
     })
 }
@@ -549,6 +553,7 @@ fn compare(a: &TraceRecord, b: &TraceRecord, profile: &Profile) -> Option<Diverg
             shape: [r.partitions, r.free],
             checksums: if is_a { [r.checksum, 0] } else { [0, r.checksum] },
             elements: None,
+            compared: false,
             layout: Some(format!("only in trace {}", if is_a { "A" } else { "B" })),
         });
     }
@@ -660,6 +665,7 @@ impl fmt::Display for DiffReport {
                     e.a,
                     e.b
                 )?,
+                None if r.compared => write!(f, "the same {} element value(s)", r.shape[0] * r.shape[1])?,
                 None => write!(
                     f,
                     "checksum {} vs {} (run both with --trace-data to see the values)",

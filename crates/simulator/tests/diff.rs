@@ -112,6 +112,38 @@ fn traces_of_different_programs_are_refused() {
     );
 }
 
+/// Two compilers' outputs of one kernel: B's `shift` writes t in place and `double` reads t.
+/// The values agree; only the place of `shift`'s output differs. And a trace cut short (a run
+/// that faulted) is compared over the common part.
+#[test]
+fn another_place_and_a_shorter_trace() {
+    let a = trace(&program(&scale_shift_double("shift", 0.5)), true);
+    let b_body = [
+        ts("scale", "a", "t", "mult", 1.0),
+        ts("shift", "t", "t", "add", 0.5),
+        ts("double", "t", "out", "mult", 2.0),
+    ]
+    .join(",");
+    let b = trace(&program(&b_body), true);
+    let r = diff_traces(&a, &b).unwrap();
+    let text = r.to_string();
+    assert_eq!(
+        text,
+        "trace A: 3 instruction(s), trace B: 3 instruction(s)\n\
+         first divergence: #1 'shift' (TensorScalar)\n  \
+         outs[0] 'u' float32 [1, 8]: a different region in trace B ('t' float32 @0 [8,1][1,8]); the same 8 element value(s)\n\
+         later: no other instruction diverges"
+    );
+    let r = diff_traces(&a, &a[..2]).unwrap();
+    assert!(r.first.is_none() && !r.same());
+    assert_eq!(
+        r.to_string(),
+        "trace A: 3 instruction(s), trace B: 2 instruction(s)\n\
+         trace B stops after 2 instruction(s); compared the first 2\n\
+         no divergence: every compared instruction wrote the same bytes"
+    );
+}
+
 fn memset(name: &str, dst: &str, bits: u32, offset: i64, pairs: &[(i64, i64)]) -> String {
     format!(
         r#"{{"opcode":"Memset","name":"{name}","mode":"Const","constant":{bits},"ins":[],"outs":[{}]}}"#,
