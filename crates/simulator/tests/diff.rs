@@ -245,3 +245,60 @@ fn ulp_tolerance_on_an_array() {
         "o: 1 of 2 element(s) differ (within 1 ULP)\n  [0]: got 0x3f80 (1.0), expected 0x3f82 (1.015625), 2 ULP apart"
     );
 }
+
+/// A scatter claims only the entries it wrote: `m` sets the 8-element table to 1.0, then
+/// IndirectSave `s` writes the one values row [5, 6] to entry idx = 2 of 4 two-element entries,
+/// i.e. table[4..6]. By hand: table = [1, 1, 1, 1, 5, 6, 1, 1], writers m m m m s s m m (the
+/// scatter's table AP spans all eight, but its data picked only entry 2).
+#[test]
+fn a_scatter_claims_only_the_entries_it_wrote() {
+    let alloc = |name: &str, dtype: &str, n: usize, size: usize| {
+        format!(
+            r#"{{"name":"{name}","kind":"Internal","dtype":"{dtype}","tensor_shape":[{n}],"memorylocations":[{{"name":"{name}","type":"DRAM","dims":[1,{}]}}]}}"#,
+            n * size
+        )
+    };
+    let body = [
+        memset("m", "tab", 0x3f80_0000, 0, &[(1, 8)]),
+        format!(
+            r#"{{"opcode":"IndirectSave","name":"s","engine":"DMA","ins":[{},{}],"outs":[{}]}}"#,
+            ap("vals", "float32", 0, &[(2, 1), (1, 2)]),
+            ap("idx", "int32", 0, &[(1, 1), (1, 1)]),
+            ap("tab", "float32", 0, &[(1, 1), (2, 4)])
+        ),
+    ]
+    .join(",");
+    let text = format!(
+        r#"{{"functions":[{{"name":"f","allocations":[{},{},{}],"blocks":[{{"name":"b","instructions":[{body}]}}]}}]}}"#,
+        alloc("tab", "float32", 8, 4),
+        alloc("vals", "float32", 2, 4),
+        alloc("idx", "int32", 1, 4)
+    );
+    let p = json::load_str(&text).unwrap();
+    let f = &p.functions[0];
+    let tab = io::resolve(f, "tab").unwrap();
+    let run = |watch: Option<&simulator::diff::ExpectReport>| {
+        let v = validate(&p, &ValidateOptions::default()).unwrap();
+        let mut sim = Simulator::new(v, Profile::refsim());
+        for (name, bytes) in [("vals", f32s(&[5., 6.])), ("idx", 2i32.to_le_bytes().to_vec())] {
+            let t = io::resolve(f, name).unwrap();
+            sim.memory.load(&f.locations[t.loc.index()], t.loc, &bytes).unwrap();
+        }
+        if let Some(r) = watch {
+            let ranges = r.watch_ranges(&sim, &tab);
+            sim.watch(ranges);
+        }
+        assert_eq!(sim.run().unwrap(), Outcome::Finished);
+        (io::read(&mut sim, &tab).unwrap(), sim.writers().to_vec())
+    };
+    let (got, _) = run(None);
+    assert_eq!(got.data, f32s(&[1., 1., 1., 1., 5., 6., 1., 1.]));
+    let mut expected = got.clone();
+    expected.data = f32s(&[9.; 8]);
+    let r =
+        compare_expected("tab", tab.dtype, &got, &expected, Tolerance::Exact, &Profile::refsim()).unwrap();
+    let (_, writers) = run(Some(&r));
+    let names: Vec<Option<&str>> = writers.iter().map(|w| w.as_ref().map(|w| w.name.as_str())).collect();
+    let (m, s) = (Some("m"), Some("s"));
+    assert_eq!(names, [m, m, m, m, s, s, m, m]);
+}

@@ -572,12 +572,28 @@ impl<'p> Simulator<'p> {
     fn check_watch(&mut self, i: &'p Instruction) {
         let Some(mut w) = self.watch.take() else { return };
         let index = self.executed - 1;
+        // Instructions whose outputs get only the elements their data picks (scatters, skipped
+        // gather rows, a predicate) are seen by the bytes changing, never by their AP alone.
+        let whole_outs = !matches!(
+            i.op,
+            Op::IndirectLoad(_)
+                | Op::IndirectSave(_)
+                | Op::IndirectSaveAccumulate(_)
+                | Op::GenericIndirectLoad(_)
+                | Op::GenericIndirectSave(_)
+                | Op::IndirectCopy(_)
+                | Op::Gather(_)
+                | Op::CopyPredicated(_)
+                | Op::DMATrigger(_)
+                | Op::DMABlock(_)
+        );
         for (k, (loc, range, last)) in w.targets.iter_mut().enumerate() {
-            let covered = i.outs.iter().filter_map(bir_ir::Operand::as_ap).any(|ap| {
-                ap.dynamic.is_none()
-                    && self.memory.same_buffer(ap.loc, *loc)
-                    && self.covers(ap, range.clone())
-            });
+            let covered = whole_outs
+                && i.outs.iter().filter_map(bir_ir::Operand::as_ap).any(|ap| {
+                    ap.dynamic.is_none()
+                        && self.memory.same_buffer(ap.loc, *loc)
+                        && self.covers(ap, range.clone())
+                });
             let now = self.watched(*loc, range.clone());
             let changed = now != last.as_slice();
             if changed {
