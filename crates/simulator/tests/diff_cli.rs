@@ -234,7 +234,10 @@ fn expect_bad_input_is_exit_2_naming_the_tensor_and_writes_nothing() {
             vec!["--expect".into(), format!("out={}", s(&d.join("missing.npy")))],
             "--expect out: cannot read".into(),
         ),
-        (vec!["--ulp".into(), "1".into()], "--ulp needs an --expect".into()),
+        (
+            vec!["--ulp".into(), "1".into()],
+            "the following required arguments were not provided:\n  --expect <NAME=FILE.npy>".into(),
+        ),
         (
             vec![
                 "--expect".into(),
@@ -242,7 +245,7 @@ fn expect_bad_input_is_exit_2_naming_the_tensor_and_writes_nothing() {
                 "--ulp".into(),
                 "-1".into(),
             ],
-            "--ulp -1: expected a number of ULP".into(),
+            "invalid value '-1' for '--ulp <N>': expected a number of ULP (0 or more)".into(),
         ),
     ];
     for (extra, message) in cases {

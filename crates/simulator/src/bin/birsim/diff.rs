@@ -2,6 +2,7 @@
 //! [--ulp N]` (docs/trace.md). The comparisons live in `simulator::diff`; this module only reads
 //! files and prints.
 
+use super::common::any_path;
 use super::{Exit, bad};
 use simulator::diff::{ExpectReport, Tolerance, check_expected, compare_expected, diff_traces};
 use simulator::npy::Npy;
@@ -21,8 +22,38 @@ fn read_trace(path: &Path) -> Result<Vec<simulator::trace::TraceRecord>, Exit> {
     simulator::trace::parse_trace(&path.display().to_string(), &text).map_err(|e| bad(e.to_string()))
 }
 
+/// Compare two traces of one program: the first instruction whose written bytes differ
+///
+/// A.jsonl and B.jsonl are `birsim run --trace` files of one program (two profiles, two
+/// compilers' outputs of one kernel, a run and a device dump converted to the same form). Prints
+/// the first instruction whose written bytes differ (execution index, name, opcode), what
+/// differs (location, element [partition, free index], both values in hex and as numbers; run
+/// both with --trace-data to get the values), and how many later instructions diverge
+/// (docs/trace.md).
+///
+/// Exit codes: 0 the traces agree, 1 they diverge, 2 bad input (an unreadable or malformed file,
+/// named by line and field; traces of different programs, named by the first position where
+/// they part).
+#[derive(clap::Args, Debug)]
+pub struct DiffArgs {
+    /// Trace A
+    #[arg(value_name = "A.jsonl", value_parser = any_path())]
+    pub a: PathBuf,
+    /// Trace B
+    #[arg(value_name = "B.jsonl", value_parser = any_path())]
+    pub b: PathBuf,
+    /// Prints the report as one JSON object
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Runs `birsim diff`.
+pub fn diff(args: &DiffArgs) -> Result<(), Exit> {
+    diff_files(&args.a, &args.b, args.json)
+}
+
 /// `birsim diff`: the report on stdout; exit 0 when the traces agree, 1 when they diverge.
-pub(crate) fn diff_files(a: &Path, b: &Path, json: bool) -> Result<(), Exit> {
+fn diff_files(a: &Path, b: &Path, json: bool) -> Result<(), Exit> {
     let (ta, tb) = (read_trace(a)?, read_trace(b)?);
     let report =
         diff_traces(&ta, &tb).map_err(|e| bad(format!("{} and {}: {e}", a.display(), b.display())))?;
@@ -48,9 +79,9 @@ impl Expect {
     }
 }
 
-/// A `--ulp` value.
-pub(crate) fn ulp(value: &str) -> Result<u64, Exit> {
-    value.parse().map_err(|_| bad(format!("--ulp {value}: expected a number of ULP (0 or more)")))
+/// A `--ulp` value (its value parser).
+pub fn ulp(value: &str) -> Result<u64, String> {
+    value.parse().map_err(|_| "expected a number of ULP (0 or more)".to_owned())
 }
 
 /// Reads every `--expect` array and checks its dtype and shape against NAME (exit 2 naming the
