@@ -150,6 +150,43 @@ fn diff_refuses_different_programs_and_malformed_lines() {
     assert!(err.contains("cannot read"), "{err}");
 }
 
+/// On the example (Load, TensorScalar, Save: each writes its whole output AP once, in AP order)
+/// two independent hashes agree: the write-order checksum the kernels fold as they write and the
+/// region checksum read back after each instruction. The trace is unchanged without data, apart
+/// from the `data` field.
+#[test]
+fn region_checksums_agree_with_write_checksums() {
+    let d = scratch();
+    let ex = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/sub_one");
+    let input = format!("a={}", s(&ex.join("a.npy")));
+    let prog = s(&ex.join("program.json"));
+    let (t1, t2) = (d.join("t1.jsonl"), d.join("t2.jsonl"));
+    for (t, data) in [(&t1, false), (&t2, true)] {
+        let mut args = vec!["run", &prog, "--input", &input, "--trace", t.to_str().unwrap()];
+        if data {
+            args.push("--trace-data");
+        }
+        let (code, _, err) = birsim(&args);
+        assert_eq!(code, 0, "{err}");
+    }
+    let read = |p: &Path| simulator::trace::parse_trace("t", &std::fs::read_to_string(p).unwrap()).unwrap();
+    let (plain, data) = (read(&t1), read(&t2));
+    assert_eq!(plain.len(), 3);
+    for (p, q) in plain.iter().zip(&data) {
+        assert_eq!(p.regions.len(), 1, "{}", p.name);
+        assert_eq!(p.checksums, vec![p.regions[0].checksum], "{}", p.name);
+        assert_eq!(p.regions[0].data, None);
+        let mut q = q.clone();
+        assert_eq!(q.regions[0].data.take().map(|d| d.len()), Some(128 * 512 * 4));
+        q.elapsed_ns = p.elapsed_ns;
+        assert_eq!(&q, p);
+    }
+    assert_eq!(
+        (plain[1].regions[0].location.as_str(), plain[1].regions[0].ap.clone()),
+        ("b_tile", vec![[512, 128], [1, 512]])
+    );
+}
+
 fn memset(name: &str, bits: u32, offset: i64, pairs: &[(i64, i64)]) -> String {
     format!(
         r#"{{"opcode":"Memset","name":"{name}","mode":"Const","constant":{bits},"ins":[],"outs":[{}]}}"#,
