@@ -302,3 +302,50 @@ fn a_scatter_claims_only_the_entries_it_wrote() {
     let (m, s) = (Some("m"), Some("s"));
     assert_eq!(names, [m, m, m, m, s, s, m, m]);
 }
+
+/// Provenance through an alias: `s` and `alias` are allocated SB locations at the same place
+/// (arena rows 0-1, byte 64), 2 partitions × 4 fp32. w1 sets all of `s` to 1.0; w2 sets
+/// partition 1, elements 1..3 of `alias` to 1.0 again — the bytes of s[1][1] and s[1][2]
+/// (fidelity S1: overlapping placements alias), unchanged, so only its AP can name it. By hand:
+/// s is all 1.0, writers of its elements in C order w1 w1 w1 w1 w1 w2 w2 w1.
+#[test]
+fn provenance_sees_writes_through_an_aliasing_location() {
+    let loc = |name: &str| {
+        format!(
+            r#"{{"name":"{name}","kind":"Internal","dtype":"float32","tensor_shape":[2,4],"memorylocations":[{{"name":"{name}","type":"SB","dims":[2,16],"addr":64,"base":0,"allocated":true}}]}}"#
+        )
+    };
+    let body = [
+        memset("w1", "s", 0x3f80_0000, 0, &[(4, 2), (1, 4)]),
+        memset("w2", "alias", 0x3f80_0000, 5, &[(4, 1), (1, 2)]),
+    ]
+    .join(",");
+    let text = format!(
+        r#"{{"functions":[{{"name":"f","allocations":[{},{}],"blocks":[{{"name":"b","instructions":[{body}]}}]}}]}}"#,
+        loc("s"),
+        loc("alias")
+    );
+    let p = json::load_str(&text).unwrap();
+    let f = &p.functions[0];
+    let s = io::resolve(f, "s").unwrap();
+    let run = |watch: Option<&simulator::diff::ExpectReport>| {
+        let v = validate(&p, &ValidateOptions::default()).unwrap();
+        let mut sim = Simulator::new(v, Profile::refsim());
+        if let Some(r) = watch {
+            let ranges = r.watch_ranges(&sim, &s);
+            sim.watch(ranges);
+        }
+        assert_eq!(sim.run().unwrap(), Outcome::Finished);
+        (io::read(&mut sim, &s).unwrap(), sim.writers().to_vec())
+    };
+    let (got, _) = run(None);
+    assert_eq!(got.data, f32s(&[1.; 8]));
+    let mut expected = got.clone();
+    expected.data = f32s(&[9.; 8]);
+    let r = compare_expected("s", s.dtype, &got, &expected, Tolerance::Exact, &Profile::refsim()).unwrap();
+    assert_eq!(r.first[5].coords, [1, 1]);
+    let (_, writers) = run(Some(&r));
+    let names: Vec<Option<&str>> = writers.iter().map(|w| w.as_ref().map(|w| w.name.as_str())).collect();
+    let (w1, w2) = (Some("w1"), Some("w2"));
+    assert_eq!(names, [w1, w1, w1, w1, w1, w2, w2, w1]);
+}
