@@ -272,6 +272,10 @@ fn expect_bad_input_is_exit_2_naming_the_tensor_and_writes_nothing() {
             "--expect out: cannot read".into(),
         ),
         (
+            vec!["--trace-data".into()],
+            "the following required arguments were not provided:\n  --trace <FILE.jsonl>".into(),
+        ),
+        (
             vec!["--ulp".into(), "1".into()],
             "the following required arguments were not provided:\n  --expect <NAME=FILE.npy>".into(),
         ),
