@@ -31,7 +31,7 @@ fn read_trace(path: &Path) -> Result<Vec<simulator::trace::TraceRecord>, Exit> {
 /// both with --trace-data to get the values), and how many later instructions diverge
 /// (docs/trace.md).
 ///
-/// Exit codes: 0 the traces agree, 1 they diverge, 2 bad input (an unreadable or malformed file,
+/// Exit codes: 0 the traces agree, 1 they diverge or differ in length, 2 bad input (an unreadable or malformed file,
 /// named by line and field; traces of different programs, named by the first position where
 /// they part).
 #[derive(clap::Args, Debug)]

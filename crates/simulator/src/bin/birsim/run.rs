@@ -76,10 +76,10 @@ pub struct RunArgs {
     /// (docs/fidelity.md V4-V6).
     #[arg(long, value_name = "N", requires = "expects", value_parser = super::diff::ulp, allow_negative_numbers = true)]
     pub ulp: Option<u64>,
-    /// Overrides the profile's FP8 overflow rule
+    /// Overrides the profile's FP8 overflow rule [default: refsim on, nki off]
     ///
-    /// on (refsim's default): saturate, the reference interpreter's libBIR default; off: overflow
-    /// and FP32_MIN/MAX become +-Inf, as AWS documents for the hardware (docs/fidelity.md N19).
+    /// on: saturate, the reference interpreter's libBIR default; off: overflow and FP32_MIN/MAX
+    /// become +-Inf, as AWS documents for the hardware (docs/fidelity.md N19).
     #[arg(long, value_enum, value_name = "ON_OFF")]
     pub fp8_saturate: Option<OnOff>,
     /// What TensorScalarCache's reverse flags do [default: direction]
@@ -88,7 +88,7 @@ pub struct RunArgs {
     /// (docs/fidelity.md S14).
     #[arg(long, value_enum, value_name = "WHAT")]
     pub tsc_reverse: Option<TscReverse>,
-    /// Prints, after the run, the time and bytes written per opcode and the slowest
+    /// Prints on stderr, after the run, the time and bytes written per opcode and the slowest
     /// instructions
     ///
     /// The trace records each instruction's elapsed time too.
@@ -365,10 +365,17 @@ pub fn run(o: &RunArgs) -> Result<(), Exit> {
     Ok(())
 }
 
-/// How long a run goes before its progress bar appears.
-const PROGRESS_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
+/// How long a run goes before its progress bar appears: 2 s (debug builds: the test switch
+/// `BIRSIM_TEST_PROGRESS_AFTER_MS`, so a test can see the bar, or its absence, on a short run).
+fn progress_after() -> std::time::Duration {
+    #[cfg(debug_assertions)]
+    if let Some(ms) = std::env::var("BIRSIM_TEST_PROGRESS_AFTER_MS").ok().and_then(|v| v.parse().ok()) {
+        return std::time::Duration::from_millis(ms);
+    }
+    std::time::Duration::from_secs(2)
+}
 
-/// A progress bar on stderr for a run longer than [`PROGRESS_AFTER`], only when stderr is a
+/// A progress bar on stderr for a run longer than [`progress_after`], only when stderr is a
 /// terminal (nothing at all is drawn, or even hooked into the run, otherwise). The caller
 /// clears it when the run ends.
 fn progress_bar(sim: &mut Simulator<'_>) -> Option<indicatif::ProgressBar> {
@@ -382,12 +389,12 @@ fn progress_bar(sim: &mut Simulator<'_>) -> Option<indicatif::ProgressBar> {
     ) {
         bar.set_style(style);
     }
-    let start = std::time::Instant::now();
+    let (start, after) = (std::time::Instant::now(), progress_after());
     let shown = bar.clone();
     let mut visible = false;
     sim.set_progress(move |executed, total| {
         if !visible {
-            if start.elapsed() < PROGRESS_AFTER {
+            if start.elapsed() < after {
                 return;
             }
             visible = true;
