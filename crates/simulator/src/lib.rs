@@ -10,16 +10,18 @@
 pub mod alloc;
 pub mod dge_cli;
 pub mod dge_memory;
+pub mod diff;
 pub mod exec;
 mod fault;
 pub mod io;
 pub mod isa_state;
 pub mod memory;
 pub mod npy;
+pub mod trace;
 
 pub use alloc::OutOfMemory;
 pub use dge::swdge::BlockInStream as DmaBlockInStream;
-pub use exec::{Options, Outcome, Parallelism, Simulator, Stats, TraceEntry};
+pub use exec::{Options, Outcome, Parallelism, Simulator, Stats, TraceEntry, TraceRegion, Writer};
 pub use fault::{Fault, FaultCause, FaultKind, SimError, Slot};
 pub use indirection::Oob as IndirectOob;
 pub use memory::Memory;

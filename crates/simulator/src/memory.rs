@@ -431,6 +431,28 @@ impl Memory {
         })
     }
 
+    /// The buffer bytes holding bytes `at..at + n` of a `len`-byte tensor stored in a location
+    /// (tensor order, as [`Memory::load_with`] lays it out), when they lie in one piece: where a
+    /// tensor element sits, for write provenance ([`crate::Simulator::watch`]).
+    pub fn tensor_range(
+        &self,
+        loc: &MemoryLocation,
+        id: LocId,
+        len: usize,
+        at: usize,
+        n: usize,
+    ) -> Option<std::ops::Range<usize>> {
+        let mut skipped = 0;
+        for (start, size) in pieces(loc, self.layout(id), len).ok()? {
+            if at < skipped + size {
+                let from = start + (at - skipped);
+                return (at + n <= skipped + size).then_some(from..from + n);
+            }
+            skipped += size;
+        }
+        None
+    }
+
     /// Loads a location from bytes in tensor order (see [`Memory::load_with`]).
     pub fn load(&mut self, loc: &MemoryLocation, id: LocId, bytes: &[u8]) -> Result<(), String> {
         let mut rest = bytes;

@@ -24,12 +24,12 @@ mod numerics;
 mod program;
 
 use case::Case;
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Command-line options of `verify`.
 pub struct Options {
@@ -272,8 +272,17 @@ pub fn run(opts: &Options) -> ExitCode {
     let start = Instant::now();
     let results: Mutex<Vec<(String, String, bool, Outcome)>> = Mutex::new(Vec::with_capacity(selected.len()));
     let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
+    // A progress bar on stderr when it is a terminal and the run lasts past 2 s (indicatif).
     let progress = std::io::stderr().is_terminal();
+    let bar = indicatif::ProgressBar::with_draw_target(
+        Some(selected.len() as u64),
+        indicatif::ProgressDrawTarget::hidden(),
+    );
+    if let Ok(style) = indicatif::ProgressStyle::with_template("verify {bar:40} {pos}/{len} cases, {elapsed}")
+    {
+        bar.set_style(style);
+    }
+    let shown = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|s| {
         for _ in 0..jobs.min(selected.len().max(1)) {
             s.spawn(|| {
@@ -292,17 +301,18 @@ pub fn run(opts: &Options) -> ExitCode {
                     if let Ok(mut r) = results.lock() {
                         r.push((suite, id.clone(), choice, outcome));
                     }
-                    let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                    if progress {
-                        draw_progress(n, selected.len());
+                    bar.inc(1);
+                    if progress
+                        && start.elapsed() >= Duration::from_secs(2)
+                        && !shown.swap(true, Ordering::Relaxed)
+                    {
+                        bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
                     }
                 }
             });
         }
     });
-    if progress {
-        eprint!("\r{:70}\r", "");
-    }
+    bar.finish_and_clear();
     let mut results = results.into_inner().unwrap_or_default();
     results.sort_by(|a, b| a.1.cmp(&b.1));
 
@@ -368,14 +378,6 @@ pub fn run(opts: &Options) -> ExitCode {
 
 fn indent(s: &str) -> String {
     s.lines().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")
-}
-
-fn draw_progress(done: usize, total: usize) {
-    let width = 40;
-    let filled = (done * width).checked_div(total).unwrap_or(width);
-    let mut err = std::io::stderr().lock();
-    let _ = write!(err, "\rverify [{}{}] {done}/{total}", "=".repeat(filled), " ".repeat(width - filled));
-    let _ = err.flush();
 }
 
 fn print_table(suites: &[(String, Tally)]) {

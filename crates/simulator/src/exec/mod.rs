@@ -50,6 +50,56 @@ pub struct TraceEntry {
     pub checksums: Vec<u64>,
     /// Wall-clock time the instruction took, in nanoseconds.
     pub elapsed_ns: u64,
+    /// Each output operand's region as it stands after the instruction (docs/trace.md).
+    pub regions: Vec<TraceRegion>,
+}
+
+/// One output operand of a traced instruction: where it lies and what it holds after the
+/// instruction ran, read back through its AP in AP order (docs/trace.md, docs/fidelity.md V1).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceRegion {
+    /// The operand's index in `outs`.
+    pub slot: usize,
+    /// Its memory location.
+    pub loc: LocId,
+    /// The memory location's name.
+    pub location: String,
+    /// The dtype the bytes hold (the location's allocation dtype: memory as stored).
+    pub dtype: bir_ir::Dtype,
+    /// The AP's element offset.
+    pub offset: i64,
+    /// The AP's `[step, num]` levels.
+    pub pairs: Vec<[i64; 2]>,
+    /// Partitions (the first level's num) × free elements per partition: element `k` in AP
+    /// order is at `[k / free, k % free]`.
+    pub partitions: u64,
+    /// Free elements per partition.
+    pub free: u64,
+    /// The buffer bytes the AP spans (lowest to highest element), when known.
+    pub extent: Option<[u64; 2]>,
+    /// FNV-1a 64 of the region's bytes in AP order.
+    pub checksum: u64,
+    /// The bytes themselves, when the trace keeps data ([`Simulator::enable_trace_data`]).
+    pub data: Option<Vec<u8>>,
+}
+
+/// The instruction that last wrote a watched element ([`Simulator::watch`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Writer {
+    /// Execution index (0-based, loop iterations counted).
+    pub index: u64,
+    /// Instruction name.
+    pub name: String,
+    /// Opcode name.
+    pub opcode: &'static str,
+}
+
+/// Byte ranges of one buffer whose last writer a run records (write provenance).
+#[derive(Debug)]
+struct Watch {
+    /// (location, buffer byte range, the bytes there after the last instruction).
+    targets: Vec<(LocId, std::ops::Range<usize>, Vec<u8>)>,
+    writers: Vec<Option<Writer>>,
 }
 
 /// Time and bytes per opcode, and the slowest instructions, for `--stats`.
@@ -184,6 +234,26 @@ pub(crate) struct EngineState {
 /// A consumer of streamed trace entries.
 type TraceSink<'p> = Box<dyn FnMut(&TraceEntry) + 'p>;
 
+/// The most instructions between two looks at the clock for [`Simulator::set_progress`].
+const PROGRESS_MAX_STRIDE: u64 = 1 << 16;
+
+/// A progress callback ([`Simulator::set_progress`]) and its pacing: the clock is read only
+/// every `stride` instructions, the stride adapting so that it is read several times per
+/// `interval` however long instructions take.
+struct Progress<'p> {
+    f: Box<dyn FnMut(u64, u64) + 'p>,
+    /// The instructions the run will execute (loop iterations counted).
+    total: u64,
+    /// The least time between two calls.
+    interval: std::time::Duration,
+    /// When `f` was last called (or the callback set).
+    last: std::time::Instant,
+    /// Instructions between two looks at the clock.
+    stride: u64,
+    /// The count `f` was last given.
+    reported: Option<u64>,
+}
+
 /// Runs programs. Create one per program run.
 pub struct Simulator<'p> {
     f: &'p Function,
@@ -210,6 +280,15 @@ pub struct Simulator<'p> {
     /// The running top-level instruction's unit (none inside a loop).
     unit: Option<liveness::UnitKey>,
     stats: Option<Stats>,
+    /// Traced regions keep their bytes (`--trace-data`).
+    trace_data: bool,
+    /// Write provenance for a few byte ranges (`--expect`), off unless asked for.
+    watch: Option<Box<Watch>>,
+    /// The progress callback, if any.
+    progress: Option<Progress<'p>>,
+    /// The executed count at which the progress clock is next read (`u64::MAX`: no callback),
+    /// so an unset callback costs one comparison per instruction.
+    progress_at: u64,
 }
 
 impl<'p> Simulator<'p> {
@@ -232,6 +311,10 @@ impl<'p> Simulator<'p> {
             depth: 0,
             unit: None,
             stats: None,
+            trace_data: false,
+            watch: None,
+            progress: None,
+            progress_at: u64::MAX,
         }
     }
 
@@ -277,9 +360,102 @@ impl<'p> Simulator<'p> {
         self.sink = Some(Box::new(sink));
     }
 
+    /// Traced regions keep their bytes ([`TraceRegion::data`]) from now on.
+    pub fn enable_trace_data(&mut self) {
+        self.trace_data = true;
+    }
+
+    /// Records, for each `(location, buffer byte range)`, the last instruction that wrote
+    /// there ([`Simulator::writers`]): one whose static output AP covers one of the bytes, or
+    /// after which the bytes changed (a data-dependent write such as a scatter or a DMA
+    /// trigger; docs/fidelity.md V3). Ranges come from [`Memory::tensor_range`]. Costs one
+    /// branch per instruction when not called.
+    pub fn watch(&mut self, targets: Vec<(LocId, std::ops::Range<usize>)>) {
+        let writers = vec![None; targets.len()];
+        let targets = targets.into_iter().map(|(l, r)| (l, r, Vec::new())).collect();
+        self.watch = Some(Box::new(Watch { targets, writers }));
+    }
+
+    /// The last writer of each watched range, in [`Simulator::watch`] order (`None`: nothing
+    /// wrote it; it holds what was loaded or the uninitialised marker).
+    pub fn writers(&self) -> &[Option<Writer>] {
+        self.watch.as_ref().map_or(&[], |w| &w.writers)
+    }
+
     /// Collects [`Stats`] from now on.
     pub fn enable_stats(&mut self) {
         self.stats = Some(Stats::default());
+    }
+
+    /// Calls `f(executed, total)` as the run goes, at most about every 50 ms (see
+    /// [`Simulator::set_progress_interval`]), and once more when it ends (finished or faulted)
+    /// with the final count; `total` is the number of instructions the run executes, loop
+    /// iterations counted, so a finished run's last call has `executed == total`. The counts
+    /// increase from call to call. For progress bars; costs one comparison per instruction
+    /// when not set.
+    pub fn set_progress(&mut self, f: impl FnMut(u64, u64) + 'p) {
+        let interval = self.progress.as_ref().map_or(std::time::Duration::from_millis(50), |p| p.interval);
+        self.progress = Some(Progress {
+            f: Box::new(f),
+            total: bir_ir::executed(&self.f.body),
+            interval,
+            last: std::time::Instant::now(),
+            stride: 1,
+            reported: None,
+        });
+        self.progress_at = self.executed.saturating_add(1);
+    }
+
+    /// The least time between two progress calls (default 50 ms); zero calls back after every
+    /// instruction. Takes effect for a callback set before or after.
+    pub fn set_progress_interval(&mut self, interval: std::time::Duration) {
+        match self.progress.as_mut() {
+            Some(p) => p.interval = interval,
+            None => {
+                self.progress = Some(Progress {
+                    f: Box::new(|_, _| {}),
+                    total: 0,
+                    interval,
+                    last: std::time::Instant::now(),
+                    stride: 1,
+                    reported: None,
+                })
+            }
+        }
+    }
+
+    /// Reads the clock for the progress callback, calls it when `interval` has passed, and
+    /// picks the next instruction count to look again.
+    #[cold]
+    fn progress_tick(&mut self) {
+        let Some(p) = self.progress.as_mut() else {
+            self.progress_at = u64::MAX;
+            return;
+        };
+        let now = std::time::Instant::now();
+        let since = now.duration_since(p.last);
+        if since >= p.interval {
+            (p.f)(self.executed, p.total);
+            p.reported = Some(self.executed);
+            p.last = now;
+            // Late by more than an interval: look at the clock more often.
+            if since > p.interval.saturating_mul(2) {
+                p.stride = (p.stride / 2).max(1);
+            }
+        } else if since < p.interval / 8 {
+            p.stride = p.stride.saturating_mul(2).min(PROGRESS_MAX_STRIDE);
+        }
+        self.progress_at = self.executed.saturating_add(p.stride);
+    }
+
+    /// The progress callback's last call, with the final count.
+    fn progress_end(&mut self) {
+        if let Some(p) = self.progress.as_mut()
+            && p.reported != Some(self.executed)
+        {
+            (p.f)(self.executed, p.total);
+            p.reported = Some(self.executed);
+        }
     }
 
     /// The statistics collected so far.
@@ -304,8 +480,18 @@ impl<'p> Simulator<'p> {
 
     /// Runs the entry function to the end or to the first fault.
     pub fn run(&mut self) -> Result<Outcome, SimError> {
+        if let Some(mut w) = self.watch.take() {
+            // What the watched bytes hold before the first instruction (the loaded inputs).
+            for (loc, range, last) in &mut w.targets {
+                last.clear();
+                last.extend_from_slice(self.watched(*loc, range.clone()));
+            }
+            self.watch = Some(w);
+        }
         let body = &self.f.body;
-        match self.nodes(body) {
+        let result = self.nodes(body);
+        self.progress_end();
+        match result {
             Ok(()) => Ok(Outcome::Finished),
             Err((at, i, Stop::Fault(cause))) => Ok(Outcome::Faulted(Fault {
                 kind: cause.kind(),
@@ -346,6 +532,9 @@ impl<'p> Simulator<'p> {
                         let mut at = self.context.clone();
                         at.push(format!("instruction #{index} '{}' ({})", i.name, i.opcode()));
                         return Err((at.join(" › "), i, stop));
+                    }
+                    if self.executed >= self.progress_at {
+                        self.progress_tick();
                     }
                     if top {
                         self.retire(liveness::inst_key(i));
@@ -406,7 +595,11 @@ impl<'p> Simulator<'p> {
         if let Some(stats) = self.stats.as_mut() {
             stats.record(self.executed - 1, i, elapsed_ns, regions.bytes());
         }
+        if self.watch.is_some() {
+            self.check_watch(i);
+        }
         if tracing {
+            let traced = self.trace_regions(i)?;
             let entry = TraceEntry {
                 index: self.executed - 1,
                 name: i.name.clone(),
@@ -414,6 +607,7 @@ impl<'p> Simulator<'p> {
                 bytes_written: regions.bytes(),
                 checksums: regions.checksums(),
                 elapsed_ns,
+                regions: traced,
             };
             match (self.trace.as_mut(), self.sink.as_mut()) {
                 (Some(trace), _) => crate::alloc::push(trace, entry)?,
@@ -437,6 +631,107 @@ impl<'p> Simulator<'p> {
             }
         }
         Ok(())
+    }
+
+    /// Each static output AP of `i` read back (memory dtype, AP order) for the trace. An
+    /// operand with a dynamic offset, or one that cannot be read, is left out.
+    fn trace_regions(&mut self, i: &'p Instruction) -> Res<Vec<TraceRegion>> {
+        let mut out = Vec::new();
+        for (slot, ap) in i.outs.iter().enumerate() {
+            let Some(ap) = ap.as_ap() else { continue };
+            if ap.dynamic.is_some() {
+                continue;
+            }
+            let a = self.arg(crate::fault::Slot::Out(slot), ap);
+            let Ok((partitions, free)) = a.shape() else { continue };
+            let mut bytes = self.pool.take();
+            if self.read_raw(a, &mut bytes).is_err() {
+                self.pool.give(bytes);
+                continue;
+            }
+            let checksum = fnv1a(operand::FNV_BASIS, &bytes);
+            let data = if self.trace_data { Some(crate::alloc::copied(&bytes)?) } else { None };
+            self.pool.give(bytes);
+            let location = self.f.locations.get(ap.loc.index()).map_or_else(String::new, |l| l.name.clone());
+            let region = TraceRegion {
+                slot,
+                loc: ap.loc,
+                location,
+                dtype: self.storage(ap),
+                offset: ap.offset,
+                pairs: ap.pairs.iter().map(|p| [p.step, p.num]).collect(),
+                partitions: partitions as u64,
+                free: free as u64,
+                extent: self.extent(ap).map(|r| [r.start as u64, r.end as u64]),
+                checksum,
+                data,
+            };
+            crate::alloc::push(&mut out, region)?;
+        }
+        Ok(out)
+    }
+
+    /// Updates the watched ranges' last writers after `i` ran.
+    fn check_watch(&mut self, i: &'p Instruction) {
+        let Some(mut w) = self.watch.take() else { return };
+        let index = self.executed - 1;
+        // Instructions whose outputs get only the elements their data picks (scatters, skipped
+        // gather rows, a predicate) are seen by the bytes changing, never by their AP alone.
+        let whole_outs = !matches!(
+            i.op,
+            Op::IndirectLoad(_)
+                | Op::IndirectSave(_)
+                | Op::IndirectSaveAccumulate(_)
+                | Op::GenericIndirectLoad(_)
+                | Op::GenericIndirectSave(_)
+                | Op::IndirectCopy(_)
+                | Op::Gather(_)
+                | Op::CopyPredicated(_)
+                | Op::DMATrigger(_)
+                | Op::DMABlock(_)
+        );
+        for (k, (loc, range, last)) in w.targets.iter_mut().enumerate() {
+            let covered = whole_outs
+                && i.outs.iter().filter_map(bir_ir::Operand::as_ap).any(|ap| {
+                    ap.dynamic.is_none()
+                        && self.memory.same_buffer(ap.loc, *loc)
+                        && self.covers(ap, range.clone())
+                });
+            let now = self.watched(*loc, range.clone());
+            let changed = now != last.as_slice();
+            if changed {
+                last.clear();
+                last.extend_from_slice(now);
+            }
+            if covered || changed {
+                w.writers[k] = Some(Writer { index, name: i.name.clone(), opcode: i.opcode().name() });
+            }
+        }
+        self.watch = Some(w);
+    }
+
+    /// The bytes of a watched range (empty when it lies outside the buffer).
+    fn watched(&mut self, loc: LocId, range: std::ops::Range<usize>) -> &[u8] {
+        let touch = crate::memory::Touch { range: Some(range.clone()), covers: false };
+        let (buf, _) = self.memory.buffer_for(loc, &touch);
+        buf.get(range).unwrap_or_default()
+    }
+
+    /// True when an element of `ap` (in its memory dtype) shares a byte with `range`.
+    fn covers(&self, ap: &bir_ir::AccessPattern, range: std::ops::Range<usize>) -> bool {
+        match self.extent(ap) {
+            Some(e) if e.start < range.end && range.start < e.end => {}
+            _ => return false,
+        }
+        let mut p = access_pattern::Pattern::of(ap);
+        let size = self.storage(ap).size();
+        p.elem_size = size;
+        let mut hit = false;
+        let layout = self.memory.layout(ap.loc);
+        let _ = access_pattern::for_each_element(&layout, &p, |_, b| {
+            hit |= b < range.end && range.start < b + size;
+        });
+        hit
     }
 
     pub(crate) fn profile(&self) -> &Profile {

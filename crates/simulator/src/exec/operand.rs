@@ -214,7 +214,7 @@ impl<'p> Simulator<'p> {
     }
 
     /// The AP's elements as stored (memory dtype), into `out` (resized).
-    fn read_raw(&mut self, a: Arg<'_>, out: &mut Vec<u8>) -> Res<()> {
+    pub(super) fn read_raw(&mut self, a: Arg<'_>, out: &mut Vec<u8>) -> Res<()> {
         let p = self.pattern(a)?;
         let n = a.elements()?;
         crate::alloc::resize(out, n * p.elem_size, 0)?;
@@ -523,7 +523,7 @@ pub(crate) fn pieces(args: &[Arg<'_>]) -> Res<Option<Vec<Vec<AccessPattern>>>> {
 }
 
 /// FNV-1a 64 offset basis.
-const FNV_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
+pub(crate) const FNV_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
 
 /// Continues an FNV-1a, 64-bit hash over `bytes`: a stable checksum for the trace, equal for a
 /// region written in one piece or in chunks.
