@@ -44,6 +44,37 @@ mod tests {
         out
     }
 
+    /// CLI dependencies stay out of library builds (ARCHITECTURE.md, the `birsim` CLI): only the
+    /// simulator crate names them, each `optional` and enabled by its `cli` feature, and the
+    /// workspace's simulator dependency turns default features off.
+    #[test]
+    fn cli_dependencies_stay_out_of_libraries() {
+        const CLI: [&str; 3] = ["clap", "clap_complete", "indicatif"];
+        for name in ORDER {
+            let manifest =
+                std::fs::read_to_string(root().join("crates").join(name).join("Cargo.toml")).unwrap();
+            for line in manifest.lines() {
+                let dep = line.split(['=', '.', ' ']).next().unwrap_or("");
+                if CLI.contains(&dep) {
+                    assert!(name == "simulator" && line.contains("optional = true"), "{name}: {line}");
+                    assert!(
+                        manifest.contains(&format!("\"dep:{dep}\"")),
+                        "{name}: the cli feature lacks {dep}"
+                    );
+                }
+            }
+        }
+        let simulator = std::fs::read_to_string(root().join("crates/simulator/Cargo.toml")).unwrap();
+        assert!(simulator.contains("required-features = [\"cli\"]"), "the birsim binary must require `cli`");
+        let workspace = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+        assert!(
+            workspace
+                .lines()
+                .any(|l| l.starts_with("simulator = ") && l.contains("default-features = false")),
+            "the workspace's simulator dependency must turn default features (the CLI) off"
+        );
+    }
+
     #[test]
     fn crates_depend_only_downward() {
         for (level, name) in ORDER.iter().enumerate() {

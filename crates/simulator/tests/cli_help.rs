@@ -178,3 +178,27 @@ fn usage_errors_exit_2_naming_the_flag() {
     assert_eq!(code, 0);
     assert!(out.contains("Commands:"), "{out}");
 }
+
+/// BIRSIM_THREADS stands in for --threads (checked like it), and --threads wins over it.
+#[test]
+fn birsim_threads_environment_variable() {
+    let ex = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/sub_one");
+    let prog = ex.join("program.json").to_str().unwrap().to_owned();
+    let input = format!("a={}", ex.join("a.npy").to_str().unwrap());
+    let run = |threads: &[&str], env: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_birsim"))
+            .args(["run", &prog, "--input", &input])
+            .args(threads)
+            .env("BIRSIM_THREADS", env)
+            .output()
+            .unwrap();
+        (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (code, err) = run(&[], "0");
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("BIRSIM_THREADS 0: expected a number of threads (1 or more)"), "{err}");
+    let (code, err) = run(&["--threads", "2"], "0");
+    assert_eq!(code, 0, "{err}");
+    let (code, err) = run(&[], "3");
+    assert_eq!(code, 0, "{err}");
+}

@@ -28,11 +28,10 @@ fn run(every: Option<Duration>, max_instructions: u64) -> (Outcome, Vec<(u64, u6
     let outcome = {
         let mut sim = Simulator::new(v, Profile::refsim());
         sim.set_options(Options { max_instructions, ..Options::default() });
+        sim.set_progress(|done, total| calls.borrow_mut().push((done, total)));
         if let Some(d) = every {
-            // Set before the callback: the interval applies to it.
             sim.set_progress_interval(d);
         }
-        sim.set_progress(|done, total| calls.borrow_mut().push((done, total)));
         sim.run().unwrap()
     };
     (outcome, calls.into_inner())

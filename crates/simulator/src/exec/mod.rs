@@ -234,8 +234,10 @@ pub(crate) struct EngineState {
 /// A consumer of streamed trace entries.
 type TraceSink<'p> = Box<dyn FnMut(&TraceEntry) + 'p>;
 
-/// The most instructions between two looks at the clock for [`Simulator::set_progress`].
-const PROGRESS_MAX_STRIDE: u64 = 1 << 16;
+/// The most instructions between two looks at the clock for [`Simulator::set_progress`]: small
+/// enough that a run switching from tiny instructions to long ones is noticed after a few of
+/// them, large enough that reading the clock costs nothing next to 256 instructions.
+const PROGRESS_MAX_STRIDE: u64 = 256;
 
 /// A progress callback ([`Simulator::set_progress`]) and its pacing: the clock is read only
 /// every `stride` instructions, the stride adapting so that it is read several times per
@@ -406,21 +408,11 @@ impl<'p> Simulator<'p> {
         self.progress_at = self.executed.saturating_add(1);
     }
 
-    /// The least time between two progress calls (default 50 ms); zero calls back after every
-    /// instruction. Takes effect for a callback set before or after.
+    /// The least time between two calls of the [`Simulator::set_progress`] callback (default
+    /// 50 ms; zero calls back after every instruction). Does nothing without a callback.
     pub fn set_progress_interval(&mut self, interval: std::time::Duration) {
-        match self.progress.as_mut() {
-            Some(p) => p.interval = interval,
-            None => {
-                self.progress = Some(Progress {
-                    f: Box::new(|_, _| {}),
-                    total: 0,
-                    interval,
-                    last: std::time::Instant::now(),
-                    stride: 1,
-                    reported: None,
-                })
-            }
+        if let Some(p) = self.progress.as_mut() {
+            p.interval = interval;
         }
     }
 
