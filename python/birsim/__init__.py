@@ -2,8 +2,8 @@
 
     import numpy as np, birsim
     a = np.arange(128 * 512, dtype=np.float32).reshape(128, 512)
-    out = birsim.run("examples/sub_one/program.json", {"a": a})
-    assert (out["b"] == a - 1).all()
+    out = birsim.run("examples/sub_one/program.json", {"a": a})   # {"b_set": ...}
+    assert (out["b_set"] == a - 1).all()
 
 ``run`` takes a program (a path, a JSON string, a dict or a ``Program``) and a dict mapping
 allocation or memory-location names to NumPy arrays, and returns every output allocation as an

@@ -75,9 +75,11 @@ fn numerics(e: &NumericsError) -> Fields {
             ("dtype", text(dtype.name())),
             ("reduce_op", text(op.name())),
         ]),
-        NumericsError::UnsupportedOp { op, table } => {
-            f.extend([("error_kind", text("unsupported_op")), ("op", text(op.name())), ("table", text(table))])
-        }
+        NumericsError::UnsupportedOp { op, table } => f.extend([
+            ("error_kind", text("unsupported_op")),
+            ("op", text(op.name())),
+            ("table", text(table)),
+        ]),
         NumericsError::NoMemoryReduction(op) => {
             f.extend([("error_kind", text("no_memory_reduction")), ("op", text(op.name()))])
         }
@@ -95,7 +97,9 @@ fn numerics(e: &NumericsError) -> Fields {
 fn access(e: &ApError) -> Fields {
     let mut f = vec![("error", text(e))];
     match e {
-        ApError::TooManyDims { dims } => f.extend([("error_kind", text("too_many_dims")), ("dims", size(*dims))]),
+        ApError::TooManyDims { dims } => {
+            f.extend([("error_kind", text("too_many_dims")), ("dims", size(*dims))])
+        }
         ApError::NoDims => f.push(("error_kind", text("no_dims"))),
         ApError::BadNum { dim, num } => {
             f.extend([("error_kind", text("bad_num")), ("dim", size(*dim)), ("num", int(*num))])
@@ -152,7 +156,12 @@ fn indirect(e: &IndirectError) -> Fields {
         IndirectError::WrapOverflow { operand, position, value, n, hi } => {
             f.push(("error_kind", text("wrap_overflow")));
             f.extend(index_slot(*operand));
-            f.extend([("position", uint(*position)), ("value", uint(*value)), ("n", uint(*n)), ("hi", uint(*hi))]);
+            f.extend([
+                ("position", uint(*position)),
+                ("value", uint(*value)),
+                ("n", uint(*n)),
+                ("hi", uint(*hi)),
+            ]);
         }
         IndirectError::InsufficientIndices { num_indices, available } => f.extend([
             ("error_kind", text("insufficient_indices")),
@@ -183,9 +192,10 @@ pub(crate) fn cause(c: &FaultCause) -> (&'static str, Fields) {
     };
     match c {
         FaultCause::NotImplemented { feature } => ("not_implemented", vec![("feature", text(feature))]),
-        FaultCause::OpcodeNotImplemented(op) => {
-            ("opcode_not_implemented", vec![("feature", text(op.name())), ("unsupported_opcode", text(op.name()))])
-        }
+        FaultCause::OpcodeNotImplemented(op) => (
+            "opcode_not_implemented",
+            vec![("feature", text(op.name())), ("unsupported_opcode", text(op.name()))],
+        ),
         FaultCause::Numerics { slot: s, error } => ("numerics", with(s, numerics(error))),
         FaultCause::NotReducible { slot: s, dtype, acc } => {
             ("not_reducible", with(s, vec![("dtype", text(dtype.name())), ("acc", text(acc.name()))]))
@@ -254,17 +264,33 @@ pub(crate) fn cause(c: &FaultCause) -> (&'static str, Fields) {
                 ("descriptor_cause", text(inner_name)),
             ];
             f.extend(inner_fields.into_iter().filter(|(k, _)| {
-                !matches!(*k, "block" | "descriptor_index" | "descriptor" | "descriptor_opcode" | "descriptor_cause")
+                !matches!(
+                    *k,
+                    "block" | "descriptor_index" | "descriptor" | "descriptor_opcode" | "descriptor_cause"
+                )
             }));
             ("in_descriptor", f)
         }
-        FaultCause::BadField { field, why } => ("bad_field", vec![("field", text(field)), ("why", text(why))]),
+        FaultCause::BadField { field, why } => {
+            ("bad_field", vec![("field", text(field)), ("why", text(why))])
+        }
     }
 }
 
 /// Attributes every `birsim.Fault` has; a cause field of the same name is kept in `fields` only.
-const RESERVED: &[&str] =
-    &["kind", "cause", "instruction", "opcode", "at", "message", "executed", "fields", "outputs", "trace", "args"];
+const RESERVED: &[&str] = &[
+    "kind",
+    "cause",
+    "instruction",
+    "opcode",
+    "at",
+    "message",
+    "executed",
+    "fields",
+    "outputs",
+    "trace",
+    "args",
+];
 
 /// A `birsim.Fault` for a guest fault, with `outputs` (the requested tensors as memory held
 /// them at the fault, same form as `run`'s) and `trace` (or None) attached.

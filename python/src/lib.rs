@@ -96,8 +96,8 @@ impl Program {
     #[new]
     fn new(py: Python<'_>, text: &Bound<'_, PyBytes>) -> PyResult<Program> {
         let bytes = text.as_bytes();
-        let parsed =
-            py.detach(|| std::panic::catch_unwind(|| bir_ir::json::load_slice(bytes)).map_err(run::panic_text));
+        let parsed = py
+            .detach(|| std::panic::catch_unwind(|| bir_ir::json::load_slice(bytes)).map_err(run::panic_text));
         match parsed {
             Ok(Ok(program)) => {
                 if program.functions.is_empty() {

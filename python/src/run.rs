@@ -120,7 +120,8 @@ fn config(py: Python<'_>, options: &Bound<'_, PyDict>) -> PyResult<Config> {
         o.reverse_flags_reverse_scan = d == "direction";
     }
     if let Some(d) = word("oob", &["fault", "skip"])? {
-        o.indirect_oob = if d == "skip" { simulator::IndirectOob::Skip } else { simulator::IndirectOob::Fault };
+        o.indirect_oob =
+            if d == "skip" { simulator::IndirectOob::Skip } else { simulator::IndirectOob::Fault };
     }
     if let Some(d) = word("dma_block_in_stream", &["skip", "run"])? {
         o.dma_block_in_stream = simulator::DmaBlockInStream::from_name(&d).unwrap_or(o.dma_block_in_stream);
@@ -161,7 +162,12 @@ struct Output {
 /// How [`execute`] ended.
 enum Ran {
     /// The run finished or faulted; outputs are what memory held at the end.
-    Done { fault: Option<simulator::Fault>, executed: u64, outputs: Vec<Output>, trace: Option<Vec<TraceEntry>> },
+    Done {
+        fault: Option<simulator::Fault>,
+        executed: u64,
+        outputs: Vec<Output>,
+        trace: Option<Vec<TraceEntry>>,
+    },
     /// A bad input (the tensor, the message).
     Input(Option<String>, String),
     /// The program does not validate.
@@ -190,7 +196,12 @@ fn execute(program: &bir_ir::Program, inputs: &[Input<'_>], outputs: Option<&[St
             return Ran::Input(Some(i.name.clone()), e);
         }
         if i.data.len() != t.bytes() {
-            let e = format!("'{}': the array holds {} bytes, the tensor needs {}", i.name, i.data.len(), t.bytes());
+            let e = format!(
+                "'{}': the array holds {} bytes, the tensor needs {}",
+                i.name,
+                i.data.len(),
+                t.bytes()
+            );
             return Ran::Input(Some(i.name.clone()), e);
         }
         tensors.push(t);
@@ -279,8 +290,10 @@ pub(crate) fn run<'py>(
         .collect();
     let prog = &program.get().program;
     let ran = py.detach(|| {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| execute(prog, &inputs, outputs.as_deref(), &c)))
-            .unwrap_or_else(|p| Ran::Bug(panic_text(p)))
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            execute(prog, &inputs, outputs.as_deref(), &c)
+        }))
+        .unwrap_or_else(|p| Ran::Bug(panic_text(p)))
     });
     match ran {
         Ran::Done { fault, executed, outputs, trace } => {
