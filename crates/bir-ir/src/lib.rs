@@ -34,4 +34,4 @@ pub use enum_macro::BirEnum;
 pub use enums::*;
 pub use opcode::{Op, OpCategory, Opcode, Payload};
 pub use program::*;
-pub use validate::{ExtentError, ValidateOptions, Validated, static_extent, validate};
+pub use validate::{ExtentError, ValidateOptions, Validated, executed, static_extent, validate};

@@ -192,6 +192,26 @@ pub(crate) struct EngineState {
 /// A consumer of streamed trace entries.
 type TraceSink<'p> = Box<dyn FnMut(&TraceEntry) + 'p>;
 
+/// The most instructions between two looks at the clock for [`Simulator::set_progress`].
+const PROGRESS_MAX_STRIDE: u64 = 1 << 16;
+
+/// A progress callback ([`Simulator::set_progress`]) and its pacing: the clock is read only
+/// every `stride` instructions, the stride adapting so that it is read several times per
+/// `interval` however long instructions take.
+struct Progress<'p> {
+    f: Box<dyn FnMut(u64, u64) + 'p>,
+    /// The instructions the run will execute (loop iterations counted).
+    total: u64,
+    /// The least time between two calls.
+    interval: std::time::Duration,
+    /// When `f` was last called (or the callback set).
+    last: std::time::Instant,
+    /// Instructions between two looks at the clock.
+    stride: u64,
+    /// The count `f` was last given.
+    reported: Option<u64>,
+}
+
 /// Runs programs. Create one per program run.
 pub struct Simulator<'p> {
     f: &'p Function,
@@ -218,6 +238,11 @@ pub struct Simulator<'p> {
     /// The running top-level instruction's unit (none inside a loop).
     unit: Option<liveness::UnitKey>,
     stats: Option<Stats>,
+    /// The progress callback, if any.
+    progress: Option<Progress<'p>>,
+    /// The executed count at which the progress clock is next read (`u64::MAX`: no callback),
+    /// so an unset callback costs one comparison per instruction.
+    progress_at: u64,
 }
 
 impl<'p> Simulator<'p> {
@@ -240,6 +265,8 @@ impl<'p> Simulator<'p> {
             depth: 0,
             unit: None,
             stats: None,
+            progress: None,
+            progress_at: u64::MAX,
         }
     }
 
@@ -290,6 +317,77 @@ impl<'p> Simulator<'p> {
         self.stats = Some(Stats::default());
     }
 
+    /// Calls `f(executed, total)` as the run goes, at most about every 50 ms (see
+    /// [`Simulator::set_progress_interval`]), and once more when it ends (finished or faulted)
+    /// with the final count; `total` is the number of instructions the run executes, loop
+    /// iterations counted, so a finished run's last call has `executed == total`. The counts
+    /// increase from call to call. For progress bars; costs one comparison per instruction
+    /// when not set.
+    pub fn set_progress(&mut self, f: impl FnMut(u64, u64) + 'p) {
+        let interval = self.progress.as_ref().map_or(std::time::Duration::from_millis(50), |p| p.interval);
+        self.progress = Some(Progress {
+            f: Box::new(f),
+            total: bir_ir::executed(&self.f.body),
+            interval,
+            last: std::time::Instant::now(),
+            stride: 1,
+            reported: None,
+        });
+        self.progress_at = self.executed.saturating_add(1);
+    }
+
+    /// The least time between two progress calls (default 50 ms); zero calls back after every
+    /// instruction. Takes effect for a callback set before or after.
+    pub fn set_progress_interval(&mut self, interval: std::time::Duration) {
+        match self.progress.as_mut() {
+            Some(p) => p.interval = interval,
+            None => {
+                self.progress = Some(Progress {
+                    f: Box::new(|_, _| {}),
+                    total: 0,
+                    interval,
+                    last: std::time::Instant::now(),
+                    stride: 1,
+                    reported: None,
+                })
+            }
+        }
+    }
+
+    /// Reads the clock for the progress callback, calls it when `interval` has passed, and
+    /// picks the next instruction count to look again.
+    #[cold]
+    fn progress_tick(&mut self) {
+        let Some(p) = self.progress.as_mut() else {
+            self.progress_at = u64::MAX;
+            return;
+        };
+        let now = std::time::Instant::now();
+        let since = now.duration_since(p.last);
+        if since >= p.interval {
+            (p.f)(self.executed, p.total);
+            p.reported = Some(self.executed);
+            p.last = now;
+            // Late by more than an interval: look at the clock more often.
+            if since > p.interval.saturating_mul(2) {
+                p.stride = (p.stride / 2).max(1);
+            }
+        } else if since < p.interval / 8 {
+            p.stride = p.stride.saturating_mul(2).min(PROGRESS_MAX_STRIDE);
+        }
+        self.progress_at = self.executed.saturating_add(p.stride);
+    }
+
+    /// The progress callback's last call, with the final count.
+    fn progress_end(&mut self) {
+        if let Some(p) = self.progress.as_mut()
+            && p.reported != Some(self.executed)
+        {
+            (p.f)(self.executed, p.total);
+            p.reported = Some(self.executed);
+        }
+    }
+
     /// The statistics collected so far.
     pub fn stats(&self) -> Option<&Stats> {
         self.stats.as_ref()
@@ -313,7 +411,9 @@ impl<'p> Simulator<'p> {
     /// Runs the entry function to the end or to the first fault.
     pub fn run(&mut self) -> Result<Outcome, SimError> {
         let body = &self.f.body;
-        match self.nodes(body) {
+        let result = self.nodes(body);
+        self.progress_end();
+        match result {
             Ok(()) => Ok(Outcome::Finished),
             Err((at, i, Stop::Fault(cause))) => Ok(Outcome::Faulted(Fault {
                 kind: cause.kind(),
@@ -354,6 +454,9 @@ impl<'p> Simulator<'p> {
                         let mut at = self.context.clone();
                         at.push(format!("instruction #{index} '{}' ({})", i.name, i.opcode()));
                         return Err((at.join(" › "), i, stop));
+                    }
+                    if self.executed >= self.progress_at {
+                        self.progress_tick();
                     }
                     if top {
                         self.retire(liveness::inst_key(i));

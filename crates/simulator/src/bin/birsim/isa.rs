@@ -3,72 +3,82 @@
 //! as bytes, `validate` prints every violation for a generation. The words live in
 //! `indirection::isa`; this module only reads and writes files.
 
-use super::{Exit, Outputs, Staged, bad};
+use super::common::{Outputs, Staged};
+use super::{Exit, bad};
 use indirection::isa::{Generation, IsaError, Word, validate};
 use std::path::{Path, PathBuf};
 
 /// Bytes per word.
 const WORD: usize = 64;
 
-pub(crate) const USAGE: &str = "\
-  birsim isa decode WORDS.bin
-  birsim isa encode WORDS.json [-o WORDS.bin]
-  birsim isa validate WORDS.bin --gen v2|v3|v4|v5
-  birsim isa run WORDS.bin --state STATE.json --out-dir DIR";
-
-/// Dispatches `birsim isa SUBCOMMAND …`.
-pub(crate) fn isa(args: &[String]) -> Result<(), Exit> {
-    let rest = args.get(1..).unwrap_or(&[]);
-    match args.first().map(String::as_str) {
-        Some("decode") => decode(rest),
-        Some("encode") => encode(rest),
-        Some("validate") => validate_cmd(rest),
-        Some("run") => super::isa_run::run(rest),
-        Some(other) => Err(bad(format!("unknown isa command `{other}`\n\nusage:\n{USAGE}"))),
-        None => Err(bad(format!("usage:\n{USAGE}"))),
-    }
+/// Decode, encode, validate and run 64-byte ISA words
+///
+/// The GpSimd indirection engine's ISA words below BIR (GATHER, INDIRECT_COPY, DMA_INDIRECT,
+/// EMBEDDING_UPDATE, POOL_BUFFER_LOAD; docs/isa.md). WORDS.bin is 64-byte words back to back,
+/// WORDS.json a JSON array of them with the header's field names.
+///
+/// Exit codes: 0 ok, 1 a word is invalid (validate) or faulted (run), 2 bad input or usage,
+/// 3 internal error.
+#[derive(clap::Args, Debug)]
+pub struct IsaArgs {
+    #[command(subcommand)]
+    pub cmd: IsaCmd,
 }
 
-/// The parsed arguments of one isa subcommand.
-#[derive(Default)]
-struct Args {
-    file: Option<PathBuf>,
-    gen_name: Option<String>,
-    output: Option<PathBuf>,
+/// The `isa` subcommands.
+#[derive(clap::Subcommand, Debug)]
+pub enum IsaCmd {
+    Decode(DecodeArgs),
+    Encode(EncodeArgs),
+    Validate(IsaValidateArgs),
+    Run(super::isa_run::IsaRunArgs),
 }
 
-/// One positional file plus the options in `allowed` (each takes a value, `--x V` or `--x=V`).
-fn parse(args: &[String], allowed: &[&str], what: &str) -> Result<Args, Exit> {
-    let mut a = Args::default();
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let (flag, inline) = match arg.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_owned())),
-            _ => (arg.as_str(), None),
-        };
-        if !flag.starts_with('-') || flag == "-" {
-            if a.file.replace(PathBuf::from(arg)).is_some() {
-                return Err(bad(format!("unexpected argument `{arg}` (one {what} only)")));
-            }
-            continue;
-        }
-        if !allowed.contains(&flag) {
-            return Err(bad(format!("unknown option `{flag}`\n\nusage:\n{USAGE}")));
-        }
-        let value = match inline {
-            Some(v) => v,
-            None => it.next().cloned().ok_or_else(|| bad(format!("{flag} needs a value")))?,
-        };
-        match flag {
-            "--gen" => a.gen_name = Some(value),
-            "-o" | "--output" => a.output = Some(PathBuf::from(value)),
-            _ => return Err(bad(format!("unknown option `{flag}`"))),
-        }
+/// Print WORDS.bin as a JSON array of words (the header's field names)
+///
+/// Every word that cannot be decoded is named as `word K: FIELD: message` (exit 2).
+#[derive(clap::Args, Debug)]
+pub struct DecodeArgs {
+    /// 64-byte words back to back
+    #[arg(value_name = "WORDS.bin")]
+    pub file: PathBuf,
+}
+
+/// Write a JSON array of words back as 64-byte words
+///
+/// Writes the bytes to -o (atomically), else to stdout. Every word that cannot be encoded is
+/// named as `word K: message` (exit 2) and nothing is written.
+#[derive(clap::Args, Debug)]
+pub struct EncodeArgs {
+    /// A JSON array of words, as `isa decode` prints them
+    #[arg(value_name = "WORDS.json")]
+    pub file: PathBuf,
+    /// Writes the words to this file instead of stdout
+    #[arg(short = 'o', long = "output", value_name = "WORDS.bin")]
+    pub output: Option<PathBuf>,
+}
+
+/// Check every word against one hardware generation's rules
+///
+/// Prints each violation as `word K: FIELD: message [rule]` and exits 1 if there is any.
+#[derive(clap::Args, Debug)]
+pub struct IsaValidateArgs {
+    /// 64-byte words back to back
+    #[arg(value_name = "WORDS.bin")]
+    pub file: PathBuf,
+    /// The hardware generation whose rules apply
+    #[arg(long = "gen", value_name = "GEN", value_parser = ["v2", "v3", "v4", "v5"])]
+    pub gen_name: String,
+}
+
+/// Runs `birsim isa SUBCOMMAND …`.
+pub fn isa(args: &IsaArgs) -> Result<(), Exit> {
+    match &args.cmd {
+        IsaCmd::Decode(a) => decode(a),
+        IsaCmd::Encode(a) => encode(a),
+        IsaCmd::Validate(a) => validate_cmd(a),
+        IsaCmd::Run(a) => super::isa_run::run(a),
     }
-    if a.file.is_none() {
-        return Err(bad(format!("missing {what}\n\nusage:\n{USAGE}")));
-    }
-    Ok(a)
 }
 
 /// Reads a file into memory, refusing one larger than 4 GiB (an endless pipe is not read until
@@ -114,19 +124,18 @@ fn error_field(e: &IsaError) -> &'static str {
     }
 }
 
-fn decode(args: &[String]) -> Result<(), Exit> {
-    let a = parse(args, &[], "WORDS.bin")?;
-    let path = a.file.unwrap_or_default();
+fn decode(a: &DecodeArgs) -> Result<(), Exit> {
+    let path = &a.file;
     let mut decoded = Vec::new();
     let mut errors = Vec::new();
-    for (k, w) in words(&path)?.iter().enumerate() {
+    for (k, w) in words(path)?.iter().enumerate() {
         match Word::decode(w) {
             Ok(d) => decoded.push(d),
             Err(e) => errors.push(format!("word {k}: {}: {e}", error_field(&e))),
         }
     }
     if !errors.is_empty() {
-        return Err(word_errors(&path, "cannot be decoded", &errors));
+        return Err(word_errors(path, "cannot be decoded", &errors));
     }
     let text = serde_json::to_string_pretty(&decoded).map_err(|e| Exit(3, e.to_string()))?;
     println!("{text}");
@@ -142,10 +151,9 @@ fn word_errors(path: &Path, what: &str, errors: &[String]) -> Exit {
     bad(format!("{}: {} word(s) {what}:\n{}", path.display(), errors.len(), text.join("\n")))
 }
 
-fn encode(args: &[String]) -> Result<(), Exit> {
-    let a = parse(args, &["-o", "--output"], "WORDS.json")?;
-    let path = a.file.unwrap_or_default();
-    let text = read(&path)?;
+fn encode(a: &EncodeArgs) -> Result<(), Exit> {
+    let path = &a.file;
+    let text = read(path)?;
     let values: Vec<serde_json::Value> = serde_json::from_slice(&text)
         .map_err(|e| bad(format!("{}: {e} (expected a JSON array of words)", path.display())))?;
     let mut bytes = Vec::with_capacity(values.len().saturating_mul(WORD));
@@ -157,11 +165,11 @@ fn encode(args: &[String]) -> Result<(), Exit> {
         }
     }
     if !errors.is_empty() {
-        return Err(word_errors(&path, "cannot be encoded", &errors));
+        return Err(word_errors(path, "cannot be encoded", &errors));
     }
-    match a.output {
+    match &a.output {
         Some(out) => {
-            let staged = Staged::prepare(&out, "-o")?;
+            let staged = Staged::prepare(out, "-o")?;
             staged.write(|w| std::io::Write::write_all(w, &bytes).map_err(|e| e.to_string()))?;
             Outputs(vec![staged]).commit()
         }
@@ -176,13 +184,12 @@ fn encode(args: &[String]) -> Result<(), Exit> {
     }
 }
 
-fn validate_cmd(args: &[String]) -> Result<(), Exit> {
-    let a = parse(args, &["--gen"], "WORDS.bin")?;
-    let path = a.file.unwrap_or_default();
-    let name = a.gen_name.ok_or_else(|| bad("isa validate needs --gen v2|v3|v4|v5"))?;
-    let g = Generation::from_name(&name)
-        .ok_or_else(|| bad(format!("--gen {name}: expected v2, v3, v4 or v5")))?;
-    let words = words(&path)?;
+fn validate_cmd(a: &IsaValidateArgs) -> Result<(), Exit> {
+    let path = &a.file;
+    let name = &a.gen_name;
+    let g =
+        Generation::from_name(name).ok_or_else(|| bad(format!("--gen {name}: expected v2, v3, v4 or v5")))?;
+    let words = words(path)?;
     let mut lines = Vec::new();
     let mut bad_words = 0;
     for (k, w) in words.iter().enumerate() {

@@ -9,7 +9,25 @@ use indirection::isa::machine::Machine;
 use simulator::isa_state::{StateLimits, read_state, write_state};
 use std::path::{Path, PathBuf};
 
-const USAGE: &str = "usage: birsim isa run WORDS.bin --state STATE.json --out-dir DIR";
+/// Run ISA words on a machine state and write the resulting state
+///
+/// Reads the words and the machine state (STATE.json naming uint8 .npy images of SBUF, PSUM,
+/// DRAM regions and the Pool_Buffer), runs the words in order, and writes the resulting state
+/// (state.json and its images) into DIR. A guest fault is exit 1 with `fault KIND: ...` and DIR
+/// is neither created nor changed; a bad file is exit 2. DIR is written as a temporary folder
+/// beside it, renamed into place only when whole; an existing DIR must be empty.
+#[derive(clap::Args, Debug)]
+pub struct IsaRunArgs {
+    /// 64-byte words back to back
+    #[arg(value_name = "WORDS.bin")]
+    pub words: PathBuf,
+    /// The machine state to start from (its images are read beside it)
+    #[arg(long, value_name = "STATE.json")]
+    pub state: PathBuf,
+    /// The folder the resulting state is written to (new, or empty)
+    #[arg(long, value_name = "DIR")]
+    pub out_dir: PathBuf,
+}
 
 /// The most bytes of words read (2^20 words).
 const MAX_WORDS_BYTES: u64 = 64 << 20;
@@ -31,29 +49,9 @@ fn read_capped(path: &Path, max: u64) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
-pub fn run(args: &[String]) -> Result<(), Exit> {
-    let (mut words, mut state, mut out) = (None, None, None);
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let (flag, inline) = match a.split_once('=') {
-            Some((f, v)) if f.starts_with("--") => (f, Some(v.to_owned())),
-            _ => (a.as_str(), None),
-        };
-        let mut value = || {
-            inline.clone().or_else(|| it.next().cloned()).ok_or_else(|| bad(format!("{flag} needs a value")))
-        };
-        match flag {
-            "--state" => state = Some(PathBuf::from(value()?)),
-            "--out-dir" => out = Some(PathBuf::from(value()?)),
-            f if f.starts_with("--") => return Err(bad(format!("isa run: unknown option `{f}`\n{USAGE}"))),
-            _ if words.is_none() => words = Some(PathBuf::from(a)),
-            _ => return Err(bad(format!("isa run: unexpected argument `{a}`\n{USAGE}"))),
-        }
-    }
-    let words = words.ok_or_else(|| bad(format!("isa run: missing WORDS.bin\n{USAGE}")))?;
-    let state = state.ok_or_else(|| bad(format!("isa run: missing --state STATE.json\n{USAGE}")))?;
-    let out = out.ok_or_else(|| bad(format!("isa run: missing --out-dir DIR\n{USAGE}")))?;
-
+/// Runs `birsim isa run`.
+pub fn run(args: &IsaRunArgs) -> Result<(), Exit> {
+    let (words, state, out) = (&args.words, &args.state, &args.out_dir);
     // The output folder is checked before anything runs.
     let out_name = out.file_name().map(|n| n.to_string_lossy().into_owned());
     let Some(out_name) = out_name else {
@@ -67,9 +65,9 @@ pub fn run(args: &[String]) -> Result<(), Exit> {
             parent.display()
         )));
     }
-    match std::fs::symlink_metadata(&out) {
+    match std::fs::symlink_metadata(out) {
         Ok(m) if m.is_dir() => {
-            let empty = std::fs::read_dir(&out).map(|mut d| d.next().is_none()).unwrap_or(false);
+            let empty = std::fs::read_dir(out).map(|mut d| d.next().is_none()).unwrap_or(false);
             if !empty {
                 return Err(bad(format!(
                     "--out-dir {}: exists and is not empty (birsim replaces no file it was not asked to write)",
@@ -82,7 +80,7 @@ pub fn run(args: &[String]) -> Result<(), Exit> {
         Err(e) => return Err(bad(format!("--out-dir {}: {e}", out.display()))),
     }
 
-    let bytes = read_capped(&words, MAX_WORDS_BYTES).map_err(bad)?;
+    let bytes = read_capped(words, MAX_WORDS_BYTES).map_err(bad)?;
     if bytes.len() % 64 != 0 {
         return Err(bad(format!(
             "{}: {} bytes is not a whole number of 64-byte words",
@@ -91,7 +89,7 @@ pub fn run(args: &[String]) -> Result<(), Exit> {
         )));
     }
     let raw: Vec<[u8; 64]> = bytes.as_chunks::<64>().0.to_vec();
-    let json = read_capped(&state, MAX_STATE_JSON).map_err(bad)?;
+    let json = read_capped(state, MAX_STATE_JSON).map_err(bad)?;
     let dir = state.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")).to_path_buf();
     let mut open = |name: &str, max: u64| read_capped(&dir.join(name), max);
     let st = read_state(&json, &mut open, &StateLimits::default())
@@ -110,7 +108,7 @@ pub fn run(args: &[String]) -> Result<(), Exit> {
         for (name, data) in &files {
             std::fs::write(tmp.join(name), data).map_err(|e| format!("cannot write {name}: {e}"))?;
         }
-        std::fs::rename(&tmp, &out).map_err(|e| format!("cannot create {}: {e}", out.display()))
+        std::fs::rename(&tmp, out).map_err(|e| format!("cannot create {}: {e}", out.display()))
     };
     if let Err(e) = write() {
         let _ = std::fs::remove_dir_all(&tmp);

@@ -1,0 +1,207 @@
+//! What several `birsim` subcommands share: the run limits (`--memory-cap`,
+//! `--max-instructions`), reading a program file, the problem list, the value parsers of
+//! `NAME=FILE.npy` pairs and thread counts, and staged output files (written beside their
+//! target, renamed into place only when every one is whole).
+
+use super::{Exit, bad};
+use bir_ir::{Program, ValidateOptions, json};
+use std::path::{Path, PathBuf};
+
+/// The limits validation (and the run) enforce; shared by `run`, `validate` and `dge`.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct Limits {
+    /// The most bytes of memory the program may make birsim allocate, and the largest program
+    /// file read [default: 4 GiB]
+    ///
+    /// A run that needs more stops with a `budget` fault (exit 1), or exit 2 while reading the
+    /// program or an input; birsim never aborts (docs/robustness.md).
+    #[arg(long, value_name = "BYTES", value_parser = bytes, allow_negative_numbers = true)]
+    pub memory_cap: Option<u64>,
+    /// The most instructions a run may execute, loop iterations counted [default: 10^10]
+    ///
+    /// A program that would execute more is refused before it runs.
+    #[arg(long, value_name = "N", value_parser = count, allow_negative_numbers = true)]
+    pub max_instructions: Option<u64>,
+}
+
+impl Limits {
+    /// The validation options these limits give.
+    pub fn validate_options(&self) -> ValidateOptions {
+        let mut v = ValidateOptions::default();
+        if let Some(cap) = self.memory_cap {
+            v.memory_cap_bytes = cap;
+        }
+        if let Some(n) = self.max_instructions {
+            v.max_instructions = n;
+        }
+        v
+    }
+}
+
+/// `--memory-cap`'s value parser.
+fn bytes(v: &str) -> Result<u64, String> {
+    v.parse().map_err(|_| "expected a number of bytes".to_owned())
+}
+
+/// `--max-instructions`'s value parser.
+fn count(v: &str) -> Result<u64, String> {
+    v.parse().map_err(|_| "expected a number".to_owned())
+}
+
+/// The value parser of `--input`/`--output NAME=FILE.npy`.
+pub fn pair(v: &str) -> Result<(String, PathBuf), String> {
+    let (n, f) = v.split_once('=').ok_or("expected NAME=FILE.npy")?;
+    Ok((n.to_owned(), PathBuf::from(f)))
+}
+
+/// A thread count: 1 or more (`--threads`' value parser).
+pub fn threads(value: &str) -> Result<usize, String> {
+    match value.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => Err("expected a number of threads (1 or more)".to_owned()),
+    }
+}
+
+/// Reads and loads a BIR JSON program.
+pub fn load(path: &Path, limits: &Limits) -> Result<Program, Exit> {
+    // The file is read into one buffer reserved fallibly (a file larger than memory is exit 2),
+    // and never more than the memory cap of it: `/dev/zero` or an endless pipe is refused, not
+    // read until the machine is full.
+    let cap = limits.memory_cap.unwrap_or(ValidateOptions::default().memory_cap_bytes);
+    let too_big = || {
+        bad(format!(
+            "{}: the program file is larger than the memory cap of {cap} bytes (raise it with --memory-cap)",
+            path.display()
+        ))
+    };
+    let bytes = std::fs::File::open(path)
+        .map_err(simulator::alloc::ReadError::Io)
+        .and_then(|f| {
+            let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+            simulator::alloc::read_all(std::io::Read::take(f, cap.saturating_add(1)), len.min(cap))
+        })
+        .map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?;
+    if bytes.len() as u64 > cap {
+        return Err(too_big());
+    }
+    json::load_slice(&bytes).map_err(|e| match e {
+        bir_ir::LoadError::Invalid(d) => problems(path, &d),
+        e => bad(format!("{}: {e}", path.display())),
+    })
+}
+
+/// At most this many diagnostics are printed; the rest are counted.
+const MAX_DIAGNOSTICS: usize = 100;
+
+/// A problem list for the terminal: the first [`MAX_DIAGNOSTICS`] lines, each at most 300
+/// characters (names inside messages can be long), then how many more there were.
+pub fn problems(path: &Path, d: &bir_ir::Diagnostics) -> Exit {
+    let mut text = String::new();
+    for line in d.to_string().lines().take(MAX_DIAGNOSTICS) {
+        let mut l: String = line.chars().take(300).collect();
+        if l.len() < line.len() {
+            l.push('…');
+        }
+        text.push_str(&l);
+        text.push('\n');
+    }
+    if d.len() > MAX_DIAGNOSTICS {
+        text.push_str(&format!("… and {} more problem(s)\n", d.len() - MAX_DIAGNOSTICS));
+    }
+    bad(format!("{}: {} problem(s):\n{}", path.display(), d.len(), text.trim_end()))
+}
+
+/// An output file being written: everything goes to a temporary file beside its target, and
+/// the targets are replaced only once every output is whole.
+pub struct Staged {
+    /// The file to replace (a symlink's target, resolved), or to create.
+    pub target: PathBuf,
+    /// The temporary file beside it that receives the bytes.
+    pub tmp: PathBuf,
+}
+
+impl Staged {
+    /// Checks that `path` can be written as an output and creates its (empty) temporary file.
+    /// A symlink is written through to its target; anything but a regular file (a FIFO, a
+    /// device, a directory) is refused, and so is a folder that does not exist.
+    pub fn prepare(path: &Path, what: &str) -> Result<Staged, Exit> {
+        let refuse = |why: String| bad(format!("{what} {}: {why}", path.display()));
+        // An empty path, `/`, `.` or `dir/..` names no file: refused before the run (it used
+        // to run the whole program and fail at the final rename).
+        if path.file_name().is_none() {
+            return Err(refuse("not a file path".into()));
+        }
+        let target = match std::fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_symlink() => std::fs::canonicalize(path)
+                .map_err(|e| refuse(format!("a symlink whose target cannot be resolved ({e})")))?,
+            Ok(_) => path.to_path_buf(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => path.to_path_buf(),
+            Err(e) => return Err(refuse(e.to_string())),
+        };
+        match std::fs::metadata(&target) {
+            Ok(m) if !m.is_file() => {
+                return Err(refuse("not a regular file (birsim replaces only regular files)".into()));
+            }
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(refuse(e.to_string())),
+        }
+        let dir = target.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if !dir.is_dir() {
+            return Err(refuse(format!("the folder {} does not exist", dir.display())));
+        }
+        let file = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let tmp = dir.join(format!(".{file}.birsim-{}.tmp", std::process::id()));
+        std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+            .map_err(|e| refuse(format!("cannot create a file in {}: {e}", dir.display())))?;
+        Ok(Staged { target, tmp })
+    }
+
+    /// Writes the temporary file.
+    pub fn write(
+        &self,
+        write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> Result<(), String>,
+    ) -> Result<(), Exit> {
+        use std::io::Write;
+        let r = std::fs::File::create(&self.tmp).map_err(|e| e.to_string()).and_then(|f| {
+            let mut w = std::io::BufWriter::new(f);
+            write(&mut w)?;
+            w.flush().map_err(|e| e.to_string())
+        });
+        r.map_err(|e| bad(format!("cannot write {}: {e}", self.target.display())))
+    }
+}
+
+/// Every staged output of one run: removed if the run fails, renamed over their targets if not.
+#[derive(Default)]
+pub struct Outputs(pub Vec<Staged>);
+
+impl Outputs {
+    pub fn commit(mut self) -> Result<(), Exit> {
+        for s in std::mem::take(&mut self.0) {
+            if let Err(e) = std::fs::rename(&s.tmp, &s.target) {
+                let _ = std::fs::remove_file(&s.tmp);
+                return Err(bad(format!("cannot write {}: {e}", s.target.display())));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Outputs {
+    fn drop(&mut self) {
+        for s in &self.0 {
+            let _ = std::fs::remove_file(&s.tmp);
+        }
+    }
+}
+
+/// A path flag's value parser that accepts an empty value (clap's own refuses it as missing),
+/// so `--trace ""` gets birsim's "not a file path" like any path that names no file.
+pub fn any_path() -> impl clap::builder::TypedValueParser<Value = PathBuf> {
+    use clap::builder::TypedValueParser;
+    clap::builder::OsStringValueParser::new().map(PathBuf::from)
+}

@@ -1,0 +1,375 @@
+//! `birsim run PROGRAM.json`: runs a program on `.npy` inputs and writes its outputs as `.npy`
+//! (each atomically, only after the whole program ran), optionally with a streamed JSONL trace,
+//! `--stats`, and a progress bar on a terminal for runs longer than about two seconds.
+
+use super::common::{Limits, Outputs, Staged, any_path, load, pair, problems, threads};
+use super::{Exit, bad};
+use bir_ir::TensorKind;
+use numerics::Profile;
+use simulator::{Outcome, Simulator, io};
+use std::path::PathBuf;
+
+/// Run a program on .npy inputs and write its outputs as .npy
+///
+/// NAME is an allocation (memory location set) or memory location name. Tensors are .npy files:
+/// float32 as <f4, float16 as <f2, integers as themselves, and bfloat16, fp8, float32r and the
+/// packed _x4 types as unsigned integers of the same width holding the raw bits. An input's
+/// shape must equal its allocation's tensor_shape.
+///
+/// Every Input allocation needs an --input (or --allow-uninit-inputs, to run it as 0xFF bytes).
+/// Outputs are written only after the whole program ran, each atomically. Outputs must be
+/// regular files or new files in existing folders (a symlink is written through to its target);
+/// every output path is checked before the run, and none is replaced unless all are written. At
+/// most 100 problems are printed. A program that would execute more than --max-instructions
+/// (default 10^10, loop iterations counted) is refused before it runs.
+///
+/// A run that needs more memory than the host can give stops with a `budget` fault (exit 1), or
+/// exit 2 while reading the program or an input; birsim never aborts (docs/robustness.md). A run
+/// longer than about two seconds shows a progress bar on stderr when stderr is a terminal (and
+/// nothing otherwise).
+///
+/// Exit codes: 0 ok, 1 the program faulted (the fault names the instruction, operand and
+/// values), 2 bad input or usage, 3 internal error.
+#[derive(clap::Args, Debug)]
+pub struct RunArgs {
+    /// The BIR JSON program
+    #[arg(value_name = "PROGRAM.json")]
+    pub program: PathBuf,
+    /// Loads tensor NAME from a .npy file before the run; repeatable
+    #[arg(long = "input", value_name = "NAME=FILE.npy", value_parser = pair)]
+    pub inputs: Vec<(String, PathBuf)>,
+    /// Writes tensor NAME to a .npy file after the run; repeatable
+    #[arg(long = "output", value_name = "NAME=FILE.npy", value_parser = pair)]
+    pub outputs: Vec<(String, PathBuf)>,
+    /// Writes every output allocation as DIR/NAME.npy
+    #[arg(long, value_name = "DIR", value_parser = any_path())]
+    pub out_dir: Option<PathBuf>,
+    /// The numerics profile [default: refsim]
+    ///
+    /// refsim is the reference interpreter's numerics; nki is ml_dtypes/NumPy, what the NKI CPU
+    /// simulator computes (docs/fidelity.md lists every difference).
+    #[arg(long, value_enum, value_name = "PROFILE")]
+    pub profile: Option<ProfileName>,
+    /// Streams one JSON line per executed instruction to FILE (kept when the program faults)
+    ///
+    /// Each line has the instruction's index, name, opcode, bytes written, the checksums of what
+    /// it wrote and its elapsed time.
+    #[arg(long, value_name = "FILE.jsonl", value_parser = any_path())]
+    pub trace: Option<PathBuf>,
+    /// Overrides the profile's FP8 overflow rule
+    ///
+    /// on (refsim's default): saturate, the reference interpreter's libBIR default; off: overflow
+    /// and FP32_MIN/MAX become +-Inf, as AWS documents for the hardware (docs/fidelity.md N19).
+    #[arg(long, value_enum, value_name = "ON_OFF")]
+    pub fp8_saturate: Option<OnOff>,
+    /// What TensorScalarCache's reverse flags do [default: direction]
+    ///
+    /// direction also scans from the last element; operands only swaps operands
+    /// (docs/fidelity.md S14).
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub tsc_reverse: Option<TscReverse>,
+    /// Prints, after the run, the time and bytes written per opcode and the slowest
+    /// instructions
+    ///
+    /// The trace records each instruction's elapsed time too.
+    #[arg(long)]
+    pub stats: bool,
+    /// Caps the threads a kernel uses [default: every core; env: BIRSIM_THREADS]
+    ///
+    /// Results are bit-identical for every count. Without --threads, the BIRSIM_THREADS
+    /// environment variable is used when set.
+    #[arg(long, value_name = "N", value_parser = threads, allow_negative_numbers = true)]
+    pub threads: Option<usize>,
+    /// Runs Input allocations without an --input as uninitialised memory (0xFF bytes)
+    #[arg(long)]
+    pub allow_uninit_inputs: bool,
+    /// What an indirect instruction does with an index outside its table [default: fault]
+    ///
+    /// For an index that is not -1 but lands outside its table: fault (an out-of-bounds fault
+    /// naming the index, nothing written) or skip (treated like -1, its destination left
+    /// unchanged; docs/fidelity.md I2).
+    #[arg(long, value_enum, value_name = "POLICY")]
+    pub oob: Option<Oob>,
+    /// What a DMABlock met in the instruction stream does [default: skip]
+    ///
+    /// skip: a definition, run only when a DMATrigger fires it; run: its descriptors run once
+    /// there too (docs/fidelity.md G4).
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub dma_block_in_stream: Option<BlockInStream>,
+    #[command(flatten)]
+    pub limits: Limits,
+}
+
+/// `--profile`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum ProfileName {
+    /// The reference interpreter's numerics
+    Refsim,
+    /// ml_dtypes/NumPy, as the NKI CPU simulator computes
+    Nki,
+}
+
+/// `--fp8-saturate`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum OnOff {
+    /// Saturate FP8 overflow
+    On,
+    /// FP8 overflow becomes +-Inf
+    Off,
+}
+
+/// `--tsc-reverse`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum TscReverse {
+    /// Also scan from the last element
+    Direction,
+    /// Only swap operands
+    Operands,
+}
+
+/// `--oob` (run and dge).
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum Oob {
+    /// An out-of-bounds fault naming the index; nothing written
+    Fault,
+    /// Treated like -1: the destination is left unchanged
+    Skip,
+}
+
+/// `--dma-block-in-stream`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+pub enum BlockInStream {
+    /// A definition, run only when a DMATrigger fires it
+    Skip,
+    /// Its descriptors also run once where it stands
+    Run,
+}
+
+/// Runs `birsim run`.
+pub fn run(o: &RunArgs) -> Result<(), Exit> {
+    let mut profile = match o.profile {
+        None | Some(ProfileName::Refsim) => Profile::refsim(),
+        Some(ProfileName::Nki) => Profile::nki(),
+    };
+    if let Some(sat) = o.fp8_saturate {
+        profile.fp8_saturate = matches!(sat, OnOff::On);
+    }
+    let thread_count = match o.threads {
+        Some(n) => Some(n),
+        None => match std::env::var("BIRSIM_THREADS") {
+            Ok(v) => Some(threads(&v).map_err(|e| bad(format!("BIRSIM_THREADS {v}: {e}")))?),
+            Err(_) => None,
+        },
+    };
+    let program = load(&o.program, &o.limits)?;
+    let valid =
+        bir_ir::validate(&program, &o.limits.validate_options()).map_err(|d| problems(&o.program, &d))?;
+    let f = &program.functions[0];
+
+    // Resolve every name and read every input header before running anything.
+    let mut inputs = Vec::new();
+    let mut given = Vec::new();
+    for (name, path) in &o.inputs {
+        let mut open = || -> Result<_, String> {
+            given.push(io::resolve(f, name)?.loc);
+            let file =
+                std::fs::File::open(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+            let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+            io::open_input(f, name, std::io::BufReader::new(file), len)
+                .map_err(|e| format!("{}: {e}", path.display()))
+        };
+        inputs.push(open().map_err(|e| bad(format!("--input {name}: {e}")))?);
+    }
+    // An input allocation nobody loaded would run on the uninitialised marker: name it.
+    let missing: Vec<&str> = f
+        .allocations
+        .iter()
+        .filter(|a| {
+            matches!(
+                a.kind,
+                TensorKind::ExternalInput | TensorKind::ExternalInputParameter | TensorKind::Input
+            ) && !a.locations.iter().any(|l| given.contains(l))
+        })
+        .map(|a| a.name.as_str())
+        .collect();
+    if !missing.is_empty() && !o.allow_uninit_inputs {
+        return Err(bad(format!(
+            "no --input for {} (pass --allow-uninit-inputs to run them as uninitialised memory, 0xFF bytes)",
+            missing.iter().map(|n| format!("'{n}'")).collect::<Vec<_>>().join(", ")
+        )));
+    }
+    let resolve =
+        |name: &str, flag: &str| io::resolve(f, name).map_err(|e| bad(format!("{flag} {name}: {e}")));
+    let mut outputs: Vec<(io::Tensor, PathBuf, &str)> = Vec::new();
+    for (name, path) in &o.outputs {
+        outputs.push((resolve(name, "--output")?, path.clone(), "--output"));
+    }
+    if let Some(dir) = &o.out_dir {
+        if !dir.is_dir() {
+            return Err(bad(format!("--out-dir {}: not a directory", dir.display())));
+        }
+        for a in f.allocations.iter().filter(|a| a.kind.is_output()) {
+            outputs.push((resolve(&a.name, "--out-dir")?, dir.join(format!("{}.npy", a.name)), "--out-dir"));
+        }
+    }
+    // Every output path is checked, and its temporary file created, before the run.
+    let mut staged = Outputs::default();
+    for (_, path, flag) in &outputs {
+        staged.0.push(Staged::prepare(path, flag)?);
+    }
+    let trace = match &o.trace {
+        Some(path) => Some(Outputs(vec![Staged::prepare(path, "--trace")?])),
+        None => None,
+    };
+
+    let mut sim = Simulator::new(valid, profile);
+    // Only the outputs are read back: every other location is freed after its last use.
+    let keep: Vec<bir_ir::LocId> = outputs.iter().map(|(t, _, _)| t.loc).collect();
+    sim.free_dead_locations(&keep);
+    let mut options = simulator::Options::default();
+    if let Some(n) = thread_count {
+        options.parallelism.threads = n;
+    }
+    if let Some(n) = o.limits.max_instructions {
+        options.max_instructions = n;
+    }
+    if let Some(cap) = o.limits.memory_cap {
+        options.memory_cap = cap;
+    }
+    if let Some(r) = o.tsc_reverse {
+        options.reverse_flags_reverse_scan = matches!(r, TscReverse::Direction);
+    }
+    if let Some(oob) = o.oob {
+        options.indirect_oob = match oob {
+            Oob::Fault => simulator::IndirectOob::Fault,
+            Oob::Skip => simulator::IndirectOob::Skip,
+        };
+    }
+    if let Some(b) = o.dma_block_in_stream {
+        options.dma_block_in_stream = match b {
+            BlockInStream::Skip => simulator::DmaBlockInStream::Skip,
+            BlockInStream::Run => simulator::DmaBlockInStream::Run,
+        };
+    }
+    sim.set_options(options);
+    // The trace streams to its temporary file as instructions complete (bounded memory).
+    type Sink = std::rc::Rc<std::cell::RefCell<(std::io::BufWriter<std::fs::File>, Option<String>)>>;
+    let sink: Option<Sink> = match &trace {
+        Some(t) => {
+            let t = &t.0[0];
+            let file = std::fs::File::create(&t.tmp)
+                .map_err(|e| bad(format!("cannot write {}: {e}", t.target.display())))?;
+            Some(std::rc::Rc::new(std::cell::RefCell::new((std::io::BufWriter::new(file), None))))
+        }
+        None => None,
+    };
+    if let Some(sink) = &sink {
+        use std::io::Write;
+        let sink = sink.clone();
+        sim.enable_trace_sink(move |e| {
+            let line = serde_json::json!({
+                "index": e.index, "name": e.name, "opcode": e.opcode, "bytes_written": e.bytes_written,
+                "checksums": e.checksums.iter().map(|c| format!("fnv1a64:{c:016x}")).collect::<Vec<_>>(),
+                "elapsed_ns": e.elapsed_ns,
+            });
+            let mut s = sink.borrow_mut();
+            if let Err(x) = writeln!(s.0, "{line}") {
+                s.1.get_or_insert(x.to_string());
+            }
+        });
+    }
+    if o.stats {
+        sim.enable_stats();
+    }
+    for input in inputs {
+        io::load_input(&mut sim, input).map_err(bad)?;
+    }
+    let bar = progress_bar(&mut sim);
+    let outcome = sim.run();
+    if let Some(bar) = bar {
+        bar.finish_and_clear();
+    }
+    let outcome = outcome.map_err(|e| Exit(3, e.to_string()))?;
+    let executed = sim.executed();
+    if let Some(stats) = sim.stats() {
+        print_stats(stats);
+    }
+    if let (Some(sink), Some(t)) = (&sink, trace) {
+        use std::io::Write;
+        let mut s = sink.borrow_mut();
+        let flushed = s.0.flush().map_err(|e| e.to_string());
+        if let Some(e) = s.1.clone().or(flushed.err()) {
+            return Err(bad(format!("cannot write the trace {}: {e}", t.0[0].target.display())));
+        }
+        drop(s);
+        // The trace is kept even when the program faulted: it shows what ran.
+        t.commit()?;
+    }
+    if let Outcome::Faulted(fault) = outcome {
+        return Err(Exit(1, format!("the program faulted after {executed} instruction(s): {fault}")));
+    }
+    // Each output streams from memory into its temporary file; all are renamed into place only
+    // when every one is whole.
+    for ((t, _, _), s) in outputs.iter().zip(&staged.0) {
+        s.write(|w| io::save(&mut sim, t, w))?;
+    }
+    staged.commit()?;
+    eprintln!("birsim: ok: {executed} instruction(s) executed, {} output(s) written", outputs.len());
+    if std::env::var_os("BIRSIM_REPORT_PEAK_RSS").is_some() {
+        // For `cargo xtask bench`: the peak resident set, from the kernel's own accounting.
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        if let Some(line) = status.lines().find(|l| l.starts_with("VmHWM:")) {
+            eprintln!("birsim: peak {line}");
+        }
+    }
+    Ok(())
+}
+
+/// How long a run goes before its progress bar appears.
+const PROGRESS_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// A progress bar on stderr for a run longer than [`PROGRESS_AFTER`], only when stderr is a
+/// terminal (nothing at all is drawn, or even hooked into the run, otherwise). The caller
+/// clears it when the run ends.
+fn progress_bar(sim: &mut Simulator<'_>) -> Option<indicatif::ProgressBar> {
+    use std::io::IsTerminal;
+    if !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = indicatif::ProgressBar::with_draw_target(None, indicatif::ProgressDrawTarget::hidden());
+    if let Ok(style) = indicatif::ProgressStyle::with_template(
+        "birsim: {bar:40} {human_pos}/{human_len} instructions, {elapsed} (eta {eta})",
+    ) {
+        bar.set_style(style);
+    }
+    let start = std::time::Instant::now();
+    let shown = bar.clone();
+    let mut visible = false;
+    sim.set_progress(move |executed, total| {
+        if !visible {
+            if start.elapsed() < PROGRESS_AFTER {
+                return;
+            }
+            visible = true;
+            shown.set_draw_target(indicatif::ProgressDrawTarget::stderr());
+        }
+        shown.set_length(total);
+        shown.set_position(executed);
+    });
+    Some(bar)
+}
+
+/// `--stats`: per opcode and the slowest instructions, on stderr.
+fn print_stats(s: &simulator::Stats) {
+    let ms = |ns: u64| ns as f64 / 1e6;
+    eprintln!("birsim: stats: {:<28} {:>10} {:>12} {:>14}", "opcode", "count", "ms", "bytes written");
+    let mut rows = s.per_opcode.clone();
+    rows.sort_by_key(|r| std::cmp::Reverse(r.2));
+    for (op, n, ns, bytes) in rows {
+        eprintln!("birsim: stats: {op:<28} {n:>10} {:>12.3} {bytes:>14}", ms(ns));
+    }
+    eprintln!("birsim: stats: slowest instructions:");
+    for (ns, index, name, op) in &s.slowest {
+        eprintln!("birsim: stats:   #{index} '{name}' ({op}) {:.3} ms", ms(*ns));
+    }
+}
