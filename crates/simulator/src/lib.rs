@@ -16,6 +16,7 @@ pub mod io;
 pub mod isa_state;
 pub mod memory;
 pub mod npy;
+pub mod support;
 
 pub use alloc::OutOfMemory;
 pub use dge::swdge::BlockInStream as DmaBlockInStream;
