@@ -44,6 +44,7 @@ __all__ = [
     "ProgramError",
     "check",
     "load",
+    "ops",
     "run",
     "trace",
     "DTYPES",
@@ -227,12 +228,16 @@ def trace(
 
 
 def check(program: ProgramLike) -> Dict[str, Any]:
-    """The support report of a program (``birsim check``): every opcode, mode and dtype
-    combination it uses, each marked runs / not_implemented / rejected with the instruction
-    names, as the dict of ``simulator::support::CheckReport::to_json``."""
-    prog = load(program)
-    if not _native.HAS_CHECK:
-        raise NotImplementedError(
-            "birsim.check needs simulator::support (issue #15 item 3), which this build of birsim does not have yet"
-        )
-    return json.loads(_native.check(prog))
+    """The support report of a program (what ``birsim check --json`` prints): ``{"verdict",
+    "entries", "problems"}``, each entry an opcode, mode and dtype combination the program uses
+    with its ``status`` (``runs`` / ``not_implemented`` / ``rejected``), ``reason`` and the
+    ``instructions`` using it (``simulator::support::CheckReport::to_json``). A program that
+    does not load raises ``ProgramError``; one that loads but does not validate is reported,
+    its instructions ``rejected``."""
+    return json.loads(_native.check(load(program)))
+
+
+def ops() -> Dict[str, Any]:
+    """The whole support matrix (what ``birsim ops --json`` prints), from the same classifier
+    the executor dispatches on (``simulator::support::matrix``)."""
+    return json.loads(_native.ops())

@@ -160,8 +160,15 @@ impl Program {
 
 /// `check(program) -> str`: the support report (`simulator::support::check`) as JSON text.
 #[pyfunction]
-fn check(program: &Bound<'_, Program>) -> PyResult<String> {
-    run::check(program.get())
+fn check(py: Python<'_>, program: &Bound<'_, Program>) -> PyResult<String> {
+    run::check(py, program.get())
+}
+
+/// `ops() -> str`: the whole support matrix (`simulator::support::matrix`, what `birsim ops
+/// --json` prints) as JSON text.
+#[pyfunction]
+fn ops() -> PyResult<String> {
+    run::ops()
 }
 
 /// The module.
@@ -175,6 +182,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Program>()?;
     m.add_function(wrap_pyfunction!(run::run, m)?)?;
     m.add_function(wrap_pyfunction!(check, m)?)?;
-    m.add("HAS_CHECK", run::HAS_CHECK)?;
+    m.add_function(wrap_pyfunction!(ops, m)?)?;
     Ok(())
 }

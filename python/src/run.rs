@@ -14,9 +14,6 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList};
 use simulator::{Outcome, Simulator, TraceEntry, io};
 
-/// Whether this build has `simulator::support` (`birsim.check`).
-pub(crate) const HAS_CHECK: bool = false;
-
 /// True for the allocation kinds the CLI needs an `--input` for.
 pub(crate) fn is_input(kind: TensorKind) -> bool {
     matches!(kind, TensorKind::ExternalInput | TensorKind::ExternalInputParameter | TensorKind::Input)
@@ -313,9 +310,21 @@ pub(crate) fn run<'py>(
     }
 }
 
-/// `check`: not in this build until `simulator::support` lands (the `check` branch).
-pub(crate) fn check(_program: &Program) -> PyResult<String> {
-    Err(pyo3::exceptions::PyNotImplementedError::new_err(
-        "birsim.check needs simulator::support (issue #15 item 3), which this build of birsim does not have yet",
-    ))
+/// `check`: `simulator::support::check(program).to_json()` as JSON text (GIL released).
+pub(crate) fn check(py: Python<'_>, program: &Program) -> PyResult<String> {
+    let prog = &program.program;
+    py.detach(|| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            simulator::support::check(prog).to_json().to_string()
+        }))
+        .map_err(panic_text)
+    })
+    .map_err(InternalError::new_err)
+}
+
+/// `ops`: `simulator::support::matrix().to_json()` as JSON text.
+pub(crate) fn ops() -> PyResult<String> {
+    std::panic::catch_unwind(|| simulator::support::matrix().to_json().to_string())
+        .map_err(panic_text)
+        .map_err(InternalError::new_err)
 }

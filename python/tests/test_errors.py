@@ -210,10 +210,3 @@ def test_trace_keys_and_values():
     for byte in x.tobytes():
         h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
     assert tr[1]["checksums"] == [f"fnv1a64:{h:016x}"]
-
-
-def test_check_reports_or_says_it_is_missing():
-    if birsim._native.HAS_CHECK:
-        pytest.skip("covered by test_check.py")
-    with pytest.raises(NotImplementedError, match="simulator::support"):
-        birsim.check(prog())
