@@ -17,6 +17,7 @@ pub mod io;
 pub mod isa_state;
 pub mod memory;
 pub mod npy;
+pub mod support;
 pub mod trace;
 
 pub use alloc::OutOfMemory;

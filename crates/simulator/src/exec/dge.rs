@@ -24,7 +24,7 @@
 
 use super::indirect::record_entries;
 use super::operand::{distinct_pairs, same_count};
-use super::{Arg, Res, Simulator, Stop, Written, bug, fault, not_implemented};
+use super::{Arg, Res, Simulator, Stop, Written, bug, fault, unclassified};
 use crate::fault::{FaultCause, Slot};
 use ::dge::swdge::{BlockInStream, Cursors, EraseScope};
 use access_pattern::Pattern;
@@ -95,7 +95,7 @@ fn row_ap(ap: &AccessPattern, level: usize, offset: i64) -> AccessPattern {
 }
 
 /// The levels of `ap` other than `level` (a row's walk).
-fn without_level(ap: &AccessPattern, level: usize) -> ApPairs {
+pub(crate) fn without_level(ap: &AccessPattern, level: usize) -> ApPairs {
     ap.pairs.iter().enumerate().filter(|(l, _)| *l != level).map(|(_, p)| *p).collect()
 }
 
@@ -158,9 +158,13 @@ impl<'p> Simulator<'p> {
     /// at the block and the descriptor (G51).
     fn run_block(&mut self, block: &'p Instruction, b: &'p DmaBlockFields, regions: &mut Written) -> Res<()> {
         for (index, d) in b.descriptors.iter().enumerate() {
-            let r = match descriptor_fields(d) {
-                Some(f) => self.ensure_buffers(d).and_then(|()| self.dma_copy(d, &f, regions)),
-                None => bug("validation admits only DMADescriptor* in a DMABlock"),
+            // Each descriptor is classified as it runs, like an instruction (support.rs).
+            let verdict =
+                crate::support::classify(d.opcode(), &crate::support::InstFacts::new(d, self.f, true));
+            let r = match (verdict.fault(d.opcode()), descriptor_fields(d)) {
+                (Some(cause), _) => Err(cause.into()),
+                (None, Some(f)) => self.ensure_buffers(d).and_then(|()| self.dma_copy(d, &f, regions)),
+                (None, None) => bug("validation admits only DMADescriptor* in a DMABlock"),
             };
             match r {
                 Ok(()) => {}
@@ -193,7 +197,7 @@ impl<'p> Simulator<'p> {
             (false, true) => true,
             (true, false) if vector_of(src.ap).is_some() && dst.ap.dynamic.is_none() => false,
             _ => {
-                return not_implemented(
+                return unclassified(
                     "a DMACopy with a vector dynamic offset and a second dynamic offset on the other access pattern",
                 );
             }
@@ -272,7 +276,7 @@ impl<'p> Simulator<'p> {
                 });
             }
             if !distinct_pairs(&to_walk) {
-                return not_implemented("a HW-DGE add whose rows visit an element twice");
+                return unclassified("a HW-DGE add whose rows visit an element twice");
             }
         }
         if scatter && self.fast_scatter_ok(dense, indexed, &row_pairs, &steps) {

@@ -13,7 +13,7 @@
 //! is the HW-DGE bridge (§7), in `exec/dge.rs`.
 
 use super::operand::same_count;
-use super::{Arg, Parallelism, Res, Simulator, Written, fault, not_implemented};
+use super::{Arg, Parallelism, Res, Simulator, Written, fault, unclassified};
 use crate::fault::{FaultCause, Slot};
 use access_pattern::{ApError, Pattern};
 use bir_ir::ops::DmaCopyFields;
@@ -265,14 +265,14 @@ impl<'p> Simulator<'p> {
         regions: &mut Written,
     ) -> Res<()> {
         if f.mode != CopyMode::Copy && i.ins.iter().chain(&i.outs).any(super::dge::has_vector_offset) {
-            return not_implemented("a vector dynamic offset (HW-DGE) outside DMACopy Copy mode");
+            return unclassified("a vector dynamic offset (HW-DGE) outside DMACopy Copy mode");
         }
         match f.mode {
             CopyMode::Copy => self.dma_plain(i, f, regions),
             CopyMode::Transpose => self.dma_transpose(i, f.transpose_op, regions),
             CopyMode::Replicate => self.dma_replicate(i, regions),
             CopyMode::Cce => self.dma_cce(i, f, regions),
-            CopyMode::Dynamic => not_implemented("DMACopy in Dynamic mode"),
+            CopyMode::Dynamic => unclassified("DMACopy in Dynamic mode"),
         }
     }
 
@@ -310,9 +310,9 @@ impl<'p> Simulator<'p> {
         let Some(dynamic) = a.ap.dynamic.as_deref() else { return Ok((a.ap.clone(), false)) };
         let index_ap = match &dynamic.source {
             OffsetSource::Scalar(ap) => ap,
-            OffsetSource::Register(_) => return not_implemented("a dynamic offset held in a register"),
+            OffsetSource::Register(_) => return unclassified("a dynamic offset held in a register"),
             OffsetSource::Vector(_) => {
-                return not_implemented("a vector dynamic offset beside another dynamic offset");
+                return unclassified("a vector dynamic offset beside another dynamic offset");
             }
         };
         let idx_arg = a.with(index_ap);
@@ -423,7 +423,7 @@ impl<'p> Simulator<'p> {
             // A packed x4 container moves whole, as one element of its container size (D2):
             // the APs count containers, and a same-dtype transpose reads and writes them raw.
             if (dt.lanes() != 1 || src.ap.dtype.lanes() != 1) && src.ap.dtype != dt {
-                return not_implemented("a DMA transpose that casts into or out of a packed x4 dtype");
+                return unclassified("a DMA transpose that casts into or out of a packed x4 dtype");
             }
             permute_bytes(&a, dt.size(), sn, perm, &mut b, par);
             self.write(dst, dt, &b, regions)

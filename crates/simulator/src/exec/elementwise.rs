@@ -11,7 +11,7 @@
 
 use super::operand::same_count;
 use super::operand::{adds, pieces};
-use super::{Arg, Res, Simulator, Written, fault, not_implemented};
+use super::{Arg, Res, Simulator, Written, fault, unclassified};
 use crate::fault::{FaultCause, Slot};
 use crate::memory::Touch;
 use bir_ir::ops::{TensorScalarFields, TensorScalarPtrFields, TensorTensorFields};
@@ -331,7 +331,7 @@ impl F32Visitor for Scan<'_> {
 
 /// The reference's bitvec predicate is not pinned (re-facts §2); ours: an instruction is bitvec
 /// when any of its non-bypass ops is a bit operation (docs/fidelity.md S3, ASSUMED).
-fn is_bitvec(ops: &[AluOp]) -> bool {
+pub(crate) fn is_bitvec(ops: &[AluOp]) -> bool {
     ops.iter().any(|o| o.class() == AluClass::Bitvec)
 }
 
@@ -633,9 +633,7 @@ impl<'p> Simulator<'p> {
         }
         let acc = adds(t.acc);
         if t.acc.is_some_and(|a| a != EngineAccumulationType::Idle) && acc.is_none() {
-            return not_implemented(
-                "TensorScalarPtr with an acc other than Idle, Accumulate or AddAccumulate",
-            );
+            return unclassified("TensorScalarPtr with an acc other than Idle, Accumulate or AddAccumulate");
         }
         if t.apply_transpose || t.is_scalar_tensor_tensor || acc.is_some() {
             return self.tensor_scalar_ptr_f32(i, t, acc, regions);
@@ -666,7 +664,7 @@ impl<'p> Simulator<'p> {
         regions: &mut Written,
     ) -> Res<()> {
         if t.is_tensor_scalar_addr || is_bitvec(&[t.op0, t.op1]) {
-            return not_implemented(
+            return unclassified(
                 "TensorScalarPtr with apply_transpose, is_scalar_tensor_tensor or acc on the integer paths",
             );
         }
@@ -731,7 +729,7 @@ impl<'p> Simulator<'p> {
             || t.is_scalar_tensor_tensor
             || is_bitvec(&[t.op0, t.op1])
         {
-            return not_implemented("is_tensor_tensor_scan combined with other TensorScalarPtr forms");
+            return unclassified("is_tensor_tensor_scan combined with other TensorScalarPtr forms");
         }
         let (a, b, out) = (self.input(i, 0)?, self.input(i, 1)?, self.output(i, 0)?);
         let (parts, free) = a.shape()?;

@@ -11,7 +11,7 @@
 //! memcpy per entry, or one reduce kernel chosen per instruction.
 
 use super::operand::injective;
-use super::{Arg, Res, Simulator, Written, bug, fault, not_implemented};
+use super::{Arg, Res, Simulator, Written, bug, fault, unclassified};
 use crate::fault::FaultCause;
 use crate::memory::Touch;
 use access_pattern::{Layout, Pattern};
@@ -41,7 +41,7 @@ impl<'p> Simulator<'p> {
     /// Indirect operands are read and written in their memory's own dtype (runAP asserts it).
     fn same_storage(&self, args: &[Arg<'_>]) -> Res<()> {
         if args.iter().any(|a| !self.uncast(a.ap) || a.ap.dynamic.is_some()) {
-            return not_implemented(
+            return unclassified(
                 "indirect operands whose AP dtype differs from their memory's (or with a dynamic offset)",
             );
         }

@@ -164,7 +164,7 @@ impl<'p> Simulator<'p> {
         let (src, out) = (self.input(i, 0)?, self.output(i, 0)?);
         let dt = out.ap.dtype;
         if dt.lanes() != 1 {
-            return super::not_implemented("TensorScalarAffineSelect into a packed x4 dtype");
+            return super::unclassified("TensorScalarAffineSelect into a packed x4 dtype");
         }
         let mut vals = Vec::new();
         self.affine_for(out, &f.generator, &mut vals)?;

@@ -12,7 +12,7 @@
 //!
 //! Buffers come from a [`Pool`], so a kernel allocates nothing once the pool is warm.
 
-use super::{Res, Simulator, Stop, bug, fault, not_implemented};
+use super::{Res, Simulator, Stop, bug, fault, unclassified};
 use crate::fault::{FaultCause, Slot};
 use crate::memory::Touch;
 use access_pattern::{ApError, Pattern};
@@ -206,7 +206,7 @@ impl<'p> Simulator<'p> {
     /// The AP walked in elements of the memory's dtype.
     fn pattern<'a>(&self, a: Arg<'a>) -> Res<Pattern<'a>> {
         if a.ap.dynamic.is_some() {
-            return not_implemented("access patterns with a dynamic offset");
+            return unclassified("access patterns with a dynamic offset");
         }
         let mut p = Pattern::of(a.ap);
         p.elem_size = self.storage(a.ap).size();

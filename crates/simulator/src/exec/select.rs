@@ -13,7 +13,7 @@
 
 use super::dma::{fmaxf, fminf};
 use super::operand::{adds, same_count};
-use super::{Arg, Res, Simulator, Written, fault, not_implemented};
+use super::{Arg, Res, Simulator, Written, fault, unclassified};
 use crate::fault::{FaultCause, Slot};
 use bir_ir::ops::CopyPredicatedFields;
 use bir_ir::{AluOp, Dtype, EngineAccumulationType, F32, Instruction, Operand};
@@ -61,7 +61,7 @@ fn side_op(fields: &CopyPredicatedFields) -> Res<AluOp> {
         });
     }
     if fields.acc == Some(EngineAccumulationType::LoadAccumulate) {
-        return not_implemented("CopyPredicated's side output with LoadAccumulate");
+        return unclassified("CopyPredicated's side output with LoadAccumulate");
     }
     Ok(op)
 }
@@ -115,7 +115,7 @@ impl<'p> Simulator<'p> {
         let out = self.output(i, 0)?;
         let dt = out.ap.dtype;
         if dt.lanes() != 1 {
-            return not_implemented("Select into a packed x4 dtype");
+            return unclassified("Select into a packed x4 dtype");
         }
         let n = out.elements()?;
         let pred_arg = self.input(i, 0)?;
@@ -153,7 +153,7 @@ impl<'p> Simulator<'p> {
         let out = self.output(i, 0)?;
         let dt = out.ap.dtype;
         if dt.lanes() != 1 {
-            return not_implemented("CopyPredicated into a packed x4 dtype");
+            return unclassified("CopyPredicated into a packed x4 dtype");
         }
         let n = out.elements()?;
         // The side output's fields and shape are checked before anything is written.

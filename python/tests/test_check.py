@@ -1,0 +1,91 @@
+"""`birsim.check` and `birsim.ops`: the support report of a kernel with an opcode birsim does
+not run (Matmult: README's list of implemented opcodes does not have it, and "every other opcode
+loads and validates, and running it reports 'not implemented yet'"), and agreement between what
+`check` says and what `run` does on the same kernel."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import birsim
+from conftest import allocation, ap, copy_program
+
+
+def with_matmult() -> dict:
+    """The float32 copy program plus a Matmult `mm` of two SB tiles into a third."""
+    p = copy_program("float32", 4, 4, 8)
+    f = p["functions"][0]
+    for name in ("ma", "mb", "mc"):
+        f["allocations"].append(allocation(name, "Internal", "float32", [4, 8], "SB", 4))
+    f["blocks"][0]["instructions"].append(
+        {
+            "opcode": "Matmult",
+            "name": "mm",
+            "engine": "PE",
+            "ins": [ap("ma", "float32", 4, 8), ap("mb", "float32", 4, 8)],
+            "outs": [ap("mc", "float32", 4, 8)],
+            "start_tensor_calc": True,
+            "stop_tensor_calc": True,
+        }
+    )
+    return p
+
+
+def test_check_names_the_unsupported_opcode_and_its_instruction():
+    report = birsim.check(with_matmult())
+    assert report["verdict"] == "not_implemented"
+    assert report["problems"] == []
+    by_opcode = {e["opcode"]: e for e in report["entries"]}
+    assert set(by_opcode) == {"Load", "Save", "Matmult"}
+    mm = by_opcode["Matmult"]
+    assert mm["status"] == "not_implemented"
+    assert mm["instructions"] == ["mm"] and mm["count"] == 1
+    assert mm["reason"]
+    for op in ("Load", "Save"):
+        assert by_opcode[op]["status"] == "runs"
+    assert by_opcode["Load"]["instructions"] == ["load"]
+
+
+def test_run_faults_where_check_said_it_would():
+    p = with_matmult()
+    report = birsim.check(p)
+    (mm,) = [e for e in report["entries"] if e["status"] == "not_implemented"]
+    with pytest.raises(birsim.Fault) as info:
+        birsim.run(p, {"x": np.zeros((4, 8), np.float32)})
+    f = info.value
+    assert f.kind == "not-implemented"
+    assert f.instruction in mm["instructions"]
+    assert f.opcode == "Matmult"
+    assert f.executed == 2  # Load and Save ran first
+    # What ran before the fault is kept in the fault's outputs: y = x (zeros).
+    np.testing.assert_array_equal(f.outputs["y"], np.zeros((4, 8), np.float32))
+
+
+def test_check_of_a_supported_kernel_runs():
+    report = birsim.check(copy_program("bfloat16", 2, 4, 8))
+    assert report["verdict"] == "runs"
+    assert {e["status"] for e in report["entries"]} == {"runs"}
+
+
+def test_check_reports_a_kernel_validation_rejects():
+    p = copy_program("float32", 4, 4, 8)
+    # Save reads 4 x 16 elements from a 4 x 8 tile: the AP leaves its location.
+    p["functions"][0]["blocks"][0]["instructions"][1]["ins"][0]["ap"] = [[16, 4], [1, 16]]
+    report = birsim.check(p)
+    assert report["verdict"] == "rejected"
+    save = [e for e in report["entries"] if e["opcode"] == "Save"]
+    assert save and save[0]["status"] == "rejected" and save[0]["instructions"] == ["save"]
+
+
+def test_check_of_malformed_json_is_a_program_error():
+    with pytest.raises(birsim.ProgramError):
+        birsim.check("{")
+
+
+def test_ops_matrix_has_every_status():
+    m = birsim.ops()
+    entries = m["entries"] if isinstance(m, dict) else m
+    statuses = {e["status"] for e in entries}
+    assert {"runs", "not_implemented"} <= statuses
+    assert any(e["opcode"] == "Matmult" and e["status"] == "not_implemented" for e in entries)

@@ -1,0 +1,212 @@
+"""Faults and bad input: a guest fault raises `birsim.Fault` with the typed cause's fields;
+wrong dtypes, wrong shapes, non-contiguous arrays, unknown or missing names, bad options and
+malformed programs raise `InputError` / `ProgramError` naming the tensor, and never crash the
+interpreter."""
+
+from __future__ import annotations
+
+import json
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import birsim
+from conftest import CONFORMANCE, copy_program
+
+GATHER_OOB = CONFORMANCE / "indirect" / "gather_oob_fault"
+
+
+def gather_inputs():
+    return {n: np.load(GATHER_OOB / f"in_{n}.npy") for n in ("src", "idx", "y0")}
+
+
+def test_fault_carries_the_typed_fields():
+    # The case's own comment: "Gather index 20 >= 20 -> fault, nothing written" (seed 004
+    # nc_n_gather, dst[p, k] = src[p, idx[p, k]] over a 20-column table). Its position and value
+    # are read from the committed index file, not from birsim.
+    inputs = gather_inputs()
+    idx = inputs["idx"]
+    (bad,) = np.flatnonzero(idx.reshape(-1) >= 20)
+    with pytest.raises(birsim.Fault) as info:
+        birsim.run(GATHER_OOB / "case.json", inputs, outputs=["y0_t"])
+    f = info.value
+    assert isinstance(f, Exception) and not isinstance(f, ValueError)
+    assert f.kind == "out-of-bounds"
+    assert f.cause == "indirect"
+    assert f.error_kind == "out_of_bounds"
+    assert f.instruction == "i3"
+    assert f.opcode == "Gather"
+    assert "instruction #3 'i3' (Gather)" in f.at
+    assert f.slot == "ins[1]" and f.slot_side == "ins" and f.slot_index == 1
+    assert f.position == bad
+    assert f.value == int(idx.reshape(-1)[bad]) == 20
+    assert f.bound == 20
+    assert f.fields["position"] == f.position
+    assert f.executed == 3  # the three Loads ran
+    assert f.message in str(f) and "[out-of-bounds]" in str(f)
+    # Nothing written: y0_t holds the loaded y0, as the committed expected output says.
+    want = np.load(GATHER_OOB / "expected_y0_t.npy")
+    np.testing.assert_array_equal(f.outputs["y0_t"].view(np.uint32), want.view(np.uint32))
+    assert f.trace is None
+
+
+def test_fault_with_trace_keeps_the_trace_so_far():
+    with pytest.raises(birsim.Fault) as info:
+        birsim.run(GATHER_OOB / "case.json", gather_inputs(), trace=True)
+    assert [e["name"] for e in info.value.trace] == ["i0", "i1", "i2"]
+
+
+def test_not_implemented_opcode_is_a_fault():
+    # An opcode that loads and validates but does not run (README: "Every other opcode loads and
+    # validates, and running it reports 'not implemented yet: <opcode>'"): use a datamove case
+    # the corpus marks not-implemented.
+    case = CONFORMANCE / "datamove" / "dyn_register_offset_not_implemented"
+    inputs = {}
+    for line in (case / "case.expect").read_text().splitlines():
+        if line.startswith("input "):
+            name, _, file = line[6:].partition("=")
+            inputs[name.strip()] = np.load(case / file.strip())
+    with pytest.raises(birsim.Fault) as info:
+        birsim.run(case / "case.json", inputs, allow_uninit_inputs=True)
+    assert info.value.kind == "not-implemented"
+    assert info.value.cause in ("not_implemented", "opcode_not_implemented")
+    assert info.value.feature
+
+
+def prog():
+    return copy_program("float32", 4, 4, 8)
+
+
+def good():
+    return np.zeros((4, 8), dtype=np.float32)
+
+
+def raises_input(inputs, tensor, *parts, program=None, **kw):
+    with pytest.raises(birsim.InputError) as info:
+        birsim.run(program or prog(), inputs, **kw)
+    e = info.value
+    assert isinstance(e, ValueError)
+    assert e.tensor == tensor
+    for p in parts:
+        assert p in str(e), str(e)
+    return e
+
+
+def test_wrong_dtype_names_the_tensor_and_both_dtypes():
+    raises_input({"x": good().astype(np.float64)}, "x", "'x'", "float32", "float64")
+
+
+def test_same_width_wrong_float_format_is_refused():
+    p8 = copy_program("float8_e4m3fn", 1, 4, 8)
+    arr = np.zeros((4, 8), dtype=ml_dtypes.float8_e5m2)
+    raises_input({"x": arr}, "x", "float8_e4m3fn", "float8_e5m2", program=p8)
+    p16 = copy_program("float16", 2, 4, 8)
+    raises_input({"x": np.zeros((4, 8), ml_dtypes.bfloat16)}, "x", "float16", "bfloat16", program=p16)
+
+
+def test_signed_raw_bits_are_refused():
+    p = copy_program("bfloat16", 2, 4, 8)
+    raises_input({"x": np.zeros((4, 8), np.int16)}, "x", "bfloat16", "int16", program=p)
+
+
+def test_big_endian_is_refused():
+    raises_input({"x": good().astype(">f4")}, "x", "'x'", ">f4")
+
+
+def test_wrong_shape_names_both_shapes():
+    raises_input({"x": np.zeros((8, 4), np.float32)}, "x", "'x'", "(4, 8)", "(8, 4)")
+    raises_input({"x": np.zeros(32, np.float32)}, "x", "(32,)")
+
+
+def test_non_contiguous_is_refused():
+    wide = np.zeros((4, 16), np.float32)
+    raises_input({"x": wide[:, ::2]}, "x", "'x'", "C-contiguous", "ascontiguousarray")
+    raises_input({"x": np.asfortranarray(good())}, "x", "C-contiguous")
+    # The documented fix works.
+    birsim.run(prog(), {"x": np.ascontiguousarray(wide[:, ::2])})
+
+
+def test_not_an_array_is_refused():
+    raises_input({"x": [[0.0] * 8] * 4}, "x", "numpy.ndarray", "list")
+
+
+def test_unknown_input_name():
+    raises_input({"x": good(), "nope": good()}, "nope", "'nope'", "x, xt, y")
+
+
+def test_unknown_output_name():
+    raises_input({"x": good()}, "nope", "'nope'", outputs=["nope"])
+
+
+def test_missing_input_is_named_unless_allowed():
+    raises_input({}, "x", "'x'", "allow_uninit_inputs")
+    out = birsim.run(prog(), {}, allow_uninit_inputs=True)
+    # Uninitialised memory is 0xFF bytes (README, `--allow-uninit-inputs`).
+    assert out["y"].view(np.uint32).tolist() == [[0xFFFFFFFF] * 8] * 4
+
+
+def test_bad_options():
+    raises_input({"x": good()}, None, "profile", "refsim or nki", profile="fast")
+    raises_input({"x": good()}, None, "threads=0", threads=0)
+    raises_input({"x": good()}, None, "oob", oob="ignore")
+    raises_input({"x": good()}, None, "fp8_saturate", fp8_saturate="yes")
+    with pytest.raises(TypeError, match="no_such_option"):
+        birsim.run(prog(), {"x": good()}, no_such_option=1)
+
+
+def test_malformed_json_is_a_program_error():
+    with pytest.raises(birsim.ProgramError) as info:
+        birsim.run('{"functions": [', {})
+    e = info.value
+    assert isinstance(e, birsim.InputError) and isinstance(e, ValueError)
+    assert [d["kind"] for d in e.diagnostics] == ["syntax"]
+    assert "line 1" in str(e)
+
+
+def test_invalid_program_lists_every_problem():
+    p = prog()
+    block = p["functions"][0]["blocks"][0]["instructions"]
+    block[0]["opcode"] = "NoSuchOpcode"
+    block[1]["ins"][0]["memref"] = "missing"
+    with pytest.raises(birsim.ProgramError) as info:
+        birsim.run(p, {"x": good()})
+    kinds = {d["kind"] for d in info.value.diagnostics}
+    assert "unknown-opcode" in kinds and len(info.value.diagnostics) >= 2
+    assert all(d["location"] for d in info.value.diagnostics)
+
+
+def test_program_forms(tmp_path):
+    p = prog()
+    path = tmp_path / "p.json"
+    path.write_text(json.dumps(p))
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    for form in (p, json.dumps(p), json.dumps(p).encode(), path, str(path), birsim.load(p)):
+        np.testing.assert_array_equal(birsim.run(form, {"x": x})["y"], x)
+    with pytest.raises(FileNotFoundError):
+        birsim.run(tmp_path / "absent.json", {})
+    with pytest.raises(TypeError):
+        birsim.run(42, {})
+
+
+def test_program_introspection():
+    p = birsim.load(prog())
+    assert p.input_names() == ["x"] and p.output_names() == ["y"]
+    assert p.tensor("y") == ("float32", [4, 8], "ExternalOutput")
+    assert ("xt", "Internal", "float32", [4, 8]) in p.allocations()
+    with pytest.raises(birsim.InputError) as info:
+        p.tensor("nope")
+    assert info.value.tensor == "nope"
+
+
+def test_trace_keys_and_values():
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    tr = birsim.trace(prog(), {"x": x})
+    assert [(e["index"], e["name"], e["opcode"]) for e in tr] == [(0, "load", "Load"), (1, "save", "Save")]
+    assert all(e["bytes_written"] == 128 for e in tr)
+    assert set(tr[0]) == {"index", "name", "opcode", "bytes_written", "checksums", "elapsed_ns"}
+    # FNV-1a 64 of the 128 bytes written (the public FNV-1a definition, computed here).
+    h = 0xCBF29CE484222325
+    for byte in x.tobytes():
+        h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    assert tr[1]["checksums"] == [f"fnv1a64:{h:016x}"]
