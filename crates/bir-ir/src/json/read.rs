@@ -26,6 +26,8 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::{self, Write as _};
 
+mod fast;
+
 /// Parses BIR JSON text.
 pub fn load_str(text: &str) -> Result<Program, LoadError> {
     load_slice(text.as_bytes())
@@ -77,10 +79,27 @@ fn syntax_error(bytes: &[u8]) -> Result<Program, LoadError> {
 /// Reads the text: the fast pass, then the careful one if the fast one gave up. `None` when
 /// the text is not JSON.
 fn read(text: &str) -> Option<Result<Program, LoadError>> {
-    match read_pass(text, false) {
+    read_with(text, false)
+}
+
+/// [`read`], with the typed fast path for instructions off when `general` (the differential
+/// tests' slow twin).
+fn read_with(text: &str, general: bool) -> Option<Result<Program, LoadError>> {
+    match read_pass(text, false, general) {
         Ok(result) => Some(result),
         Err(Abort::Syntax) => None,
-        Err(Abort::GaveUp) => read_pass(text, true).ok(),
+        Err(Abort::GaveUp) => read_pass(text, true, general).ok(),
+    }
+}
+
+/// [`load_slice`] through the general path only (no typed fast path): the slow twin the fast
+/// path is tested against.
+#[cfg(test)]
+pub(crate) fn load_slice_general(bytes: &[u8]) -> Result<Program, LoadError> {
+    let Ok(text) = std::str::from_utf8(bytes) else { return syntax_error(bytes) };
+    match read_with(text, true) {
+        Some(result) => result,
+        None => syntax_error(bytes),
     }
 }
 
@@ -100,8 +119,8 @@ impl From<Stop> for Abort {
 }
 
 /// One pass over the text.
-fn read_pass(text: &str, careful: bool) -> Result<Result<Program, LoadError>, Abort> {
-    let mut cx = Cx { careful, ..Cx::default() };
+fn read_pass(text: &str, careful: bool, general: bool) -> Result<Result<Program, LoadError>, Abort> {
+    let mut cx = Cx { careful, general, ..Cx::default() };
     let mut lx = Lexer::new(text);
     let mut tape = Tape::default();
     let root = cx.top(&mut lx, &mut tape)?;
@@ -138,6 +157,8 @@ pub(crate) struct Cx {
     speculative: u32,
     /// The careful pass: nothing is decoded before its object is complete.
     careful: bool,
+    /// The typed fast path for instructions is off (tests compare both).
+    general: bool,
     /// Functions decoded while the text was scanned (a [`Kind::Done`] token indexes this).
     done: Vec<Option<Function>>,
     /// Tapes for the entries being scanned, reused (one per nesting level of node lists).
@@ -1189,6 +1210,15 @@ impl Cx {
 
     /// One entry of a node list, on a tape of its own.
     fn entry(&mut self, lx: &mut Lexer<'_>, path: &Path<'_>, index: usize) -> Result<Option<Node>, Abort> {
+        // Most entries are plain instructions: the typed fast path reads them, or gives up and
+        // the general path reads the same text from its start.
+        if !self.general && lx.next_byte() == Some(b'{') {
+            let mut probe = lx.clone();
+            if let Some(inst) = self.fast_instruction(&mut probe) {
+                *lx = probe;
+                return Ok(Some(Node::Inst(inst)));
+            }
+        }
         let mut tape = self.take_tape();
         let r = self.entry_scan(lx, &mut tape, path, index);
         self.give_tape(tape);

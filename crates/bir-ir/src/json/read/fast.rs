@@ -1,0 +1,505 @@
+//! The typed fast path for instruction objects (issue #9): one pass from the bytes straight into
+//! an [`Instruction`], without a tape for the header or the operands.
+//!
+//! It reads the header (`opcode`, `name`, `engine`, `ins`, `outs`) and `physical_ap` operands
+//! directly — keys matched by their bytes, strings borrowed, integers parsed in place — and puts
+//! only the opcode's own fields on a small tape, which the one field reader
+//! ([`read_op`](super::super::fields::read_op)) decodes exactly as the general path does. It
+//! accepts only what the general path decodes without a word to say: on anything else (a key
+//! it does not know, a repeated header key, `null`, an escape, another operand kind, a number
+//! that is not a plain integer, an unresolved name, a field the field reader complains about,
+//! a syntax error) it gives up, and the general path reads the same object from its start and
+//! says what it always said. So there is one semantics, and this is only its fast spelling;
+//! `tests::fast_path_agrees_with_the_general_path` checks it on the corpus and on mutations.
+
+use super::{Cx, Obj, Path};
+use crate::ap::{AccessPattern, ApPair, ApPairs, Operand};
+use crate::dtype::Dtype;
+use crate::enum_macro::BirEnum;
+use crate::enums::EngineType;
+use crate::json::fields::read_op;
+use crate::json::lex::{KeyRef, Keys, Kind, Lexer, Lists, Tape, key_tag};
+use crate::json::view::{Doc, Entries};
+use crate::opcode::Opcode;
+use crate::program::{Instruction, LocId};
+use smallvec::SmallVec;
+
+/// Scanning helpers that give up (`None`) instead of stopping: the general path re-reads the text.
+impl<'t> Lexer<'t> {
+    /// Enters the container opened by `b` if it is next.
+    #[inline]
+    fn open_if(&mut self, b: u8) -> Option<()> {
+        if self.next_byte() == Some(b) { self.open().ok() } else { None }
+    }
+
+    /// A string without escapes at the position, borrowed (its span in the text is returned
+    /// too).
+    #[inline]
+    fn plain_str(&mut self) -> Option<(&'t str, usize)> {
+        if self.next_byte() != Some(b'"') {
+            return None;
+        }
+        let start = self.pos + 1;
+        let rest = self.text.as_bytes().get(start..)?;
+        let len = rest.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+        if rest.get(len) != Some(&b'"') {
+            return None;
+        }
+        self.pos = start + len + 1;
+        Some((self.text.get(start..start + len)?, start))
+    }
+
+    /// An object key without escapes and its `:`.
+    #[inline]
+    fn plain_key(&mut self) -> Option<(&'t str, usize)> {
+        let k = self.plain_str()?;
+        self.eat(b':').ok()?;
+        Some(k)
+    }
+
+    /// A JSON integer that serde_json reads as an `i64` (no fraction, no exponent, not `-0`,
+    /// in range), as [`Cx::int`] accepts it.
+    #[inline]
+    fn plain_int(&mut self) -> Option<i64> {
+        self.next_byte()?;
+        let bytes = self.text.as_bytes();
+        let mut at = self.pos;
+        let negative = bytes.get(at) == Some(&b'-');
+        if negative {
+            at += 1;
+        }
+        let first = at;
+        let mut magnitude: u64 = 0;
+        while let Some(&c) = bytes.get(at) {
+            if !c.is_ascii_digit() {
+                break;
+            }
+            magnitude = magnitude.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
+            at += 1;
+        }
+        let digits = at - first;
+        // No digits, a leading zero, or a float (fraction / exponent): the general path.
+        if digits == 0 || (digits > 1 && bytes.get(first) == Some(&b'0')) {
+            return None;
+        }
+        if matches!(bytes.get(at), Some(b'.' | b'e' | b'E')) {
+            return None;
+        }
+        let value = if negative {
+            // `-0` is a float to serde_json.
+            if magnitude == 0 {
+                return None;
+            }
+            0i64.checked_sub_unsigned(magnitude)?
+        } else {
+            i64::try_from(magnitude).ok()?
+        };
+        self.pos = at;
+        Some(value)
+    }
+}
+
+/// Header keys seen so far (a repeated one gives up: the general path keeps the last).
+#[derive(Default)]
+struct Seen(u16);
+
+impl Seen {
+    #[inline]
+    fn first(&mut self, bit: u16) -> Option<()> {
+        if self.0 & bit != 0 {
+            return None;
+        }
+        self.0 |= bit;
+        Some(())
+    }
+}
+
+impl Cx {
+    /// The instruction object at the lexer (its `{` next), or `None` when the general path must
+    /// read it; the lexer has then moved by an unspecified amount (the caller keeps a copy).
+    pub(super) fn fast_instruction(&mut self, lx: &mut Lexer<'_>) -> Option<Instruction> {
+        let mut tape = self.take_tape();
+        let r = self.fast_scan(lx, &mut tape);
+        self.give_tape(tape);
+        #[cfg(test)]
+        tests::HITS.with(|h| h.set(h.get() + usize::from(r.is_some())));
+        r
+    }
+
+    fn fast_scan(&mut self, lx: &mut Lexer<'_>, tape: &mut Tape) -> Option<Instruction> {
+        let text = lx.text;
+        let t = tape.push(Kind::Obj, lx.pos, 0);
+        lx.open_if(b'{')?;
+        let mut seen = Seen::default();
+        let (mut opcode, mut name, mut engine) = (None, None, None);
+        let (mut ins, mut outs) = (None, None);
+        let mut keys = Keys::new();
+        if !lx.empty(b'}') {
+            loop {
+                let (key, start) = lx.plain_key()?;
+                match key.as_bytes() {
+                    b"opcode" => {
+                        seen.first(1)?;
+                        let (s, _) = lx.plain_str()?;
+                        // A `Loop` is a node of its own, not an instruction.
+                        if s == "Loop" {
+                            return None;
+                        }
+                        opcode = Some(Opcode::from_name(s)?);
+                    }
+                    b"name" => {
+                        seen.first(2)?;
+                        name = Some(lx.plain_str()?.0);
+                    }
+                    b"engine" => {
+                        seen.first(4)?;
+                        engine = Some(EngineType::from_name(lx.plain_str()?.0)?);
+                    }
+                    b"ins" => {
+                        seen.first(8)?;
+                        ins = Some(self.fast_operands(lx)?);
+                    }
+                    b"outs" => {
+                        seen.first(16)?;
+                        outs = Some(self.fast_operands(lx)?);
+                    }
+                    // What makes an object a block or a loop: the general path decides.
+                    b"instructions" | b"blocks" | b"LoopAxis" => return None,
+                    _ => {
+                        // One of the opcode's own fields: onto the tape, for the field reader.
+                        let k = tape.push(Kind::Str, start, start + key.len());
+                        keys.push(KeyRef { tag: key_tag(key), value: k + 1 });
+                        lx.value(tape, Lists::None).ok()?;
+                    }
+                }
+                if !lx.more(b'}').ok()? {
+                    break;
+                }
+            }
+        }
+        lx.close();
+        let t = lx.seal_object(tape, t, &keys);
+        let opcode = opcode?;
+        let at = tape.toks.get(t)?.keys;
+        let o = Obj {
+            map: Entries {
+                doc: Doc { text, tape },
+                first: t + 1,
+                end: tape.toks.len(),
+                keys: Some((at, keys.len())),
+            },
+            path: Path::Root,
+        };
+        let (diags, gave_up) = (self.diags.len(), self.gave_up);
+        let op = read_op(opcode, &o, self);
+        if self.diags.len() != diags || self.gave_up != gave_up {
+            // The field reader has something to say: the general path says it, in context.
+            self.diags.0.truncate(diags);
+            self.gave_up = gave_up;
+            return None;
+        }
+        Some(Instruction {
+            name: name.map(str::to_owned).unwrap_or_default(),
+            engine: engine.unwrap_or(EngineType::Unassigned),
+            ins: ins.unwrap_or_default(),
+            outs: outs.unwrap_or_default(),
+            op,
+        })
+    }
+
+    /// An operand list of `physical_ap`s.
+    fn fast_operands(&self, lx: &mut Lexer<'_>) -> Option<Vec<Operand>> {
+        lx.open_if(b'[')?;
+        let mut out: SmallVec<[Operand; 4]> = SmallVec::new();
+        if !lx.empty(b']') {
+            loop {
+                out.push(Operand::Ap(self.fast_ap(lx)?));
+                if !lx.more(b']').ok()? {
+                    break;
+                }
+            }
+        }
+        lx.close();
+        // Exactly as long as the general path's (`Vec::with_capacity(len)`).
+        let mut v = Vec::with_capacity(out.len());
+        v.extend(out.drain(..));
+        Some(v)
+    }
+
+    /// A `physical_ap` operand without a dynamic offset (as [`Cx::access_pattern`] reads it).
+    fn fast_ap(&self, lx: &mut Lexer<'_>) -> Option<AccessPattern> {
+        lx.open_if(b'{')?;
+        let mut seen = Seen::default();
+        let (mut kind, mut memref, mut memsetref, mut dtype) = (None, None, None, None);
+        let (mut offset, mut pairs) = (0, None);
+        if !lx.empty(b'}') {
+            loop {
+                let (key, _) = lx.plain_key()?;
+                match key.as_bytes() {
+                    b"kind" => {
+                        seen.first(1)?;
+                        kind = Some(lx.plain_str()?.0);
+                    }
+                    b"memref" => {
+                        seen.first(2)?;
+                        memref = Some(lx.plain_str()?.0);
+                    }
+                    b"memsetref" => {
+                        seen.first(4)?;
+                        memsetref = Some(lx.plain_str()?.0);
+                    }
+                    b"dtype" => {
+                        seen.first(8)?;
+                        dtype = Some(Dtype::from_name(lx.plain_str()?.0)?);
+                    }
+                    b"offset" => {
+                        seen.first(16)?;
+                        offset = lx.plain_int()?;
+                    }
+                    b"ap" => {
+                        seen.first(32)?;
+                        pairs = Some(fast_pairs(lx)?);
+                    }
+                    _ => return None,
+                }
+                if !lx.more(b'}').ok()? {
+                    break;
+                }
+            }
+        }
+        lx.close();
+        if kind != Some("physical_ap") {
+            return None;
+        }
+        let loc: LocId = *self.locs.get(memref?)?;
+        if let Some(set) = memsetref {
+            let set = self.allocs.get(set)?;
+            if self.loc_owner.get(loc.index()) != Some(set) {
+                return None;
+            }
+        }
+        Some(AccessPattern { loc, dtype: dtype?, offset, pairs: pairs?, dynamic: None })
+    }
+}
+
+/// An AP's `[[step, num], ...]` levels.
+fn fast_pairs(lx: &mut Lexer<'_>) -> Option<ApPairs> {
+    lx.open_if(b'[')?;
+    let mut out = ApPairs::new();
+    if !lx.empty(b']') {
+        loop {
+            lx.open_if(b'[')?;
+            let step = lx.plain_int()?;
+            lx.eat(b',').ok()?;
+            let num = lx.plain_int()?;
+            if lx.next_byte() != Some(b']') {
+                return None;
+            }
+            lx.close();
+            out.push(ApPair::new(step, num));
+            if !lx.more(b']').ok()? {
+                break;
+            }
+        }
+    }
+    lx.close();
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::json::read::load_slice_general;
+    use crate::json::{load_slice, to_json_string};
+    use std::cell::Cell;
+    use std::path::{Path, PathBuf};
+
+    thread_local! {
+        /// Instructions the fast path decoded on this thread (so a test can show it ran).
+        pub(super) static HITS: Cell<usize> = const { Cell::new(0) };
+    }
+
+    fn hits() -> usize {
+        HITS.with(Cell::get)
+    }
+
+    /// splitmix64, so a failure reproduces from its case number.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+        fn below(&mut self, n: usize) -> usize {
+            (self.next() % n.max(1) as u64) as usize
+        }
+    }
+
+    fn json_files(dir: &Path, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        let mut entries: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                json_files(&p, out);
+            } else if p.extension().is_some_and(|e| e == "json") {
+                out.push(p);
+            }
+        }
+    }
+
+    /// Every BIR program of the conformance corpus (the bir-ir suite and the program cases).
+    fn corpus() -> Vec<(PathBuf, Vec<u8>)> {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conformance");
+        let mut files = Vec::new();
+        json_files(&root.join("bir-ir"), &mut files);
+        json_files(&root.join("programs"), &mut files);
+        files.into_iter().filter_map(|p| std::fs::read(&p).ok().map(|b| (p, b))).collect()
+    }
+
+    /// Both readers' results, as text (a `Program` or the error with every diagnostic).
+    fn both(bytes: &[u8]) -> (String, String) {
+        (format!("{:?}", load_slice(bytes)), format!("{:?}", load_slice_general(bytes)))
+    }
+
+    /// The fast path and the general path give the same program or the same errors on every
+    /// corpus program, and the fast path did decode most of the corpus' instructions.
+    #[test]
+    fn fast_path_agrees_with_the_general_path_on_the_corpus() {
+        let corpus = corpus();
+        assert!(corpus.len() > 1000, "{} corpus files", corpus.len());
+        let before = hits();
+        for (path, bytes) in &corpus {
+            let (fast, general) = both(bytes);
+            assert_eq!(fast, general, "{}", path.display());
+        }
+        assert!(hits() - before > 2000, "the fast path decoded only {} instructions", hits() - before);
+    }
+
+    /// What the writer writes (keys in another order, every field spelled out) reads the same
+    /// both ways, and the fast path reads it.
+    #[test]
+    fn fast_path_agrees_on_the_writers_spelling() {
+        let before = hits();
+        for (path, bytes) in corpus() {
+            let Ok(p) = load_slice_general(&bytes) else { continue };
+            let text = to_json_string(&p);
+            let (fast, general) = both(text.as_bytes());
+            assert_eq!(fast, general, "{}", path.display());
+        }
+        assert!(hits() - before > 2000);
+    }
+
+    /// Pieces spliced into programs: what the fast path must give up on (nulls, escapes,
+    /// repeated keys, floats and `-0` where integers go, other operand kinds, unknown keys,
+    /// broken syntax) and what it must read the same.
+    const PIECES: &[&str] = &[
+        "null",
+        "-0",
+        "0",
+        "1",
+        "-1",
+        "1.5",
+        "1e2",
+        "01",
+        "9223372036854775808",
+        "-9223372036854775808",
+        "18446744073709551616",
+        "\"a\"",
+        "\"\\u0061\"",
+        "\"physical_ap\"",
+        "\"imm_value\"",
+        "\"float32\"",
+        "\"bfloat16\"",
+        "\"Loop\"",
+        "\"TensorCopy\"",
+        "\"nan\"",
+        "[]",
+        "{}",
+        "[1,2]",
+        "[[1,2]]",
+        "{\"step\":1,\"num\":2}",
+        "\"name\":\"dup\",",
+        "\"opcode\":\"TensorTensor\",",
+        "\"ins\":[],",
+        "\"offset\":3,",
+        "\"memsetref\":\"x\",",
+        "\"instructions\":[],",
+        "\"zz\":1,",
+        "\"op0\":\"mult\",",
+        "\"const0\":\"inf\",",
+        "\"dtype\":\"int8\",",
+        ",",
+        ":",
+        "{",
+        "}",
+        "[",
+        "]",
+        " ",
+        "\"",
+        "\\",
+    ];
+
+    fn mutate(rng: &mut Rng, bytes: &[u8]) -> Vec<u8> {
+        let mut out = bytes.to_vec();
+        for _ in 0..1 + rng.below(3) {
+            let at = rng.below(out.len());
+            match rng.below(4) {
+                // Replace a run of word characters (a value, a key's text) with a piece.
+                0 | 1 => {
+                    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.';
+                    let start =
+                        (0..=at).rev().find(|&i| !out.get(i).copied().is_some_and(word)).map_or(0, |i| i + 1);
+                    let end = (at..out.len()).find(|&i| !word(out[i])).unwrap_or(out.len());
+                    let piece = PIECES[rng.below(PIECES.len())].as_bytes();
+                    out.splice(start..end.max(start), piece.iter().copied());
+                }
+                // Insert a piece after an object's `{`.
+                2 => {
+                    if let Some(i) = (at..out.len()).find(|&i| out[i] == b'{') {
+                        let piece = PIECES[rng.below(PIECES.len())].as_bytes();
+                        out.splice(i + 1..i + 1, piece.iter().copied());
+                    }
+                }
+                // Delete a byte.
+                _ => {
+                    out.remove(at);
+                }
+            }
+        }
+        out
+    }
+
+    /// Random mutations of corpus programs read the same both ways: the same program, or the
+    /// same errors in the same order with the same locations, or the same syntax error.
+    #[test]
+    fn fast_path_agrees_with_the_general_path_on_mutations() {
+        let corpus = corpus();
+        let mut rng = Rng(15);
+        let (mut same_ok, mut same_err) = (0, 0);
+        let before = hits();
+        for case in 0..6000 {
+            let (path, bytes) = &corpus[rng.below(corpus.len())];
+            let text = mutate(&mut rng, bytes);
+            let (fast, general) = both(&text);
+            assert_eq!(
+                fast,
+                general,
+                "case {case} from {}: {}",
+                path.display(),
+                String::from_utf8_lossy(&text)
+            );
+            if fast.starts_with("Ok") {
+                same_ok += 1;
+            } else {
+                same_err += 1;
+            }
+        }
+        // Both outcomes were exercised, and the fast path ran.
+        assert!(same_ok > 500 && same_err > 500, "{same_ok} loaded, {same_err} refused");
+        assert!(hits() - before > 1000);
+    }
+}
