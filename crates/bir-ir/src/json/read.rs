@@ -142,6 +142,10 @@ pub(crate) struct Cx {
     locs: HashMap<String, LocId>,
     allocs: HashMap<String, AllocId>,
     loc_owner: Vec<AllocId>,
+    /// The fast path's last resolved `memref`/`memsetref` names (spans of the text), so that
+    /// runs of instructions on the same few tensors skip the hash lookups. Valid until
+    /// `locs`/`allocs` are cleared: an entry there never changes once inserted.
+    memo: fast::Memo,
     /// Names of locations that were declared but failed to decode: references to them add no
     /// follow-on error (the declaration's error says it all).
     broken_locs: std::collections::HashSet<String>,
@@ -618,6 +622,7 @@ impl Cx {
     fn start_function(&mut self, o: &Obj<'_, '_>) {
         self.locs.clear();
         self.allocs.clear();
+        self.memo = fast::Memo::default();
         self.loc_owner.clear();
         self.broken_locs.clear();
         self.no_memory = !o.get("allocations").is_some_and(|a| matches!(a.val(), Val::Arr(_)));

@@ -21,8 +21,56 @@ use crate::json::fields::read_op;
 use crate::json::lex::{KeyRef, Keys, Kind, Lexer, Lists, Tape, key_tag};
 use crate::json::view::{Doc, Entries};
 use crate::opcode::Opcode;
-use crate::program::{Instruction, LocId};
+use crate::program::{AllocId, Instruction, LocId};
 use smallvec::SmallVec;
+
+/// Bytes that end the fast scan of a string: its closing quote, an escape, a control character.
+static STRING_STOP: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = true;
+        i += 1;
+    }
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t
+};
+
+/// The index of the first byte of `rest` that ends a fast string scan ([`STRING_STOP`]), eight
+/// bytes at a time: a mask's lowest set bit marks the first byte that is `"`, `\\` or below
+/// 0x20 (the borrow of the classic has-zero-byte test only sets bits above a true match).
+#[inline]
+fn string_stop(rest: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero = |v: u64| v.wrapping_sub(ONES) & !v & HIGH;
+    let mut at = 0;
+    while let Some(chunk) = rest.get(at..at + 8) {
+        let w = u64::from_le_bytes(<[u8; 8]>::try_from(chunk).ok()?);
+        let m = zero(w ^ (ONES * u64::from(b'"')))
+            | zero(w ^ (ONES * u64::from(b'\\')))
+            | (w.wrapping_sub(ONES * 0x20) & !w & HIGH);
+        if m != 0 {
+            return Some(at + (m.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    let tail = rest.get(at..)?.iter().position(|&b| STRING_STOP[usize::from(b)])?;
+    Some(at + tail)
+}
+
+/// How many names each half of [`Memo`] remembers.
+const MEMO: usize = 4;
+
+/// Recently resolved names: `(start, end)` of the name in the text and what it resolved to.
+#[derive(Default)]
+pub(super) struct Memo {
+    locs: [Option<(usize, usize, LocId)>; MEMO],
+    allocs: [Option<(usize, usize, AllocId)>; MEMO],
+    next_loc: usize,
+    next_alloc: usize,
+}
 
 /// Scanning helpers that give up (`None`) instead of stopping: the general path re-reads the text.
 impl<'t> Lexer<'t> {
@@ -32,27 +80,33 @@ impl<'t> Lexer<'t> {
         if self.next_byte() == Some(b) { self.open().ok() } else { None }
     }
 
-    /// A string without escapes at the position, borrowed (its span in the text is returned
-    /// too).
+    /// The bytes of a string without escapes at the position, and where they start.
     #[inline]
-    fn plain_str(&mut self) -> Option<(&'t str, usize)> {
+    fn plain_bytes(&mut self) -> Option<(&'t [u8], usize)> {
         if self.next_byte() != Some(b'"') {
             return None;
         }
         let start = self.pos + 1;
         let rest = self.text.as_bytes().get(start..)?;
-        let len = rest.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+        let len = string_stop(rest)?;
         if rest.get(len) != Some(&b'"') {
             return None;
         }
         self.pos = start + len + 1;
-        Some((self.text.get(start..start + len)?, start))
+        Some((rest.get(..len)?, start))
+    }
+
+    /// A string without escapes at the position, borrowed.
+    #[inline]
+    fn plain_str(&mut self) -> Option<&'t str> {
+        let (b, start) = self.plain_bytes()?;
+        self.text.get(start..start + b.len())
     }
 
     /// An object key without escapes and its `:`.
     #[inline]
-    fn plain_key(&mut self) -> Option<(&'t str, usize)> {
-        let k = self.plain_str()?;
+    fn plain_key(&mut self) -> Option<(&'t [u8], usize)> {
+        let k = self.plain_bytes()?;
         self.eat(b':').ok()?;
         Some(k)
     }
@@ -137,10 +191,10 @@ impl Cx {
         if !lx.empty(b'}') {
             loop {
                 let (key, start) = lx.plain_key()?;
-                match key.as_bytes() {
+                match key {
                     b"opcode" => {
                         seen.first(1)?;
-                        let (s, _) = lx.plain_str()?;
+                        let s = lx.plain_str()?;
                         // A `Loop` is a node of its own, not an instruction.
                         if s == "Loop" {
                             return None;
@@ -149,11 +203,11 @@ impl Cx {
                     }
                     b"name" => {
                         seen.first(2)?;
-                        name = Some(lx.plain_str()?.0);
+                        name = Some(lx.plain_str()?);
                     }
                     b"engine" => {
                         seen.first(4)?;
-                        engine = Some(EngineType::from_name(lx.plain_str()?.0)?);
+                        engine = Some(EngineType::from_name(lx.plain_str()?)?);
                     }
                     b"ins" => {
                         seen.first(8)?;
@@ -168,6 +222,7 @@ impl Cx {
                     _ => {
                         // One of the opcode's own fields: onto the tape, for the field reader.
                         let k = tape.push(Kind::Str, start, start + key.len());
+                        let key = text.get(start..start + key.len())?;
                         keys.push(KeyRef { tag: key_tag(key), value: k + 1 });
                         lx.value(tape, Lists::None).ok()?;
                     }
@@ -208,7 +263,7 @@ impl Cx {
     }
 
     /// An operand list of `physical_ap`s.
-    fn fast_operands(&self, lx: &mut Lexer<'_>) -> Option<Vec<Operand>> {
+    fn fast_operands(&mut self, lx: &mut Lexer<'_>) -> Option<Vec<Operand>> {
         lx.open_if(b'[')?;
         let mut out: SmallVec<[Operand; 4]> = SmallVec::new();
         if !lx.empty(b']') {
@@ -227,7 +282,7 @@ impl Cx {
     }
 
     /// A `physical_ap` operand without a dynamic offset (as [`Cx::access_pattern`] reads it).
-    fn fast_ap(&self, lx: &mut Lexer<'_>) -> Option<AccessPattern> {
+    fn fast_ap(&mut self, lx: &mut Lexer<'_>) -> Option<AccessPattern> {
         lx.open_if(b'{')?;
         let mut seen = Seen::default();
         let (mut kind, mut memref, mut memsetref, mut dtype) = (None, None, None, None);
@@ -235,22 +290,22 @@ impl Cx {
         if !lx.empty(b'}') {
             loop {
                 let (key, _) = lx.plain_key()?;
-                match key.as_bytes() {
+                match key {
                     b"kind" => {
                         seen.first(1)?;
-                        kind = Some(lx.plain_str()?.0);
+                        kind = Some(lx.plain_str()?);
                     }
                     b"memref" => {
                         seen.first(2)?;
-                        memref = Some(lx.plain_str()?.0);
+                        memref = Some(lx.plain_bytes()?);
                     }
                     b"memsetref" => {
                         seen.first(4)?;
-                        memsetref = Some(lx.plain_str()?.0);
+                        memsetref = Some(lx.plain_bytes()?);
                     }
                     b"dtype" => {
                         seen.first(8)?;
-                        dtype = Some(Dtype::from_name(lx.plain_str()?.0)?);
+                        dtype = Some(Dtype::from_name(lx.plain_str()?)?);
                     }
                     b"offset" => {
                         seen.first(16)?;
@@ -271,14 +326,52 @@ impl Cx {
         if kind != Some("physical_ap") {
             return None;
         }
-        let loc: LocId = *self.locs.get(memref?)?;
+        let loc = self.resolve_loc(lx.text, memref?)?;
         if let Some(set) = memsetref {
-            let set = self.allocs.get(set)?;
-            if self.loc_owner.get(loc.index()) != Some(set) {
+            let set = self.resolve_alloc(lx.text, set)?;
+            if self.loc_owner.get(loc.index()) != Some(&set) {
                 return None;
             }
         }
         Some(AccessPattern { loc, dtype: dtype?, offset, pairs: pairs?, dynamic: None })
+    }
+}
+
+impl Cx {
+    /// The location a `memref` (its bytes at `start` in `text`) names, through the memo.
+    #[inline]
+    fn resolve_loc(&mut self, text: &str, (name, start): (&[u8], usize)) -> Option<LocId> {
+        let bytes = text.as_bytes();
+        for &(s, e, id) in self.memo.locs.iter().flatten() {
+            if bytes.get(s..e) == Some(name) {
+                return Some(id);
+            }
+        }
+        let id = *self.locs.get(text.get(start..start + name.len())?)?;
+        let slot = self.memo.next_loc % MEMO;
+        if let Some(m) = self.memo.locs.get_mut(slot) {
+            *m = Some((start, start + name.len(), id));
+        }
+        self.memo.next_loc = slot + 1;
+        Some(id)
+    }
+
+    /// The allocation a `memsetref` names, through the memo.
+    #[inline]
+    fn resolve_alloc(&mut self, text: &str, (name, start): (&[u8], usize)) -> Option<AllocId> {
+        let bytes = text.as_bytes();
+        for &(s, e, id) in self.memo.allocs.iter().flatten() {
+            if bytes.get(s..e) == Some(name) {
+                return Some(id);
+            }
+        }
+        let id = *self.allocs.get(text.get(start..start + name.len())?)?;
+        let slot = self.memo.next_alloc % MEMO;
+        if let Some(m) = self.memo.allocs.get_mut(slot) {
+            *m = Some((start, start + name.len(), id));
+        }
+        self.memo.next_alloc = slot + 1;
+        Some(id)
     }
 }
 
@@ -471,6 +564,28 @@ mod tests {
             }
         }
         out
+    }
+
+    /// The word-at-a-time scan finds the first quote, backslash or control byte, as a byte
+    /// loop does, at every offset and length.
+    #[test]
+    fn string_stop_is_the_first_stop_byte() {
+        let mut rng = Rng(7);
+        let alphabet = [b'a', b'"', b'\\', 0x1F, 0x20, 0x00, 0x7F, 0x80, 0xFF, b'!', b'#', b'[', b']'];
+        for _ in 0..20_000 {
+            let n = rng.below(40);
+            let bytes: Vec<u8> = (0..n)
+                .map(|_| {
+                    if rng.below(6) == 0 {
+                        alphabet[rng.below(alphabet.len())]
+                    } else {
+                        b'a' + rng.below(26) as u8
+                    }
+                })
+                .collect();
+            let want = bytes.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20);
+            assert_eq!(super::string_stop(&bytes), want, "{bytes:?}");
+        }
     }
 
     /// Random mutations of corpus programs read the same both ways: the same program, or the
