@@ -63,13 +63,19 @@ fn string_stop(rest: &[u8]) -> Option<usize> {
 /// How many names each half of [`Memo`] remembers.
 const MEMO: usize = 4;
 
-/// Recently resolved names: `(start, end)` of the name in the text and what it resolved to.
+/// Recently resolved names: `(start, end)` of the name in the text and what it resolved to;
+/// and recently decoded operands: the span of the object's text, the nesting depth it was read
+/// at, and the access pattern it gave. Decoding depends only on the text, the depth (the
+/// nesting limit) and the function's names, so the same bytes at the same depth in the same
+/// function decode to the same operand: programs repeat their operands verbatim.
 #[derive(Default)]
 pub(super) struct Memo {
     locs: [Option<(usize, usize, LocId)>; MEMO],
     allocs: [Option<(usize, usize, AllocId)>; MEMO],
     next_loc: usize,
     next_alloc: usize,
+    operands: SmallVec<[(usize, usize, usize, AccessPattern); MEMO]>,
+    next_operand: usize,
 }
 
 /// Scanning helpers that give up (`None`) instead of stopping: the general path re-reads the text.
@@ -268,7 +274,7 @@ impl Cx {
         let mut out: SmallVec<[Operand; 4]> = SmallVec::new();
         if !lx.empty(b']') {
             loop {
-                out.push(Operand::Ap(self.fast_ap(lx)?));
+                out.push(Operand::Ap(self.memo_ap(lx)?));
                 if !lx.more(b']').ok()? {
                     break;
                 }
@@ -279,6 +285,30 @@ impl Cx {
         let mut v = Vec::with_capacity(out.len());
         v.extend(out.drain(..));
         Some(v)
+    }
+
+    /// [`Cx::fast_ap`] through the memo of recent operand texts.
+    #[inline]
+    fn memo_ap(&mut self, lx: &mut Lexer<'_>) -> Option<AccessPattern> {
+        lx.next_byte()?;
+        let (start, depth) = (lx.pos, lx.depth);
+        let bytes = lx.text.as_bytes();
+        for (s, e, d, ap) in &self.memo.operands {
+            let len = e - s;
+            if *d == depth && bytes.get(start..start + len) == bytes.get(*s..*e) {
+                lx.pos = start + len;
+                return Some(ap.clone());
+            }
+        }
+        let ap = self.fast_ap(lx)?;
+        let entry = (start, lx.pos, depth, ap.clone());
+        if self.memo.operands.len() < MEMO {
+            self.memo.operands.push(entry);
+        } else if let Some(slot) = self.memo.operands.get_mut(self.memo.next_operand % MEMO) {
+            *slot = entry;
+        }
+        self.memo.next_operand = (self.memo.next_operand + 1) % MEMO;
+        Some(ap)
     }
 
     /// A `physical_ap` operand without a dynamic offset (as [`Cx::access_pattern`] reads it).
@@ -564,6 +594,71 @@ mod tests {
             }
         }
         out
+    }
+
+    fn ts(name: &str, src: &str, dst: &str) -> String {
+        let ap = |m: &str| {
+            format!(
+                r#"{{"kind":"physical_ap","memref":"{m}","dtype":"float32","offset":0,"ap":[[1,1],[1,1]]}}"#
+            )
+        };
+        format!(
+            r#"{{"opcode":"TensorScalar","name":"{name}","op0":"add","const0":1.0,"ins":[{}],"outs":[{}]}}"#,
+            ap(src),
+            ap(dst)
+        )
+    }
+
+    fn function(name: &str, locs: &[&str], body: &str) -> String {
+        let allocs: Vec<String> = locs
+            .iter()
+            .map(|l| {
+                format!(
+                    r#"{{"name":"{l}_set","dtype":"float32","memorylocations":[{{"name":"{l}","type":"SB","dims":[1,4]}}]}}"#
+                )
+            })
+            .collect();
+        format!(r#"{{"name":"{name}","allocations":[{}],"blocks":[{body}]}}"#, allocs.join(","))
+    }
+
+    /// The operand memo is per function: the same text names other locations in the next one.
+    #[test]
+    fn operand_memo_is_per_function() {
+        let block =
+            format!(r#"{{"name":"b","instructions":[{},{}]}}"#, ts("i0", "a", "b"), ts("i1", "a", "b"));
+        let text = format!(
+            r#"{{"functions":[{},{}]}}"#,
+            function("f", &["a", "b"], &block),
+            function("g", &["b", "a"], &block)
+        );
+        let before = hits();
+        let (fast, general) = both(text.as_bytes());
+        assert_eq!(fast, general);
+        assert!(fast.starts_with("Ok"), "{fast}");
+        assert_eq!(hits() - before, 4);
+    }
+
+    /// The operand memo is per nesting depth: the same text one level deeper may cross the
+    /// nesting limit, and then it is the same syntax error both ways.
+    #[test]
+    fn operand_memo_respects_the_depth_limit() {
+        let (mut ok, mut err) = (0, 0);
+        for n in 50..70 {
+            let mut nested = ts("deep", "a", "b");
+            for _ in 0..n {
+                nested = format!(r#"{{"name":"n","instructions":[{nested}]}}"#);
+            }
+            let block = format!(r#"{{"name":"b","instructions":[{},{nested}]}}"#, ts("i0", "a", "b"));
+            let text = format!(r#"{{"functions":[{}]}}"#, function("f", &["a", "b"], &block));
+            let (fast, general) = both(text.as_bytes());
+            assert_eq!(fast, general, "{n}");
+            if fast.starts_with("Ok") {
+                ok += 1;
+            } else {
+                err += 1;
+            }
+        }
+        assert!(ok > 0 && err > 0, "{ok} loaded, {err} too deep");
     }
 
     /// The word-at-a-time scan finds the first quote, backslash or control byte, as a byte
