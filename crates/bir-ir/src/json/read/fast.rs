@@ -20,7 +20,7 @@ use crate::enums::EngineType;
 use crate::json::fields::read_op;
 use crate::json::lex::{KeyRef, Keys, Kind, Lexer, Lists, Tape, key_tag};
 use crate::json::view::{Doc, Entries};
-use crate::opcode::Opcode;
+use crate::opcode::{Op, Opcode};
 use crate::program::{AllocId, Instruction, LocId};
 use smallvec::SmallVec;
 
@@ -76,7 +76,22 @@ pub(super) struct Memo {
     next_alloc: usize,
     operands: SmallVec<[(usize, usize, usize, AccessPattern); MEMO]>,
     next_operand: usize,
+    /// Recent instructions' own fields and the op they gave.
+    ops: SmallVec<[(Opcode, Fields, Op); MEMO]>,
+    next_op: usize,
 }
+
+/// One of an instruction's own fields as written: the spans of its key and its value in the
+/// text (a string's without the quotes, so the token kind is kept too).
+#[derive(Clone, Copy)]
+struct Field {
+    key: (usize, usize),
+    kind: Kind,
+    value: (usize, usize),
+}
+
+/// An instruction's own fields, in text order.
+type Fields = SmallVec<[Field; 8]>;
 
 /// Scanning helpers that give up (`None`) instead of stopping: the general path re-reads the text.
 impl<'t> Lexer<'t> {
@@ -194,6 +209,7 @@ impl Cx {
         let (mut opcode, mut name, mut engine) = (None, None, None);
         let (mut ins, mut outs) = (None, None);
         let mut keys = Keys::new();
+        let mut fields = Fields::new();
         if !lx.empty(b'}') {
             loop {
                 let (key, start) = lx.plain_key()?;
@@ -230,7 +246,13 @@ impl Cx {
                         let k = tape.push(Kind::Str, start, start + key.len());
                         let key = text.get(start..start + key.len())?;
                         keys.push(KeyRef { tag: key_tag(key), value: k + 1 });
-                        lx.value(tape, Lists::None).ok()?;
+                        let v = lx.value(tape, Lists::None).ok()?;
+                        let value = tape.toks.get(v)?;
+                        fields.push(Field {
+                            key: (start, start + key.len()),
+                            kind: value.kind,
+                            value: (value.start, value.end),
+                        });
                     }
                 }
                 if !lx.more(b'}').ok()? {
@@ -241,14 +263,29 @@ impl Cx {
         lx.close();
         let t = lx.seal_object(tape, t, &keys);
         let opcode = opcode?;
+        let op = match self.memo_op(text, opcode, &fields) {
+            Some(op) => op,
+            None => {
+                let op = self.fast_op(text, tape, t, opcode, keys.len())?;
+                self.remember_op(opcode, fields, &op);
+                op
+            }
+        };
+        Some(Instruction {
+            name: name.map(str::to_owned).unwrap_or_default(),
+            engine: engine.unwrap_or(EngineType::Unassigned),
+            ins: ins.unwrap_or_default(),
+            outs: outs.unwrap_or_default(),
+            op,
+        })
+    }
+
+    /// The opcode's fields (the object token `t` on `tape`, `n` keys) through the one field
+    /// reader; `None` when it has something to say.
+    fn fast_op(&mut self, text: &str, tape: &Tape, t: usize, opcode: Opcode, n: usize) -> Option<Op> {
         let at = tape.toks.get(t)?.keys;
         let o = Obj {
-            map: Entries {
-                doc: Doc { text, tape },
-                first: t + 1,
-                end: tape.toks.len(),
-                keys: Some((at, keys.len())),
-            },
+            map: Entries { doc: Doc { text, tape }, first: t + 1, end: tape.toks.len(), keys: Some((at, n)) },
             path: Path::Root,
         };
         let (diags, gave_up) = (self.diags.len(), self.gave_up);
@@ -259,13 +296,37 @@ impl Cx {
             self.gave_up = gave_up;
             return None;
         }
-        Some(Instruction {
-            name: name.map(str::to_owned).unwrap_or_default(),
-            engine: engine.unwrap_or(EngineType::Unassigned),
-            ins: ins.unwrap_or_default(),
-            outs: outs.unwrap_or_default(),
-            op,
-        })
+        Some(op)
+    }
+
+    /// The op of a recent instruction whose fields were the same text (same keys, same values
+    /// spelled the same, in the same order) with the same opcode: the field reader depends
+    /// only on that text and the function's names.
+    #[inline]
+    fn memo_op(&self, text: &str, opcode: Opcode, fields: &[Field]) -> Option<Op> {
+        let bytes = text.as_bytes();
+        let span = |(s, e): (usize, usize)| bytes.get(s..e);
+        self.memo
+            .ops
+            .iter()
+            .find(|(o, f, _)| {
+                *o == opcode
+                    && f.len() == fields.len()
+                    && f.iter().zip(fields).all(|(a, b)| {
+                        a.kind == b.kind && span(a.key) == span(b.key) && span(a.value) == span(b.value)
+                    })
+            })
+            .map(|(_, _, op)| op.clone())
+    }
+
+    fn remember_op(&mut self, opcode: Opcode, fields: Fields, op: &Op) {
+        let entry = (opcode, fields, op.clone());
+        if self.memo.ops.len() < MEMO {
+            self.memo.ops.push(entry);
+        } else if let Some(slot) = self.memo.ops.get_mut(self.memo.next_op % MEMO) {
+            *slot = entry;
+        }
+        self.memo.next_op = (self.memo.next_op + 1) % MEMO;
     }
 
     /// An operand list of `physical_ap`s.
@@ -659,6 +720,36 @@ mod tests {
             }
         }
         assert!(ok > 0 && err > 0, "{ok} loaded, {err} too deep");
+    }
+
+    /// The op memo tells instructions apart by opcode and by the kind and text of each field:
+    /// the same fields under another opcode, a string where a number was, another value, a
+    /// field more, all read as the general path reads them.
+    #[test]
+    fn op_memo_tells_fields_apart() {
+        let inst = |name: &str, opcode: &str, fields: &str| {
+            format!(r#"{{"opcode":"{opcode}","name":"{name}",{fields}"ins":[],"outs":[]}}"#)
+        };
+        let list = [
+            inst("i0", "TensorTensor", r#""op":"add","#),
+            inst("i1", "TensorTensor", r#""op":"add","#),
+            inst("i2", "TensorReduce", r#""op":"add","axis":"X","#),
+            inst("i3", "NoOp", r#""x":1,"#),
+            inst("i3b", "GenericRelu", r#""x":1,"#),
+            inst("i4", "NoOp", r#""x":"1","#),
+            inst("i5", "NoOp", r#""x":1,"y":2,"#),
+            inst("i6", "NoOp", r#""x":1,"#),
+            inst("i7", "TensorTensor", r#""op":"max","#),
+            inst("i8", "TensorTensor", r#""op":"add","acc":"Accumulate","#),
+            inst("i9", "TensorTensor", r#""op":"add","op":"mult","#),
+        ];
+        let block = format!(r#"{{"name":"b","instructions":[{}]}}"#, list.join(","));
+        let text = format!(r#"{{"functions":[{}]}}"#, function("f", &["a"], &block));
+        let before = hits();
+        let (fast, general) = both(text.as_bytes());
+        assert_eq!(fast, general);
+        assert!(fast.starts_with("Ok"), "{fast}");
+        assert_eq!(hits() - before, list.len());
     }
 
     /// The word-at-a-time scan finds the first quote, backslash or control byte, as a byte
