@@ -7,7 +7,9 @@
 //! its `allocations` — so the first pass decodes such parts *speculatively* (see
 //! [`Cx::speculative`]) and the whole text is read again, carefully (node lists checked and
 //! kept as spans until their object is complete), whenever a speculative part has anything to
-//! report. Text that is not JSON is handed to serde_json, whose error is reported.
+//! report. Text that is not JSON is handed to serde_json, whose error is reported. Each entry of
+//! a node list is first offered to the typed fast path (`fast`), which decodes a plain
+//! instruction without a tape or gives up and leaves the entry to the general path.
 
 use super::HEADER_KEYS;
 use super::fields::read_op;
