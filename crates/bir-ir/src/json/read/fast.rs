@@ -358,7 +358,8 @@ impl Cx {
             let len = e - s;
             if *d == depth && bytes.get(start..start + len) == bytes.get(*s..*e) {
                 lx.pos = start + len;
-                return Some(ap.clone());
+                // A memoised operand has no dynamic offset: copy the levels as one slice.
+                return Some(AccessPattern { pairs: ApPairs::from_slice(&ap.pairs), dynamic: None, ..*ap });
             }
         }
         let ap = self.fast_ap(lx)?;
