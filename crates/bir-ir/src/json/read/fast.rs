@@ -10,7 +10,12 @@
 //! that is not a plain integer, an unresolved name, a field the field reader complains about,
 //! a syntax error) it gives up, and the general path reads the same object from its start and
 //! says what it always said. So there is one semantics, and this is only its fast spelling;
-//! `tests::fast_path_agrees_with_the_general_path` checks it on the corpus and on mutations.
+//! the tests check it against the general path (`load_slice_general`) on the corpus, on the
+//! writer's spelling of it and on random mutations.
+//!
+//! [`Memo`] makes repeated text cheap: the last few resolved names, decoded operands and
+//! instructions' own fields are remembered by their text, and the same text decodes to the
+//! same value again without being parsed.
 
 use super::{Cx, Obj, Path};
 use crate::ap::{AccessPattern, ApPair, ApPairs, Operand};
@@ -60,7 +65,7 @@ fn string_stop(rest: &[u8]) -> Option<usize> {
     Some(at + tail)
 }
 
-/// How many names each half of [`Memo`] remembers.
+/// How many entries each list of [`Memo`] keeps.
 const MEMO: usize = 4;
 
 /// Recently resolved names: `(start, end)` of the name in the text and what it resolved to;
