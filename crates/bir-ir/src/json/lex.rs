@@ -486,14 +486,13 @@ impl<'t> Lexer<'t> {
             Some(b'1'..=b'9') => self.digits(),
             _ => return Err(Stop),
         }
-        let mut float = false;
+        let mut exponent = false;
         if self.peek() == Some(b'.') {
             self.pos += 1;
             if !matches!(self.peek(), Some(b'0'..=b'9')) {
                 return Err(Stop);
             }
             self.digits();
-            float = true;
         }
         if matches!(self.peek(), Some(b'e' | b'E')) {
             self.pos += 1;
@@ -504,11 +503,12 @@ impl<'t> Lexer<'t> {
                 return Err(Stop);
             }
             self.digits();
-            float = true;
+            exponent = true;
         }
-        // Only a float with an exponent or a very long one can overflow: ask serde_json.
+        // Only a number with an exponent or a very long one can overflow (without an exponent,
+        // 300 characters stay below 1e300): ask serde_json.
         let text = self.text.get(start..self.pos).ok_or(Stop)?;
-        if (float || text.len() > 300) && number(text).is_none() {
+        if (exponent || text.len() > 300) && number(text).is_none() {
             return Err(Stop);
         }
         Ok(())

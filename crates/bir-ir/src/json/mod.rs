@@ -6,7 +6,10 @@
 //! optional fields absent or `null`, unknown keys ignored, `"nan"`/`"inf"`/`"-inf"` numbers,
 //! `[step, num]` pairs as arrays or objects, `Loop` entries). Node lists are scanned one node at
 //! a time onto a reused tape of tokens that borrow the text, so the transient memory is one
-//! node's tokens, never a tree of the document; no key or scalar is allocated. Text that is not
+//! node's tokens, never a tree of the document; no key or scalar is allocated. Most entries are
+//! plain instructions and skip even the tape: `read::fast` decodes them straight from the bytes
+//! and hands anything unusual back to the general path, which reads it from its start (one
+//! semantics, two speeds; see that module). Text that is not
 //! JSON (or nests 128 containers deep) is handed to serde_json only to word and locate the error
 //! exactly as it always was. Writing emits one canonical spelling, and reading what was written
 //! gives back an equal program.

@@ -7,7 +7,9 @@
 //! its `allocations` — so the first pass decodes such parts *speculatively* (see
 //! [`Cx::speculative`]) and the whole text is read again, carefully (node lists checked and
 //! kept as spans until their object is complete), whenever a speculative part has anything to
-//! report. Text that is not JSON is handed to serde_json, whose error is reported.
+//! report. Text that is not JSON is handed to serde_json, whose error is reported. Each entry of
+//! a node list is first offered to the typed fast path (`fast`), which decodes a plain
+//! instruction without a tape or gives up and leaves the entry to the general path.
 
 use super::HEADER_KEYS;
 use super::fields::read_op;
@@ -25,6 +27,8 @@ use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::{self, Write as _};
+
+mod fast;
 
 /// Parses BIR JSON text.
 pub fn load_str(text: &str) -> Result<Program, LoadError> {
@@ -77,10 +81,27 @@ fn syntax_error(bytes: &[u8]) -> Result<Program, LoadError> {
 /// Reads the text: the fast pass, then the careful one if the fast one gave up. `None` when
 /// the text is not JSON.
 fn read(text: &str) -> Option<Result<Program, LoadError>> {
-    match read_pass(text, false) {
+    read_with(text, false)
+}
+
+/// [`read`], with the typed fast path for instructions off when `general` (the differential
+/// tests' slow twin).
+fn read_with(text: &str, general: bool) -> Option<Result<Program, LoadError>> {
+    match read_pass(text, false, general) {
         Ok(result) => Some(result),
         Err(Abort::Syntax) => None,
-        Err(Abort::GaveUp) => read_pass(text, true).ok(),
+        Err(Abort::GaveUp) => read_pass(text, true, general).ok(),
+    }
+}
+
+/// [`load_slice`] through the general path only (no typed fast path): the slow twin the fast
+/// path is tested against.
+#[cfg(test)]
+pub(crate) fn load_slice_general(bytes: &[u8]) -> Result<Program, LoadError> {
+    let Ok(text) = std::str::from_utf8(bytes) else { return syntax_error(bytes) };
+    match read_with(text, true) {
+        Some(result) => result,
+        None => syntax_error(bytes),
     }
 }
 
@@ -100,8 +121,8 @@ impl From<Stop> for Abort {
 }
 
 /// One pass over the text.
-fn read_pass(text: &str, careful: bool) -> Result<Result<Program, LoadError>, Abort> {
-    let mut cx = Cx { careful, ..Cx::default() };
+fn read_pass(text: &str, careful: bool, general: bool) -> Result<Result<Program, LoadError>, Abort> {
+    let mut cx = Cx { careful, general, ..Cx::default() };
     let mut lx = Lexer::new(text);
     let mut tape = Tape::default();
     let root = cx.top(&mut lx, &mut tape)?;
@@ -123,6 +144,10 @@ pub(crate) struct Cx {
     locs: HashMap<String, LocId>,
     allocs: HashMap<String, AllocId>,
     loc_owner: Vec<AllocId>,
+    /// The fast path's last resolved `memref`/`memsetref` names (spans of the text), so that
+    /// runs of instructions on the same few tensors skip the hash lookups. Valid until
+    /// `locs`/`allocs` are cleared: an entry there never changes once inserted.
+    memo: fast::Memo,
     /// Names of locations that were declared but failed to decode: references to them add no
     /// follow-on error (the declaration's error says it all).
     broken_locs: std::collections::HashSet<String>,
@@ -138,6 +163,8 @@ pub(crate) struct Cx {
     speculative: u32,
     /// The careful pass: nothing is decoded before its object is complete.
     careful: bool,
+    /// The typed fast path for instructions is off (tests compare both).
+    general: bool,
     /// Functions decoded while the text was scanned (a [`Kind::Done`] token indexes this).
     done: Vec<Option<Function>>,
     /// Tapes for the entries being scanned, reused (one per nesting level of node lists).
@@ -597,6 +624,7 @@ impl Cx {
     fn start_function(&mut self, o: &Obj<'_, '_>) {
         self.locs.clear();
         self.allocs.clear();
+        self.memo = fast::Memo::default();
         self.loc_owner.clear();
         self.broken_locs.clear();
         self.no_memory = !o.get("allocations").is_some_and(|a| matches!(a.val(), Val::Arr(_)));
@@ -1189,6 +1217,15 @@ impl Cx {
 
     /// One entry of a node list, on a tape of its own.
     fn entry(&mut self, lx: &mut Lexer<'_>, path: &Path<'_>, index: usize) -> Result<Option<Node>, Abort> {
+        // Most entries are plain instructions: the typed fast path reads them, or gives up and
+        // the general path reads the same text from its start.
+        if !self.general && lx.next_byte() == Some(b'{') {
+            let mut probe = lx.clone();
+            if let Some(inst) = self.fast_instruction(&mut probe) {
+                *lx = probe;
+                return Ok(Some(Node::Inst(inst)));
+            }
+        }
         let mut tape = self.take_tape();
         let r = self.entry_scan(lx, &mut tape, path, index);
         self.give_tape(tape);
