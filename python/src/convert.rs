@@ -11,7 +11,7 @@ use access_pattern::ApError;
 use indirection::IndirectError;
 use numerics::NumericsError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBool, PyDict, PyList, PyString};
 use simulator::{FaultCause, Slot, TraceEntry};
 
 /// A field value.
@@ -332,19 +332,41 @@ pub(crate) fn fault<'py>(
 
 /// The trace as a list of dicts, one per executed instruction, with the keys and values of the
 /// CLI's JSONL `--trace` lines (`index`, `name`, `opcode`, `bytes_written`, `checksums` as
-/// `fnv1a64:` + 16 hex digits, `elapsed_ns`).
+/// `fnv1a64:` + 16 hex digits, `elapsed_ns`, `regions`): the same `simulator::trace::TraceRecord`
+/// the CLI writes, so the two cannot drift apart.
 pub(crate) fn trace<'py>(py: Python<'py>, entries: &[TraceEntry]) -> PyResult<Bound<'py, PyList>> {
     let list = PyList::empty(py);
     for e in entries {
-        let d = PyDict::new(py);
-        d.set_item("index", e.index)?;
-        d.set_item("name", &e.name)?;
-        d.set_item("opcode", e.opcode)?;
-        d.set_item("bytes_written", e.bytes_written)?;
-        let sums: Vec<String> = e.checksums.iter().map(|c| format!("fnv1a64:{c:016x}")).collect();
-        d.set_item("checksums", sums)?;
-        d.set_item("elapsed_ns", e.elapsed_ns)?;
-        list.append(d)?;
+        list.append(json_to_py(py, &simulator::trace::TraceRecord::from(e).to_json())?)?;
     }
     Ok(list)
+}
+
+/// A JSON value as the Python object `json.loads` would give (integers stay exact).
+fn json_to_py<'py>(py: Python<'py>, v: &serde_json::Value) -> PyResult<Bound<'py, PyAny>> {
+    use serde_json::Value;
+    Ok(match v {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Number(n) => match (n.as_u64(), n.as_i64()) {
+            (Some(u), _) => u.into_pyobject(py)?.into_any(),
+            (None, Some(i)) => i.into_pyobject(py)?.into_any(),
+            _ => n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any(),
+        },
+        Value::String(s) => PyString::new(py, s).into_any(),
+        Value::Array(a) => {
+            let l = PyList::empty(py);
+            for x in a {
+                l.append(json_to_py(py, x)?)?;
+            }
+            l.into_any()
+        }
+        Value::Object(o) => {
+            let d = PyDict::new(py);
+            for (k, x) in o {
+                d.set_item(k, json_to_py(py, x)?)?;
+            }
+            d.into_any()
+        }
+    })
 }

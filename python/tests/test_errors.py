@@ -204,7 +204,12 @@ def test_trace_keys_and_values():
     tr = birsim.trace(prog(), {"x": x})
     assert [(e["index"], e["name"], e["opcode"]) for e in tr] == [(0, "load", "Load"), (1, "save", "Save")]
     assert all(e["bytes_written"] == 128 for e in tr)
-    assert set(tr[0]) == {"index", "name", "opcode", "bytes_written", "checksums", "elapsed_ns"}
+    assert set(tr[0]) == {"index", "name", "opcode", "bytes_written", "checksums", "elapsed_ns", "regions"}
+    # The Save's one output region: the 4 x 8 fp32 output, its checksum the write's (docs/trace.md).
+    (region,) = tr[1]["regions"]
+    assert (region["slot"], region["location"], region["dtype"]) == (0, "y", "float32")
+    assert (region["partitions"], region["free"]) == (4, 8)
+    assert region["checksum"] == tr[1]["checksums"][0]
     # FNV-1a 64 of the 128 bytes written (the public FNV-1a definition, computed here).
     h = 0xCBF29CE484222325
     for byte in x.tobytes():
