@@ -880,9 +880,15 @@ fn dtypes_text(i: &Instruction) -> String {
 /// Every (opcode, mode, dtype) combination `program` uses, with its status and the instructions
 /// using it; validation diagnostics make their instruction `rejected`.
 pub fn check(program: &Program) -> CheckReport {
+    check_with(program, &bir_ir::ValidateOptions::default())
+}
+
+/// [`check`] with validation limits of the caller's (the CLI's `--memory-cap`,
+/// `--max-instructions`).
+pub fn check_with(program: &Program, limits: &bir_ir::ValidateOptions) -> CheckReport {
     let mut rejected: Vec<(String, String)> = Vec::new();
     let mut problems = Vec::new();
-    if let Err(Diagnostics(diags)) = bir_ir::validate(program, &bir_ir::ValidateOptions::default()) {
+    if let Err(Diagnostics(diags)) = bir_ir::validate(program, limits) {
         for d in diags {
             let text = if d.field.is_empty() {
                 format!("bir-ir validation [{}]: {}", d.kind.name(), d.message)

@@ -13,6 +13,8 @@ use std::process::ExitCode;
 
 // The subcommands live in their own files (src/bin/birsim/*.rs; a plain src/bin/run.rs would be
 // taken by Cargo for a second binary).
+#[path = "birsim/check.rs"]
+mod check;
 #[path = "birsim/common.rs"]
 mod common;
 #[path = "birsim/completions.rs"]
@@ -62,6 +64,8 @@ enum Cmd {
     Dge(dge::DgeArgs),
     Isa(isa::IsaArgs),
     Completions(completions::CompletionsArgs),
+    Check(check::CheckArgs),
+    Ops(check::OpsArgs),
 }
 
 fn main() -> ExitCode {
@@ -113,5 +117,7 @@ fn dispatch(cmd: &Cmd) -> Result<(), Exit> {
         Cmd::Dge(a) => dge::dge(a),
         Cmd::Isa(a) => isa::isa(a),
         Cmd::Completions(a) => completions::completions(a),
+        Cmd::Check(a) => check::check(a),
+        Cmd::Ops(a) => check::ops(a),
     }
 }
