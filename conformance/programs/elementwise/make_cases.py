@@ -10,6 +10,10 @@ from the semantics the seed and docs/fidelity.md state, independently of birsim:
     Pool's 4-lane average) stated as NumPy formulas below. Each case whose expected values depend
     on one of them gets `choice: ID` lines naming the docs/fidelity.md entries (`choices_of`).
 
+The TensorScalarPtr integer-path / scan / scalar-tensor-tensor / apply_transpose / acc cases
+(`tsp_i32_*`, `tsp_i64_*`, `tsp_f32_*`, `fault_tsp_*`) live in tspint_cases.py, written from the
+`tspint` decisions (fidelity T1-T6); its docstring lists the contract's ambiguities and our readings.
+
 Run: .venv/bin/python conformance/programs/elementwise/make_cases.py
 """
 import ctypes

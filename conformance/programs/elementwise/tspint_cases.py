@@ -338,9 +338,11 @@ def add_cases(m):
         g.sb("xt", x_dt, p, f * SIZE[x_dt])
         g.inst("Load", [tile("x", x_dt, p, f)], [tile("xt", x_dt, p, f)])
         ins = [tile("xt", x_dt, p, f)]
-        for k, spec in enumerate((s0, s1)):
+        names = ("data1", "s1") if fields.get("is_tensor_tensor_scan") else (
+            ("s0", "z") if fields.get("is_scalar_tensor_tensor") else ("s0", "s1"))
+        for nm, spec in zip(names, (s0, s1)):
             if spec is not None:
-                ins.append(operand(g, f"s{k}", spec, p))
+                ins.append(operand(g, nm, spec, p))
         if init is not None:
             if s1 is None and not fields.get("is_tensor_tensor_scan"):
                 raise ValueError("init only with scan")
