@@ -34,9 +34,10 @@ Ambiguities in the contract and the reading taken (also in the final report of t
      operands the position of z is unclear. Every STT case here passes s0, so z is always ins[2].
   A2 Fault kinds for operand counts: dec §1/§3 say "a `count` fault", dec §4 "(`shape`/`count`)"
      and "(`shape`, ScalarCount)". Read as kind `shape` (cause Count / ScalarCount); the cases
-     expect `fault shape` with no message text. Whether a statically visible z/y count mismatch is
-     instead a validation error (as fidelity J36 does for the plain form) is not said; the cases
-     follow the contract (a fault).
+     expect `fault shape` with no message text. Whether a statically visible z / y / out count
+     mismatch is instead a validation error (as fidelity J36 does for the plain form) is not said;
+     the cases follow the contract (a fault): fault_tsp_i32_stt_z_count, _scan_y_count,
+     _scan_out_count, fault_tsp_i64_scan_init_count, fault_tsp_i32_scalar_count.
   A3 The header names fidelity IDs T1..T7, but §8 lists T1..T6 only; T7 is never cited here.
   A4 I64 immediates: dec §2 says "(uint64_t)c (N18 ...; for integral 0 <= c < 2^24 simply c)" without
      saying how a fractional c rounds (the x86-64 lowering truncates). Only integral immediates are
@@ -46,6 +47,11 @@ Ambiguities in the contract and the reading taken (also in the final report of t
   A6 Which ops make the domain I32: the contract lists bitwise_not/and/or/xor and the four shifts;
      bypass is read as not a bit op. A bit op decides the domain even when its stage has no scalar.
   A7 ts_int_ops / ta_ops membership beyond what dec §2/§4 name (e.g. comparisons) is not used.
+  A8 "I64 (uint64) -> int64 out goes through fp32 (round the u64 to fp32 ...)": read as one RNE of
+     the exact 64-bit value (u64_to_f32_int), not via a double; on this corpus's values both agree.
+  A9 The T6 fault's operands: the contract does not say which operands such an instruction carries;
+     the cases pass [data0, data1 (full tensor), third operand] and expect the fault before any
+     operand is read, so the choice lines of those cases are T6 only.
 """
 import numpy as np
 
@@ -739,6 +745,31 @@ def add_cases(m):
                                       i32data((32, 64), -10**6, 10**6, edges=False)).astype(np.int32),
         extra=("N12",))
 
+    # ================================================================ more conversions (dec §2) and the -0.0 rule (dec §3.4)
+    zf = (RNG.standard_normal((P_, F_)) * 1e3).astype(F32)
+    zf.reshape(-1)[:10] = [2.5, -2.5, 3.5, -3.5, 1e10, -1e10, np.nan, -np.nan, -0.0, 0.5]
+    tsp("tsp_i32_stt_fp32_z_converts", "I32 STT: (x & imm 255) + z with z an fp32 tensor: z converts by RNE + "
+        "saturate (NaN -> MAX, -NaN -> MIN), then the saturating add", x, "int32",
+        dict(op0="bitwise_and", reverse0=False, op1="add", reverse1=False, is_scalar_tensor_tensor=True),
+        s0=im(255.0), s1=ap_(zf, "float32"), extra=("N12",))
+    initf = np.array([2.5, -2.5, 3.5, 1e10, -1e10, np.nan, -np.nan, 0.49] + list(RNG.standard_normal(P_ - 8) * 100),
+                     F32).reshape(P_, 1)
+    tsp("tsp_i32_scan_fp32_init_ap_converts", "I32 scan r = (x | r) ^ y from an fp32 init AP (2.5 -> 2, 1e10 -> "
+        "INT32_MAX, NaN -> MAX, ...)", i32data((P_, F_), -100, 100, edges=False), "int32",
+        dict(op0="bitwise_or", reverse0=False, op1="bitwise_xor", reverse1=False, is_tensor_tensor_scan=True),
+        s0=ap_(i32data((P_, F_), 0, 1000, edges=False), "int32"), init=ap_(initf, "float32"), extra=("N12",))
+    tsp("tsp_i32_to_fp32_out_accumulate", "I32 x ^ imm 5 into fp32 with Accumulate: R rounds to fp32 (RNE), "
+        "then prev + R in fp32", x, "int32", dict(op0="bitwise_xor", reverse0=False, op1="bypass", reverse1=False,
+                                                  acc="Accumulate"), s0=im(5.0), out_dt="float32",
+        prev=f32data((P_, F_), 1e8))
+    xz = f32data((P_, F_))
+    xz.reshape(-1)[::2] = 0.0
+    for acc in ("ZeroAccumulate", "Zero"):
+        tsp(f"tsp_f32_{acc.lower()}_keeps_minus_zero", f"F32 x * imm -1 with {acc}: overwrite, so -0.0 "
+            "(from +0 * -1) stays -0.0 (an add into a zeroed accumulator would give +0.0)", xz, "float32",
+            dict(op0="mult", reverse0=False, op1="bypass", reverse1=False, acc=acc), s0=im(-1.0),
+            prev=f32data((P_, F_)))
+
     # ================================================================ faults (output untouched)
     T6MSG = "is_scalar_tensor_tensor: cannot be combined with is_tensor_tensor_scan"
     both = dict(is_scalar_tensor_tensor=True, is_tensor_tensor_scan=True)
@@ -803,6 +834,10 @@ def add_cases(m):
               x64, "int64", dict(A, op0="add", reverse0=False, op1="add", reverse1=False, is_tensor_tensor_scan=True),
               ("shape", ""), s0=ap_(i64data((P_, F_)), "int64"), init=ap_(i64data((P_, 2)), "int64"),
               prev=i64data((P_, F_)))
+    tsp_fault("fault_tsp_i32_scan_out_count", "I32 scan writing an output of P x (F - 2) values: shape (count) "
+              "fault", x, "int32", dict(op0="bitwise_xor", reverse0=False, op1="add", reverse1=False,
+                                        is_tensor_tensor_scan=True), ("shape", ""),
+              s0=ap_(i32data((P_, F_)), "int32"), prev=i32data((P_, F_ - 2)))
     tsp_fault("fault_tsp_i32_scalar_count", "I32 x & s0 with s0 holding 3 values per partition (96 does not "
               "divide 512): shape (ScalarCount) fault", x, "int32",
               dict(op0="bitwise_and", reverse0=False, op1="bypass", reverse1=False), ("shape", ""),
