@@ -626,7 +626,7 @@ def add_cases(m):
     tsp("tsp_i64_tr32x32_data_above_2p24", "I64 apply_transpose with int64 data above 2^24: each value "
         "rounds through fp32 on the way in (16777217 -> 16777216), then + imm 1, written through fp32",
         xt64, "int64", dict(A, op0="add", reverse0=False, op1="bypass", reverse1=False, apply_transpose=True),
-        s0=im(1.0), extra=("N13",))
+        s0=im(1.0))  # N13 (int -> int through fp32) is CONFIRMED: a fact, not a choice
     tsp("tsp_i64_imm_minus1_wraps", "I64: x + imm -1.0 ((uint64_t)-1 = 2^64 - 1, wrapping: x - 1; "
         "x = 0 gives 2^64 - 1, written as INT64_MAX), then min with s1 (signed)",
         np.where(np.arange(P_ * F_).reshape(P_, F_) % 5 == 0, 0, x64), "int64",
@@ -732,7 +732,7 @@ def add_cases(m):
         "with LoadAccumulate: the result saturates as a write (refsim), the fold overflows to +-Inf",
         big8, "float32", dict(op0="max", reverse0=False, op1="add", reverse1=False, is_tensor_tensor_scan=True,
                               acc="LoadAccumulate"),
-        s0=ap_(np.zeros((P_, F_), F32), "float32"), out_dt="float8e5", prev=prev8, extra=("N2",))
+        s0=ap_(np.zeros((P_, F_), F32), "float32"), out_dt="float8e5", prev=prev8)  # N2 is CONFIRMED: a fact
     tsp("tsp_f32_scan_zeroaccumulate", "F32 scan r = (x + r) * y with ZeroAccumulate: overwrite",
         f32data((P_, F_), 1.0), "float32",
         dict(op0="add", reverse0=False, op1="mult", reverse1=False, is_tensor_tensor_scan=True, acc="ZeroAccumulate"),

@@ -329,3 +329,34 @@ fn int_transpose_needs_multiples_of_32_and_stt_counts_match() {
     assert!(f.is_some());
     assert_eq!(to_i32(&mem[2]), [9; 4]);
 }
+
+#[test]
+fn missing_tensor_operands_are_located_faults() {
+    // Operands are positional: an STT with only [data, s0] has no operand1 tensor; a fault, and
+    // the output keeps its bytes.
+    let (f, mem) = run_faulting(
+        &[t("x", "int32", 2, i32s(&[1, 2])), t("y", "int32", 2, i32s(&[9, 9]))],
+        &tsp(
+            &[rows("x", "int32", 1, 2), imm(0.0)],
+            rows("y", "int32", 1, 2),
+            r#""op0":"bitwise_or","op1":"add","is_scalar_tensor_tensor":true"#,
+        ),
+    );
+    let (kind, msg) = f.unwrap();
+    assert_eq!(kind, FaultKind::Shape);
+    assert!(msg.contains("scalar_tensor_tensor operand1"), "{msg}");
+    assert_eq!(to_i32(&mem[1]), [9, 9]);
+    // Likewise a scan whose data1 is an immediate (fp32 path).
+    let (f, mem) = run_faulting(
+        &[t("x", "float32", 2, f32s(&[1.0, 2.0])), t("y", "float32", 2, f32s(&[9.0, 9.0]))],
+        &tsp(
+            &[rows("x", "float32", 1, 2), imm(0.0)],
+            rows("y", "float32", 1, 2),
+            r#""op0":"add","op1":"add","is_tensor_tensor_scan":true"#,
+        ),
+    );
+    let (kind, msg) = f.unwrap();
+    assert_eq!(kind, FaultKind::Shape);
+    assert!(msg.contains("tensor_tensor_scan data1"), "{msg}");
+    assert_eq!(to_f32(&mem[1]), [9.0, 9.0]);
+}

@@ -846,6 +846,15 @@ impl<'p> Simulator<'p> {
         self.two_stages(i, domain, [(t.op0, s0, t.reverse0), (t.op1, s1, t.reverse1)], regions)
     }
 
+    /// `ins[k]` of a form that needs a full tensor there (the scalar-tensor-tensor operand1, the
+    /// scan's data1): an AP, else a located `shape` fault (validation checks only `ins[0]`).
+    fn tensor_operand(&self, i: &'p Instruction, k: usize, want: &'static str) -> Res<Arg<'p>> {
+        match i.in_ap(k) {
+            Some(ap) => Ok(self.arg(Slot::In(k), ap)),
+            None => fault(FaultCause::OperandKind { slot: Slot::In(k), want }),
+        }
+    }
+
     /// `ins[0]`'s shape when `apply_transpose` can take it: partitions and free size multiples of
     /// 32, else a `shape` fault.
     fn transpose_shape(inp: Arg<'_>) -> Res<(usize, usize)> {
@@ -887,7 +896,7 @@ impl<'p> Simulator<'p> {
             let s0 = self.scalars(i, 1, Domain::F32, total)?;
             ts_ops::with(t.op0, StageF32(&mut v, &s0.f, t.reverse0)).map_err(op_error("op0"))?;
             if t.is_scalar_tensor_tensor {
-                let b = self.input(i, 2)?;
+                let b = self.tensor_operand(i, 2, "an AP: the scalar_tensor_tensor operand1 tensor")?;
                 self.read_f32(b, &mut w)?;
                 same_count(
                     b.slot,
@@ -919,7 +928,8 @@ impl<'p> Simulator<'p> {
         acc: Option<EngineAccumulationType>,
         regions: &mut Written,
     ) -> Res<()> {
-        let (a, b, out) = (self.input(i, 0)?, self.input(i, 1)?, self.output(i, 0)?);
+        let (a, out) = (self.input(i, 0)?, self.output(i, 0)?);
+        let b = self.tensor_operand(i, 1, "an AP: the tensor_tensor_scan data1 tensor")?;
         let (parts, free) = if t.apply_transpose { Self::transpose_shape(a)? } else { a.shape()? };
         let init = self.scalars(i, 2, Domain::F32, parts * free)?;
         let inits = row_inits(&init.f, parts, free)?;
@@ -975,7 +985,7 @@ impl<'p> Simulator<'p> {
             }
             let count = |b: &[u8]| D::words_of(b).len();
             if t.is_tensor_tensor_scan {
-                let b = self.input(i, 1)?;
+                let b = self.tensor_operand(i, 1, "an AP: the tensor_tensor_scan data1 tensor")?;
                 let init = self.scalars(i, 2, D::DOMAIN, total)?;
                 let inits = row_inits(D::pick(&init), parts, free)?;
                 self.read(b, D::DTYPE, &mut w)?;
@@ -998,7 +1008,7 @@ impl<'p> Simulator<'p> {
                 let s0 = self.scalars(i, 1, D::DOMAIN, total)?;
                 D::stage(t.op0, D::words(&mut x), D::pick(&s0), t.reverse0).map_err(op_error("op0"))?;
                 if t.is_scalar_tensor_tensor {
-                    let z = self.input(i, 2)?;
+                    let z = self.tensor_operand(i, 2, "an AP: the scalar_tensor_tensor operand1 tensor")?;
                     self.read(z, D::DTYPE, &mut w)?;
                     same_count(
                         z.slot,
