@@ -154,6 +154,7 @@ fn agreement_cases() -> Vec<(&'static str, String)> {
     let (h, p) = (ap("h", "bfloat16", 2, 4), ap("p", "float8_e4m3fn_x4", 2, 4));
     let (n, k) = (ap("n", "int32", 2, 4), ap("k", "int32", 2, 1));
     let (t, t2, ts) = (ap("t", "float32", 32, 32), ap("t2", "float32", 32, 32), ap("ts", "float32", 32, 1));
+    let (tn, tk) = (ap("tn", "int32", 32, 32), ap("tk", "int32", 32, 1));
     let pred = |fields: &str| {
         format!(
             r#"{{"opcode":"CopyPredicated","name":"i","engine":"DVE","ins":[{a},{a}],"outs":[{b},{s}],{fields}}}"#
@@ -186,13 +187,27 @@ fn agreement_cases() -> Vec<(&'static str, String)> {
             "tsp_scan_transpose",
             tsp(
                 "i",
-                &a,
-                &b,
-                &b,
+                &t,
+                &t2,
+                &t2,
                 r#""op0":"add","op1":"mult","is_tensor_tensor_scan":true,"apply_transpose":true"#,
             ),
         ),
         ("tsp_zero_acc", tsp("i", &a, &s, &b, r#""op0":"add","op1":"mult","acc":"Zero""#)),
+        (
+            "tsp_scan_scalar_tensor_tensor",
+            tsp(
+                "i",
+                &a,
+                &b,
+                &b,
+                r#""op0":"add","op1":"mult","is_tensor_tensor_scan":true,"is_scalar_tensor_tensor":true"#,
+            ),
+        ),
+        (
+            "tsp_int32_transpose",
+            tsp("i", &tn, &tk, &tn, r#""op0":"bitwise_and","op1":"bypass","apply_transpose":true"#),
+        ),
         (
             "select_packed",
             format!(r#"{{"opcode":"Select","name":"i","engine":"DVE","ins":[{p},{p},{p}],"outs":[{p}]}}"#),
@@ -217,7 +232,7 @@ fn agreement_cases() -> Vec<(&'static str, String)> {
 
 /// The tensors of the agreement programs, each zeroed by a Memset first (so Select and
 /// CopyPredicated read predicates of 0).
-const AGREEMENT_TENSORS: [Tensor<'static>; 10] = [
+const AGREEMENT_TENSORS: [Tensor<'static>; 12] = [
     ("a", "float32", 2, 4),
     ("b", "float32", 2, 4),
     ("s", "float32", 2, 1),
@@ -228,6 +243,8 @@ const AGREEMENT_TENSORS: [Tensor<'static>; 10] = [
     ("t", "float32", 32, 32),
     ("t2", "float32", 32, 32),
     ("ts", "float32", 32, 1),
+    ("tn", "int32", 32, 32),
+    ("tk", "int32", 32, 1),
 ];
 
 fn agreement_program(inst: &str) -> String {
