@@ -10,6 +10,10 @@ from the semantics the seed and docs/fidelity.md state, independently of birsim:
     Pool's 4-lane average) stated as NumPy formulas below. Each case whose expected values depend
     on one of them gets `choice: ID` lines naming the docs/fidelity.md entries (`choices_of`).
 
+The TensorScalarPtr integer-path / scan / scalar-tensor-tensor / apply_transpose / acc cases
+(`tsp_i32_*`, `tsp_i64_*`, `tsp_f32_*`, `fault_tsp_*`) live in tspint_cases.py, written from the
+`tspint` decisions (fidelity T1-T6); its docstring lists the contract's ambiguities and our readings.
+
 Run: .venv/bin/python conformance/programs/elementwise/make_cases.py
 """
 import ctypes
@@ -214,10 +218,12 @@ def tile(mem, dt, p, f, offset=0):
 CASES = {}
 
 
-def case(name, prog, note, fault=None):
+def case(name, prog, note, fault=None, choices=(), errors=None):
     """fault = (KIND, MESSAGE): the run must stop with that guest fault (the outputs hold what was
-    written before it)."""
-    CASES[name] = (prog, note, fault)
+    written before it). choices: extra docs/fidelity.md IDs (besides `choices_of`). errors = a list
+    of (KIND, LOCATION, MESSAGE): the validator must refuse the program with those diagnostics."""
+    assert name not in CASES, name
+    CASES[name] = (prog, note, fault, tuple(choices), errors)
 
 
 def data(shape, kind="normal", specials=True):
@@ -769,13 +775,22 @@ def write_all():
     for d in os.listdir(HERE):
         if os.path.isdir(os.path.join(HERE, d)):
             shutil.rmtree(os.path.join(HERE, d))
-    for name, (g, note, fault) in CASES.items():
+    for name, (g, note, fault, choices, errors) in CASES.items():
         d = os.path.join(HERE, name)
         os.makedirs(d)
         with open(os.path.join(d, "case.json"), "w") as f:
             json.dump(g.program(), f, indent=1)
-        lines = [f"# {note}", "# expected outputs from make_cases.py (NumPy / ml_dtypes)", f"profile: {g.profile}"]
-        lines += [f"choice: {c}" for c in choices_of(name)]
+        lines = [f"# {note}", "# expected outputs from make_cases.py (NumPy / ml_dtypes)"]
+        if errors:
+            # A program the validator must refuse: the runner loads and validates it and compares
+            # the located diagnostics (as programs/datamove's *_error cases).
+            lines += [f"choice: {c}" for c in sorted(set(choices_of(name)) | set(choices))]
+            lines += [f"error {k} @ {loc} | {msg}".rstrip() for k, loc, msg in errors]
+            with open(os.path.join(d, "case.expect"), "w") as f:
+                f.write("\n".join(lines) + "\n")
+            continue
+        lines.append(f"profile: {g.profile}")
+        lines += [f"choice: {c}" for c in sorted(set(choices_of(name)) | set(choices))]
         if fault is not None:
             lines.append(f"fault {fault[0]} | {fault[1]}")
         for k, v in g.inputs.items():
@@ -788,5 +803,10 @@ def write_all():
             f.write("\n".join(lines) + "\n")
     print(f"{len(CASES)} cases")
 
+
+# ---------------------------------------------------------------- T: TensorScalarPtr integer paths (tspint_cases.py)
+import tspint_cases  # noqa: E402  (its own module, own RNG; it registers through case() above)
+
+tspint_cases.add_cases(globals())
 
 write_all()

@@ -22,7 +22,7 @@
 //! with a typed fault (unsupported-op, numerics). The executor lets those through to the kernel,
 //! which raises the typed fault with its values.
 
-use crate::exec::{adds, distinct_pairs, is_bitvec, without_level};
+use crate::exec::{distinct_pairs, is_bitvec, without_level};
 use crate::fault::FaultCause;
 use bir_ir::ops::TensorScalarPtrFields;
 use bir_ir::{
@@ -546,46 +546,27 @@ fn acc_of(v: u8) -> EngineAccumulationType {
     EngineAccumulationType::ALL.get(usize::from(v)).copied().unwrap_or(EngineAccumulationType::Idle)
 }
 
-/// TensorScalarPtr (exec/elementwise.rs `tensor_scalar_ptr`): the scan, the fp32 forms and the
-/// plain two stages in fp32, int32 or 64-bit.
+/// TensorScalarPtr (exec/elementwise.rs `tensor_scalar_ptr`): every form (plain, apply_transpose,
+/// scalar-tensor-tensor, scan, any `acc`) runs in the domain its flags and ops pick (fidelity
+/// S3, T1-T5), except a scan with scalar-tensor-tensor (a bad-field fault, T6).
 fn tensor_scalar_ptr(q: &impl Facts) -> Verdict {
     if q.yes(Fact::Dynamic) {
         return Verdict::not_implemented(DYNAMIC);
     }
-    if q.yes(Fact::Scan) {
-        if q.yes(Fact::Transpose)
-            || q.yes(Fact::Addr)
-            || q.yes(Fact::ScalarTensorTensor)
-            || q.yes(Fact::IntOps)
-        {
-            return Verdict::not_implemented(
-                "is_tensor_tensor_scan combined with other TensorScalarPtr forms",
-            );
-        }
-        return Verdict::runs("tensor_tensor_scan in fp32");
-    }
-    let acc = acc_of(q.get(Fact::Acc));
-    let adds = adds(Some(acc));
-    if acc != EngineAccumulationType::Idle && adds.is_none() {
-        return Verdict::not_implemented(
-            "TensorScalarPtr with an acc other than Idle, Accumulate or AddAccumulate",
+    let scan = q.yes(Fact::Scan);
+    if scan && q.yes(Fact::ScalarTensorTensor) {
+        return Verdict::rejected(
+            "is_tensor_tensor_scan with is_scalar_tensor_tensor (a bad-field fault, T6)",
         );
     }
-    if adds.is_some() || q.yes(Fact::Transpose) || q.yes(Fact::ScalarTensorTensor) {
-        if q.yes(Fact::Addr) || q.yes(Fact::IntOps) {
-            return Verdict::not_implemented(
-                "TensorScalarPtr with apply_transpose, is_scalar_tensor_tensor or acc on the integer paths",
-            );
-        }
-        return Verdict::runs("the fp32 forms (transpose, scalar_tensor_tensor, accumulate)");
+    match (scan, q.yes(Fact::Addr), q.yes(Fact::IntOps)) {
+        (true, true, _) => Verdict::runs("tensor_tensor_scan on the 64-bit path (ta_ops)"),
+        (true, false, true) => Verdict::runs("tensor_tensor_scan on the int32 path (ts_int_ops)"),
+        (true, false, false) => Verdict::runs("tensor_tensor_scan in fp32 (ts_ops)"),
+        (false, true, _) => Verdict::runs("the 64-bit path (ta_ops), every form and acc"),
+        (false, false, true) => Verdict::runs("the int32 path (ts_int_ops), every form and acc"),
+        (false, false, false) => Verdict::runs("fp32 (ts_ops), every form and acc"),
     }
-    if q.yes(Fact::Addr) {
-        return Verdict::runs("two stages on the 64-bit path (ta_ops)");
-    }
-    if q.yes(Fact::IntOps) {
-        return Verdict::runs("two stages on the int32 path (ts_int_ops)");
-    }
-    Verdict::runs("two stages in fp32 (ts_ops)")
 }
 
 /// CopyPredicated (exec/select.rs): the packed-dtype refusal and the side output's fold.
@@ -880,9 +861,15 @@ fn dtypes_text(i: &Instruction) -> String {
 /// Every (opcode, mode, dtype) combination `program` uses, with its status and the instructions
 /// using it; validation diagnostics make their instruction `rejected`.
 pub fn check(program: &Program) -> CheckReport {
+    check_with(program, &bir_ir::ValidateOptions::default())
+}
+
+/// [`check`] with validation limits of the caller's (the CLI's `--memory-cap`,
+/// `--max-instructions`).
+pub fn check_with(program: &Program, limits: &bir_ir::ValidateOptions) -> CheckReport {
     let mut rejected: Vec<(String, String)> = Vec::new();
     let mut problems = Vec::new();
-    if let Err(Diagnostics(diags)) = bir_ir::validate(program, &bir_ir::ValidateOptions::default()) {
+    if let Err(Diagnostics(diags)) = bir_ir::validate(program, limits) {
         for d in diags {
             let text = if d.field.is_empty() {
                 format!("bir-ir validation [{}]: {}", d.kind.name(), d.message)

@@ -104,75 +104,31 @@ fn run(text: &str) -> Option<Option<(FaultKind, String)>> {
     })
 }
 
-fn tt(name: &str, op: &str, a: &str, b: &str, out: &str) -> String {
-    format!(
-        r#"{{"opcode":"TensorTensor","name":"{name}","engine":"DVE","ins":[{a},{b}],"outs":[{out}],"op":"{op}"}}"#
-    )
-}
-
 fn tsp(name: &str, data: &str, s: &str, out: &str, fields: &str) -> String {
     format!(
         r#"{{"opcode":"TensorScalarPtr","name":"{name}","engine":"DVE","ins":[{data},{s},{{"kind":"imm_value","dtype":"float32","value":1.0}}],"outs":[{out}],{fields}}}"#
     )
 }
 
-/// The fully supported fixed program: Memset, TensorScalar, TensorTensor, TensorScalarPtr.
+/// A fixed program of tests/data/check/ (shared with the CLI test, tests/check_cli.rs): the
+/// fully supported one (Memset, TensorScalar, TensorTensor, TensorScalarPtr), the one using
+/// not-implemented combinations (Select into a packed x4 dtype, a Matmult, beside a
+/// TensorTensor that runs), and the one bir-ir validation rejects (a StreamTranspose that
+/// casts, a TensorTensor whose output leaves its location, beside one that is fine).
+fn fixture(name: &str) -> String {
+    std::fs::read_to_string(crate_dir().join("tests/data/check").join(format!("check_{name}.json"))).unwrap()
+}
+
 fn supported() -> String {
-    let (a, b) = (ap("a", "float32", 2, 4), ap("b", "float32", 2, 4));
-    let s = r#"{"kind":"physical_ap","memref":"s","dtype":"float32","offset":0,"ap":[[1,2],[1,1]]}"#;
-    let body = [
-        format!(
-            r#"{{"opcode":"Memset","name":"fill_a","engine":"Pool","ins":[],"outs":[{a}],"mode":"Const","constant":1065353216}}"#
-        ),
-        format!(
-            r#"{{"opcode":"Memset","name":"fill_s","engine":"Pool","ins":[],"outs":[{s}],"mode":"Const","constant":1073741824}}"#
-        ),
-        format!(
-            r#"{{"opcode":"TensorScalar","name":"scale","engine":"DVE","ins":[{a}],"outs":[{b}],"op0":"mult","const0":3.0,"op1":"add","const1":1.0}}"#
-        ),
-        tt("sum", "add", &a, &b, &b),
-        tt("prod", "mult", &a, &b, &a),
-        tsp("shift", &a, s, &b, r#""op0":"subtract","op1":"max""#),
-    ];
-    program(&[("a", "float32", 2, 4), ("b", "float32", 2, 4), ("s", "float32", 2, 1)], &body.join(","))
+    fixture("supported")
 }
 
-/// A fixed program using not-implemented combinations: Select into a packed x4 dtype, a
-/// Matmult (no kernel yet), beside a plain TensorTensor that runs.
 fn not_implemented() -> String {
-    let (a, b) = (ap("a", "float32", 2, 4), ap("b", "float32", 2, 4));
-    let p = ap("p", "float8_e4m3fn_x4", 2, 4);
-    let ps = ap("ps", "float32", 2, 4);
-    let body = [
-        tt("sum", "add", &a, &b, &b),
-        format!(r#"{{"opcode":"Select","name":"pick","engine":"DVE","ins":[{p},{p},{p}],"outs":[{p}]}}"#),
-        format!(
-            r#"{{"opcode":"Matmult","name":"mm","engine":"PE","ins":[{a},{b}],"outs":[{ps}],"start_tensor_calc":true,"stop_tensor_calc":true}}"#
-        ),
-    ];
-    program(
-        &[
-            ("a", "float32", 2, 4),
-            ("b", "float32", 2, 4),
-            ("p", "float8_e4m3fn_x4", 2, 4),
-            ("ps", "float32", 2, 4),
-        ],
-        &body.join(","),
-    )
+    fixture("not_implemented")
 }
 
-/// A fixed program bir-ir validation rejects: a StreamTranspose that casts, and a TensorTensor
-/// whose output AP leaves its location.
 fn rejected() -> String {
-    let (a, b) = (ap("a", "float32", 2, 4), ap("b", "float32", 2, 4));
-    let h = ap("h", "bfloat16", 2, 4);
-    let wide = r#"{"kind":"physical_ap","memref":"b","dtype":"float32","offset":4,"ap":[[4,2],[1,4]]}"#;
-    let body = [
-        format!(r#"{{"opcode":"StreamTranspose","name":"xpose","engine":"DVE","ins":[{a}],"outs":[{h}]}}"#),
-        tt("past_end", "add", &a, &b, wide),
-        tt("fine", "add", &a, &b, &b),
-    ];
-    program(&[("a", "float32", 2, 4), ("b", "float32", 2, 4), ("h", "bfloat16", 2, 4)], &body.join(","))
+    fixture("rejected")
 }
 
 fn snapshot(name: &str) -> String {
@@ -198,6 +154,7 @@ fn agreement_cases() -> Vec<(&'static str, String)> {
     let (h, p) = (ap("h", "bfloat16", 2, 4), ap("p", "float8_e4m3fn_x4", 2, 4));
     let (n, k) = (ap("n", "int32", 2, 4), ap("k", "int32", 2, 1));
     let (t, t2, ts) = (ap("t", "float32", 32, 32), ap("t2", "float32", 32, 32), ap("ts", "float32", 32, 1));
+    let (tn, tk) = (ap("tn", "int32", 32, 32), ap("tk", "int32", 32, 1));
     let pred = |fields: &str| {
         format!(
             r#"{{"opcode":"CopyPredicated","name":"i","engine":"DVE","ins":[{a},{a}],"outs":[{b},{s}],{fields}}}"#
@@ -230,13 +187,27 @@ fn agreement_cases() -> Vec<(&'static str, String)> {
             "tsp_scan_transpose",
             tsp(
                 "i",
-                &a,
-                &b,
-                &b,
+                &t,
+                &t2,
+                &t2,
                 r#""op0":"add","op1":"mult","is_tensor_tensor_scan":true,"apply_transpose":true"#,
             ),
         ),
         ("tsp_zero_acc", tsp("i", &a, &s, &b, r#""op0":"add","op1":"mult","acc":"Zero""#)),
+        (
+            "tsp_scan_scalar_tensor_tensor",
+            tsp(
+                "i",
+                &a,
+                &b,
+                &b,
+                r#""op0":"add","op1":"mult","is_tensor_tensor_scan":true,"is_scalar_tensor_tensor":true"#,
+            ),
+        ),
+        (
+            "tsp_int32_transpose",
+            tsp("i", &tn, &tk, &tn, r#""op0":"bitwise_and","op1":"bypass","apply_transpose":true"#),
+        ),
         (
             "select_packed",
             format!(r#"{{"opcode":"Select","name":"i","engine":"DVE","ins":[{p},{p},{p}],"outs":[{p}]}}"#),
@@ -261,7 +232,7 @@ fn agreement_cases() -> Vec<(&'static str, String)> {
 
 /// The tensors of the agreement programs, each zeroed by a Memset first (so Select and
 /// CopyPredicated read predicates of 0).
-const AGREEMENT_TENSORS: [Tensor<'static>; 10] = [
+const AGREEMENT_TENSORS: [Tensor<'static>; 12] = [
     ("a", "float32", 2, 4),
     ("b", "float32", 2, 4),
     ("s", "float32", 2, 1),
@@ -272,6 +243,8 @@ const AGREEMENT_TENSORS: [Tensor<'static>; 10] = [
     ("t", "float32", 32, 32),
     ("t2", "float32", 32, 32),
     ("ts", "float32", 32, 1),
+    ("tn", "int32", 32, 32),
+    ("tk", "int32", 32, 1),
 ];
 
 fn agreement_program(inst: &str) -> String {

@@ -13,6 +13,8 @@ use std::process::ExitCode;
 
 // The subcommands live in their own files (src/bin/birsim/*.rs; a plain src/bin/run.rs would be
 // taken by Cargo for a second binary).
+#[path = "birsim/check.rs"]
+mod check;
 #[path = "birsim/common.rs"]
 mod common;
 #[path = "birsim/completions.rs"]
@@ -65,6 +67,8 @@ enum Cmd {
     Diff(diff::DiffArgs),
     Isa(isa::IsaArgs),
     Completions(completions::CompletionsArgs),
+    Check(check::CheckArgs),
+    Ops(check::OpsArgs),
 }
 
 fn main() -> ExitCode {
@@ -117,5 +121,7 @@ fn dispatch(cmd: &Cmd) -> Result<(), Exit> {
         Cmd::Diff(a) => diff::diff(a),
         Cmd::Isa(a) => isa::isa(a),
         Cmd::Completions(a) => completions::completions(a),
+        Cmd::Check(a) => check::check(a),
+        Cmd::Ops(a) => check::ops(a),
     }
 }

@@ -6,12 +6,15 @@
 //! `is_tensor_scalar_addr`, else fp32 with `ts_ops`. Each stage is one monomorphic pass per op.
 //! An accumulating TensorTensor folds its result into the output through the shared accumulate
 //! (`doEngineAccumReduce`, §2.3). TensorScalarPtr's `apply_transpose`, `is_scalar_tensor_tensor`,
-//! `is_tensor_tensor_scan` (nki `scalar_tensor_tensor` / `tensor_tensor_scan`) and `acc` forms run in
-//! fp32 over the whole tensor.
+//! `is_tensor_tensor_scan` (nki `scalar_tensor_tensor` / `tensor_tensor_scan`) and accumulating
+//! `acc` forms run over the whole tensor in the instruction's domain (fp32, or the int32 /
+//! 64-bit words of the integer paths with the same stage passes); `acc` Accumulate,
+//! AddAccumulate and LoadAccumulate add into the output, Idle, Zero and ZeroAccumulate overwrite
+//! (docs/fidelity.md D15, T1–T6).
 
 use super::operand::same_count;
 use super::operand::{adds, pieces};
-use super::{Arg, Res, Simulator, Written, fault, unclassified};
+use super::{Arg, Res, Simulator, Written, fault};
 use crate::fault::{FaultCause, Slot};
 use crate::memory::Touch;
 use bir_ir::ops::{TensorScalarFields, TensorScalarPtrFields, TensorTensorFields};
@@ -279,54 +282,237 @@ impl I32Visitor for PairI32<'_> {
     }
 }
 
-/// Element-wise `a[k] = rev ? op(b[k], a[k]) : op(a[k], b[k])`.
+/// Element-wise `a[k] = rev ? f(b[k], a[k]) : f(a[k], b[k])`, values held as `S`, computed as `T`.
+#[inline(always)]
+fn pair_rev<S: Copy, T: Copy>(
+    a: &mut [S],
+    b: &[S],
+    rev: bool,
+    get: impl Fn(S) -> T,
+    put: impl Fn(T) -> S,
+    f: impl Fn(T, T) -> T,
+) {
+    if rev {
+        a.iter_mut().zip(b).for_each(|(a, b)| *a = put(f(get(*b), get(*a))));
+    } else {
+        a.iter_mut().zip(b).for_each(|(a, b)| *a = put(f(get(*a), get(*b))));
+    }
+}
+
+/// [`pair_rev`] in each domain (the scalar-tensor-tensor second stage).
 struct PairRevF32<'a>(&'a mut [f32], &'a [f32], bool);
 impl F32Visitor for PairRevF32<'_> {
     type Out = ();
     fn visit<O: F32Op>(self) {
-        if self.2 {
-            self.0.iter_mut().zip(self.1).for_each(|(a, b)| *a = O::apply(*b, *a));
-        } else {
-            self.0.iter_mut().zip(self.1).for_each(|(a, b)| *a = O::apply(*a, *b));
-        }
+        pair_rev(self.0, self.1, self.2, |v| v, |v| v, O::apply);
     }
 }
 
-/// The tensor-tensor scan, both ops resolved once: per row of `free` elements, `r = inits[row]`,
-/// then `r = op1(op0(x, r), y)` (operands swapped by the reverse flags), written over `x`.
-struct Scan<'a> {
-    x: &'a mut [f32],
-    y: &'a [f32],
-    inits: &'a [f32],
+struct PairRevI32<'a>(&'a mut [[u8; 4]], &'a [[u8; 4]], bool);
+impl I32Visitor for PairRevI32<'_> {
+    type Out = ();
+    fn visit<O: I32Op>(self) {
+        pair_rev(self.0, self.1, self.2, i32::from_le_bytes, i32::to_le_bytes, O::apply);
+    }
+}
+
+struct PairRevI64<'a>(&'a mut [[u8; 8]], &'a [[u8; 8]], bool);
+impl I64Visitor for PairRevI64<'_> {
+    type Out = ();
+    fn visit<O: I64Op>(self) {
+        pair_rev(self.0, self.1, self.2, i64::from_le_bytes, i64::to_le_bytes, O::apply);
+    }
+}
+
+/// The tensor-tensor scan over values held as `S` and computed as `T`: per row of `free`
+/// elements, `r = inits[row]`, then `r = op1(op0(x, r), y)` (operands swapped by the reverse
+/// flags), written over `x`.
+struct Scan<'a, S, T> {
+    x: &'a mut [S],
+    y: &'a [S],
+    inits: &'a [T],
     free: usize,
     rev: (bool, bool),
     op1: AluOp,
 }
 
-impl F32Visitor for Scan<'_> {
-    type Out = Result<(), numerics::NumericsError>;
-    fn visit<O0: F32Op>(self) -> Self::Out {
-        struct Second<'a, O0>(Scan<'a>, std::marker::PhantomData<O0>);
-        impl<O0: F32Op> F32Visitor for Second<'_, O0> {
-            type Out = ();
-            fn visit<O1: F32Op>(self) {
-                let Scan { x, y, inits, free, rev: (r0, r1), .. } = self.0;
-                if free == 0 {
-                    return;
-                }
-                for ((xr, yr), init) in x.chunks_mut(free).zip(y.chunks(free)).zip(inits) {
-                    let mut r = *init;
-                    for (xv, yv) in xr.iter_mut().zip(yr) {
-                        let t = if r0 { O0::apply(r, *xv) } else { O0::apply(*xv, r) };
-                        r = if r1 { O1::apply(*yv, t) } else { O1::apply(t, *yv) };
-                        *xv = r;
+/// The scan's loop, both ops resolved.
+#[inline(always)]
+fn scan_rows<S: Copy, T: Copy>(
+    s: Scan<'_, S, T>,
+    get: impl Fn(S) -> T,
+    put: impl Fn(T) -> S,
+    f0: impl Fn(T, T) -> T,
+    f1: impl Fn(T, T) -> T,
+) {
+    let Scan { x, y, inits, free, rev: (r0, r1), .. } = s;
+    if free == 0 {
+        return;
+    }
+    for ((xr, yr), init) in x.chunks_mut(free).zip(y.chunks(free)).zip(inits) {
+        let mut r = *init;
+        for (xv, yv) in xr.iter_mut().zip(yr) {
+            let (xe, ye) = (get(*xv), get(*yv));
+            let u = if r0 { f0(r, xe) } else { f0(xe, r) };
+            r = if r1 { f1(ye, u) } else { f1(u, ye) };
+            *xv = put(r);
+        }
+    }
+}
+
+/// The scan's two-level dispatch (op0, then op1 inside it) in one domain.
+macro_rules! scan_visitor {
+    ($visitor:ident, $op:ident, $table:ident, $s:ty, $t:ty, $get:expr, $put:expr) => {
+        impl $visitor for Scan<'_, $s, $t> {
+            type Out = Result<(), numerics::NumericsError>;
+            fn visit<O0: $op>(self) -> Self::Out {
+                struct Second<'a, O0>(Scan<'a, $s, $t>, std::marker::PhantomData<O0>);
+                impl<O0: $op> $visitor for Second<'_, O0> {
+                    type Out = ();
+                    fn visit<O1: $op>(self) {
+                        scan_rows(self.0, $get, $put, O0::apply, O1::apply);
                     }
                 }
+                let op1 = self.op1;
+                $table::with(op1, Second::<O0>(self, std::marker::PhantomData))
             }
         }
-        let op1 = self.op1;
-        ts_ops::with(op1, Second::<O0>(self, std::marker::PhantomData))
+    };
+}
+
+scan_visitor!(F32Visitor, F32Op, ts_ops, f32, f32, |v: f32| v, |v: f32| v);
+scan_visitor!(I32Visitor, I32Op, ts_int_ops, [u8; 4], i32, i32::from_le_bytes, i32::to_le_bytes);
+scan_visitor!(I64Visitor, I64Op, ta_ops, [u8; 8], i64, i64::from_le_bytes, i64::to_le_bytes);
+
+/// An integer compute domain of TensorScalarPtr (seed 000 §2.2): int32 with `ts_int_ops`
+/// (bitvec) or 64-bit with `ta_ops` (`is_tensor_scalar_addr`). Its values live as little-endian
+/// words of its container dtype; the stage, pair and scan passes are the shared ones above.
+trait IntDomain {
+    /// The container the data is converted to on read and from on write.
+    const DTYPE: Dtype;
+    const DOMAIN: Domain;
+    type W: Copy;
+    type T: Copy + Default;
+    fn words(b: &mut [u8]) -> &mut [Self::W];
+    fn words_of(b: &[u8]) -> &[Self::W];
+    fn pick(s: &ScalarSet) -> &Scalars<Self::T>;
+    fn stage(
+        op: AluOp,
+        v: &mut [Self::W],
+        s: &Scalars<Self::T>,
+        rev: bool,
+    ) -> Result<(), numerics::NumericsError>;
+    fn pair(op: AluOp, v: &mut [Self::W], z: &[Self::W], rev: bool) -> Result<(), numerics::NumericsError>;
+    fn scan(op0: AluOp, s: Scan<'_, Self::W, Self::T>) -> Res<()>;
+}
+
+struct Int32;
+impl IntDomain for Int32 {
+    const DTYPE: Dtype = Dtype::Int32;
+    const DOMAIN: Domain = Domain::I32;
+    type W = [u8; 4];
+    type T = i32;
+    fn words(b: &mut [u8]) -> &mut [[u8; 4]] {
+        b.as_chunks_mut::<4>().0
     }
+    fn words_of(b: &[u8]) -> &[[u8; 4]] {
+        b.as_chunks::<4>().0
+    }
+    fn pick(s: &ScalarSet) -> &Scalars<i32> {
+        &s.i
+    }
+    fn stage(
+        op: AluOp,
+        v: &mut [[u8; 4]],
+        s: &Scalars<i32>,
+        rev: bool,
+    ) -> Result<(), numerics::NumericsError> {
+        ts_int_ops::with(op, StageI32(v, s, rev))
+    }
+    fn pair(op: AluOp, v: &mut [[u8; 4]], z: &[[u8; 4]], rev: bool) -> Result<(), numerics::NumericsError> {
+        ts_int_ops::with(op, PairRevI32(v, z, rev))
+    }
+    fn scan(op0: AluOp, s: Scan<'_, [u8; 4], i32>) -> Res<()> {
+        ts_int_ops::with(op0, s).map_err(op_error("op0"))?.map_err(op_error("op1"))
+    }
+}
+
+struct Int64;
+impl IntDomain for Int64 {
+    const DTYPE: Dtype = Dtype::Uint64;
+    const DOMAIN: Domain = Domain::I64;
+    type W = [u8; 8];
+    type T = i64;
+    fn words(b: &mut [u8]) -> &mut [[u8; 8]] {
+        b.as_chunks_mut::<8>().0
+    }
+    fn words_of(b: &[u8]) -> &[[u8; 8]] {
+        b.as_chunks::<8>().0
+    }
+    fn pick(s: &ScalarSet) -> &Scalars<i64> {
+        &s.l
+    }
+    fn stage(
+        op: AluOp,
+        v: &mut [[u8; 8]],
+        s: &Scalars<i64>,
+        rev: bool,
+    ) -> Result<(), numerics::NumericsError> {
+        ta_ops::with(op, StageI64(v, s, rev))
+    }
+    fn pair(op: AluOp, v: &mut [[u8; 8]], z: &[[u8; 8]], rev: bool) -> Result<(), numerics::NumericsError> {
+        ta_ops::with(op, PairRevI64(v, z, rev))
+    }
+    fn scan(op0: AluOp, s: Scan<'_, [u8; 8], i64>) -> Res<()> {
+        ta_ops::with(op0, s).map_err(op_error("op0"))?.map_err(op_error("op1"))
+    }
+}
+
+/// `apply_transpose`'s 32 × 32 partition transpose (StreamTranspose's mapping, as TensorReduce's;
+/// seed 000 §3.1, §5.3): element (p, e) of `src` (rows of `free`) moves to partition
+/// `(p & !31) | (e & 31)`, element `(e & !31) | (p & 31)` of `dst` (the same length).
+fn transpose32<W: Copy>(src: &[W], dst: &mut [W], free: usize) {
+    if free == 0 {
+        return;
+    }
+    for (p, row) in src.chunks(free).enumerate() {
+        for (e, v) in row.iter().enumerate() {
+            if let Some(d) = dst.get_mut(super::stream::stream_transpose_index(p, e, free)) {
+                *d = *v;
+            }
+        }
+    }
+}
+
+/// The per-partition initial values of a scan from its `ins[2]` scalar set: absent → the
+/// domain's zero, an immediate for every row, an AP with one value per partition.
+fn row_inits<T: Copy + Default>(s: &Scalars<T>, parts: usize, free: usize) -> Res<Vec<T>> {
+    Ok(match s {
+        Scalars::Absent => crate::alloc::filled(parts, T::default())?,
+        Scalars::One(c) => crate::alloc::filled(parts, *c)?,
+        Scalars::Every { vals, stride } if *stride == free => crate::alloc::copied(vals)?,
+        Scalars::Every { vals, .. } => {
+            return fault(FaultCause::ScalarCount {
+                slot: Slot::In(2),
+                scalars: vals.len() as u64,
+                elements: parts as u64,
+            });
+        }
+    })
+}
+
+/// TensorScalarPtr's `acc` values that add into the output: Accumulate, AddAccumulate and
+/// LoadAccumulate (the accumulator loaded from the output); Idle, Zero and ZeroAccumulate
+/// overwrite (docs/fidelity.md T4, ASSUMED).
+fn tsp_folds(acc: Option<EngineAccumulationType>) -> Option<EngineAccumulationType> {
+    acc.filter(|a| {
+        matches!(
+            a,
+            EngineAccumulationType::Accumulate
+                | EngineAccumulationType::AddAccumulate
+                | EngineAccumulationType::LoadAccumulate
+        )
+    })
 }
 
 /// The reference's bitvec predicate is not pinned (re-facts §2); ours: an instruction is bitvec
@@ -621,22 +807,22 @@ impl<'p> Simulator<'p> {
         self.two_stages(i, domain, [(t.op0, s0, t.reverse0), (t.op1, s1, t.reverse1)], regions)
     }
 
-    /// TensorScalarPtr: scalars from `ins[1]` and `ins[2]` (seed 000 §2.2).
+    /// TensorScalarPtr: scalars from `ins[1]` and `ins[2]` (seed 000 §2.2), in the domain the
+    /// instruction selects (S3, T1). The plain form runs the shared two stages; `apply_transpose`,
+    /// `is_scalar_tensor_tensor`, `is_tensor_tensor_scan` and the accumulating `acc` values run
+    /// over the whole tensor in that domain (docs/fidelity.md D15, T1–T6).
     pub(crate) fn tensor_scalar_ptr(
         &mut self,
         i: &'p Instruction,
         t: &TensorScalarPtrFields,
         regions: &mut Written,
     ) -> Res<()> {
-        if t.is_tensor_tensor_scan {
-            return self.tensor_tensor_scan(i, t, regions);
-        }
-        let acc = adds(t.acc);
-        if t.acc.is_some_and(|a| a != EngineAccumulationType::Idle) && acc.is_none() {
-            return unclassified("TensorScalarPtr with an acc other than Idle, Accumulate or AddAccumulate");
-        }
-        if t.apply_transpose || t.is_scalar_tensor_tensor || acc.is_some() {
-            return self.tensor_scalar_ptr_f32(i, t, acc, regions);
+        if t.is_tensor_tensor_scan && t.is_scalar_tensor_tensor {
+            return fault(FaultCause::BadField {
+                field: "is_scalar_tensor_tensor",
+                why: "cannot be combined with is_tensor_tensor_scan (ins[2] would be both the full operand1 \
+                      tensor and the scan's initial value)",
+            });
         }
         let domain = if t.is_tensor_scalar_addr {
             Domain::I64
@@ -645,17 +831,48 @@ impl<'p> Simulator<'p> {
         } else {
             Domain::F32
         };
+        let acc = tsp_folds(t.acc);
+        if t.apply_transpose || t.is_scalar_tensor_tensor || t.is_tensor_tensor_scan || acc.is_some() {
+            return match domain {
+                Domain::F32 if t.is_tensor_tensor_scan => self.tensor_tensor_scan(i, t, acc, regions),
+                Domain::F32 => self.tensor_scalar_ptr_f32(i, t, acc, regions),
+                Domain::I32 => self.tensor_scalar_ptr_int::<Int32>(i, t, acc, regions),
+                Domain::I64 => self.tensor_scalar_ptr_int::<Int64>(i, t, acc, regions),
+            };
+        }
         let total = self.input(i, 0)?.elements()?;
         let s0 = self.scalars(i, 1, domain, total)?;
         let s1 = self.scalars(i, 2, domain, total)?;
         self.two_stages(i, domain, [(t.op0, s0, t.reverse0), (t.op1, s1, t.reverse1)], regions)
     }
 
+    /// `ins[k]` of a form that needs a full tensor there (the scalar-tensor-tensor operand1, the
+    /// scan's data1): an AP, else a located `shape` fault (validation checks only `ins[0]`).
+    fn tensor_operand(&self, i: &'p Instruction, k: usize, want: &'static str) -> Res<Arg<'p>> {
+        match i.in_ap(k) {
+            Some(ap) => Ok(self.arg(Slot::In(k), ap)),
+            None => fault(FaultCause::OperandKind { slot: Slot::In(k), want }),
+        }
+    }
+
+    /// `ins[0]`'s shape when `apply_transpose` can take it: partitions and free size multiples of
+    /// 32, else a `shape` fault.
+    fn transpose_shape(inp: Arg<'_>) -> Res<(usize, usize)> {
+        let (parts, free) = inp.shape()?;
+        if !parts.is_multiple_of(32) || !free.is_multiple_of(32) {
+            return fault(FaultCause::Dims {
+                slot: inp.slot,
+                why: "apply_transpose needs partitions and free size that are multiples of 32",
+            });
+        }
+        Ok((parts, free))
+    }
+
     /// TensorScalarPtr's fp32 forms beyond the plain two stages (seed 000 §2.2; nki
     /// `scalar_tensor_tensor`): `apply_transpose` (the input cast to fp32 and 32 × 32
     /// partition-transposed with StreamTranspose's mapping, as TensorReduce's), the
-    /// scalar-tensor-tensor second stage `op1(t, ins[2])` with a full tensor, and `acc`
-    /// Accumulate/AddAccumulate through the shared accumulate.
+    /// scalar-tensor-tensor second stage `op1(t, ins[2])` with a full tensor, and the
+    /// accumulating `acc` values through the shared accumulate.
     fn tensor_scalar_ptr_f32(
         &mut self,
         i: &'p Instruction,
@@ -663,11 +880,6 @@ impl<'p> Simulator<'p> {
         acc: Option<EngineAccumulationType>,
         regions: &mut Written,
     ) -> Res<()> {
-        if t.is_tensor_scalar_addr || is_bitvec(&[t.op0, t.op1]) {
-            return unclassified(
-                "TensorScalarPtr with apply_transpose, is_scalar_tensor_tensor or acc on the integer paths",
-            );
-        }
         let (inp, out) = (self.input(i, 0)?, self.output(i, 0)?);
         let total = inp.elements()?;
         let mut v = self.pool.take_f32();
@@ -675,26 +887,16 @@ impl<'p> Simulator<'p> {
         let r = (|| {
             self.read_f32(inp, &mut v)?;
             if t.apply_transpose {
-                let (parts, free) = inp.shape()?;
-                if !parts.is_multiple_of(32) || !free.is_multiple_of(32) {
-                    return fault(FaultCause::Dims {
-                        slot: inp.slot,
-                        why: "apply_transpose needs partitions and free size that are multiples of 32",
-                    });
-                }
+                let (_, free) = Self::transpose_shape(inp)?;
                 w.clear();
                 crate::alloc::resize(&mut w, v.len(), 0.0)?;
-                for p in 0..parts {
-                    for e in 0..free {
-                        w[super::stream::stream_transpose_index(p, e, free)] = v[p * free + e];
-                    }
-                }
+                transpose32(&v, &mut w, free);
                 std::mem::swap(&mut v, &mut w);
             }
             let s0 = self.scalars(i, 1, Domain::F32, total)?;
             ts_ops::with(t.op0, StageF32(&mut v, &s0.f, t.reverse0)).map_err(op_error("op0"))?;
             if t.is_scalar_tensor_tensor {
-                let b = self.input(i, 2)?;
+                let b = self.tensor_operand(i, 2, "an AP: the scalar_tensor_tensor operand1 tensor")?;
                 self.read_f32(b, &mut w)?;
                 same_count(
                     b.slot,
@@ -714,43 +916,33 @@ impl<'p> Simulator<'p> {
         r
     }
 
-    /// TensorScalarPtr `is_tensor_tensor_scan` (nki `tensor_tensor_scan`): per partition,
-    /// `r = init` (`ins[2]`: an fp32 immediate or one value per partition), then for each element
-    /// `r = op1(op0(data0, r), data1)`, `reverse0` swapping op0's operands and `reverse1` making
-    /// data1 op1's left operand; every `r` is written.
+    /// TensorScalarPtr `is_tensor_tensor_scan` in fp32 (nki `tensor_tensor_scan`): per
+    /// partition, `r = init` (`ins[2]`: an fp32 immediate or one value per partition), then for
+    /// each element `r = op1(op0(data0, r), data1)`, `reverse0` swapping op0's operands and
+    /// `reverse1` making data1 op1's left operand; every `r` written (or accumulated). With
+    /// `apply_transpose`, data0 alone is transposed first (T2).
     fn tensor_tensor_scan(
         &mut self,
         i: &'p Instruction,
         t: &TensorScalarPtrFields,
+        acc: Option<EngineAccumulationType>,
         regions: &mut Written,
     ) -> Res<()> {
-        if t.apply_transpose
-            || t.is_tensor_scalar_addr
-            || t.is_scalar_tensor_tensor
-            || is_bitvec(&[t.op0, t.op1])
-        {
-            return unclassified("is_tensor_tensor_scan combined with other TensorScalarPtr forms");
-        }
-        let (a, b, out) = (self.input(i, 0)?, self.input(i, 1)?, self.output(i, 0)?);
-        let (parts, free) = a.shape()?;
-        let total = parts * free;
-        let init = self.scalars(i, 2, Domain::F32, total)?;
-        let inits: Vec<f32> = match &init.f {
-            Scalars::Absent => crate::alloc::filled(parts, 0.0)?,
-            Scalars::One(c) => crate::alloc::filled(parts, *c)?,
-            Scalars::Every { vals, stride } if *stride == free => crate::alloc::copied(vals)?,
-            Scalars::Every { vals, .. } => {
-                return fault(FaultCause::ScalarCount {
-                    slot: Slot::In(2),
-                    scalars: vals.len() as u64,
-                    elements: parts as u64,
-                });
-            }
-        };
+        let (a, out) = (self.input(i, 0)?, self.output(i, 0)?);
+        let b = self.tensor_operand(i, 1, "an AP: the tensor_tensor_scan data1 tensor")?;
+        let (parts, free) = if t.apply_transpose { Self::transpose_shape(a)? } else { a.shape()? };
+        let init = self.scalars(i, 2, Domain::F32, parts * free)?;
+        let inits = row_inits(&init.f, parts, free)?;
         let mut x = self.pool.take_f32();
         let mut y = self.pool.take_f32();
         let r = (|| {
             self.read_f32(a, &mut x)?;
+            if t.apply_transpose {
+                y.clear();
+                crate::alloc::resize(&mut y, x.len(), 0.0)?;
+                transpose32(&x, &mut y, free);
+                std::mem::swap(&mut x, &mut y);
+            }
             self.read_f32(b, &mut y)?;
             same_count(
                 b.slot,
@@ -761,10 +953,82 @@ impl<'p> Simulator<'p> {
             let scan =
                 Scan { x: &mut x, y: &y, inits: &inits, free, rev: (t.reverse0, t.reverse1), op1: t.op1 };
             ts_ops::with(t.op0, scan).map_err(op_error("op0"))?.map_err(op_error("op1"))?;
-            self.finish_f32(out, &x, adds(t.acc), regions)
+            self.finish_f32(out, &x, acc, regions)
         })();
         self.pool.give_f32(x);
         self.pool.give_f32(y);
+        r
+    }
+
+    /// TensorScalarPtr's forms beyond the plain two stages on an integer path (T1–T5): the data
+    /// converted to the domain's container (int32 / uint64) and, with `apply_transpose`, its
+    /// words permuted (no fp32 step); then the stages (the second against a full `ins[2]` tensor
+    /// for scalar-tensor-tensor) or the scan against `ins[1]`, in `ts_int_ops` / `ta_ops`; the
+    /// result written or accumulated (wrapping) through the shared accumulate.
+    fn tensor_scalar_ptr_int<D: IntDomain>(
+        &mut self,
+        i: &'p Instruction,
+        t: &TensorScalarPtrFields,
+        acc: Option<EngineAccumulationType>,
+        regions: &mut Written,
+    ) -> Res<()> {
+        let (inp, out) = (self.input(i, 0)?, self.output(i, 0)?);
+        let (parts, free) = if t.apply_transpose { Self::transpose_shape(inp)? } else { inp.shape()? };
+        let total = parts * free;
+        let (mut x, mut w) = (self.pool.take(), self.pool.take());
+        let r = (|| {
+            self.read(inp, D::DTYPE, &mut x)?;
+            if t.apply_transpose {
+                crate::alloc::resize(&mut w, x.len(), 0)?;
+                transpose32(D::words_of(&x), D::words(&mut w), free);
+                std::mem::swap(&mut x, &mut w);
+            }
+            let count = |b: &[u8]| D::words_of(b).len();
+            if t.is_tensor_tensor_scan {
+                let b = self.tensor_operand(i, 1, "an AP: the tensor_tensor_scan data1 tensor")?;
+                let init = self.scalars(i, 2, D::DOMAIN, total)?;
+                let inits = row_inits(D::pick(&init), parts, free)?;
+                self.read(b, D::DTYPE, &mut w)?;
+                same_count(
+                    b.slot,
+                    count(&x),
+                    count(&w),
+                    "tensor_tensor_scan's two data inputs hold the same number of elements",
+                )?;
+                let scan = Scan {
+                    x: D::words(&mut x),
+                    y: D::words_of(&w),
+                    inits: &inits,
+                    free,
+                    rev: (t.reverse0, t.reverse1),
+                    op1: t.op1,
+                };
+                D::scan(t.op0, scan)?;
+            } else {
+                let s0 = self.scalars(i, 1, D::DOMAIN, total)?;
+                D::stage(t.op0, D::words(&mut x), D::pick(&s0), t.reverse0).map_err(op_error("op0"))?;
+                if t.is_scalar_tensor_tensor {
+                    let z = self.tensor_operand(i, 2, "an AP: the scalar_tensor_tensor operand1 tensor")?;
+                    self.read(z, D::DTYPE, &mut w)?;
+                    same_count(
+                        z.slot,
+                        count(&x),
+                        count(&w),
+                        "scalar_tensor_tensor's operand1 holds one value per data element",
+                    )?;
+                    D::pair(t.op1, D::words(&mut x), D::words_of(&w), t.reverse1).map_err(op_error("op1"))?;
+                } else {
+                    let s1 = self.scalars(i, 2, D::DOMAIN, total)?;
+                    D::stage(t.op1, D::words(&mut x), D::pick(&s1), t.reverse1).map_err(op_error("op1"))?;
+                }
+            }
+            match acc {
+                Some(acc) => self.accumulate(out, acc, D::DTYPE, &x, regions),
+                None => self.write(out, D::DTYPE, &x, regions),
+            }
+        })();
+        self.pool.give(x);
+        self.pool.give(w);
         r
     }
 

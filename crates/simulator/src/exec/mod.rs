@@ -26,7 +26,7 @@ use numerics::Profile;
 pub(crate) use dge::without_level;
 pub(crate) use elementwise::is_bitvec;
 pub use operand::fnv1a;
-pub(crate) use operand::{Arg, Written, adds, distinct_pairs};
+pub(crate) use operand::{Arg, Written, distinct_pairs};
 pub use par::Parallelism;
 
 /// How a run ended.
