@@ -82,6 +82,8 @@ fn help_of_every_subcommand_matches_its_snapshot() {
         "dump",
         "dge",
         "diff",
+        "check",
+        "ops",
         "isa",
         "isa decode",
         "isa encode",
@@ -134,7 +136,7 @@ fn completions_name_every_subcommand() {
     let (code, bash, err) = birsim(&["completions", "bash"]);
     assert_eq!(code, 0, "{err}");
     assert!(bash.contains("complete -F _birsim"), "{bash}");
-    for sub in ["run", "validate", "dump", "dge", "diff", "isa", "completions"] {
+    for sub in ["run", "validate", "dump", "dge", "diff", "check", "ops", "isa", "completions"] {
         assert!(bash.contains(&format!("birsim,{sub})")), "bash completion lacks `{sub}`");
     }
     for sub in ["decode", "encode", "validate", "run"] {

@@ -65,10 +65,10 @@ enum Cmd {
     Dump(dump::DumpArgs),
     Dge(dge::DgeArgs),
     Diff(diff::DiffArgs),
-    Isa(isa::IsaArgs),
-    Completions(completions::CompletionsArgs),
     Check(check::CheckArgs),
     Ops(check::OpsArgs),
+    Isa(isa::IsaArgs),
+    Completions(completions::CompletionsArgs),
 }
 
 fn main() -> ExitCode {
