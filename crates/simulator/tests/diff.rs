@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
 mod common;
-use common::{ap, f32s};
+use common::{ap, f32s, scale_shift_double, ts};
 
 use bir_ir::{ValidateOptions, json, validate};
 use numerics::Profile;
@@ -28,24 +28,6 @@ fn program(body: &str) -> bir_ir::Program {
         t("out", "ExternalOutput")
     );
     json::load_str(&text).unwrap()
-}
-
-fn ts(name: &str, src: &str, dst: &str, op: &str, c: f32) -> String {
-    format!(
-        r#"{{"opcode":"TensorScalar","name":"{name}","op0":"{op}","const0":{c:?},"reverse0":false,"op1":"bypass","const1":0.0,"reverse1":false,"ins":[{}],"outs":[{}]}}"#,
-        ap(src, "float32", 0, &[(8, 1), (1, 8)]),
-        ap(dst, "float32", 0, &[(8, 1), (1, 8)])
-    )
-}
-
-/// scale: t = a × 1; shift: u = t + c; double: out = u × 2.
-fn scale_shift_double(shift_name: &str, c: f32) -> String {
-    [
-        ts("scale", "a", "t", "mult", 1.0),
-        ts(shift_name, "t", "u", "add", c),
-        ts("double", "u", "out", "mult", 2.0),
-    ]
-    .join(",")
 }
 
 /// Runs `p` with a = 1..=8 and returns its trace as the JSONL file would hold it, read back.

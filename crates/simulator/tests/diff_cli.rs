@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
 mod common;
-use common::{ap, birsim, f32s, s, scratch};
+use common::{ap, birsim, f32s, s, scale_shift_double, scratch};
 
 use std::path::{Path, PathBuf};
 
@@ -33,24 +33,6 @@ fn program(d: &Path, file: &str, body: &str) -> PathBuf {
     let p = d.join(file);
     std::fs::write(&p, text).unwrap();
     p
-}
-
-fn ts(name: &str, src: &str, dst: &str, op: &str, c: f32) -> String {
-    format!(
-        r#"{{"opcode":"TensorScalar","name":"{name}","op0":"{op}","const0":{c:?},"reverse0":false,"op1":"bypass","const1":0.0,"reverse1":false,"ins":[{}],"outs":[{}]}}"#,
-        ap(src, "float32", 0, &[(8, 1), (1, 8)]),
-        ap(dst, "float32", 0, &[(8, 1), (1, 8)])
-    )
-}
-
-/// scale: t = a × 1; shift: u = t + c; double: out = u × 2.
-fn scale_shift_double(shift_name: &str, c: f32) -> String {
-    [
-        ts("scale", "a", "t", "mult", 1.0),
-        ts(shift_name, "t", "u", "add", c),
-        ts("double", "u", "out", "mult", 2.0),
-    ]
-    .join(",")
 }
 
 /// An fp32 `.npy` of shape `shape`.

@@ -164,3 +164,22 @@ pub fn run_keep(
         .collect();
     (fault, out)
 }
+
+/// A TensorScalar `dst = src op c` over an 8 × 1 fp32 tile (the diff tests' programs).
+pub fn ts(name: &str, src: &str, dst: &str, op: &str, c: f32) -> String {
+    format!(
+        r#"{{"opcode":"TensorScalar","name":"{name}","op0":"{op}","const0":{c:?},"reverse0":false,"op1":"bypass","const1":0.0,"reverse1":false,"ins":[{}],"outs":[{}]}}"#,
+        ap(src, "float32", 0, &[(8, 1), (1, 8)]),
+        ap(dst, "float32", 0, &[(8, 1), (1, 8)])
+    )
+}
+
+/// scale: t = a × 1; shift: u = t + c; double: out = u × 2.
+pub fn scale_shift_double(shift_name: &str, c: f32) -> String {
+    [
+        ts("scale", "a", "t", "mult", 1.0),
+        ts(shift_name, "t", "u", "add", c),
+        ts("double", "u", "out", "mult", 2.0),
+    ]
+    .join(",")
+}
