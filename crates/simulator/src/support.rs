@@ -541,11 +541,6 @@ fn acc_value(a: EngineAccumulationType) -> u8 {
     EngineAccumulationType::ALL.iter().position(|x| *x == a).map_or(0, |k| k as u8)
 }
 
-/// The `acc` a [`Fact::Acc`] value names.
-fn acc_of(v: u8) -> EngineAccumulationType {
-    EngineAccumulationType::ALL.get(usize::from(v)).copied().unwrap_or(EngineAccumulationType::Idle)
-}
-
 /// TensorScalarPtr (exec/elementwise.rs `tensor_scalar_ptr`): every form (plain, apply_transpose,
 /// scalar-tensor-tensor, scan, any `acc`) runs in the domain its flags and ops pick (fidelity
 /// S3, T1-T5), except a scan with scalar-tensor-tensor (a bad-field fault, T6).
@@ -582,12 +577,7 @@ fn copy_predicated(q: &impl Facts) -> Verdict {
     }
     match q.get(Fact::SideOp) {
         SIDE_ABSENT => Verdict::rejected("a side output needs a reduce_op (a bad-field fault)"),
-        SIDE_FOLD => {
-            if acc_of(q.get(Fact::Acc)) == EngineAccumulationType::LoadAccumulate {
-                return Verdict::not_implemented("CopyPredicated's side output with LoadAccumulate");
-            }
-            Verdict::runs("the side output folds add, mult, max or min (D10)")
-        }
+        SIDE_FOLD => Verdict::runs("the side output folds add, mult, max or min, any acc (D10, L1)"),
         _ => Verdict::rejected("the side output folds only add, mult, max or min (an unsupported-op fault)"),
     }
 }

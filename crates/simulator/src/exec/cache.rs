@@ -9,7 +9,7 @@
 //!   (the seed's prose: "the reverse0/reverse1 flags pick scan direction"); `Options` turns it off.
 //! - S15: the cache is engine state that outlives the instruction, one value per partition row
 //!   per engine, initially 0. `Zero`/`ZeroAccumulate` reset it to 0 and `LoadAccumulate` loads it
-//!   from `ins[1]` (the seed's two initialising cases); `Accumulate`, `AddAccumulate` and `Idle`
+//!   from `ins[1]` (the seed's two initialising cases; the one LoadAccumulate rule, L1); `Accumulate`, `AddAccumulate` and `Idle`
 //!   continue from it, as AWS's chained `tensor_scalar_cumulative` calls do.
 
 use super::operand::same_count;

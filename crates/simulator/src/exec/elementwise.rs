@@ -8,9 +8,9 @@
 //! (`doEngineAccumReduce`, §2.3). TensorScalarPtr's `apply_transpose`, `is_scalar_tensor_tensor`,
 //! `is_tensor_tensor_scan` (nki `scalar_tensor_tensor` / `tensor_tensor_scan`) and accumulating
 //! `acc` forms run over the whole tensor in the instruction's domain (fp32, or the int32 /
-//! 64-bit words of the integer paths with the same stage passes); `acc` Accumulate,
-//! AddAccumulate and LoadAccumulate add into the output, Idle, Zero and ZeroAccumulate overwrite
-//! (docs/fidelity.md D15, T1–T6).
+//! 64-bit words of the integer paths with the same stage passes). In every accumulating kernel
+//! here `acc` Accumulate, AddAccumulate and LoadAccumulate add into the output, Idle, Zero and
+//! ZeroAccumulate overwrite (docs/fidelity.md L1, D15, T1–T6).
 
 use super::operand::same_count;
 use super::operand::{adds, pieces};
@@ -501,20 +501,6 @@ fn row_inits<T: Copy + Default>(s: &Scalars<T>, parts: usize, free: usize) -> Re
     })
 }
 
-/// TensorScalarPtr's `acc` values that add into the output: Accumulate, AddAccumulate and
-/// LoadAccumulate (the accumulator loaded from the output); Idle, Zero and ZeroAccumulate
-/// overwrite (docs/fidelity.md T4, ASSUMED).
-fn tsp_folds(acc: Option<EngineAccumulationType>) -> Option<EngineAccumulationType> {
-    acc.filter(|a| {
-        matches!(
-            a,
-            EngineAccumulationType::Accumulate
-                | EngineAccumulationType::AddAccumulate
-                | EngineAccumulationType::LoadAccumulate
-        )
-    })
-}
-
 /// The reference's bitvec predicate is not pinned (re-facts §2); ours: an instruction is bitvec
 /// when any of its non-bypass ops is a bit operation (docs/fidelity.md S3, ASSUMED).
 pub(crate) fn is_bitvec(ops: &[AluOp]) -> bool {
@@ -831,7 +817,7 @@ impl<'p> Simulator<'p> {
         } else {
             Domain::F32
         };
-        let acc = tsp_folds(t.acc);
+        let acc = adds(t.acc);
         if t.apply_transpose || t.is_scalar_tensor_tensor || t.is_tensor_tensor_scan || acc.is_some() {
             return match domain {
                 Domain::F32 if t.is_tensor_tensor_scan => self.tensor_tensor_scan(i, t, acc, regions),
@@ -1032,7 +1018,8 @@ impl<'p> Simulator<'p> {
         r
     }
 
-    /// TensorTensor: `out = op(in0, in1)`, optionally accumulated into the output (seed 000 §2.3).
+    /// TensorTensor: `out = op(in0, in1)`, optionally accumulated into the output (seed 000 §2.3;
+    /// `acc` Accumulate, AddAccumulate, LoadAccumulate add, the others overwrite: fidelity S5, L1).
     pub(crate) fn tensor_tensor(
         &mut self,
         i: &'p Instruction,

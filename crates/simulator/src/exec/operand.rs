@@ -439,9 +439,21 @@ impl<'p> Simulator<'p> {
 }
 
 /// The accumulation an instruction's `acc` asks of its output, if it adds into it
-/// (`Accumulate`, `AddAccumulate`; seed 000 §2.3, §3.1).
+/// (seed 000 §2.3, §3.1): `Accumulate`, `AddAccumulate` and `LoadAccumulate` — the one rule of
+/// docs/fidelity.md L1 (ASSUMED): LoadAccumulate loads the accumulator from the initial-value
+/// operand, and a kernel without one (TensorScalarPtr, TensorTensor, TensorReduce,
+/// CopyPredicated's side output) loads it from the output, so it adds into what the output
+/// holds; absent, `Idle`, `Zero` and `ZeroAccumulate` overwrite. TensorScalarCache, which has
+/// the operand (`Imm1Ptr`, seed 000 §2.4), initialises its cache instead (exec/cache.rs).
 pub(crate) fn adds(acc: Option<EngineAccumulationType>) -> Option<EngineAccumulationType> {
-    acc.filter(|a| matches!(a, EngineAccumulationType::Accumulate | EngineAccumulationType::AddAccumulate))
+    acc.filter(|a| {
+        matches!(
+            a,
+            EngineAccumulationType::Accumulate
+                | EngineAccumulationType::AddAccumulate
+                | EngineAccumulationType::LoadAccumulate
+        )
+    })
 }
 
 /// True when no two elements of the AP share an address (a sufficient test: sorted by |step|,

@@ -4,7 +4,9 @@
 //! level 0, X the innermost level, and a short AP's missing middle dims are size 1, so no axis
 //! but XYZW / C / XYZWC ever folds the partition dim. Every fold runs strictly in element order
 //! within its output (a left fold; never reassociated), dispatched once on the op into a
-//! monomorphic loop.
+//! monomorphic loop. An accumulating TensorReduce (`acc` Accumulate, AddAccumulate or
+//! LoadAccumulate: docs/fidelity.md S6, L1) adds the negated fold into what the output holds
+//! through the shared accumulate; absent, Idle, Zero and ZeroAccumulate overwrite.
 
 use super::operand::adds;
 use super::{Arg, Res, Simulator, Written, fault};
@@ -234,7 +236,7 @@ impl I32Visitor for FoldI32<'_> {
 
 impl<'p> Simulator<'p> {
     /// TensorReduce: fold the `axis` dims, divide-first average, negate after the fold, then
-    /// accumulate into the output (seed 000 §3.1).
+    /// accumulate into the output when `acc` adds (seed 000 §3.1; fidelity L1) or write it.
     pub(crate) fn tensor_reduce(
         &mut self,
         i: &'p Instruction,

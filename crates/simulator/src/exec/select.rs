@@ -6,7 +6,8 @@
 //! - CopyPredicated: `out[e] ← (pred[e] ≠ 0) XOR reverse_pred ? src[e] : out[e]`, the predicate
 //!   read converted to uint32 (D9); with an `outs[1]`, the `doEngineAccumReduce` side output
 //!   (seed 000 §5.5): per destination partition row, the in-order fp32 fold of `reduce_op` over
-//!   the values the row holds after the copy, written or accumulated by `acc` (D10).
+//!   the values the row holds after the copy, written or accumulated by `acc` (D10; LoadAccumulate
+//!   accumulates, as Accumulate does: L1).
 //!
 //! The predicate is decided once into a byte mask; the merge is one pass dispatched on element
 //! width ([`merge_bytes`]).
@@ -45,8 +46,8 @@ pub(crate) fn first_bad_predicate(pred: &[f32]) -> Option<(usize, f32)> {
     pred.iter().position(|&v| v != 0.0 && v != 1.0).map(|k| (k, pred[k]))
 }
 
-/// The side output's fold (D10): `reduce_op` must be add, mult, max or min; LoadAccumulate is
-/// not modelled.
+/// The side output's fold (D10): `reduce_op` must be add, mult, max or min (every `acc` value
+/// is accepted: L1).
 fn side_op(fields: &CopyPredicatedFields) -> Res<AluOp> {
     let Some(op) = fields.reduce_op else {
         return fault(FaultCause::BadField {
@@ -59,9 +60,6 @@ fn side_op(fields: &CopyPredicatedFields) -> Res<AluOp> {
             what: "a CopyPredicated side output (add, mult, max or min)",
             op,
         });
-    }
-    if fields.acc == Some(EngineAccumulationType::LoadAccumulate) {
-        return unclassified("CopyPredicated's side output with LoadAccumulate");
     }
     Ok(op)
 }
@@ -167,6 +165,12 @@ impl<'p> Simulator<'p> {
                 s.elements()?,
                 "the side output holds one value per destination partition",
             )?;
+            // An accumulating side output needs a dtype the shared accumulate reduces (S16).
+            if let Some(acc) = adds(fields.acc)
+                && !s.ap.dtype.is_reducible()
+            {
+                return fault(FaultCause::NotReducible { slot: s.slot, dtype: s.ap.dtype, acc });
+            }
         }
         let pred_arg = self.input(i, 1)?;
         // The source is a tensor or an immediate (nki tensor_copy_predicated: "src tile or scalar").
@@ -250,7 +254,7 @@ impl<'p> Simulator<'p> {
     /// of `outs[0]`, `fold = v0 ⊕ v1 ⊕ …` over the row's values after the copy, in element order
     /// in fp32 (`⊕` = add, mult, or glibc `fmaxf`/`fminf`; an empty row gives the identity), then
     /// `outs[1][p] ← fold` (acc absent, Idle, Zero, ZeroAccumulate) or `outs[1][p] += fold`
-    /// through the shared accumulate (Accumulate, AddAccumulate).
+    /// through the shared accumulate (Accumulate, AddAccumulate, LoadAccumulate: L1).
     fn copy_predicated_reduce(
         &mut self,
         i: &'p Instruction,
