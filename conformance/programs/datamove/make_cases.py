@@ -1380,6 +1380,12 @@ case("cpred_side_no_reduce_op_faults", cpred_side_case(None, fault=True),
      fault=("bad-field", "reduce_op"))
 
 
+# ================================================================ 12. x4 forms and CopyPredicated LoadAccumulate (x4_cases.py)
+import x4_cases  # noqa: E402  (its own module, own RNG; it registers through case() above)
+
+x4_cases.add_cases(globals())
+
+
 # ================================================================ write
 def write_all():
     for d in os.listdir(HERE):

@@ -809,4 +809,9 @@ import tspint_cases  # noqa: E402  (its own module, own RNG; it registers throug
 
 tspint_cases.add_cases(globals())
 
+# ---------------------------------------------------------------- L: TensorTensor / TensorReduce LoadAccumulate (loadacc_cases.py)
+import loadacc_cases  # noqa: E402  (its own module, own RNG; it registers through case() above)
+
+loadacc_cases.add_cases(globals())
+
 write_all()
