@@ -141,6 +141,29 @@ def add_cases(m):
                 out.append("N4")
         return out
 
+    FACT_TEXT = {
+        "D16": "CONFIRMED: containers address x4 (re-facts §1); x4 casts unpack to 4 floats (re-facts §4)",
+        "N1": "CONFIRMED: casts go src -> fp32 -> dst with RNE; equal dtypes copy bytes (re-facts §4)",
+        "N2": "CONFIRMED: refsim FP8 saturates overflow and +-Inf to +-max (re-facts §4)",
+        "N3": "CONFIRMED: bf16 / fp16 encode by RNE, refsim NaN codes (re-facts §4)",
+        "D2": "CONFIRMED: the TransposeOps table, the name gives the destination axis order (re-facts §3)",
+        "D8": "CONFIRMED: Select's predicate is strictly 0 or 1 (seed 000 §5.5)",
+        "D9": "SEED-STRONG: CopyPredicated reads its predicate as an integer, non-zero = true (seed 000 §5.5)",
+        "D10": "SEED-STRONG: CopyPredicated's doEngineAccumReduce side effect (seed 000 §5.5)",
+        "D14": "CONFIRMED: AffineSelect compares the Iota affine value with 0 (seed 000 §5.4)",
+        "S16": "CONFIRMED: folds reuse the arithmetic core's per-dtype accumulate (seed 000 §2.3, re-facts §8)",
+        "N15": "CONFIRMED: cast_copy_or_accumulate adds for the 8 reducible dtypes under FP8 config 0 (re-facts §8)",
+    }
+
+    def facts(*dts, extra=()):
+        ids = ["D16", "N1"] if any(d in X4 for d in dts) else ["N1"]
+        if any(d in ("float8_e4m3fn_x4", "float8_e5m2_x4", "float8_e4m3fn", "float8e5") for d in dts):
+            ids.append("N2")
+        if any(d in ("bfloat16", "float16") for d in dts):
+            ids.append("N3")
+        ids += [e for e in extra if e not in ids]
+        return [f"{i} ({FACT_TEXT[i]})" for i in ids]
+
     # ============================================================ K1 Select
     SEL = ("K1 (s16 contract): Select elementwise over values, an x4 operand = 4 values per container in lane "
            "order N9; T/F converted to the output dtype lane by lane; pred exactly 0/1 through fp32 (D8)")
@@ -189,7 +212,8 @@ def add_cases(m):
             assert ((pv == 0) | (pv == 1)).all()
             g.save(yt, "y", out_dt, p, oel, finish(np.where(pv == 1, us[0], us[1]), out_dt))
         chosen = set(lane_cite(out_dt, pdt, *[s[1] for s in (t, f) if s[0] == "ap"]))
-        case(name, g, f"{note} ({SEL})", choices=sorted({"K1", "D8"} | chosen), fault=fault)
+        case(name, g, f"{note} ({SEL})", choices=sorted({"K1", "D8"} | chosen), fault=fault,
+             facts=facts(out_dt, pdt, *[s[1] for s in (t, f) if s[0] == "ap"], extra=("D8",)))
 
     select_x4("x4_select_e4m3fn_pred_int32", "Select into float8_e4m3fn_x4 (6 containers per row) with an int32 "
               "predicate of 24 values per row (one per lane), fp32 T/F tensors of 24 values", "float8_e4m3fn_x4",
@@ -288,7 +312,11 @@ def add_cases(m):
                 want = encode(fold, sdt2)
             g.save(rt, "r", sdt2, p, 1, want)
             chosen |= {"D10"}
-        case(name, g, f"{note} ({CPR})", choices=sorted(chosen))
+        fx = ("D9", "D10", "S16", "N15") if side is not None and acc in ("Accumulate", "AddAccumulate", "LoadAccumulate") \
+            else (("D9", "D10") if side is not None else ("D9",))
+        case(name, g, f"{note} ({CPR})", choices=sorted(chosen),
+             facts=facts(out_dt, pdt, src[1] if src[0] == "ap" else "float32",
+                         *([side[2]] if side is not None else []), extra=fx))
 
     def accumulate(prev_raw, result_raw, dt):
         """The shared accumulate (S16): floats widened to fp32, result + prev in fp32, narrowed back by
@@ -391,7 +419,8 @@ def add_cases(m):
         g.inst("TensorScalarAffineSelect", [tile(xt, in_dt, parts, xin.shape[1])], [tile(yt, out_dt, parts, fo)],
                base=base, pattern=pattern, channel_multiplier=cm, compare_op=cmp, fill_value=fill)
         g.save(yt, "y", out_dt, parts, fo, y)
-        case(name, g, f"{note} ({ASEL})", choices=sorted({"K2"} | set(lane_cite(out_dt, in_dt)) | set(extra)))
+        case(name, g, f"{note} ({ASEL})", choices=sorted({"K2"} | set(lane_cite(out_dt, in_dt)) | set(extra)),
+             facts=facts(out_dt, in_dt, extra=("D14",)))
 
     asel_x4("x4_asel_is_ge_fp32_in_e4m3fn_x4", "AffineSelect is_ge, v = -2 + p - c over 8 containers per row, fp32 "
             "input of 32 values per row (4 consecutive per container) into float8_e4m3fn_x4, fill -3.0 (0xC4)",
@@ -457,7 +486,8 @@ def add_cases(m):
         g.save("yt", "y", dst_dt, dn[0], dn[1] * dn[2] * dn[3], d4.reshape(dn[0], -1))
         case(name, g, f"DMACopy Transpose {TNAMES[code]} (code {code}) {src_dt} [W,Z,Y,X] = {dims} -> {dst_dt}, "
              f"packed {tuple(packed.shape)}, dst nums {dn}: {note} ({TRX})",
-             choices=sorted({"K3", "D2"} | set(lane_cite(src_dt, dst_dt)) | set(extra)))
+             choices=sorted({"K3", "D2"} | set(lane_cite(src_dt, dst_dt)) | set(extra)),
+             facts=facts(src_dt, dst_dt, extra=("D2",)))
 
     for code, dims in [(12, (3, 2, 5, 8)), (1, (2, 3, 4, 12)), (5, (4, 3, 2, 8)), (11, (2, 5, 3, 4)), (8, (3, 4, 2, 8))]:
         transpose_x4(f"x4_transpose_{code:02d}_{TNAMES[code].lower()}_fp32_to_e4m3fn_x4",
@@ -503,7 +533,7 @@ def add_cases(m):
              f"DMACopy Transpose {TNAMES[code]} fp32 [W,Z,Y,X] = {dims} -> {dst_dt}: X = {x} is not a multiple of 4, "
              f"so the source cannot pack -> a fault naming outs[0] (read as kind shape, see x4_cases.py X1), before "
              f"anything is written; the earlier Save is intact ({TRX})", choices=["K3", "D2", "N9"],
-             fault=("shape", "outs[0]"))
+             fault=("shape", "outs[0]"), facts=facts("float32", dst_dt, extra=("D2",)))
 
     # ============================================================ L1 on CopyPredicated's side output
     LCPS = ("L1 (s16 contract): LoadAccumulate on a kernel without an initial-value operand accumulates into what the "
@@ -549,7 +579,8 @@ def add_cases(m):
             assert (want != once).any(), "narrowing the fold first must matter somewhere"
         g.save(yt, "y", "float32", p, f, y)
         g.save(rt, "r", side_dt, p, 1, want)
-        case(name, g, f"{note} ({LCPS})", choices=sorted({"L1", "D10", "S16"}))
+        case(name, g, f"{note} ({LCPS})", choices=sorted({"L1", "D10", "S16"}),
+             facts=facts("float32", side_dt, extra=("D9", "D10", "S16", "N15")))
 
     lcp("loadacc_cpred_side_add_float32", "CopyPredicated side output, add, LoadAccumulate: side = what it held + the "
         "row's fp32 sum", "add", "LoadAccumulate", "float32")

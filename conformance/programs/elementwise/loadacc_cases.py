@@ -30,7 +30,24 @@ I32_MIN, I32_MAX = -2**31, 2**31 - 1
 
 
 def add_cases(m):
-    Prog, ap, tile, case, SIZE = m["Prog"], m["ap"], m["tile"], m["case"], m["SIZE"]
+    Prog, ap, tile, SIZE = m["Prog"], m["ap"], m["tile"], m["SIZE"]
+    FACT_TEXT = {
+        "S16": "CONFIRMED: folds reuse the arithmetic core's per-dtype accumulate (seed 000 §2.3, re-facts §8)",
+        "N15": "CONFIRMED: cast_copy_or_accumulate adds for the 8 reducible dtypes, ints wrap, FP8 config 0 (re-facts §8)",
+        "S5": "CONFIRMED: TensorTensor's op tables (seed 000 §2.3)",
+        "S6": "CONFIRMED: TensorReduce's folds, negate after the fold (seed 000 §3.1)",
+        "N1": "CONFIRMED: casts go src -> fp32 -> dst with RNE (re-facts §4)",
+        "N2": "CONFIRMED: refsim FP8 saturates overflow to +-max on a write (re-facts §4)",
+        "N3": "CONFIRMED: bf16 / fp16 encode by RNE (re-facts §4)",
+    }
+
+    def case(name, g, note, choices=(), fault=None):
+        ids = ["S16", "N15"] + [c for c in ("S5", "S6") if c in choices] + ["N1"]
+        if "float8e5" in name:
+            ids.append("N2")
+        if "bfloat16" in name or "float16" in name:
+            ids.append("N3")
+        m["case"](name, g, note, fault=fault, choices=choices, facts=[f"{i} ({FACT_TEXT[i]})" for i in ids])
     encode, decode, ts, ts_int, fold = m["encode"], m["decode"], m["ts"], m["ts_int"], m["fold"]
     binary_program, reduce_program = m["binary_program"], m["reduce_program"]
 
