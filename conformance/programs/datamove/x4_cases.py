@@ -36,6 +36,10 @@ Ambiguities in the contract and the reading taken here:
      value index = 13) against an x4 output, so either reading gives 13.
   X3 Transpose code None (0) is doCopy (D2); a casting doCopy into x4 is not part of K3, so only
      codes 1..13 are used.
+  X4 K1 says operands holding different value counts get "the existing located count fault"; for
+     statically known counts that is today a validation `ap-shape` error at the instruction (as
+     cce_count_mismatch_error), so x4_*_count_error are validation-error cases whose operand holds
+     as many elements as the x4 output has containers (a quarter of its values).
 """
 import ml_dtypes as md
 import numpy as np
@@ -256,6 +260,32 @@ def add_cases(m):
               "value 13 (container 3, lane 1) -> fault bad-field naming the element 13, before anything is written; "
               "the earlier Save is intact", "float8_e4m3fn_x4", "int32", ("ap", "float32"), ("imm", 0.0),
               pred_bits=pb, early=True, fault=("bad-field", "13"))
+
+    # operands counted in containers instead of values: refused like any count mismatch (X4)
+    def count_error(name, note, opcode, out_dt, ins_of, fields):
+        g = Prog()
+        p, fo = 4, 6
+        tiles = []
+        for nm, dt, n in ins_of:
+            # error cases write no data; zeros keep the module RNG's stream (and the later cases) as they were
+            raw = np.zeros((p, n), STORE[dt])
+            tiles.append(tile(g.tile_in(nm, dt, raw), dt, p, n))
+        g.sb("yt", out_dt, p, fo)
+        k = g.inst(opcode, tiles, [tile("yt", out_dt, p, fo)], **fields)
+        case(name, g, f"{note}: a count mismatch, refused by validation before the run (K1/K2; x4_cases.py X4)",
+             choices=["K1" if opcode != "TensorScalarAffineSelect" else "K2", "N9"],
+             errors=[("ap-shape", f"instruction #{k}", "")])
+
+    count_error("x4_select_pred_counts_containers_error", "Select into float8_e4m3fn_x4 (6 containers = 24 values per "
+                "row) with a uint8 predicate and fp32 T/F of 6 elements per row", "Select", "float8_e4m3fn_x4",
+                [("pred", "uint8", 6), ("t", "float32", 6), ("f", "float32", 6)], {})
+    count_error("x4_cpred_src_counts_containers_error", "CopyPredicated into float4_e2m1fn_x4 (6 containers = 24 "
+                "values per row) from an fp32 source of 6 elements per row, uint8 predicate of 24", "CopyPredicated",
+                "float4_e2m1fn_x4", [("src", "float32", 6), ("pred", "uint8", 24)], {})
+    count_error("x4_asel_input_counts_containers_error", "AffineSelect into float8_e5m2_x4 (6 containers = 24 values "
+                "per row) from an fp32 input of 6 elements per row", "TensorScalarAffineSelect", "float8_e5m2_x4",
+                [("x", "float32", 6)], dict(base=0, pattern=[[1, 6]], channel_multiplier=0, compare_op="is_ge",
+                                            fill_value=0.0))
 
     # ============================================================ K1 CopyPredicated
     CPR = ("K1 (s16 contract): CopyPredicated elementwise over values, out lane <- pred ? src lane : out lane, a false "
