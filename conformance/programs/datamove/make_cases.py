@@ -16,6 +16,8 @@ same libstdc++ header take the fallback path (rng/uniform_seed*.txt, the expecta
 re-implementation of the fallback below is asserted equal to the C++ output.
 
 Cases that depend on an ASSUMED decision carry `choice: D<n>` (dm-decisions.md IDs).
+The packed `_x4` forms (`x4_*`) and CopyPredicated's side output under LoadAccumulate (`loadacc_cpred_*`)
+live in x4_cases.py (session-16 contract K1-K3, L1), registered at the end with their own RNG.
 Run: /work/main/.venv/bin/python conformance/programs/datamove/make_cases.py
 """
 import json
@@ -181,8 +183,15 @@ def ap_index(pairs, offset=0):
 CASES = {}
 
 
-def case(name, prog, note, choices=(), fault=None, errors=None):
+FACTS = {}
+
+
+def case(name, prog, note, choices=(), fault=None, errors=None, facts=()):
+    """facts: the CONFIRMED / DOCUMENTED docs/fidelity.md rows the case relies on, written as
+    `# fact: ID` comment lines (the runner has no fact directive)."""
     assert name not in CASES, name
+    if facts:
+        FACTS[name] = tuple(facts)
     CASES[name] = (prog, note, tuple(choices), fault, errors)
 
 
@@ -1380,6 +1389,12 @@ case("cpred_side_no_reduce_op_faults", cpred_side_case(None, fault=True),
      fault=("bad-field", "reduce_op"))
 
 
+# ================================================================ 12. x4 forms and CopyPredicated LoadAccumulate (x4_cases.py)
+import x4_cases  # noqa: E402  (its own module, own RNG; it registers through case() above)
+
+x4_cases.add_cases(globals())
+
+
 # ================================================================ write
 def write_all():
     for d in os.listdir(HERE):
@@ -1392,6 +1407,7 @@ def write_all():
         with open(os.path.join(d, "case.json"), "w") as f:
             json.dump(g.program(), f, indent=1)
         lines = [f"# {note}", "# expected outputs from make_cases.py (NumPy / ml_dtypes, rng/ C++ draws), never from birsim"]
+        lines += [f"# fact: {x}" for x in FACTS.get(name, ())]
         lines += [f"choice: {c}" for c in choices]
         if errors:
             # A program the validator must refuse: the runner loads and validates it and compares

@@ -13,6 +13,8 @@ from the semantics the seed and docs/fidelity.md state, independently of birsim:
 The TensorScalarPtr integer-path / scan / scalar-tensor-tensor / apply_transpose / acc cases
 (`tsp_i32_*`, `tsp_i64_*`, `tsp_f32_*`, `fault_tsp_*`) live in tspint_cases.py, written from the
 `tspint` decisions (fidelity T1-T6); its docstring lists the contract's ambiguities and our readings.
+The TensorTensor / TensorReduce LoadAccumulate cases (`loadacc_*`) live in loadacc_cases.py (session-16
+contract L1).
 
 Run: .venv/bin/python conformance/programs/elementwise/make_cases.py
 """
@@ -218,11 +220,18 @@ def tile(mem, dt, p, f, offset=0):
 CASES = {}
 
 
-def case(name, prog, note, fault=None, choices=(), errors=None):
+FACTS = {}
+
+
+def case(name, prog, note, fault=None, choices=(), errors=None, facts=()):
     """fault = (KIND, MESSAGE): the run must stop with that guest fault (the outputs hold what was
     written before it). choices: extra docs/fidelity.md IDs (besides `choices_of`). errors = a list
     of (KIND, LOCATION, MESSAGE): the validator must refuse the program with those diagnostics."""
     assert name not in CASES, name
+    if facts:
+        # the CONFIRMED / DOCUMENTED docs/fidelity.md rows the case relies on, written as
+        # `# fact: ID` comment lines (the runner has no fact directive)
+        FACTS[name] = tuple(facts)
     CASES[name] = (prog, note, fault, tuple(choices), errors)
 
 
@@ -781,6 +790,7 @@ def write_all():
         with open(os.path.join(d, "case.json"), "w") as f:
             json.dump(g.program(), f, indent=1)
         lines = [f"# {note}", "# expected outputs from make_cases.py (NumPy / ml_dtypes)"]
+        lines += [f"# fact: {x}" for x in FACTS.get(name, ())]
         if errors:
             # A program the validator must refuse: the runner loads and validates it and compares
             # the located diagnostics (as programs/datamove's *_error cases).
@@ -808,5 +818,10 @@ def write_all():
 import tspint_cases  # noqa: E402  (its own module, own RNG; it registers through case() above)
 
 tspint_cases.add_cases(globals())
+
+# ---------------------------------------------------------------- L: TensorTensor / TensorReduce LoadAccumulate (loadacc_cases.py)
+import loadacc_cases  # noqa: E402  (its own module, own RNG; it registers through case() above)
+
+loadacc_cases.add_cases(globals())
 
 write_all()
