@@ -461,11 +461,11 @@ fn datamove(ctx: &Ctx, peer: &dyn Fn(&str) -> Result<f64, String>) {
             let one = time_sim_on(&p.text(), &[("x", &x)], o.reps(), Some(1));
             row(&format!("dma-transpose {code} on 1 thread"), one, "NumPy", peer(key), Goal::Info);
         }
-        // The floor: the transpose writes 4 MiB into untouched memory, as a fresh memcpy does
+        // The floor: the transpose writes 2 MiB into untouched memory, as a fresh memcpy does
         // (NumPy's result reuses warm pages its allocator just freed).
         let c = peers::run_c(&ctx.c, "memcpy", &[(n * 4).to_string(), o.reps().to_string()]);
         row(
-            "dma-transpose floor: C memcpy of the 4 MiB (fresh THP dst)",
+            "dma-transpose floor: C memcpy of the 2 MiB (fresh THP dst)",
             peers::pick(&c, "huge"),
             "NumPy transpose(1,0,2)",
             peer("transpose-102"),

@@ -162,6 +162,13 @@ pub(crate) fn tile_transpose<const N: usize>(
         let ti = e.min(ni - i0);
         for j0 in (0..nj).step_by(e) {
             let tj = e.min(nj - j0);
+            if ti == e
+                && tj == e
+                && e.is_multiple_of(MICRO)
+                && micro_tiles(src, so + i0 + j0 * sj, sj, dst, o + i0 * di + j0, di, e)
+            {
+                continue;
+            }
             for (j, t) in tmp.chunks_exact_mut(e).take(tj).enumerate() {
                 let s = so + i0 + (j0 + j) * sj;
                 if let Some(row) = src.get(s..s + ti) {
@@ -175,6 +182,67 @@ pub(crate) fn tile_transpose<const N: usize>(
                     *d = *v;
                 }
             }
+        }
+    }
+}
+
+/// The edge of the register-sized blocks a full tile is moved in.
+const MICRO: usize = 8;
+
+/// One full `e × e` tile of [`tile_transpose`] (`e` a multiple of [`MICRO`]) as `MICRO × MICRO`
+/// blocks of fixed size, each read into a local array by source rows and written out by
+/// destination rows, so every index is a constant but the row starts. `false` (nothing
+/// written) when a row leaves either slice; the caller's element loop then does the checks.
+fn micro_tiles<const N: usize>(
+    src: &[[u8; N]],
+    s: usize,
+    sj: usize,
+    dst: &mut [[u8; N]],
+    d: usize,
+    di: usize,
+    e: usize,
+) -> bool {
+    let (last_s, last_d) = (s + (e - 1) + (e - 1) * sj, d + (e - 1) * di + (e - 1));
+    if last_s >= src.len() || last_d >= dst.len() {
+        return false;
+    }
+    for ib in (0..e).step_by(MICRO) {
+        for jb in (0..e).step_by(MICRO) {
+            micro_block(src, s + ib + jb * sj, sj, dst, d + ib * di + jb, di);
+        }
+    }
+    true
+}
+
+/// One `MICRO × MICRO` block: `dst[d + i·di + j] = src[s + i + j·sj]`, the eight source rows
+/// and each destination row taken once as fixed-size arrays, so the element moves are
+/// unrolled loads and stores (the caller checked that every row is inside its slice).
+#[inline(always)]
+fn micro_block<const N: usize>(
+    src: &[[u8; N]],
+    s: usize,
+    sj: usize,
+    dst: &mut [[u8; N]],
+    d: usize,
+    di: usize,
+) {
+    let zero = [[0u8; N]; MICRO];
+    let mut rows = [&zero; MICRO];
+    for (j, r) in rows.iter_mut().enumerate() {
+        let a = s + j * sj;
+        match src.get(a..a + MICRO).and_then(|r| <&[[u8; N]; MICRO]>::try_from(r).ok()) {
+            Some(row) => *r = row,
+            None => return,
+        }
+    }
+    for i in 0..MICRO {
+        let a = d + i * di;
+        let Some(out) = dst.get_mut(a..a + MICRO).and_then(|r| <&mut [[u8; N]; MICRO]>::try_from(r).ok())
+        else {
+            return;
+        };
+        for (o, row) in out.iter_mut().zip(&rows) {
+            *o = row[i];
         }
     }
 }
@@ -588,6 +656,10 @@ mod tests {
             [1, 1, 1, 1],
             [3, 1, 1, 7],
             [33, 1, 17, 1],
+            // Full tiles for every width (64 × 64 for 1- and 2-byte elements) with ragged
+            // edges, so the fixed-size block path and the element loop both run.
+            [2, 130, 1, 67],
+            [1, 64, 3, 128],
         ];
         for code in 0..14u8 {
             let op = <TransposeOps as bir_ir::BirEnum>::from_ordinal(u64::from(code))
