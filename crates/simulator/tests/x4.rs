@@ -377,3 +377,39 @@ fn dma_transpose_packing_an_x_not_a_multiple_of_4_faults() {
     assert!(msg.contains("outs[0]") && msg.contains("multiple of 4"), "{msg}");
     assert_eq!(out[1], vec![0x11; 16]);
 }
+
+/// K1 / D9 when the output's AP dtype is not its memory's: the taken values are converted on
+/// to the memory dtype and merged as bits there, so an untaken one keeps its stored bits.
+/// bf16 memory read as fp32: stored 7F81 (a NaN with payload), 3F80 (1.0); src fp32 [2, 3],
+/// pred [0, 1] → 7F81, 4040 (3.0): bytes 81 7F 40 40. e5m2_x4 memory read as e4m3fn_x4: stored
+/// 7D 3C 3C 3C; src imm 2.0 (e4m3fn 0x40, stored as e5m2 0x40); pred [0, 1, 0, 1] →
+/// 7D 40 3C 40.
+#[test]
+fn copy_predicated_through_a_storage_cast_keeps_untaken_bits() {
+    let out = ok(
+        &[
+            t("s", "float32", 2, f32s(&[2.0, 3.0])),
+            t("p", "uint8", 2, vec![0, 1]),
+            t("y", "bfloat16", 2, vec![0x81, 0x7F, 0x80, 0x3F]),
+        ],
+        &inst(
+            "CopyPredicated",
+            "DVE",
+            &[ap("s", "float32", 0, &[(2, 1), (1, 2)]), ap("p", "uint8", 0, &[(2, 1), (1, 2)])],
+            &[ap("y", "float32", 0, &[(2, 1), (1, 2)])],
+            "",
+        ),
+    );
+    assert_eq!(hex(&out[2]), "81 7F 40 40");
+    let out = ok(
+        &[t("p", "uint8", 4, vec![0, 1, 0, 1]), t("y", E5X4, 1, vec![0x7D, 0x3C, 0x3C, 0x3C])],
+        &inst(
+            "CopyPredicated",
+            "DVE",
+            &[imm(2.0), ap("p", "uint8", 0, &[(4, 1), (1, 4)])],
+            &[ap("y", E4X4, 0, &[(1, 1), (1, 1)])],
+            "",
+        ),
+    );
+    assert_eq!(hex(&out[1]), "7D 40 3C 40");
+}

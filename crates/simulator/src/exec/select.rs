@@ -315,6 +315,54 @@ mod tests {
         assert_eq!(out, [9, 9, 3, 4]);
     }
 
+    /// The slow twin of [`merge_lanes`]: each container as its little-endian integer, lane k
+    /// shifted out by k × the lane width (N9), picked, and shifted back.
+    fn merge_twin(take: &[bool], a: &[u8], dt: Dtype, out: &[u8]) -> Vec<u8> {
+        let (size, lanes) = (dt.size(), dt.lanes());
+        let bits = 8 * size / lanes;
+        let mask = u64::MAX >> (64 - bits);
+        let word = |c: &[u8]| c.iter().rev().fold(0u64, |w, b| (w << 8) | u64::from(*b));
+        let mut res = Vec::new();
+        for (k, (o, v)) in out.chunks_exact(size).zip(a.chunks_exact(size)).enumerate() {
+            let (o, v) = (word(o), word(v));
+            let mut w = 0u64;
+            for lane in 0..lanes {
+                let from = if take[k * lanes + lane] { v } else { o };
+                w |= from & (mask << (bits * lane));
+            }
+            res.extend_from_slice(&w.to_le_bytes()[..size]);
+        }
+        res
+    }
+
+    #[test]
+    fn merge_lanes_matches_the_per_lane_twin() {
+        let dts = [
+            Dtype::Float4E2m1fnX4,
+            Dtype::Float8E4m3fnX4,
+            Dtype::Float8E5m2X4,
+            Dtype::Bfloat16,
+            Dtype::Int64,
+        ];
+        for dt in dts {
+            let containers = 37;
+            let bytes = |seed: u32| -> Vec<u8> {
+                (0..containers * dt.size() as u32)
+                    .map(|i| (i.wrapping_add(seed).wrapping_mul(2_654_435_761) >> 13) as u8)
+                    .collect()
+            };
+            let (a, out) = (bytes(1), bytes(7));
+            let take: Vec<bool> = (0..containers as usize * dt.lanes())
+                .map(|i| (i.wrapping_mul(40_503) >> 5) % 3 == 0)
+                .collect();
+            let want = merge_twin(&take, &a, dt, &out);
+            let mut got = out.clone();
+            merge_lanes(&take, &a, dt, &mut got);
+            assert_eq!(got, want, "{dt}");
+            assert!(got != out && got != a, "{dt}: the mix takes from both sides");
+        }
+    }
+
     #[test]
     fn bad_predicates() {
         assert_eq!(first_bad_predicate(&[0.0, -0.0, 1.0]), None);
