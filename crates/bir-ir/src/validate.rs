@@ -680,6 +680,12 @@ impl Validator<'_> {
                     self.same_count(i, k);
                 }
             }
+            // The source (when an AP) and the predicate hold one value per output value (K1).
+            Op::CopyPredicated(_) => {
+                for k in 0..2 {
+                    self.same_count(i, k);
+                }
+            }
             Op::DMATrigger(t) => {
                 for (k, name) in t.dma_blocks.iter().enumerate() {
                     match blocks.get(name.as_str()) {

@@ -78,29 +78,40 @@ fn select_into_fp8_x4_takes_one_int32_predicate_value_per_lane() {
     assert_eq!(hex(&out[2]), "38 40 40 44 40 B8 38 40");
 }
 
+/// The validation diagnostics (field, message) of `inst` over 2-container DRAM tensors `p`
+/// (`p_dtype`, `p_n` elements) and `y` (`y_dtype`).
+fn refused(p_dtype: &str, p_n: usize, y_dtype: &str, inst: &str) -> Vec<(String, String)> {
+    let text = format!(
+        r#"{{"functions":[{{"name":"f","allocations":[
+          {{"name":"p","kind":"ExternalInput","dtype":"{p_dtype}","tensor_shape":[{p_n}],"memorylocations":[{{"name":"p","type":"DRAM","dims":[1,{}]}}]}},
+          {{"name":"y","kind":"ExternalOutput","dtype":"{y_dtype}","tensor_shape":[2],"memorylocations":[{{"name":"y","type":"DRAM","dims":[1,8]}}]}}],
+          "blocks":[{inst}]}}]}}"#,
+        p_n * size_of(p_dtype)
+    );
+    let prog = bir_ir::json::load_str(&text).unwrap();
+    let err = bir_ir::validate(&prog, &bir_ir::ValidateOptions::default()).unwrap_err();
+    err.iter().map(|d| (d.field.clone(), d.message.clone())).collect()
+}
+
 /// K1: one predicate value per container is a count mismatch (2 values for 8); validation
 /// refuses it statically, naming the predicate operand.
 #[test]
 fn select_with_one_predicate_value_per_container_is_refused() {
-    let text = format!(
-        r#"{{"functions":[{{"name":"f","allocations":[
-          {{"name":"p","kind":"ExternalInput","dtype":"int32","tensor_shape":[2],"memorylocations":[{{"name":"p","type":"DRAM","dims":[1,8]}}]}},
-          {{"name":"y","kind":"ExternalOutput","dtype":"{E4X4}","tensor_shape":[2],"memorylocations":[{{"name":"y","type":"DRAM","dims":[1,8]}}]}}],
-          "blocks":[{}]}}]}}"#,
-        inst(
+    let d = refused(
+        "int32",
+        2,
+        E4X4,
+        &inst(
             "Select",
             "DVE",
             &[ap("p", "int32", 0, &[(2, 1), (1, 2)]), imm(1.0), imm(0.0)],
             &[ap("y", E4X4, 0, &[(2, 1), (1, 2)])],
             "",
-        )
+        ),
     );
-    let prog = bir_ir::json::load_str(&text).unwrap();
-    let err = bir_ir::validate(&prog, &bir_ir::ValidateOptions::default()).unwrap_err();
-    let d: Vec<_> = err.iter().collect();
     assert_eq!(d.len(), 1, "{d:?}");
-    assert_eq!(d[0].field, "ins[0].ap");
-    assert!(d[0].message.contains("(8; 4 per x4 element), found 2"), "{}", d[0].message);
+    assert_eq!(d[0].0, "ins[0].ap");
+    assert!(d[0].1.contains("(8; 4 per x4 element), found 2"), "{}", d[0].1);
 }
 
 /// K1: an x4 predicate is read lane by lane with Select's strict 0/1 test (D8). pred lanes
@@ -200,28 +211,45 @@ fn copy_predicated_merges_fp4_nibbles() {
     assert_eq!(hex(&out[2]), "2A A3 65 AA");
 }
 
-/// K1: a predicate of one value per container against an x4 output holds 2 values for 8: a
-/// located count fault naming the predicate (ins[1]); nothing written.
+/// K1: a predicate of one value per container against an x4 output holds 2 values for 8:
+/// validation refuses it, naming the predicate (ins[1]); a source counted in containers (an
+/// fp32 AP of 2 elements beside a predicate of 8) is named the same way (ins[0]).
 #[test]
 fn copy_predicated_counts_values_not_containers() {
-    let (f, out) = run(
-        &[
-            t("s", F4X4, 2, vec![0xAA; 4]),
-            t("p", "int32", 2, i32s(&[1, 1])),
-            t("y", F4X4, 2, vec![0x21, 0x43, 0x65, 0x07]),
-        ],
+    let d = refused(
+        "int32",
+        2,
+        F4X4,
         &inst(
             "CopyPredicated",
             "DVE",
-            &[ap("s", F4X4, 0, &[(2, 1), (1, 2)]), ap("p", "int32", 0, &[(2, 1), (1, 2)])],
+            &[imm(1.0), ap("p", "int32", 0, &[(2, 1), (1, 2)])],
             &[ap("y", F4X4, 0, &[(2, 1), (1, 2)])],
             "",
         ),
     );
-    let (kind, msg) = f.unwrap();
-    assert_eq!(kind, FaultKind::Shape);
-    assert!(msg.contains("ins[1] holds 2 values but 8 are needed"), "{msg}");
-    assert_eq!(hex(&out[2]), "21 43 65 07");
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].0, "ins[1].ap");
+    assert!(
+        d[0].1.contains("CopyPredicated needs one value per output value (8; 4 per x4 element), found 2"),
+        "{}",
+        d[0].1
+    );
+    let d = refused(
+        "float32",
+        8,
+        E5X4,
+        &inst(
+            "CopyPredicated",
+            "DVE",
+            &[ap("p", "float32", 0, &[(2, 1), (1, 2)]), ap("p", "float32", 0, &[(8, 1), (1, 8)])],
+            &[ap("y", E5X4, 0, &[(2, 1), (1, 2)])],
+            "",
+        ),
+    );
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].0, "ins[0].ap");
+    assert!(d[0].1.contains("(8; 4 per x4 element), found 2"), "{}", d[0].1);
 }
 
 /// K1: the side output folds each row's lane values in lane order. Output rows (one x4
