@@ -680,6 +680,12 @@ impl Validator<'_> {
                     self.same_count(i, k);
                 }
             }
+            // The source (when an AP) and the predicate hold one value per output value (K1).
+            Op::CopyPredicated(_) => {
+                for k in 0..2 {
+                    self.same_count(i, k);
+                }
+            }
             Op::DMATrigger(t) => {
                 for (k, name) in t.dma_blocks.iter().enumerate() {
                     match blocks.get(name.as_str()) {
@@ -976,18 +982,35 @@ impl Validator<'_> {
                         rank_ok = false;
                     }
                 }
-                if rank_ok {
+                // The source counted in the destination's dtype (fidelity K3): a cast into an
+                // x4 dtype packs 4 values along X, one out of x4 unpacks them. An X count that
+                // is not a multiple of 4 is left to the executor's located `dims` fault.
+                let (ls, ld) = (src.dtype.lanes(), dst.dtype.lanes());
+                let mut nums: Vec<i64> = src.pairs.iter().map(|p| p.num).collect();
+                let packs_evenly = match nums.last_mut() {
+                    Some(x) if ld > ls => {
+                        let k = (ld / ls) as i64;
+                        let even = *x % k == 0;
+                        *x /= k;
+                        even
+                    }
+                    Some(x) if ls > ld => {
+                        *x = x.saturating_mul((ls / ld) as i64);
+                        true
+                    }
+                    _ => true,
+                };
+                if rank_ok && packs_evenly {
                     let perm = d.transpose_op.permutation();
-                    let want: Vec<i64> = perm.iter().map(|&p| src.pairs[p].num).collect();
+                    let want: Vec<i64> = perm.iter().map(|&p| nums[p]).collect();
                     let got: Vec<i64> = dst.pairs.iter().map(|p| p.num).collect();
                     if want != got {
                         self.err(
                             ErrorKind::ApShape,
                             "outs[0].ap",
                             format!(
-                                "transpose {} (source axes {perm:?}) of a source shaped {:?} gives {want:?}, but the destination is {got:?}",
-                                d.transpose_op,
-                                src.pairs.iter().map(|p| p.num).collect::<Vec<_>>()
+                                "transpose {} (source axes {perm:?}) of a source shaped {nums:?} gives {want:?}, but the destination is {got:?}",
+                                d.transpose_op
                             ),
                         );
                     }
@@ -1126,19 +1149,21 @@ impl Validator<'_> {
         }
     }
 
-    /// `ins[k]`, when an AP, holds as many elements as `outs[0]`.
+    /// `ins[k]`, when an AP, holds as many values as `outs[0]` (elements × lanes: an `_x4`
+    /// element holds 4 values; fidelity K1, K2).
     fn same_count(&mut self, i: &Instruction, k: usize) {
+        let values = |ap: &AccessPattern| elements(ap).and_then(|n| n.checked_mul(ap.dtype.lanes() as i64));
         if let (Some(a), Some(o)) = (i.in_ap(k), i.out_ap(0))
-            && elements(a) != elements(o)
+            && values(a) != values(o)
         {
             self.err(
                 ErrorKind::ApShape,
                 &format!("ins[{k}].ap"),
                 format!(
-                    "{} needs one value per output element ({}), found {}",
+                    "{} needs one value per output value ({}; 4 per x4 element), found {}",
                     i.opcode(),
-                    show(elements(o)),
-                    show(elements(a))
+                    show(values(o)),
+                    show(values(a))
                 ),
             );
         }
@@ -1316,6 +1341,28 @@ mod tests {
             check(&dma(&ap("x", &[(5, 24), (1, 5)]), &flat, r#""mode":"Transpose","transpose_op":"None""#)),
             []
         );
+    }
+
+    /// K3: a transpose that casts into or out of x4 counts the source in the destination's
+    /// dtype. fp32 [1,1,2,8] packs to [1,1,2,2] (X/4), which WZXY (perm 0,1,3,2) keeps as
+    /// [1,1,2,2]; fp8_x4 [1,1,2,2] unpacks to [1,1,2,8], which WZXY makes [1,1,8,2]. An X of 6
+    /// does not pack: no static error, the executor faults `dims` naming outs[0].
+    #[test]
+    fn transpose_shapes_count_the_source_in_the_destination_dtype() {
+        let x4 = |s: String| s.replace("float32", "float8_e4m3fn_x4");
+        let wzxy = r#""mode":"Transpose","transpose_op":"WZXY""#;
+        let src = ap("x", &[(16, 1), (16, 1), (8, 2), (1, 8)]);
+        let packed = x4(ap("y", &[(4, 1), (4, 1), (2, 2), (1, 2)]));
+        assert_eq!(check(&dma(&src, &packed, wzxy)), []);
+        // The value count [1,1,8,2] is not the container count.
+        let e = check(&dma(&src, &x4(ap("y", &[(16, 1), (16, 1), (2, 8), (1, 2)])), wzxy));
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert_eq!((e[0].0, e[0].1.as_str()), (ErrorKind::ApShape, "outs[0].ap"));
+        assert!(e[0].2.contains("shaped [1, 1, 2, 2] gives [1, 1, 2, 2]"), "{}", e[0].2);
+        let x4_src = x4(ap("x", &[(4, 1), (4, 1), (2, 2), (1, 2)]));
+        assert_eq!(check(&dma(&x4_src, &ap("y", &[(16, 1), (16, 1), (2, 8), (1, 2)]), wzxy)), []);
+        let six = ap("x", &[(12, 1), (12, 1), (6, 2), (1, 6)]);
+        assert_eq!(check(&dma(&six, &x4(ap("y", &[(4, 1), (4, 1), (2, 2), (1, 1)])), wzxy)), []);
     }
 
     #[test]

@@ -172,7 +172,8 @@ pub enum FaultCause {
     BadPredicate {
         /// The predicate operand.
         slot: Slot,
-        /// The element index (AP order).
+        /// The value index: the element index in AP order, an `_x4` predicate's lanes counted
+        /// one by one (docs/fidelity.md K1).
         index: u64,
         /// The value read (as fp32 bits, for an exact message).
         value: bir_ir::F32,

@@ -137,7 +137,9 @@ pub enum Fact {
     SideOutput,
     /// CopyPredicated's `reduce_op`: absent, add/mult/max/min, other.
     SideOp,
-    /// `outs[0]` is a packed `_x4` dtype.
+    /// `outs[0]` is a packed `_x4` dtype. No opcode asks it since Select, CopyPredicated and
+    /// TensorScalarAffineSelect run into x4 (docs/fidelity.md K1, K2); kept so the enum stays
+    /// source-compatible.
     OutPacked,
     /// `outs[0]`'s dtype is one `cast_copy_or_accumulate` reduces.
     OutReducible,
@@ -145,7 +147,9 @@ pub enum Fact {
     StorageCast,
     /// `ins[0]` and `outs[0]` have different dtypes.
     InOutDiffer,
-    /// A DMA transpose (a real permutation) casts into or out of a packed `_x4` dtype.
+    /// A DMA transpose (a real permutation) casts into or out of a packed `_x4` dtype. No
+    /// opcode asks it since those transposes run (docs/fidelity.md K3); kept so the enum stays
+    /// source-compatible.
     TransposeCastsPacked,
 }
 
@@ -420,7 +424,6 @@ impl Facts for InstFacts<'_> {
 }
 
 const DYNAMIC: &str = "access patterns with a dynamic offset";
-const PACKED_OUT_SELECT: &str = "Select into a packed x4 dtype";
 
 /// The verdict for an instruction of opcode `op` whose facts `q` answers. The executor stops
 /// with its `not-implemented` fault before running the kernel; see the module doc.
@@ -473,15 +476,9 @@ pub fn classify(op: Opcode, q: &impl Facts) -> Verdict {
         }
         Opcode::TensorScalarPtr => tensor_scalar_ptr(q),
         Opcode::Select | Opcode::TensorScalarAffineSelect => {
+            // Packed x4 outputs run too: lane by lane (K1), a shared predicate per container (K2).
             if q.yes(Fact::Dynamic) {
                 return Verdict::not_implemented(DYNAMIC);
-            }
-            if q.yes(Fact::OutPacked) {
-                return Verdict::not_implemented(if op == Opcode::Select {
-                    PACKED_OUT_SELECT
-                } else {
-                    "TensorScalarAffineSelect into a packed x4 dtype"
-                });
             }
             Verdict::runs("")
         }
@@ -564,13 +561,11 @@ fn tensor_scalar_ptr(q: &impl Facts) -> Verdict {
     }
 }
 
-/// CopyPredicated (exec/select.rs): the packed-dtype refusal and the side output's fold.
+/// CopyPredicated (exec/select.rs): the side output's fold (packed x4 outputs run lane by
+/// lane, K1).
 fn copy_predicated(q: &impl Facts) -> Verdict {
     if q.yes(Fact::Dynamic) {
         return Verdict::not_implemented(DYNAMIC);
-    }
-    if q.yes(Fact::OutPacked) {
-        return Verdict::not_implemented("CopyPredicated into a packed x4 dtype");
     }
     if !q.yes(Fact::SideOutput) {
         return Verdict::runs("");
@@ -593,9 +588,6 @@ fn dma(mode: CopyMode, q: &impl Facts) -> Verdict {
             return Verdict::not_implemented(
                 "a dynamic offset (scalar, vector or register) outside DMACopy Copy mode",
             );
-        }
-        if mode == CopyMode::Transpose && q.yes(Fact::TransposeCastsPacked) {
-            return Verdict::not_implemented("a DMA transpose that casts into or out of a packed x4 dtype");
         }
         return Verdict::runs("");
     }

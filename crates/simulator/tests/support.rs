@@ -112,7 +112,7 @@ fn tsp(name: &str, data: &str, s: &str, out: &str, fields: &str) -> String {
 
 /// A fixed program of tests/data/check/ (shared with the CLI test, tests/check_cli.rs): the
 /// fully supported one (Memset, TensorScalar, TensorTensor, TensorScalarPtr), the one using
-/// not-implemented combinations (Select into a packed x4 dtype, a Matmult, beside a
+/// not-implemented combinations (a DMACopy in Dynamic mode, a Matmult, beside a
 /// TensorTensor that runs), and the one bir-ir validation rejects (a StreamTranspose that
 /// casts, a TensorTensor whose output leaves its location, beside one that is fine).
 fn fixture(name: &str) -> String {

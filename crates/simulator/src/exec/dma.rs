@@ -5,7 +5,11 @@
 //!   copies only the element pairs whose both addresses are inside their locations (D1).
 //! - Transpose: code 0 is `doCopy`; codes 1..13 permute 4-level APs,
 //!   `dst = numpy.transpose(src, perm)` with `perm` the TransposeOps table (re-facts §3; D2),
-//!   one cache-blocked pass dispatched on element width.
+//!   one cache-blocked pass dispatched on element width. A transpose that casts into, out of
+//!   or between packed `_x4` dtypes casts first, in the source's order, packing 4 consecutive
+//!   X values per container or unpacking them (the source counted `[W, Z, Y, X/4]` or
+//!   `[W, Z, Y, 4X]`, [`packed_shape`]; an X that does not pack faults `dims` on outs[0]), then
+//!   permutes the containers (K3).
 //! - Replicate: `dst = numpy.tile(src, (dst_parts / src_parts, 1))` (D3).
 //! - CCE: an N-input fp32 reduce (add/max/min, optional per-input scale; D4).
 //!
@@ -273,6 +277,23 @@ pub(crate) fn permute_bytes(
 /// argument (D4) — numerics' one definition.
 pub(crate) use numerics::alu::{fmaxf, fminf};
 
+/// The source shape of a DMA transpose counted in the destination's dtype (K3): the source is
+/// read converted to `dst` in its own AP order, so packing into an `_x4` dtype groups 4
+/// consecutive values along X (`[W, Z, Y, X/4]`, `None` when X is not a multiple of 4),
+/// unpacking one gives `[W, Z, Y, 4X]`, and equal lane counts keep the shape.
+pub(crate) fn packed_shape(sn: [usize; 4], src: Dtype, dst: Dtype) -> Option<[usize; 4]> {
+    let (ls, ld) = (src.lanes(), dst.lanes());
+    let [w, z, y, x] = sn;
+    if ls == ld {
+        Some(sn)
+    } else if ld > ls {
+        let k = ld / ls;
+        x.is_multiple_of(k).then(|| [w, z, y, x / k])
+    } else {
+        Some([w, z, y, x.saturating_mul(ls / ld)])
+    }
+}
+
 /// The 4 nums of a 4-level AP.
 fn nums4(a: Arg<'_>) -> Res<[usize; 4]> {
     let p = &a.ap.pairs;
@@ -455,14 +476,21 @@ impl<'p> Simulator<'p> {
         }
         let (src, dst) = (self.input(i, 0)?, self.output(i, 0)?);
         let (sn, dn) = (nums4(src)?, nums4(dst)?);
+        let dt = dst.ap.dtype;
+        // The source as it is after the cast to dt in its own order (K3).
+        let Some(sn) = packed_shape(sn, src.ap.dtype, dt) else {
+            return fault(FaultCause::Dims {
+                slot: dst.slot,
+                why: "a DMA transpose that packs into an x4 dtype needs the source's X count a multiple of 4",
+            });
+        };
         let perm = op.permutation();
         if perm.map(|p| sn[p]) != dn {
             return fault(FaultCause::Dims {
                 slot: dst.slot,
-                why: "a DMA transpose needs dst.num[k] = src.num[perm[k]]",
+                why: "a DMA transpose needs dst.num[k] = src.num[perm[k]] (the source counted in the destination's dtype)",
             });
         }
-        let dt = dst.ap.dtype;
         let par = self.options.parallelism;
         if src.ap.dtype == dt
             && let (Some(sr), Some(dr)) = (self.contiguous(src)?, self.contiguous(dst)?)
@@ -488,11 +516,8 @@ impl<'p> Simulator<'p> {
         let (mut a, mut b) = (self.pool.take(), self.pool.take());
         let r = self.read(src, dt, &mut a).and_then(|()| {
             crate::alloc::resize(&mut b, a.len(), 0)?;
-            // A packed x4 container moves whole, as one element of its container size (D2):
-            // the APs count containers, and a same-dtype transpose reads and writes them raw.
-            if (dt.lanes() != 1 || src.ap.dtype.lanes() != 1) && src.ap.dtype != dt {
-                return unclassified("a DMA transpose that casts into or out of a packed x4 dtype");
-            }
+            // Elements of dt after the cast: an x4 container moves whole, as one element of its
+            // container size (D2, K3), and the read packed or unpacked the source along X.
             permute_bytes(&a, dt.size(), sn, perm, &mut b, par);
             self.write(dst, dt, &b, regions)
         });
@@ -724,6 +749,18 @@ mod tests {
             let op = <TransposeOps as bir_ir::BirEnum>::from_ordinal(code as u64).unwrap();
             assert_eq!(at(op, flat), 73, "code {code}");
         }
+    }
+
+    /// K3: the source shape counted in the destination's dtype.
+    #[test]
+    fn packed_shape_packs_and_unpacks_along_x() {
+        let (f, e4, e5, f4) =
+            (Dtype::Float32, Dtype::Float8E4m3fnX4, Dtype::Float8E5m2X4, Dtype::Float4E2m1fnX4);
+        assert_eq!(packed_shape([2, 3, 4, 8], f, e4), Some([2, 3, 4, 2]));
+        assert_eq!(packed_shape([2, 3, 4, 6], f, f4), None);
+        assert_eq!(packed_shape([2, 3, 4, 2], e4, f), Some([2, 3, 4, 8]));
+        assert_eq!(packed_shape([2, 3, 4, 5], e4, e5), Some([2, 3, 4, 5]));
+        assert_eq!(packed_shape([2, 3, 4, 5], f, Dtype::Bfloat16), Some([2, 3, 4, 5]));
     }
 
     #[test]

@@ -10,7 +10,15 @@
 //! Iota writes the values cast from int32 to the output dtype; AffineSelect writes
 //! `cmp(v, 0) ? in[e] : fill_value` (`ts_int_cmp_ops`, signed). Both compute into a reused buffer
 //! and write once.
+//!
+//! AffineSelect into a packed `_x4` dtype (docs/fidelity.md K2): the affine index belongs to an
+//! AP element, i.e. a container (lanes have no coordinate), so a container's 4 lanes share one
+//! predicate: `out lane k = pred(container) ? in lane k : fill_value`, the fill cast to the lane
+//! dtype in every lane. The input holds as many values as the output (an x4 input of as many
+//! containers, or a one-lane input of 4× the elements, 4 consecutive values per container),
+//! converted to the output dtype; the merge moves whole containers.
 
+use super::operand::same_count;
 use super::select::merge_bytes;
 use super::{Arg, Res, Simulator, Written, fault};
 use crate::fault::FaultCause;
@@ -163,9 +171,6 @@ impl<'p> Simulator<'p> {
     ) -> Res<()> {
         let (src, out) = (self.input(i, 0)?, self.output(i, 0)?);
         let dt = out.ap.dtype;
-        if dt.lanes() != 1 {
-            return super::unclassified("TensorScalarAffineSelect into a packed x4 dtype");
-        }
         let mut vals = Vec::new();
         self.affine_for(out, &f.generator, &mut vals)?;
         let mut pred = Vec::new();
@@ -176,16 +181,13 @@ impl<'p> Simulator<'p> {
             });
         }
         let fill = self.f32_as(out, f.fill_value.get(), dt)?;
+        // Values, not containers (K2): the input holds as many as the output.
+        const WHY: &str = "the input holds one value per output value (4 per x4 container)";
+        let n = vals.len() * dt.lanes();
+        same_count(src.slot, n, src.values()?, WHY)?;
         let (mut data, mut o) = (self.pool.take(), self.pool.take());
         let r = self.read(src, dt, &mut data).and_then(|()| {
-            if data.len() != vals.len() * dt.size() {
-                return fault(FaultCause::Count {
-                    slot: src.slot,
-                    expected: vals.len() as u64,
-                    actual: (data.len() / dt.size().max(1)) as u64,
-                    why: "the input holds one value per output element",
-                });
-            }
+            same_count(src.slot, n, numerics::codec::values_in(dt, data.len()), WHY)?;
             crate::alloc::extend(&mut o, data.len(), fill.iter().copied().cycle().take(data.len()))?;
             merge_bytes(&pred, &data, dt.size(), &mut o);
             self.write(out, dt, &o, regions)

@@ -12,6 +12,7 @@
 //!
 //! Buffers come from a [`Pool`], so a kernel allocates nothing once the pool is warm.
 
+use super::select::merge_lanes;
 use super::{Res, Simulator, Stop, bug, fault, unclassified};
 use crate::fault::{FaultCause, Slot};
 use crate::memory::Touch;
@@ -44,6 +45,13 @@ impl<'a> Arg<'a> {
             return fault(FaultCause::TooLarge { slot: self.slot, elements: n, bytes, cap: self.cap });
         }
         usize::try_from(n).map_err(|_| self.access(ApError::Overflow { dim: 0 }))
+    }
+
+    /// The values the operand holds: its elements × its dtype's lanes (an `_x4` container holds
+    /// 4 values; docs/fidelity.md K1).
+    pub(crate) fn values(self) -> Res<usize> {
+        let n = self.elements()?;
+        n.checked_mul(self.ap.dtype.lanes()).ok_or_else(|| self.access(ApError::Overflow { dim: 0 }))
     }
 
     /// Partitions (the first level's num) and free elements per partition.
@@ -298,6 +306,48 @@ impl<'p> Simulator<'p> {
         };
         let r = r.and_then(|()| self.write_raw(a, &raw, regions));
         self.pool.give(raw);
+        r
+    }
+
+    /// Writes values of the AP's dtype through the AP only where `take` (one flag per value, an
+    /// `_x4` container's lanes in N9 order) is set. The values are converted to the memory's
+    /// dtype as [`Simulator::write`] converts them, then merged as bits into what the memory
+    /// holds — whole elements, or the bytes (fp8) / nibbles (fp4) of a packed container
+    /// ([`merge_lanes`]) — so a value not taken keeps its stored bits exactly, never decoded
+    /// and re-encoded (fidelity D9, K1).
+    pub(crate) fn write_where(
+        &mut self,
+        a: Arg<'_>,
+        take: &[bool],
+        bytes: &[u8],
+        regions: &mut Written,
+    ) -> Res<()> {
+        let dt = a.ap.dtype;
+        self.holds(a, numerics::codec::values_in(dt, bytes.len()))?;
+        let storage = self.storage(a.ap);
+        let (mut conv, mut held) = (self.pool.take(), self.pool.take());
+        let r = (|| {
+            let new: &[u8] = if storage == dt {
+                bytes
+            } else {
+                cast_into(a, dt, bytes, storage, &mut conv, (&self.profile, self.options.parallelism))?;
+                &conv
+            };
+            self.read_raw(a, &mut held)?;
+            let values = numerics::codec::values_in(storage, held.len());
+            if values != take.len() || held.len() != new.len() {
+                return fault(FaultCause::Count {
+                    slot: a.slot,
+                    expected: take.len() as u64,
+                    actual: values as u64,
+                    why: "a predicated write merges one flag per value the output's memory holds",
+                });
+            }
+            merge_lanes(take, new, storage, &mut held);
+            self.write_raw(a, &held, regions)
+        })();
+        self.pool.give(conv);
+        self.pool.give(held);
         r
     }
 

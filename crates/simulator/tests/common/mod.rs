@@ -51,7 +51,7 @@ pub struct T<'a> {
 pub fn size_of(dtype: &str) -> usize {
     match dtype {
         "uint8" | "int8" => 1,
-        "bfloat16" | "float16" | "int16" | "uint16" => 2,
+        "bfloat16" | "float16" | "int16" | "uint16" | "float4_e2m1fn_x4" => 2,
         "int64" | "uint64" => 8,
         _ => 4,
     }
