@@ -272,9 +272,14 @@ def add_cases(m):
             tiles.append(tile(g.tile_in(nm, dt, raw), dt, p, n))
         g.sb("yt", out_dt, p, fo)
         k = g.inst(opcode, tiles, [tile("yt", out_dt, p, fo)], **fields)
+        # one diagnostic per operand whose value count differs from the output's (K1: every operand
+        # holds one value per output value)
+        lanes = lambda dt: 4 if dt in X4 else 1
+        want = fo * lanes(out_dt)
+        bad = [j for j, (_, dt, n) in enumerate(ins_of) if n * lanes(dt) != want]
         case(name, g, f"{note}: a count mismatch, refused by validation before the run (K1/K2; x4_cases.py X4)",
              choices=["K1" if opcode != "TensorScalarAffineSelect" else "K2", "N9"],
-             errors=[("ap-shape", f"instruction #{k}", "")])
+             errors=[("ap-shape", f"({opcode}) › ins[{j}].ap", "") for j in bad])
 
     count_error("x4_select_pred_counts_containers_error", "Select into float8_e4m3fn_x4 (6 containers = 24 values per "
                 "row) with a uint8 predicate and fp32 T/F of 6 elements per row", "Select", "float8_e4m3fn_x4",

@@ -24,7 +24,7 @@
 
 use super::dma::{fmaxf, fminf};
 use super::operand::{adds, same_count};
-use super::{Arg, Res, Simulator, Written, fault, unclassified};
+use super::{Arg, Res, Simulator, Written, fault};
 use crate::fault::{FaultCause, Slot};
 use bir_ir::ops::CopyPredicatedFields;
 use bir_ir::{AluOp, Dtype, EngineAccumulationType, F32, Instruction, Operand};
