@@ -122,6 +122,33 @@ impl<'t> Lexer<'t> {
         Some((rest.get(..len)?, start))
     }
 
+    /// A scalar at the position (after whitespace) delimited without a tape, as the op memo
+    /// compares fields: a string without escapes (its span without the quotes), or the run of
+    /// bytes that can belong to a number (its span; whether it is one is left to the memo: only
+    /// text the lexer read as a number is remembered). `None` for anything else.
+    #[inline]
+    fn quick_scalar(&mut self) -> Option<(Kind, (usize, usize))> {
+        match self.next_byte()? {
+            b'"' => {
+                let (b, start) = self.plain_bytes()?;
+                Some((Kind::Str, (start, start + b.len())))
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = self.pos;
+                let run = self
+                    .text
+                    .as_bytes()
+                    .get(start..)?
+                    .iter()
+                    .take_while(|b| matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                    .count();
+                self.pos = start + run;
+                Some((Kind::Num, (start, start + run)))
+            }
+            _ => None,
+        }
+    }
+
     /// A string without escapes at the position, borrowed.
     #[inline]
     fn plain_str(&mut self) -> Option<&'t str> {
@@ -197,16 +224,38 @@ impl Seen {
 impl Cx {
     /// The instruction object at the lexer (its `{` next), or `None` when the general path must
     /// read it; the lexer has then moved by an unspecified amount (the caller keeps a copy).
+    ///
+    /// It is read in two tries. The first (`quick`) puts nothing on a tape: the opcode's own
+    /// fields are only delimited (a plain string, or a run of number bytes) and looked up in
+    /// the op memo; a field of another kind, or a miss, makes the second try read the object
+    /// again from its start with the field reader's tape. A memo hit in the first try means
+    /// every field's bytes are those of a field the lexer read before (and, for a number, the
+    /// whole run of number bytes there: the lexer stops at the same byte), so the two tries
+    /// give the same instruction.
     pub(super) fn fast_instruction(&mut self, lx: &mut Lexer<'_>) -> Option<Instruction> {
         let mut tape = self.take_tape();
-        let r = self.fast_scan(lx, &mut tape);
+        let from = lx.clone();
+        let mut retry = false;
+        let mut r = self.fast_scan(lx, &mut tape, Some(&mut retry));
+        if r.is_none() && retry {
+            *lx = from;
+            tape.clear();
+            r = self.fast_scan(lx, &mut tape, None);
+        }
         self.give_tape(tape);
         #[cfg(test)]
         tests::HITS.with(|h| h.set(h.get() + usize::from(r.is_some())));
         r
     }
 
-    fn fast_scan(&mut self, lx: &mut Lexer<'_>, tape: &mut Tape) -> Option<Instruction> {
+    /// One try of [`Cx::fast_instruction`]: `quick` is where the first try says that the
+    /// second one must run (it then returns `None`).
+    fn fast_scan(
+        &mut self,
+        lx: &mut Lexer<'_>,
+        tape: &mut Tape,
+        mut quick: Option<&mut bool>,
+    ) -> Option<Instruction> {
         let text = lx.text;
         let t = tape.push(Kind::Obj, lx.pos, 0);
         lx.open_if(b'{')?;
@@ -246,6 +295,19 @@ impl Cx {
                     }
                     // What makes an object a block or a loop: the general path decides.
                     b"instructions" | b"blocks" | b"LoopAxis" => return None,
+                    _ if quick.is_some() => {
+                        // One of the opcode's own fields, only delimited (for the op memo).
+                        lx.next_byte()?;
+                        let at = lx.pos;
+                        let Some((kind, value)) = lx.quick_scalar() else {
+                            lx.pos = at;
+                            if let Some(retry) = quick.as_deref_mut() {
+                                *retry = true;
+                            }
+                            return None;
+                        };
+                        fields.push(Field { key: (start, start + key.len()), kind, value });
+                    }
                     _ => {
                         // One of the opcode's own fields: onto the tape, for the field reader.
                         let k = tape.push(Kind::Str, start, start + key.len());
@@ -270,6 +332,12 @@ impl Cx {
         let opcode = opcode?;
         let op = match self.memo_op(text, opcode, &fields) {
             Some(op) => op,
+            None if quick.is_some() => {
+                if let Some(retry) = quick {
+                    *retry = true;
+                }
+                return None;
+            }
             None => {
                 let op = self.fast_op(text, tape, t, opcode, keys.len())?;
                 self.remember_op(opcode, fields, &op);
@@ -337,13 +405,22 @@ impl Cx {
     /// An operand list of `physical_ap`s.
     fn fast_operands(&mut self, lx: &mut Lexer<'_>) -> Option<Vec<Operand>> {
         lx.open_if(b'[')?;
+        if lx.empty(b']') {
+            lx.close();
+            return Some(Vec::new());
+        }
+        let first = Operand::Ap(self.memo_ap(lx)?);
+        if !lx.more(b']').ok()? {
+            // The common list of one, built in place.
+            lx.close();
+            return Some(vec![first]);
+        }
         let mut out: SmallVec<[Operand; 4]> = SmallVec::new();
-        if !lx.empty(b']') {
-            loop {
-                out.push(Operand::Ap(self.memo_ap(lx)?));
-                if !lx.more(b']').ok()? {
-                    break;
-                }
+        out.push(first);
+        loop {
+            out.push(Operand::Ap(self.memo_ap(lx)?));
+            if !lx.more(b']').ok()? {
+                break;
             }
         }
         lx.close();
