@@ -438,8 +438,8 @@ impl Cx {
             return Some(Instruction {
                 name,
                 engine: i.engine,
-                ins: i.ins.clone(),
-                outs: i.outs.clone(),
+                ins: copy_operands(&i.ins),
+                outs: copy_operands(&i.outs),
                 op: i.op.clone(),
             });
         }
@@ -630,6 +630,21 @@ impl Cx {
         self.memo.next_alloc = slot + 1;
         Some(id)
     }
+}
+
+/// A clone of an operand list, an AP without a dynamic offset copied as one slice of levels
+/// (what `clone` gives, without its per-level loop).
+fn copy_operands(list: &[Operand]) -> Vec<Operand> {
+    let mut out = Vec::with_capacity(list.len());
+    for o in list {
+        out.push(match o {
+            Operand::Ap(ap) if ap.dynamic.is_none() => {
+                Operand::Ap(AccessPattern { pairs: ApPairs::from_slice(&ap.pairs), dynamic: None, ..*ap })
+            }
+            o => o.clone(),
+        });
+    }
+    out
 }
 
 /// An AP's `[[step, num], ...]` levels.
