@@ -98,6 +98,25 @@ fn list_field(names: &[&'static str], list: &str, k: usize) -> std::borrow::Cow<
     }
 }
 
+/// Appends `n` in decimal (as `{n}` formats it).
+fn push_decimal(out: &mut String, mut n: usize) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        if let Some(d) = digits.get_mut(at) {
+            *d = b'0' + (n % 10) as u8;
+        }
+        n /= 10;
+        if n == 0 || at == 0 {
+            break;
+        }
+    }
+    for &d in digits.get(at..).unwrap_or_default() {
+        out.push(char::from(d));
+    }
+}
+
 /// An AP's element count (`None` on overflow).
 fn elements(ap: &AccessPattern) -> Option<i64> {
     ap.pairs.iter().try_fold(1i64, |acc, p| acc.checked_mul(p.num))
@@ -132,6 +151,23 @@ impl Validator<'_> {
             self.context.push_str(" › ");
         }
         let _ = std::fmt::Write::write_fmt(&mut self.context, segment);
+    }
+
+    /// Enters an instruction's context segment, `instruction #INDEX 'NAME' (OPCODE)` (what
+    /// [`Validator::push`] would write, spelled out: one is entered per instruction, and the
+    /// formatting machinery costs more than the rest of the checks of a small one).
+    fn push_instruction(&mut self, index: usize, name: &str, opcode: Opcode) {
+        self.marks.push(self.context.len());
+        if !self.context.is_empty() {
+            self.context.push_str(" › ");
+        }
+        self.context.push_str("instruction #");
+        push_decimal(&mut self.context, index);
+        self.context.push_str(" '");
+        self.context.push_str(name);
+        self.context.push_str("' (");
+        self.context.push_str(opcode.name());
+        self.context.push(')');
     }
 
     /// Leaves the innermost context segment.
@@ -316,7 +352,7 @@ impl Validator<'_> {
     }
 
     fn instruction(&mut self, i: &Instruction, index: usize, f: &Function, blocks: &HashMap<&str, usize>) {
-        self.push(format_args!("instruction #{index} '{}' ({})", i.name, i.opcode()));
+        self.push_instruction(index, &i.name, i.opcode());
         if let Some(sig) = signature(&i.op) {
             self.operands("ins", &i.ins, sig.ins, sig.min_ins, sig.rest);
             self.operands("outs", &i.outs, sig.outs, sig.min_outs, None);
@@ -1297,6 +1333,29 @@ pub fn executed(nodes: &[Node]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The instruction segment is spelled as the format string spells it (std's `Display` of
+    /// an integer is the independent reference), at every digit count.
+    #[test]
+    fn instruction_segment_is_spelled_as_formatted() {
+        let mut v = Validator {
+            diags: Diagnostics::default(),
+            context: "function 'f'".to_owned(),
+            marks: Vec::new(),
+            arch: Arch::Gen3,
+            opts: &ValidateOptions::default(),
+        };
+        let mut n = 0usize;
+        for digits in 0..=20 {
+            for index in [n, n.saturating_sub(1), n.saturating_add(1), usize::MAX] {
+                v.push_instruction(index, "i 'x'", Opcode::TensorScalar);
+                assert_eq!(v.context, format!("function 'f' › instruction #{index} 'i 'x'' (TensorScalar)"));
+                v.pop();
+                assert_eq!(v.context, "function 'f'");
+            }
+            n = n.saturating_mul(10).saturating_add(usize::from(digits == 0));
+        }
+    }
 
     /// A program with tensors x (1 × 4096 fp32, DRAM) and y (same) and the one instruction.
     fn check(inst: &str) -> Vec<(ErrorKind, String, String)> {

@@ -13,9 +13,12 @@
 //! the tests check it against the general path (`load_slice_general`) on the corpus, on the
 //! writer's spelling of it and on random mutations.
 //!
-//! [`Memo`] makes repeated text cheap: the last few resolved names, decoded operands and
-//! instructions' own fields are remembered by their text, and the same text decodes to the
-//! same value again without being parsed.
+//! [`Memo`] makes repeated text cheap: the last few resolved names, decoded operands,
+//! instructions' own fields and whole instructions (all of their text but the name) are
+//! remembered by their text, and the same text decodes to the same value again without being
+//! parsed. The opcode's own fields are first only delimited and looked up in that memo; only a
+//! miss puts them on the tape for the field reader (issue #9: a flat program of 100,000 small
+//! instructions is mostly the same few instructions under new names).
 
 use super::{Cx, Obj, Path};
 use crate::ap::{AccessPattern, ApPair, ApPairs, Operand};
@@ -84,6 +87,23 @@ pub(super) struct Memo {
     /// Recent instructions' own fields and the op they gave.
     ops: SmallVec<[(Opcode, Fields, Op); MEMO]>,
     next_op: usize,
+    /// Recent instructions, by their text.
+    insts: SmallVec<[Recent; MEMO]>,
+    next_inst: usize,
+}
+
+/// A recent instruction the fast path decoded: the span of its object's text (`{` to `}`), the
+/// span of its name's text (inside the quotes), the nesting depth it was read at, and what it
+/// gave. Decoding depends only on the text, the depth and the function's names, and the name's
+/// text (a string without escapes) on nothing but itself: an object that is the same text at
+/// the same depth in the same function but for a name without escapes is the same
+/// instruction under that name.
+struct Recent {
+    start: usize,
+    name: (usize, usize),
+    end: usize,
+    depth: usize,
+    inst: Instruction,
 }
 
 /// One of an instruction's own fields as written: the spans of its key and its value in the
@@ -120,6 +140,33 @@ impl<'t> Lexer<'t> {
         }
         self.pos = start + len + 1;
         Some((rest.get(..len)?, start))
+    }
+
+    /// A scalar at the position (after whitespace) delimited without a tape, as the op memo
+    /// compares fields: a string without escapes (its span without the quotes), or the run of
+    /// bytes that can belong to a number (its span; whether it is one is left to the memo: only
+    /// text the lexer read as a number is remembered). `None` for anything else.
+    #[inline]
+    fn quick_scalar(&mut self) -> Option<(Kind, (usize, usize))> {
+        match self.next_byte()? {
+            b'"' => {
+                let (b, start) = self.plain_bytes()?;
+                Some((Kind::Str, (start, start + b.len())))
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = self.pos;
+                let run = self
+                    .text
+                    .as_bytes()
+                    .get(start..)?
+                    .iter()
+                    .take_while(|b| matches!(b, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                    .count();
+                self.pos = start + run;
+                Some((Kind::Num, (start, start + run)))
+            }
+            _ => None,
+        }
     }
 
     /// A string without escapes at the position, borrowed.
@@ -197,16 +244,56 @@ impl Seen {
 impl Cx {
     /// The instruction object at the lexer (its `{` next), or `None` when the general path must
     /// read it; the lexer has then moved by an unspecified amount (the caller keeps a copy).
+    ///
+    /// It is read in two tries. The first (`quick`) puts nothing on a tape: the opcode's own
+    /// fields are only delimited (a plain string, or a run of number bytes) and looked up in
+    /// the op memo; a field of another kind, or a miss, makes the second try read the object
+    /// again from its start with the field reader's tape. A memo hit in the first try means
+    /// every field's bytes are those of a field the lexer read before (and, for a number, the
+    /// whole run of number bytes there: the lexer stops at the same byte), so the two tries
+    /// give the same instruction.
+    ///
+    /// Before both, [`Cx::memo_instruction`]: an object spelled as a recent one but for its
+    /// name is that instruction again, under the new name.
     pub(super) fn fast_instruction(&mut self, lx: &mut Lexer<'_>) -> Option<Instruction> {
+        lx.next_byte()?;
+        if let Some(inst) = self.memo_instruction(lx) {
+            #[cfg(test)]
+            {
+                tests::HITS.with(|h| h.set(h.get() + 1));
+                tests::RECENT_HITS.with(|h| h.set(h.get() + 1));
+            }
+            return Some(inst);
+        }
+        let (start, depth) = (lx.pos, lx.depth);
         let mut tape = self.take_tape();
-        let r = self.fast_scan(lx, &mut tape);
+        let from = lx.clone();
+        let mut retry = false;
+        let mut name = None;
+        let mut r = self.fast_scan(lx, &mut tape, Some(&mut retry), &mut name);
+        if r.is_none() && retry {
+            *lx = from;
+            tape.clear();
+            r = self.fast_scan(lx, &mut tape, None, &mut name);
+        }
         self.give_tape(tape);
+        if let (Some(inst), Some(name)) = (&r, name) {
+            self.remember_instruction(Recent { start, name, end: lx.pos, depth, inst: inst.clone() });
+        }
         #[cfg(test)]
         tests::HITS.with(|h| h.set(h.get() + usize::from(r.is_some())));
         r
     }
 
-    fn fast_scan(&mut self, lx: &mut Lexer<'_>, tape: &mut Tape) -> Option<Instruction> {
+    /// One try of [`Cx::fast_instruction`]: `quick` is where the first try says that the
+    /// second one must run (it then returns `None`).
+    fn fast_scan(
+        &mut self,
+        lx: &mut Lexer<'_>,
+        tape: &mut Tape,
+        mut quick: Option<&mut bool>,
+        name_span: &mut Option<(usize, usize)>,
+    ) -> Option<Instruction> {
         let text = lx.text;
         let t = tape.push(Kind::Obj, lx.pos, 0);
         lx.open_if(b'{')?;
@@ -230,7 +317,9 @@ impl Cx {
                     }
                     b"name" => {
                         seen.first(2)?;
-                        name = Some(lx.plain_str()?);
+                        let (b, at) = lx.plain_bytes()?;
+                        *name_span = Some((at, at + b.len()));
+                        name = Some(text.get(at..at + b.len())?);
                     }
                     b"engine" => {
                         seen.first(4)?;
@@ -246,6 +335,19 @@ impl Cx {
                     }
                     // What makes an object a block or a loop: the general path decides.
                     b"instructions" | b"blocks" | b"LoopAxis" => return None,
+                    _ if quick.is_some() => {
+                        // One of the opcode's own fields, only delimited (for the op memo).
+                        lx.next_byte()?;
+                        let at = lx.pos;
+                        let Some((kind, value)) = lx.quick_scalar() else {
+                            lx.pos = at;
+                            if let Some(retry) = quick.as_deref_mut() {
+                                *retry = true;
+                            }
+                            return None;
+                        };
+                        fields.push(Field { key: (start, start + key.len()), kind, value });
+                    }
                     _ => {
                         // One of the opcode's own fields: onto the tape, for the field reader.
                         let k = tape.push(Kind::Str, start, start + key.len());
@@ -270,6 +372,12 @@ impl Cx {
         let opcode = opcode?;
         let op = match self.memo_op(text, opcode, &fields) {
             Some(op) => op,
+            None if quick.is_some() => {
+                if let Some(retry) = quick {
+                    *retry = true;
+                }
+                return None;
+            }
             None => {
                 let op = self.fast_op(text, tape, t, opcode, keys.len())?;
                 self.remember_op(opcode, fields, &op);
@@ -302,6 +410,49 @@ impl Cx {
             return None;
         }
         Some(op)
+    }
+
+    /// The instruction at the lexer (its `{` next) when its text is a recent one's but for the
+    /// name ([`Recent`]); the lexer then stands after its `}`.
+    #[inline]
+    fn memo_instruction(&self, lx: &mut Lexer<'_>) -> Option<Instruction> {
+        let bytes = lx.text.as_bytes();
+        let (at, depth) = (lx.pos, lx.depth);
+        for r in &self.memo.insts {
+            let head = r.name.0 - r.start;
+            if r.depth != depth || bytes.get(at..at + head) != bytes.get(r.start..r.name.0) {
+                continue;
+            }
+            let name_at = at + head;
+            let Some(len) = bytes.get(name_at..).and_then(string_stop) else { continue };
+            let after = name_at + len;
+            let tail = r.end - r.name.1;
+            // The name ends at a quote (not an escape) and the rest is the same text.
+            if bytes.get(after) != Some(&b'"') || bytes.get(after..after + tail) != bytes.get(r.name.1..r.end)
+            {
+                continue;
+            }
+            let name = lx.text.get(name_at..after)?.to_owned();
+            lx.pos = after + tail;
+            let i = &r.inst;
+            return Some(Instruction {
+                name,
+                engine: i.engine,
+                ins: copy_operands(&i.ins),
+                outs: copy_operands(&i.outs),
+                op: i.op.clone(),
+            });
+        }
+        None
+    }
+
+    fn remember_instruction(&mut self, recent: Recent) {
+        if self.memo.insts.len() < MEMO {
+            self.memo.insts.push(recent);
+        } else if let Some(slot) = self.memo.insts.get_mut(self.memo.next_inst % MEMO) {
+            *slot = recent;
+        }
+        self.memo.next_inst = (self.memo.next_inst + 1) % MEMO;
     }
 
     /// The op of a recent instruction whose fields were the same text (same keys, same values
@@ -337,13 +488,22 @@ impl Cx {
     /// An operand list of `physical_ap`s.
     fn fast_operands(&mut self, lx: &mut Lexer<'_>) -> Option<Vec<Operand>> {
         lx.open_if(b'[')?;
+        if lx.empty(b']') {
+            lx.close();
+            return Some(Vec::new());
+        }
+        let first = Operand::Ap(self.memo_ap(lx)?);
+        if !lx.more(b']').ok()? {
+            // The common list of one, built in place.
+            lx.close();
+            return Some(vec![first]);
+        }
         let mut out: SmallVec<[Operand; 4]> = SmallVec::new();
-        if !lx.empty(b']') {
-            loop {
-                out.push(Operand::Ap(self.memo_ap(lx)?));
-                if !lx.more(b']').ok()? {
-                    break;
-                }
+        out.push(first);
+        loop {
+            out.push(Operand::Ap(self.memo_ap(lx)?));
+            if !lx.more(b']').ok()? {
+                break;
             }
         }
         lx.close();
@@ -472,6 +632,21 @@ impl Cx {
     }
 }
 
+/// A clone of an operand list, an AP without a dynamic offset copied as one slice of levels
+/// (what `clone` gives, without its per-level loop).
+fn copy_operands(list: &[Operand]) -> Vec<Operand> {
+    let mut out = Vec::with_capacity(list.len());
+    for o in list {
+        out.push(match o {
+            Operand::Ap(ap) if ap.dynamic.is_none() => {
+                Operand::Ap(AccessPattern { pairs: ApPairs::from_slice(&ap.pairs), dynamic: None, ..*ap })
+            }
+            o => o.clone(),
+        });
+    }
+    out
+}
+
 /// An AP's `[[step, num], ...]` levels.
 fn fast_pairs(lx: &mut Lexer<'_>) -> Option<ApPairs> {
     lx.open_if(b'[')?;
@@ -506,6 +681,8 @@ mod tests {
     thread_local! {
         /// Instructions the fast path decoded on this thread (so a test can show it ran).
         pub(super) static HITS: Cell<usize> = const { Cell::new(0) };
+        /// Of those, the instructions the instruction memo gave.
+        pub(super) static RECENT_HITS: Cell<usize> = const { Cell::new(0) };
     }
 
     fn hits() -> usize {
@@ -622,6 +799,11 @@ mod tests {
         "\"op0\":\"mult\",",
         "\"const0\":\"inf\",",
         "\"dtype\":\"int8\",",
+        "1.0",
+        "1.00",
+        "1.0e0",
+        "1-1",
+        "2.5e+3",
         ",",
         ":",
         "{",
@@ -756,6 +938,89 @@ mod tests {
         assert_eq!(fast, general);
         assert!(fast.starts_with("Ok"), "{fast}");
         assert_eq!(hits() - before, list.len());
+    }
+
+    /// The first try delimits the opcode's own fields without the lexer and trusts an op memo
+    /// hit: numbers spelled longer, shorter, with spaces or broken after a remembered spelling,
+    /// strings with escapes, other kinds of value, each next to each other, all read as the
+    /// general path reads them.
+    #[test]
+    fn delimited_fields_read_as_the_lexer_reads_them() {
+        let variants = [
+            r#""op0":"add","const0":1.0,"#,
+            r#""op0":"add","const0":1.0e0,"#,
+            r#""op0":"add","const0":1.00,"#,
+            r#""op0":"add","const0":1,"#,
+            r#""op0":"add","const0":10,"#,
+            r#""op0":"add","const0": 1.0 ,"#,
+            r#""op0":"add","const0":-0,"#,
+            r#""op0":"add","const0":1.0-1,"#,
+            r#""op0":"add","const0":1.0.0,"#,
+            r#""op0":"add","const0":01,"#,
+            r#""op0":"add","const0":1e,"#,
+            r#""op0":"add","const0":"inf","#,
+            r#""op0":"add","const0":[1.0],"#,
+            r#""op0":"add","const0":null,"#,
+            r#""op0":"add","const0":true,"#,
+            r#""op0":"add","const0":1.0,"#,
+            r#""op0":"addx","const0":1.0,"#,
+            r#""op0":"add","const0":1.0,"op1":"mult","const1":2,"#,
+            r#""const0":1.0,"op0":"add","#,
+        ];
+        let inst = |name: &str, fields: &str| {
+            format!(r#"{{"opcode":"TensorScalar","name":"{name}",{fields}"ins":[],"outs":[]}}"#)
+        };
+        let (mut ok, before) = (0, hits());
+        for a in variants {
+            for b in variants {
+                let list = [inst("i0", a), inst("i1", b), inst("i2", a), inst("i3", b)];
+                let block = format!(r#"{{"name":"b","instructions":[{}]}}"#, list.join(","));
+                let text = format!(r#"{{"functions":[{}]}}"#, function("f", &["a"], &block));
+                let (fast, general) = both(text.as_bytes());
+                assert_eq!(fast, general, "{a} then {b}");
+                ok += usize::from(fast.starts_with("Ok"));
+            }
+        }
+        assert!(ok > 20 && hits() - before > 80, "{ok} loaded, {} fast", hits() - before);
+    }
+
+    /// The instruction memo takes an object for a recent one only when all of its text but a
+    /// plain name is the same: names of other lengths, empty, with escapes or other bytes, the
+    /// same text one block deeper, a byte changed before or after the name, a name that is not
+    /// a string, all read as the general path reads them.
+    #[test]
+    fn instruction_memo_varies_only_the_name() {
+        let inst = |name: &str, c: &str| {
+            let ap = |m: &str| {
+                format!(
+                    r#"{{"kind":"physical_ap","memref":"{m}","dtype":"float32","offset":0,"ap":[[1,1],[1,1]]}}"#
+                )
+            };
+            format!(
+                r#"{{"opcode":"TensorScalar","name":{name},"op0":"add","const0":{c},"ins":[{}],"outs":[{}]}}"#,
+                ap("a"),
+                ap("b")
+            )
+        };
+        let names =
+            [r#""i0""#, r#""i1""#, r#""i10000""#, r#""""#, r#""i""#, r#""é ü""#, r#""i"""#, "7", "null"];
+        let (mut ok, before) = (0, hits());
+        let recent = RECENT_HITS.with(Cell::get);
+        for a in names {
+            for b in names {
+                for c in ["1.0", "1.5"] {
+                    let list = [inst(a, "1.0"), inst(b, c), inst(a, c)];
+                    let nested = format!(r#"{{"name":"n","instructions":[{}]}}"#, inst(b, "1.0"));
+                    let block = format!(r#"{{"name":"b","instructions":[{},{nested}]}}"#, list.join(","));
+                    let text = format!(r#"{{"functions":[{}]}}"#, function("f", &["a", "b"], &block));
+                    let (fast, general) = both(text.as_bytes());
+                    assert_eq!(fast, general, "{a} then {b}, {c}");
+                    ok += usize::from(fast.starts_with("Ok"));
+                }
+            }
+        }
+        assert!(ok > 40 && hits() - before > 200, "{ok} loaded, {} fast", hits() - before);
+        assert!(RECENT_HITS.with(Cell::get) - recent > 50, "the instruction memo was not used");
     }
 
     /// The word-at-a-time scan finds the first quote, backslash or control byte, as a byte

@@ -2,7 +2,7 @@
 //! (each atomically, only after the whole program ran), optionally with a streamed JSONL trace,
 //! `--stats`, and a progress bar on a terminal for runs longer than about two seconds.
 
-use super::common::{Limits, Outputs, Staged, any_path, load, pair, problems, threads};
+use super::common::{Limits, Outputs, Staged, any_path, leave_to_exit, load, pair, problems, threads};
 use super::{Exit, bad};
 use bir_ir::TensorKind;
 use numerics::Profile;
@@ -362,6 +362,9 @@ pub fn run(o: &RunArgs) -> Result<(), Exit> {
             eprintln!("birsim: peak {line}");
         }
     }
+    // The process exits next: no need to walk the memories and the program to free them.
+    leave_to_exit(sim);
+    leave_to_exit(program);
     Ok(())
 }
 

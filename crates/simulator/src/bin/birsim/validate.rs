@@ -2,7 +2,7 @@
 //! its location (at most 100, then a count), or `ok` with its size.
 
 use super::Exit;
-use super::common::{Limits, load, problems};
+use super::common::{Limits, leave_to_exit, load, problems};
 use std::path::PathBuf;
 
 /// Check a program: every problem with its location, or `ok`
@@ -32,6 +32,7 @@ pub fn validate(args: &ValidateArgs) -> Result<(), Exit> {
                 args.program.display(),
                 p.functions.len()
             );
+            leave_to_exit(p);
             Ok(())
         }
         Err(d) => Err(problems(&args.program, &d)),
