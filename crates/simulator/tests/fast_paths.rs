@@ -397,7 +397,9 @@ fn direct_passes_match_elementwise_math_at_any_thread_count() {
 fn table_tensor_scalar_matches_the_direct_pass_row_by_row() {
     let mut rng = Rng(23);
     let ops = [AluOp::Mult, AluOp::Add, AluOp::Subtract, AluOp::Max, AluOp::Min, AluOp::Divide];
-    for (round, dt) in ["bfloat16", "float8_e4m3fn", "float8e5", "float8e4", "float8e3"].into_iter().enumerate() {
+    for (round, dt) in
+        ["bfloat16", "float8_e4m3fn", "float8e5", "float8e4", "float8e3"].into_iter().enumerate()
+    {
         let size = if dt == "bfloat16" { 2 } else { 1 };
         let codes = 1usize << (8 * size);
         let parts = 64;

@@ -239,7 +239,9 @@ type StageOps = (AluOp, AluOp, (f32, f32), (bool, bool));
 /// The direct pass runs it over each chunk; [`stages_by_table`] over every code once.
 fn stages_kernel<K: Codec>(codec: K, src: Option<&[K::C]>, vals: &mut [K::C], ops: StageOps) -> Res<()> {
     let (op0, op1, c, rev) = ops;
-    ts_ops::with(op0, Fused { codec, src, vals, c, rev, op1 }).map_err(op_error("op0"))?.map_err(op_error("op1"))
+    ts_ops::with(op0, Fused { codec, src, vals, c, rev, op1 })
+        .map_err(op_error("op0"))?
+        .map_err(op_error("op1"))
 }
 
 impl Pass for StagesPass<'_> {
@@ -1196,7 +1198,15 @@ mod tests {
 
     /// The pass over `x` (into a fresh buffer, or in place), with or without table buffers: the
     /// result bytes, or the pass's error (as text), and whether a table was built.
-    fn pass(dt: Dtype, profile: &Profile, x: &[u8], in_place: bool, ops: StageOps, par: Parallelism, table: bool) -> (Result<Vec<u8>, String>, bool) {
+    fn pass(
+        dt: Dtype,
+        profile: &Profile,
+        x: &[u8],
+        in_place: bool,
+        ops: StageOps,
+        par: Parallelism,
+        table: bool,
+    ) -> (Result<Vec<u8>, String>, bool) {
         let (mut t, mut c) = (Vec::new(), Vec::new());
         let mut dst = if in_place { x.to_vec() } else { vec![0xA5; x.len()] };
         let lut = if table { Some((&mut t, &mut c)) } else { None };
@@ -1234,7 +1244,8 @@ mod tests {
         for round in 0..30 {
             let dt = dts[round % dts.len()];
             let profile = if round % 2 == 0 { Profile::refsim() } else { Profile::nki() };
-            let x = codes(&mut rng, dt.size(), 1 + 2 * rng.below(500));
+            let extra = 1 + 2 * rng.below(500);
+            let x = codes(&mut rng, dt.size(), extra);
             let ops = ts_ops::MEMBERS;
             let (o0, o1) = (ops[rng.below(ops.len())], ops[rng.below(ops.len())]);
             let c = (consts[rng.below(consts.len())], consts[rng.below(consts.len())]);
