@@ -407,9 +407,9 @@ fn table_tensor_scalar_matches_the_direct_pass_row_by_row() {
         let group = (4 * codes - 1) / free;
         let mut x: Vec<u8> = (0..codes).flat_map(|k| (k as u16).to_le_bytes()[..size].to_vec()).collect();
         x.extend((x.len()..parts * free * size).map(|_| rng.next() as u8));
-        let (o0, o1) = (ops[rng.below(ops.len())], ops[rng.below(ops.len())]);
+        let (o0, o1) = (ops[rng.below(ops.len() as u64)], ops[rng.below(ops.len() as u64)]);
         let consts = [1.5, 0.25, -0.0, 0.001, -300.0, 7.0, rng.value()];
-        let (c0, c1) = (consts[rng.below(consts.len())], consts[rng.below(consts.len())]);
+        let (c0, c1) = (consts[rng.below(consts.len() as u64)], consts[rng.below(consts.len() as u64)]);
         let (r0, r1) = (rng.below(2) == 1, rng.below(2) == 1);
         let from = if round % 2 == 0 { "t" } else { "u" };
         let ts = |name: &str, p0: usize, rows: usize| {
