@@ -8,6 +8,9 @@
 //!   call onto monomorphic slice loops; [`cast`] converts between any two dtypes through fp32
 //!   (the reference's hub-and-spoke `CastToNewDType`, re-facts §4).
 //! - [`accumulate`]: `cast_copy_or_accumulate` (seed 000 §6.4, re-facts §8).
+//! - [`lut`]: a lookup table of any slice kernel over a 1- or 2-byte element, built by running
+//!   that kernel once over every code, for passes whose result per element depends on its bits
+//!   alone.
 //! - [`alu`]: the four functor tables `ts_ops`, `ts_int_ops`, `ta_ops`, `ts_int_cmp_ops`
 //!   (seed 000 §2.1), with a visitor so callers run monomorphic loops per op.
 //!
@@ -17,6 +20,7 @@
 pub mod accumulate;
 pub mod alu;
 pub mod codec;
+pub mod lut;
 pub mod minifloat;
 mod profile;
 
