@@ -166,18 +166,19 @@ pub(crate) fn tile_transpose<const N: usize>(
         let ti = e.min(ni - i0);
         for j0 in (0..nj).step_by(e) {
             let tj = e.min(nj - j0);
-            if ti == e
-                && tj == e
-                && e.is_multiple_of(MICRO)
-                && micro_tiles(src, so + i0 + j0 * sj, sj, dst, o + i0 * di + j0, di, e)
-            {
-                continue;
-            }
             for (j, t) in tmp.chunks_exact_mut(e).take(tj).enumerate() {
                 let s = so + i0 + (j0 + j) * sj;
                 if let Some(row) = src.get(s..s + ti) {
                     t[..ti].copy_from_slice(row);
                 }
+            }
+            // A full tile leaves the (contiguous) buffer as fixed-size blocks.
+            if ti == e
+                && tj == e
+                && e.is_multiple_of(MICRO)
+                && micro_tiles(tmp, 0, e, dst, o + i0 * di + j0, di, e)
+            {
+                continue;
             }
             for i in 0..ti {
                 let d = o + (i0 + i) * di + j0;
@@ -193,10 +194,10 @@ pub(crate) fn tile_transpose<const N: usize>(
 /// The edge of the register-sized blocks a full tile is moved in.
 const MICRO: usize = 8;
 
-/// One full `e × e` tile of [`tile_transpose`] (`e` a multiple of [`MICRO`]) as `MICRO × MICRO`
-/// blocks of fixed size, each read into a local array by source rows and written out by
-/// destination rows, so every index is a constant but the row starts. `false` (nothing
-/// written) when a row leaves either slice; the caller's element loop then does the checks.
+/// One full `e × e` tile of [`tile_transpose`] (`e` a multiple of [`MICRO`]), read from the
+/// tile buffer, as `MICRO × MICRO` blocks of fixed size, so every index is a constant but the
+/// row starts. `false` (nothing written) when a row leaves either slice; the caller's element
+/// loop then does the checks.
 fn micro_tiles<const N: usize>(
     src: &[[u8; N]],
     s: usize,
