@@ -1196,9 +1196,10 @@ impl Validator<'_> {
                 ErrorKind::ApShape,
                 &format!("ins[{k}].ap"),
                 format!(
-                    "{} needs one value per output value ({}; 4 per x4 element), found {}",
+                    "{} needs one value per output value ({}{}), found {}",
                     i.opcode(),
                     show(values(o)),
+                    if a.dtype.lanes() != 1 || o.dtype.lanes() != 1 { "; 4 per x4 element" } else { "" },
                     show(values(a))
                 ),
             );

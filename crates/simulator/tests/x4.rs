@@ -93,6 +93,27 @@ fn refused(p_dtype: &str, p_n: usize, y_dtype: &str, inst: &str) -> Vec<(String,
     err.iter().map(|d| (d.field.clone(), d.message.clone())).collect()
 }
 
+/// A count mismatch between plain dtypes says nothing of x4: 1 predicate value for the 2
+/// int32 outputs.
+#[test]
+fn a_plain_count_mismatch_does_not_mention_x4() {
+    let d = refused(
+        "int32",
+        1,
+        "int32",
+        &inst(
+            "Select",
+            "DVE",
+            &[ap("p", "int32", 0, &[(1, 1), (1, 1)]), imm(1.0), imm(0.0)],
+            &[ap("y", "int32", 0, &[(2, 1), (1, 2)])],
+            "",
+        ),
+    );
+    assert_eq!(d.len(), 1, "{d:?}");
+    assert_eq!(d[0].0, "ins[0].ap");
+    assert!(d[0].1.ends_with("needs one value per output value (2), found 1"), "{}", d[0].1);
+}
+
 /// K1: one predicate value per container is a count mismatch (2 values for 8); validation
 /// refuses it statically, naming the predicate operand.
 #[test]
