@@ -44,7 +44,14 @@ fn validate_options() -> ValidateOptions {
 
 /// Target 1: load and validate any bytes.
 pub fn json_validate(data: &[u8]) {
-    let Ok(p) = bir_ir::json::load_slice(data) else { return };
+    let whole = bir_ir::json::load_slice(data);
+    // The stream answers only with what the whole-text reader reads (any window size).
+    for window in [1, 7, 1 << 20] {
+        if let Ok(Some(s)) = bir_ir::json::load_streaming_in(data, u64::MAX, window) {
+            assert!(whole.as_ref().is_ok_and(|p| *p == s), "the stream read another program (window {window})");
+        }
+    }
+    let Ok(p) = whole else { return };
     let again = bir_ir::json::load_str(&bir_ir::json::to_json_string(&p));
     match again {
         Ok(q) => assert!(q == p, "writing then reading changed the program"),

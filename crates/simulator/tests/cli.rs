@@ -463,3 +463,51 @@ fn dma_block_in_stream_flag() {
         "{err}"
     );
 }
+
+/// A program of at least 4 MiB streams through a window (issue #9: peak memory); it reads as
+/// the same text read whole does: the same count when valid, and when not, the diagnostics and
+/// syntax errors located in the whole text (line and column of the file as written).
+#[test]
+fn a_large_program_reads_as_the_whole_text_does() {
+    let d = scratch();
+    const N: usize = 17_000;
+    let inst = |k: usize, memref: &str| {
+        format!(
+            r#"{{"opcode":"TensorScalar","name":"i{k}","op0":"add","const0":1.0,"ins":[{{"kind":"physical_ap","memref":"t","dtype":"float32","offset":0,"ap":[[1,1],[1,1]]}}],"outs":[{{"kind":"physical_ap","memref":"{memref}","dtype":"float32","offset":0,"ap":[[1,1],[1,1]]}}]}}"#
+        )
+    };
+    // One instruction a line: line k + 2 holds instruction #k.
+    let program = |bad: Option<(usize, String)>| {
+        let lines: Vec<String> = (0..N)
+            .map(|k| match &bad {
+                Some((at, text)) if *at == k => text.clone(),
+                _ => inst(k, "t"),
+            })
+            .collect();
+        format!(
+            "{{\"functions\":[{{\"name\":\"f\",\"allocations\":[{{\"name\":\"t\",\"kind\":\"Internal\",\"dtype\":\"float32\",\"memorylocations\":[{{\"name\":\"t\",\"type\":\"SB\",\"dims\":[1,4]}}]}}],\"blocks\":[{{\"name\":\"b\",\"instructions\":[\n{}\n]}}]}}]}}\n",
+            lines.join(",\n")
+        )
+    };
+    let p = d.join("large.json");
+    let good = program(None);
+    assert!(good.len() >= 4 << 20, "{} bytes", good.len());
+    std::fs::write(&p, &good).unwrap();
+    let (code, out, err) = birsim(&["validate", &s(&p)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(&format!("ok (1 function(s), {N} instruction(s))")), "{out}");
+
+    std::fs::write(&p, program(Some((12_345, inst(12_345, "nope"))))).unwrap();
+    let (code, _, err) = birsim(&["validate", &s(&p)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("memref 'nope' names no memory location") && err.contains("instruction #12345 'i12345'"),
+        "{err}"
+    );
+
+    // A stray `]` opening instruction #9000's line: line 9002, column 1.
+    std::fs::write(&p, program(Some((9_000, format!("]{}", inst(9_000, "t")))))).unwrap();
+    let (code, _, err) = birsim(&["validate", &s(&p)]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("line 9002 column 1"), "{err}");
+}

@@ -11,8 +11,10 @@
 //! and hands anything unusual back to the general path, which reads it from its start (one
 //! semantics, two speeds; see that module). Text that is not
 //! JSON (or nests 128 containers deep) is handed to serde_json only to word and locate the error
-//! exactly as it always was. Writing emits one canonical spelling, and reading what was written
-//! gives back an equal program.
+//! exactly as it always was. `read::stream` reads a large program from a stream through a
+//! bounded window with the same decoders (the text is never held whole beside the IR), and
+//! leaves any text with something to report to the whole-text reader. Writing emits one
+//! canonical spelling, and reading what was written gives back an equal program.
 
 mod fields;
 mod lex;
@@ -20,7 +22,7 @@ mod read;
 mod view;
 mod write;
 
-pub use read::{load_slice, load_str, load_value};
+pub use read::{load_slice, load_str, load_streaming, load_streaming_in, load_value};
 pub use write::{to_json_string, to_json_value};
 
 /// Keys every instruction has; everything else belongs to the opcode's own fields.

@@ -29,6 +29,9 @@ use std::collections::HashMap;
 use std::fmt::{self, Write as _};
 
 mod fast;
+mod stream;
+
+pub use stream::{load_streaming, load_streaming_in};
 
 /// Parses BIR JSON text.
 pub fn load_str(text: &str) -> Result<Program, LoadError> {
@@ -122,7 +125,11 @@ impl From<Stop> for Abort {
 
 /// One pass over the text.
 fn read_pass(text: &str, careful: bool, general: bool) -> Result<Result<Program, LoadError>, Abort> {
-    let mut cx = Cx { careful, general, ..Cx::default() };
+    read_pass_in(&mut Cx { careful, general, ..Cx::default() }, text)
+}
+
+/// One pass over the text with the context `cx` (a streamed skeleton's comes with its lists).
+fn read_pass_in(cx: &mut Cx, text: &str) -> Result<Result<Program, LoadError>, Abort> {
     let mut lx = Lexer::new(text);
     let mut tape = Tape::default();
     let root = cx.top(&mut lx, &mut tape)?;
@@ -132,7 +139,7 @@ fn read_pass(text: &str, careful: bool, general: bool) -> Result<Result<Program,
     cx.stop_if_gave_up()?;
     Ok(match program {
         Some(p) if cx.diags.is_empty() => Ok(p),
-        _ => Err(LoadError::Invalid(cx.diags)),
+        _ => Err(LoadError::Invalid(std::mem::take(&mut cx.diags))),
     })
 }
 
@@ -169,6 +176,8 @@ pub(crate) struct Cx {
     done: Vec<Option<Function>>,
     /// Tapes for the entries being scanned, reused (one per nesting level of node lists).
     tapes: Vec<Tape>,
+    /// A streamed skeleton's node lists, decoded before (see `stream`); empty otherwise.
+    prebuilt: stream::Prebuilt,
 }
 
 /// One segment of a diagnostic's context, formatted only when a diagnostic is recorded.
@@ -1193,6 +1202,16 @@ impl Cx {
     fn stream(&mut self, lx: &mut Lexer<'_>, path: &Path<'_>) -> Result<Vec<Node>, Abort> {
         if lx.next_byte() != Some(b'[') {
             return Err(Abort::Syntax);
+        }
+        if let Some(nodes) = self.prebuilt.take(lx.pos) {
+            // The streamed list, emptied in the skeleton.
+            lx.open()?;
+            if !lx.empty(b']') {
+                self.gave_up = true;
+                return Err(Abort::GaveUp);
+            }
+            lx.close();
+            return Ok(nodes);
         }
         lx.open()?;
         let mut out = Vec::new();

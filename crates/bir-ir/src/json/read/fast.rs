@@ -672,7 +672,7 @@ fn fast_pairs(lx: &mut Lexer<'_>) -> Option<ApPairs> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use crate::json::read::load_slice_general;
     use crate::json::{load_slice, to_json_string};
     use std::cell::Cell;
@@ -690,17 +690,17 @@ mod tests {
     }
 
     /// splitmix64, so a failure reproduces from its case number.
-    struct Rng(u64);
+    pub(crate) struct Rng(pub(crate) u64);
 
     impl Rng {
-        fn next(&mut self) -> u64 {
+        pub(crate) fn next(&mut self) -> u64 {
             self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
             let mut z = self.0;
             z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
             z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
             z ^ (z >> 31)
         }
-        fn below(&mut self, n: usize) -> usize {
+        pub(crate) fn below(&mut self, n: usize) -> usize {
             (self.next() % n.max(1) as u64) as usize
         }
     }
@@ -719,7 +719,7 @@ mod tests {
     }
 
     /// Every BIR program of the conformance corpus (the bir-ir suite and the program cases).
-    fn corpus() -> Vec<(PathBuf, Vec<u8>)> {
+    pub(crate) fn corpus() -> Vec<(PathBuf, Vec<u8>)> {
         let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../conformance");
         let mut files = Vec::new();
         json_files(&root.join("bir-ir"), &mut files);
@@ -815,7 +815,7 @@ mod tests {
         "\\",
     ];
 
-    fn mutate(rng: &mut Rng, bytes: &[u8]) -> Vec<u8> {
+    pub(crate) fn mutate(rng: &mut Rng, bytes: &[u8]) -> Vec<u8> {
         let mut out = bytes.to_vec();
         for _ in 0..1 + rng.below(3) {
             let at = rng.below(out.len());
@@ -845,7 +845,7 @@ mod tests {
         out
     }
 
-    fn ts(name: &str, src: &str, dst: &str) -> String {
+    pub(crate) fn ts(name: &str, src: &str, dst: &str) -> String {
         let ap = |m: &str| {
             format!(
                 r#"{{"kind":"physical_ap","memref":"{m}","dtype":"float32","offset":0,"ap":[[1,1],[1,1]]}}"#
@@ -858,7 +858,7 @@ mod tests {
         )
     }
 
-    fn function(name: &str, locs: &[&str], body: &str) -> String {
+    pub(crate) fn function(name: &str, locs: &[&str], body: &str) -> String {
         let allocs: Vec<String> = locs
             .iter()
             .map(|l| {

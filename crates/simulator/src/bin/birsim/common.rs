@@ -75,6 +75,15 @@ pub fn load(path: &Path, limits: &Limits) -> Result<Program, Exit> {
         ))
     };
     let cannot = |e: std::io::Error| bad(format!("cannot read {}: {e}", path.display()));
+    // A large program streams through a window, so its text is never held whole beside its IR
+    // (issue #9: peak memory). Text with anything to report is read again whole below, where
+    // the diagnostics are located.
+    let file = std::fs::File::open(path).map_err(cannot)?;
+    if file.metadata().is_ok_and(|m| m.is_file() && m.len() >= MAPPED)
+        && let Some(program) = json::load_streaming(file, cap).map_err(cannot)?
+    {
+        return Ok(program);
+    }
     let mapped = std::fs::File::open(path).and_then(|f| read_mapped(f, cap)).map_err(cannot)?;
     let heap;
     let bytes: &[u8] = match &mapped {
