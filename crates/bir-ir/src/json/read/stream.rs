@@ -23,7 +23,7 @@
 
 use super::fast::Memo;
 use super::{Abort, Cx, Path};
-use crate::json::lex::{Lexer, Lists, Tape};
+use crate::json::lex::{DEPTH_LIMIT, Lexer, Lists, Tape};
 use crate::json::view::{Doc, J};
 use crate::program::{Node, Program};
 use std::io::Read;
@@ -286,6 +286,8 @@ impl Stream {
                         f.expect_key = true;
                     }
                 }
+                // Nesting the reader refuses is left to it (and the stack stays small).
+                b'{' | b'[' if stack.len() + 1 >= DEPTH_LIMIT => return Err(Fail::Bail),
                 b'{' => {
                     stack.push(Frame::new(true));
                     if stack.len() == 3 {
@@ -665,6 +667,10 @@ mod tests {
         let at = invalid.iter().position(|&b| b == b'i').unwrap();
         invalid[at] = 0xFF;
         assert!(stream(&invalid, 8).is_none());
+        // Nesting past the reader's limit, in the skeleton: declined without a deep stack.
+        let deep = format!("{}{}", "[".repeat(200_000), "]".repeat(200_000));
+        assert!(load_slice(deep.as_bytes()).is_err());
+        assert!(stream(deep.as_bytes(), 8).is_none());
         assert!(load_streaming_in(ok.as_bytes(), ok.len() as u64 - 1, 8).unwrap().is_none());
         assert!(load_streaming_in(ok.as_bytes(), ok.len() as u64, 8).unwrap().is_some());
         let r = Trickle { bytes: ok.as_bytes(), step: 7, fail_at: Some(20), at: 0 };
