@@ -114,32 +114,36 @@ impl Comb<f32> for Average {
 }
 
 /// Folds consecutive rows of `extent` values into `out` (one per row), strictly in order within
-/// each row. Sixteen rows go at once in lockstep, so the sixteen independent folds of a column run
-/// as one vector operation (SIMD across rows, never reassociating a row: peers.md's note on
-/// bit-exact reductions).
+/// each row. Eight rows go at once in lockstep, four columns at a time: each row's next four
+/// values are loaded together and fed to its fold one by one, so the eight independent folds of
+/// a column run as two 4-lane vector operations (SIMD across rows, never reassociating a row:
+/// peers.md's note on bit-exact reductions) and the loads need no staging buffer. Eight rows
+/// (not sixteen) keep few memory streams open, which this read-bound loop is limited by.
 fn fold_rows<S: Copy, T: Copy>(v: &[S], extent: usize, get: impl Fn(S) -> T, c: impl Comb<T>, out: &mut [T]) {
-    const L: usize = 16;
-    /// Columns staged at a time: a 16 × 64 tile, transposed so each step is one 16-lane operation.
-    const B: usize = 64;
+    const L: usize = 8;
     let extent = extent.max(1);
     let mut blocks = v.chunks_exact(L * extent);
     let mut outs = out.chunks_exact_mut(L);
     for (block, o) in (&mut blocks).zip(&mut outs) {
-        let mut acc: [T; L] = std::array::from_fn(|l| c.first(get(block[l * extent])));
-        let mut tile = [acc; B];
+        let rows: [&[S]; L] = std::array::from_fn(|l| &block[l * extent..(l + 1) * extent]);
+        let mut acc: [T; L] = std::array::from_fn(|l| c.first(get(rows[l][0])));
         let mut j = 1;
-        while j < extent {
-            let n = B.min(extent - j);
-            for l in 0..L {
-                let row = &block[l * extent + j..l * extent + j + n];
-                tile.iter_mut().zip(row).for_each(|(t, x)| t[l] = get(*x));
-            }
-            for t in &tile[..n] {
+        while j + 4 <= extent {
+            let quads: [[T; 4]; L] = std::array::from_fn(|l| {
+                let q = &rows[l][j..j + 4];
+                [get(q[0]), get(q[1]), get(q[2]), get(q[3])]
+            });
+            for k in 0..4 {
                 for l in 0..L {
-                    acc[l] = c.next(acc[l], t[l]);
+                    acc[l] = c.next(acc[l], quads[l][k]);
                 }
             }
-            j += n;
+            j += 4;
+        }
+        for j in j..extent {
+            for l in 0..L {
+                acc[l] = c.next(acc[l], get(rows[l][j]));
+            }
         }
         o.copy_from_slice(&acc);
     }
@@ -427,21 +431,45 @@ mod tests {
     /// fold_rows against a plain loop on sizes that are not multiples of the 16 lanes.
     #[test]
     fn fold_rows_matches_a_plain_left_fold() {
-        let v: Vec<f32> = (0..37 * 5).map(|k| ((k * 7919) % 1000) as f32 * 1.0e-3 + 1.0e7).collect();
-        let mut got = vec![0f32; 37];
-        struct Go<'a>(&'a [f32], &'a mut [f32]);
-        impl F32Visitor for Go<'_> {
-            type Out = ();
-            fn visit<O: F32Op>(self) {
-                fold_rows(self.0, 5, |x| x, ByOp::<O>(PhantomData), self.1);
+        // Row counts around the 8-row blocks, extents around the 4-column quads; values that
+        // lose bits when reassociated, with NaN, ±0 and ±Inf mixed in.
+        for rows in [1, 7, 8, 9, 17, 37] {
+            for extent in [1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 67] {
+                let v: Vec<f32> = (0..rows * extent)
+                    .map(|k| match k % 23 {
+                        5 => f32::NAN,
+                        7 => -0.0,
+                        11 => f32::INFINITY,
+                        13 => f32::NEG_INFINITY,
+                        _ => ((k * 7919) % 1000) as f32 * 1.0e-3 + 1.0e7 * (k % 3) as f32 - 1.0e7,
+                    })
+                    .collect();
+                for op in [AluOp::Add, AluOp::Max, AluOp::Min, AluOp::Subtract, AluOp::Mult] {
+                    let mut got = vec![0f32; rows];
+                    struct Go<'a>(&'a [f32], usize, &'a mut [f32]);
+                    impl F32Visitor for Go<'_> {
+                        type Out = ();
+                        fn visit<O: F32Op>(self) {
+                            fold_rows(self.0, self.1, |x| x, ByOp::<O>(PhantomData), self.2);
+                        }
+                    }
+                    ts_ops::with(op, Go(&v, extent, &mut got)).ok();
+                    struct Want<'a>(&'a [f32], usize);
+                    impl F32Visitor for Want<'_> {
+                        type Out = Vec<u32>;
+                        fn visit<O: F32Op>(self) -> Vec<u32> {
+                            self.0
+                                .chunks(self.1)
+                                .map(|r| r[1..].iter().fold(r[0], |a, x| O::apply(a, *x)).to_bits())
+                                .collect()
+                        }
+                    }
+                    let want = ts_ops::with(op, Want(&v, extent)).unwrap();
+                    let got: Vec<u32> = got.iter().map(|x| x.to_bits()).collect();
+                    assert_eq!(got, want, "{op:?}: {rows} rows of {extent}");
+                }
             }
         }
-        ts_ops::with(AluOp::Add, Go(&v, &mut got)).ok();
-        let want: Vec<f32> = v.chunks(5).map(|r| r[1..].iter().fold(r[0], |a, x| a + x)).collect();
-        assert_eq!(
-            got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-            want.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
-        );
     }
 
     /// Divide-first differs from sum-then-divide: the mean of ten 1.0s is 0x3F800001, not 1.0
