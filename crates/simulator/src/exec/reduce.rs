@@ -119,6 +119,10 @@ impl Comb<f32> for Average {
 /// a column run as two 4-lane vector operations (SIMD across rows, never reassociating a row:
 /// peers.md's note on bit-exact reductions) and the loads need no staging buffer. Eight rows
 /// (not sixteen) keep few memory streams open, which this read-bound loop is limited by.
+#[expect(
+    clippy::needless_range_loop,
+    reason = "column-major walks over row-major lanes read clearest indexed"
+)]
 fn fold_rows<S: Copy, T: Copy>(v: &[S], extent: usize, get: impl Fn(S) -> T, c: impl Comb<T>, out: &mut [T]) {
     const L: usize = 8;
     let extent = extent.max(1);
