@@ -131,6 +131,7 @@ impl<R: Read> Window<R> {
         bytes.append(&mut self.pending);
         let mut len = bytes.len();
         let size = size.max(len + 1);
+        bytes.try_reserve(size - len).map_err(|_| Fail::Bail)?;
         bytes.resize(size, 0);
         while len < size && !self.eof {
             match self.src.read(bytes.get_mut(len..).unwrap_or_default()) {
@@ -259,6 +260,13 @@ impl Stream {
                 continue;
             };
             pos += 1;
+            // The skeleton may be most of the text: it grows fallibly (a text too large for the
+            // host is the whole-text reader's error to report).
+            if self.skel.len() == self.skel.capacity()
+                && self.skel.try_reserve(self.skel.len().max(1 << 12)).is_err()
+            {
+                return Err(Fail::Bail);
+            }
             self.skel.push(b);
             if let Some((text, is_key)) = &mut string {
                 if escaped {
@@ -274,10 +282,20 @@ impl Stream {
                         key_read(&mut stack);
                     }
                     string = None;
+                } else if b < 0x20 {
+                    return Err(Fail::Bail);
                 } else if text.len() < 16 {
                     text.push(b);
                 }
                 continue;
+            }
+            match b {
+                // What is not JSON outside a string (a NUL, a control byte, a stray letter) is
+                // the whole-text reader's to report, at once.
+                b' ' | b'\n' | b'\t' | b'\r' | b':' | b'0'..=b'9' | b'-' | b'+' | b'.' => {}
+                b'a'..=b'z' | b'E' => {}
+                b'"' | b',' | b'{' | b'[' | b'}' | b']' => {}
+                _ => return Err(Fail::Bail),
             }
             match b {
                 b'"' => string = Some((Vec::new(), stack.last().is_some_and(|f| f.obj && f.expect_key))),
@@ -668,6 +686,9 @@ mod tests {
         invalid[at] = 0xFF;
         assert!(stream(&invalid, 8).is_none());
         // Nesting past the reader's limit, in the skeleton: declined without a deep stack.
+        let mut nul = ok.clone().into_bytes();
+        nul.extend([0u8; 64]);
+        assert!(stream(&nul, 8).is_none());
         let deep = format!("{}{}", "[".repeat(200_000), "]".repeat(200_000));
         assert!(load_slice(deep.as_bytes()).is_err());
         assert!(stream(deep.as_bytes(), 8).is_none());
