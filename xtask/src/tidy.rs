@@ -49,7 +49,7 @@ mod tests {
     /// workspace's simulator dependency turns default features off.
     #[test]
     fn cli_dependencies_stay_out_of_libraries() {
-        const CLI: [&str; 3] = ["clap", "clap_complete", "indicatif"];
+        const CLI: [&str; 4] = ["clap", "clap_complete", "indicatif", "rustix"];
         for name in ORDER {
             let manifest =
                 std::fs::read_to_string(root().join("crates").join(name).join("Cargo.toml")).unwrap();

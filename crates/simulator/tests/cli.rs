@@ -249,6 +249,112 @@ fn clobbered_files_fifo_device_and_symlink() {
     assert_eq!(std::fs::read(&target).unwrap(), std::fs::read(example("expected_b.npy")).unwrap());
 }
 
+/// The names in folder `d`, sorted (hidden temporary files included).
+fn names_in(d: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Overwriting existing outputs (twice, two outputs at once) replaces their bytes with the new
+/// ones and leaves nothing else in the folder: on Linux the old file is swapped out by
+/// `renameat2(RENAME_EXCHANGE)` and must then be removed (docs/robustness.md "Output files").
+#[test]
+fn overwriting_outputs_replaces_their_bytes_and_leaves_no_temporary_file() {
+    let d = scratch();
+    let (b, b_set) = (d.join("b.npy"), d.join("b_set.npy"));
+    std::fs::write(&b, b"old b, longer than nothing").unwrap();
+    std::fs::write(&b_set, b"old b_set").unwrap();
+    let expected = std::fs::read(example("expected_b.npy")).unwrap();
+    for _ in 0..2 {
+        let (code, _, err) = birsim(&[
+            "run",
+            &s(&example("program.json")),
+            "--input",
+            &format!("a={}", s(&example("a.npy"))),
+            "--output",
+            &format!("b={}", s(&b)),
+            "--output",
+            &format!("b_set={}", s(&b_set)),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        assert!(!err.contains("warning"), "{err}");
+        assert_eq!(std::fs::read(&b).unwrap(), expected);
+        assert_eq!(std::fs::read(&b_set).unwrap(), expected);
+        assert_eq!(names_in(&d), ["b.npy", "b_set.npy"]);
+    }
+}
+
+/// An output that is one of two hard links: the output's name gets a new file (a rename and an
+/// exchange both give the name a new inode), so the other link keeps the old bytes, and a run
+/// that faults changes neither link.
+#[cfg(unix)]
+#[test]
+fn a_hard_linked_output_gets_a_new_file_and_the_other_link_keeps_the_old_bytes() {
+    use std::os::unix::fs::MetadataExt;
+    let d = scratch();
+    let (b, other) = (d.join("b.npy"), d.join("other.npy"));
+    std::fs::write(&b, b"old bytes").unwrap();
+    std::fs::hard_link(&b, &other).unwrap();
+    let old_inode = std::fs::metadata(&b).unwrap().ino();
+    let a = format!("a={}", s(&example("a.npy")));
+    let out = format!("b={}", s(&b));
+    // A run that faults: both names still name the old file.
+    let text = std::fs::read_to_string(example("program.json")).unwrap();
+    let faulting = d.join("faulting.json");
+    std::fs::write(
+        &faulting,
+        text.replacen("\"opcode\":\"TensorScalar\"", "\"opcode\":\"MatmultSparse\"", 1),
+    )
+    .unwrap();
+    fails(&["run", &s(&faulting), "--input", &a, "--output", &out], 1, "MatmultSparse", &b);
+    assert_eq!(std::fs::metadata(&b).unwrap().ino(), old_inode);
+    assert_eq!(std::fs::metadata(&other).unwrap().nlink(), 2);
+    assert_eq!(names_in(&d), ["b.npy", "faulting.json", "other.npy"]);
+    // A run that succeeds: b is a new file, other keeps the old one (now its only link).
+    let (code, _, err) = birsim(&["run", &s(&example("program.json")), "--input", &a, "--output", &out]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read(&b).unwrap(), std::fs::read(example("expected_b.npy")).unwrap());
+    assert_eq!(std::fs::read(&other).unwrap(), b"old bytes");
+    assert_ne!(std::fs::metadata(&b).unwrap().ino(), old_inode);
+    assert_eq!(std::fs::metadata(&other).unwrap().ino(), old_inode);
+    assert_eq!(std::fs::metadata(&other).unwrap().nlink(), 1);
+    assert_eq!(names_in(&d), ["b.npy", "faulting.json", "other.npy"]);
+}
+
+/// An output through a symlink into another folder: the link's target is replaced (its
+/// temporary file is made beside the target, not beside the link), the link stays the same
+/// link, and neither folder keeps a temporary file.
+#[cfg(unix)]
+#[test]
+fn an_output_through_a_symlink_replaces_the_target_in_its_own_folder() {
+    let d = scratch();
+    let (links, files) = (d.join("links"), d.join("files"));
+    std::fs::create_dir(&links).unwrap();
+    std::fs::create_dir(&files).unwrap();
+    let (target, link) = (files.join("target.npy"), links.join("link.npy"));
+    std::fs::write(&target, b"old target").unwrap();
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let (code, _, err) = birsim(&[
+        "run",
+        &s(&example("program.json")),
+        "--input",
+        &format!("a={}", s(&example("a.npy"))),
+        "--output",
+        &format!("b={}", s(&link)),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert_eq!(std::fs::read_link(&link).unwrap(), target);
+    assert!(std::fs::symlink_metadata(&target).unwrap().file_type().is_file());
+    assert_eq!(std::fs::read(&target).unwrap(), std::fs::read(example("expected_b.npy")).unwrap());
+    assert_eq!(names_in(&links), ["link.npy"]);
+    assert_eq!(names_in(&files), ["target.npy"]);
+}
+
 trait FifoLike {
     fn is_fifo_like(&self) -> bool;
 }

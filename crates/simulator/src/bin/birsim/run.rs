@@ -17,11 +17,12 @@ use std::path::PathBuf;
 /// shape must equal its allocation's tensor_shape.
 ///
 /// Every Input allocation needs an --input (or --allow-uninit-inputs, to run it as 0xFF bytes).
-/// Outputs are written only after the whole program ran, each atomically. Outputs must be
-/// regular files or new files in existing folders (a symlink is written through to its target);
-/// every output path is checked before the run, and none is replaced unless all are written. At
-/// most 100 problems are printed. A program that would execute more than --max-instructions
-/// (default 10^10, loop iterations counted) is refused before it runs.
+/// Outputs are written only after the whole program ran, each atomically but not durably
+/// (birsim never fsyncs). Outputs must be regular files or new files in existing folders (a
+/// symlink is written through to its target); every output path is checked before the run, and
+/// none is replaced unless all are written. At most 100 problems are printed. A program that
+/// would execute more than --max-instructions (default 10^10, loop iterations counted) is
+/// refused before it runs.
 ///
 /// A run that needs more memory than the host can give stops with a `budget` fault (exit 1), or
 /// exit 2 while reading the program or an input; birsim never aborts (docs/robustness.md). A run
