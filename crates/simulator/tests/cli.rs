@@ -12,20 +12,24 @@ fn example(file: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/sub_one").join(file)
 }
 
+/// `birsim run` of the example program on its input `a`, writing each `(name, path)` output,
+/// with `extra` arguments after.
+fn run_example(outputs: &[(&str, &Path)], extra: &[&str]) -> (i32, String, String) {
+    let mut args = vec!["run".to_owned(), s(&example("program.json")), "--input".to_owned()];
+    args.push(format!("a={}", s(&example("a.npy"))));
+    for (name, path) in outputs {
+        args.push("--output".to_owned());
+        args.push(format!("{name}={}", s(path)));
+    }
+    args.extend(extra.iter().map(|a| (*a).to_owned()));
+    birsim(&args.iter().map(String::as_str).collect::<Vec<_>>())
+}
+
 #[test]
 fn runs_the_example_bit_exactly_with_a_trace() {
     let d = scratch();
     let (b, trace) = (d.join("b.npy"), d.join("t.jsonl"));
-    let (code, _, err) = birsim(&[
-        "run",
-        &s(&example("program.json")),
-        "--input",
-        &format!("a={}", s(&example("a.npy"))),
-        "--output",
-        &format!("b={}", s(&b)),
-        "--trace",
-        &s(&trace),
-    ]);
+    let (code, _, err) = run_example(&[("b", &b)], &["--trace", &s(&trace)]);
     assert_eq!(code, 0, "{err}");
     // The expected file was written by NumPy (examples/sub_one/make_input.py).
     assert_eq!(std::fs::read(&b).unwrap(), std::fs::read(example("expected_b.npy")).unwrap());
@@ -270,16 +274,7 @@ fn overwriting_outputs_replaces_their_bytes_and_leaves_no_temporary_file() {
     std::fs::write(&b_set, b"old b_set").unwrap();
     let expected = std::fs::read(example("expected_b.npy")).unwrap();
     for _ in 0..2 {
-        let (code, _, err) = birsim(&[
-            "run",
-            &s(&example("program.json")),
-            "--input",
-            &format!("a={}", s(&example("a.npy"))),
-            "--output",
-            &format!("b={}", s(&b)),
-            "--output",
-            &format!("b_set={}", s(&b_set)),
-        ]);
+        let (code, _, err) = run_example(&[("b", &b), ("b_set", &b_set)], &[]);
         assert_eq!(code, 0, "{err}");
         assert!(!err.contains("warning"), "{err}");
         assert_eq!(std::fs::read(&b).unwrap(), expected);
@@ -338,14 +333,7 @@ fn an_output_through_a_symlink_replaces_the_target_in_its_own_folder() {
     let (target, link) = (files.join("target.npy"), links.join("link.npy"));
     std::fs::write(&target, b"old target").unwrap();
     std::os::unix::fs::symlink(&target, &link).unwrap();
-    let (code, _, err) = birsim(&[
-        "run",
-        &s(&example("program.json")),
-        "--input",
-        &format!("a={}", s(&example("a.npy"))),
-        "--output",
-        &format!("b={}", s(&link)),
-    ]);
+    let (code, _, err) = run_example(&[("b", &link)], &[]);
     assert_eq!(code, 0, "{err}");
     assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
     assert_eq!(std::fs::read_link(&link).unwrap(), target);
