@@ -1,5 +1,5 @@
 /* Shared helpers for the C baselines `cargo xtask bench` compiles with `cc -O3 -march=native
- * -ffp-contract=off` (no FMA contraction: the same two roundings as the simulator). Each program
+ * -ffp-contract=off -pthread` (no FMA contraction: the same two roundings as the simulator). Each program
  * prints `NAME MS` lines: the median wall time of REPS runs after one warm-up run. "cold" runs
  * write into a freshly allocated destination (first touch of every page, as the first write to
  * a tile in a fresh `birsim run` process); "huge" runs do the same with the destination advised

@@ -430,6 +430,15 @@ fn thread_scaling(ctx: &Ctx) {
         let two = time_sim_on(&text, &[("x", input)], ctx.opts.reps(), Some(2));
         row(name, two, "1 thread", one, Goal::Faster(1.8));
     }
+    // What two cores' reads give on this machine, measured now: a C loop bound by memory.
+    let c = peers::run_c(&ctx.c, "fold", &[PARTS.to_string(), FREE.to_string(), ctx.opts.reps().to_string()]);
+    if let (Ok(one), Ok(two)) = (peers::pick(&c, "fold16"), peers::pick(&c, "fold16x2")) {
+        note(&format!(
+            "the C 16-accumulator sum of the same 32 MiB: 1 thread {one:.2} ms, 2 threads {two:.2} ms ({:.2}x): \
+             a kernel as fast as memory reads scales no better",
+            one / two
+        ));
+    }
 }
 
 /// DMACopy Transpose of a 128 × 64 × 64 fp32 tile: (NumPy permutation, the 4-level source shape

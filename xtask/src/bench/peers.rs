@@ -19,7 +19,7 @@ pub fn compile_c(out: &Path) -> Result<PathBuf, String> {
     for name in C_PROGRAMS {
         let src = bench_dir().join("c").join(format!("{name}.c"));
         let o = Command::new(&cc)
-            .args(["-O3", "-march=native", "-ffp-contract=off", "-o"])
+            .args(["-O3", "-march=native", "-ffp-contract=off", "-pthread", "-o"])
             .arg(out.join(name))
             .arg(&src)
             .output()
