@@ -2,7 +2,8 @@
 //!
 //! A kernel whose outputs are independent element by element (or row by row) splits its output
 //! slice into at most `threads` contiguous chunks, each at least `grain` elements, and runs them on
-//! scoped threads. Every chunk computes exactly what the single-threaded loop would for its
+//! rayon's pool (its persistent workers; a thread spawned per kernel was often placed on the busy
+//! core and ran after its sibling instead of beside it). Every chunk computes exactly what the single-threaded loop would for its
 //! elements, so results are bit-identical for every thread count; ordered folds are split only
 //! between rows, never within one.
 
@@ -43,27 +44,28 @@ impl Parallelism {
         }
         let align = align.max(1);
         let chunk = n.div_ceil(t).div_ceil(align) * align;
-        std::thread::scope(|s| {
-            let mut handles = Vec::with_capacity(t);
-            let (mut rest, mut offset) = (dst, 0);
-            let f = &f;
-            while rest.len() > chunk {
-                let (head, tail) = rest.split_at_mut(chunk);
-                rest = tail;
-                let o = offset;
-                offset += head.len();
-                handles.push(s.spawn(move || f(o, head)));
+        // The pieces, each with the slot its result goes to, in order.
+        let mut pieces = Vec::with_capacity(t);
+        let (mut rest, mut offset) = (dst, 0);
+        while !rest.is_empty() {
+            let (head, tail) = rest.split_at_mut(chunk.min(rest.len()));
+            pieces.push((offset, head, Ok(())));
+            offset += chunk;
+            rest = tail;
+        }
+        let f = &f;
+        // All but the first piece are spawned; the scope's own body runs the first.
+        rayon::scope(|s| {
+            let mut it = pieces.iter_mut();
+            let first = it.next();
+            for (o, piece, r) in it {
+                s.spawn(move |_| *r = f(*o, piece));
             }
-            let last = f(offset, rest);
-            let mut first = Ok(());
-            for h in handles {
-                let r = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-                if first.is_ok() {
-                    first = r;
-                }
+            if let Some((o, piece, r)) = first {
+                *r = f(*o, piece);
             }
-            first.and(last)
-        })
+        });
+        pieces.into_iter().try_for_each(|(_, _, r)| r)
     }
 }
 
