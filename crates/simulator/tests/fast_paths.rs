@@ -440,3 +440,89 @@ fn table_tensor_scalar_matches_the_direct_pass_row_by_row() {
         }
     }
 }
+
+/// A TensorCopy that casts between contiguous tiles (the direct cast, split across threads)
+/// against numerics' bulk cast of the same bytes (tested on its own against ml_dtypes), at
+/// several thread counts and tiny chunks, for narrowing, widening and integer pairs, with
+/// NaN, ±0, ±Inf and out-of-range values among the inputs and rows of odd length.
+#[test]
+fn a_contiguous_cast_copy_is_numerics_cast_at_any_thread_count() {
+    use bir_ir::{BirEnum, Dtype};
+    let mut rng = Rng(29);
+    let pairs = [
+        ("float32", "float8_e4m3fn"),
+        ("float32", "float8e5"),
+        ("float32", "bfloat16"),
+        ("bfloat16", "float32"),
+        ("float8_e4m3fn", "float32"),
+        ("float8e5", "bfloat16"),
+        ("float32", "int8"),
+        ("int32", "float32"),
+        ("bfloat16", "uint16"),
+    ];
+    for (round, (from, to)) in pairs.into_iter().enumerate() {
+        let (fd, td) = (Dtype::from_name(from).unwrap(), Dtype::from_name(to).unwrap());
+        let (parts, free) = (1 + rng.below(40), 1 + 2 * rng.below(400));
+        let n = parts * free;
+        let specials = [f32::NAN, -0.0, 0.0, f32::INFINITY, f32::NEG_INFINITY, 1e30, -7e5, 3.0e-39];
+        let vals: Vec<f32> = (0..n)
+            .map(|k| if k < specials.len() { specials[k] } else { rng.value() / [1.0, 16.0][round % 2] })
+            .collect();
+        let profile = Profile::refsim();
+        // The input as the `from` dtype's bytes: fp32 values narrowed by numerics' encoder (for
+        // an integer source, the values as integers).
+        let mut x = vec![0u8; n * fd.size()];
+        numerics::cast(
+            Dtype::Float32,
+            &vals.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>(),
+            fd,
+            &mut x,
+            &profile,
+        )
+        .unwrap();
+        let mut want = vec![0u8; n * td.size()];
+        numerics::cast(fd, &x, td, &mut want, &profile).unwrap();
+        let ap = |m: &str, dt: &str| {
+            format!(
+                r#"{{"kind":"physical_ap","memref":"{m}","dtype":"{dt}","ap":[[{free},{parts}],[1,{free}]]}}"#
+            )
+        };
+        let loc = |name: &str, kind: &str, dt: Dtype, typ: &str| {
+            format!(
+                r#"{{"name":"{name}","kind":"{kind}","dtype":"{}","tensor_shape":[{parts},{free}],"memorylocations":[{{"name":"{name}","type":"{typ}","dims":[{parts},{}]}}]}}"#,
+                dt.name(),
+                free * dt.size()
+            )
+        };
+        let text = format!(
+            r#"{{"functions":[{{"name":"f","allocations":[{},{},{},{}],"blocks":[{{"name":"b","instructions":[
+              {{"opcode":"Load","name":"l","ins":[{}],"outs":[{}]}},
+              {{"opcode":"TensorCopy","name":"c","ins":[{}],"outs":[{}]}},
+              {{"opcode":"Save","name":"s","ins":[{}],"outs":[{}]}}]}}]}}]}}"#,
+            loc("x", "ExternalInput", fd, "DRAM"),
+            loc("t", "Internal", fd, "SB"),
+            loc("u", "Internal", td, "SB"),
+            loc("y", "ExternalOutput", td, "DRAM"),
+            ap("x", from),
+            ap("t", from),
+            ap("t", from),
+            ap("u", to),
+            ap("u", to),
+            ap("y", to)
+        );
+        let prog = json::load_str(&text).unwrap();
+        let f0 = &prog.functions[0];
+        for threads in [1, 2, 7] {
+            let v = validate(&prog, &ValidateOptions::default()).unwrap();
+            let mut sim = Simulator::new(v, Profile::refsim());
+            let par = simulator::Parallelism { threads, grain: 5 };
+            sim.set_options(simulator::Options { parallelism: par, ..Default::default() });
+            let descr = ["|u1", "<u2", "", "<u4"][fd.size() - 1];
+            let npy = Npy { descr: descr.into(), shape: vec![parts as u64, free as u64], data: x.clone() };
+            io::load(&mut sim, &io::resolve(f0, "x").unwrap(), &npy).unwrap();
+            assert_eq!(sim.run().unwrap(), Outcome::Finished);
+            let got = io::read(&mut sim, &io::resolve(f0, "y").unwrap()).unwrap().data;
+            assert!(got == want, "{from} -> {to}, {parts}x{free}, {threads} threads");
+        }
+    }
+}

@@ -17,7 +17,7 @@ impl<'p> Simulator<'p> {
         if self.dies_here(src.ap.loc) && self.move_whole(src, dst, regions)? {
             return Ok(());
         }
-        if src.ap.dtype == dst.ap.dtype && self.copy_direct(src, dst, regions)? {
+        if self.copy_direct(src, dst, regions)? {
             return Ok(());
         }
         if !self.overlaps(&[src], &[dst])
@@ -49,29 +49,47 @@ impl<'p> Simulator<'p> {
         Ok(true)
     }
 
-    /// A copy between single contiguous runs of one dtype in different buffers: one memcpy,
-    /// split across threads. Returns false when that does not apply.
+    /// A copy between single contiguous runs in different buffers: one memcpy when the dtypes
+    /// agree, else one `numerics::cast` straight from the source bytes into the destination's
+    /// (what reading the source as the destination's dtype and writing it gives, without the two
+    /// staging buffers); split across threads either way. Returns false when that does not apply
+    /// (a dtype that packs lanes, or a count mismatch, which the general path reports). A cast
+    /// between single-lane dtypes fails only on a count mismatch, so no chunk is left half done.
     fn copy_direct(&mut self, src: Arg<'_>, dst: Arg<'_>, regions: &mut Written) -> Res<bool> {
-        let (Some(a), Some(b)) = (self.contiguous(src)?, self.contiguous(dst)?) else { return Ok(false) };
-        if a.len() != b.len() {
-            return Ok(false); // the general path reports the count mismatch
+        let (from, to) = (src.ap.dtype, dst.ap.dtype);
+        if from != to && (from.lanes() != 1 || to.lanes() != 1) {
+            return Ok(false);
         }
-        let par = self.options.parallelism;
-        let (ts, td) =
+        let (Some(a), Some(b)) = (self.contiguous(src)?, self.contiguous(dst)?) else { return Ok(false) };
+        let (fs, ts) = (from.size(), to.size());
+        if a.len() / fs != b.len() / ts {
+            return Ok(false);
+        }
+        let par =
+            super::Parallelism { grain: self.options.parallelism.grain * ts, ..self.options.parallelism };
+        let profile = &self.profile;
+        let (ta, tb) =
             (Touch { range: Some(a.clone()), covers: false }, Touch { range: Some(b.clone()), covers: true });
-        let done = self.memory.with_two((src.ap.loc, &ts), (dst.ap.loc, &td), |sb, _, db, _| {
-            let from = &sb[a.clone()];
-            par.chunks(&mut db[b.clone()], 1, |off, chunk| {
-                chunk.copy_from_slice(&from[off..off + chunk.len()]);
-                Ok::<(), ()>(())
+        let done = self.memory.with_two((src.ap.loc, &ta), (dst.ap.loc, &tb), |sb, _, db, _| {
+            let from_bytes = &sb[a.clone()];
+            par.chunks(&mut db[b.clone()], ts, |off, chunk| {
+                let k = off / ts;
+                let part = &from_bytes[k * fs..(k + chunk.len() / ts) * fs];
+                if from == to {
+                    chunk.copy_from_slice(part);
+                    Ok(())
+                } else {
+                    numerics::cast(from, part, to, chunk, profile)
+                }
             })
         });
-        if done.is_none() {
-            return Ok(false);
+        match done {
+            None => return Ok(false),
+            Some(r) => r.map_err(|e| src.numerics(e))?,
         }
         let memory = &mut self.memory;
         regions.record_region(
-            |h| super::fnv1a(h, &memory.buffer_for(dst.ap.loc, &td).0[b.clone()]),
+            |h| super::fnv1a(h, &memory.buffer_for(dst.ap.loc, &tb).0[b.clone()]),
             b.len() as u64,
         );
         Ok(true)
