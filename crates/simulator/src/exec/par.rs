@@ -1,11 +1,11 @@
 //! Partition-parallel execution (issue "Fast end to end": every core).
 //!
 //! A kernel whose outputs are independent element by element (or row by row) splits its output
-//! slice into at most `threads` contiguous chunks, each at least `grain` elements, and runs them on
-//! rayon's pool (its persistent workers; a thread spawned per kernel was often placed on the busy
-//! core and ran after its sibling instead of beside it). Every chunk computes exactly what the single-threaded loop would for its
-//! elements, so results are bit-identical for every thread count; ordered folds are split only
-//! between rows, never within one.
+//! slice into at most `threads` contiguous chunks, each at least `grain` elements, and runs them
+//! on rayon's pool (its persistent workers; a thread spawned per kernel was often placed on the
+//! busy core and ran after its sibling instead of beside it). Every chunk computes exactly what
+//! the single-threaded loop would for its elements, so results are bit-identical for every thread
+//! count; ordered folds are split only between rows, never within one.
 
 /// Threads and the smallest chunk worth a thread.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
