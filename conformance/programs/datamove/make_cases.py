@@ -20,15 +20,19 @@ The packed `_x4` forms (`x4_*`) and CopyPredicated's side output under LoadAccum
 live in x4_cases.py (session-16 contract K1-K3, L1), registered at the end with their own RNG.
 Run: /work/main/.venv/bin/python conformance/programs/datamove/make_cases.py
 """
-import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import warnings
 
 import ml_dtypes as md
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import birprog  # noqa: E402  (conformance/programs/birprog.py: the program builder the generators share)
+from birprog import LET, TNAMES, ap, ap_index, four_level, imm, tile  # noqa: E402
 
 warnings.simplefilter("ignore")
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -98,86 +102,11 @@ def int_to(v, dt):
     return encode(v.astype(F32), dt)
 
 
-# ---------------------------------------------------------------- program building
-class Prog:
-    def __init__(self):
-        self.allocs, self.insts, self.inputs, self.outputs = [], [], {}, {}
-
-    def _alloc(self, name, kind, dt, shape, typ, dims):
-        self.allocs.append({"Skind": "memory_location_set", "name": name, "kind": kind, "dtype": dt,
-                            "tensor_shape": list(shape), "partition_dim": 0,
-                            "memorylocations": [{"Skind": "memory_location", "name": name, "type": typ,
-                                                 "addr": 0, "dims": dims, "base": 0, "bank": 0,
-                                                 "allocated": False}]})
-
-    def dram_in(self, name, dt, raw):
-        raw = np.ascontiguousarray(raw)
-        if raw.ndim == 1:
-            raw = raw.reshape(1, -1)
-        raw = raw.reshape(raw.shape[0], -1)
-        assert raw.dtype == STORE[dt], (name, raw.dtype, dt)
-        p = raw.shape[0]
-        self._alloc(name, "ExternalInput", dt, raw.shape, "Input", [p, raw.nbytes // p])
-        self.inputs[name] = raw
-        return raw.shape
-
-    def dram_out(self, name, dt, shape, expected):
-        p = shape[0]
-        n = int(np.prod(shape))
-        self._alloc(name, "ExternalOutput", dt, shape, "Output", [p, n * SIZE[dt] // p])
-        expected = np.ascontiguousarray(expected).reshape(shape)
-        assert expected.dtype == STORE[dt], (name, expected.dtype, dt)
-        self.outputs[name] = expected
-
-    def sb(self, name, dt, parts, row_elems):
-        self._alloc(name, "Internal", dt, [parts, row_elems], "SB", [parts, row_elems * SIZE[dt]])
-
-    def dram(self, name, dt, n):
-        self._alloc(name, "Internal", dt, [1, n], "DRAM", [1, n * SIZE[dt]])
-
-    def inst(self, opcode, ins, outs, engine=None, **fields):
-        if engine is None:
-            engine = {"Load": "SP", "Save": "SP", "DMACopy": "DMA", "Iota": "Pool",
-                      "TensorScalarAffineSelect": "Pool"}.get(opcode, "DVE")
-        self.insts.append(dict({"opcode": opcode, "name": f"i{len(self.insts)}", "engine": engine,
-                                "ins": ins, "outs": outs}, **fields))
-        return len(self.insts) - 1
-
-    def tile_in(self, name, dt, raw):
-        """DRAM input `name` loaded into SB tile `name`_t; returns the tile name."""
-        p, f = self.dram_in(name, dt, raw)
-        self.sb(name + "_t", dt, p, f)
-        self.inst("Load", [tile(name, dt, p, f)], [tile(name + "_t", dt, p, f)])
-        return name + "_t"
-
-    def save(self, src, dst, dt, p, f, expected):
-        self.dram_out(dst, dt, (p, f), expected)
-        self.inst("Save", [tile(src, dt, p, f)], [tile(dst, dt, p, f)])
-
-    def program(self):
-        return {"arch": "gen3", "version": 2, "functions": [{"name": "sg0000", "allocations": self.allocs,
-                "blocks": [{"name": "Block1", "instructions": self.insts}]}]}
-
-
-def ap(mem, dt, pairs, offset=0, **extra):
-    return dict({"kind": "physical_ap", "memref": mem, "memsetref": mem, "dtype": dt, "offset": offset,
-                 "ap": [list(p) for p in pairs]}, **extra)
-
-
-def imm(v, dt="float32"):
-    return {"kind": "imm_value", "dtype": dt, "value": v}
-
-
-def tile(mem, dt, p, f, offset=0, row=None):
-    return ap(mem, dt, [[f if row is None else row, p], [1, f]], offset)
-
-
-def ap_index(pairs, offset=0):
-    """Flat element indices an AP visits, shaped by its nums (AP order)."""
-    idx = np.array(offset, np.int64)
-    for step, num in pairs:
-        idx = idx[..., None] + step * np.arange(num, dtype=np.int64)
-    return idx
+# ---------------------------------------------------------------- program building (birprog)
+class Prog(birprog.Prog):
+    STORE, SIZE = STORE, SIZE
+    ENGINES = {"Load": "SP", "Save": "SP", "DMACopy": "DMA", "Iota": "Pool", "TensorScalarAffineSelect": "Pool"}
+    DEFAULT_ENGINE = "DVE"
 
 
 CASES = {}
@@ -438,17 +367,11 @@ case("dyn_register_offset_not_implemented", g,
      fault=("not-implemented", ""))
 
 # ================================================================ 3. DMACopy Transpose (re-facts §3)
-TNAMES = ["None", "WZXY", "WXZY", "WYXZ", "ZWYX", "ZYWX", "ZYXW", "YXWZ", "YXZW", "YWZX", "XWZY", "XZYW", "XYZW", "XYWZ"]
-TSRC = {0: 0, 1: 1, 2: 2, 3: 3}
-LET = {"W": 0, "Z": 1, "Y": 2, "X": 3}
+TSRC = {0: 0, 1: 1, 2: 2, 3: 3}  # (TNAMES, LET: birprog)
 REFACTS = {0: (0, 1, 2, 3), 1: (0, 1, 3, 2), 2: (0, 3, 1, 2), 3: (0, 2, 3, 1), 4: (1, 0, 2, 3), 5: (1, 2, 0, 3),
            6: (1, 2, 3, 0), 7: (2, 3, 0, 1), 8: (2, 3, 1, 0), 9: (2, 0, 1, 3), 10: (3, 0, 1, 2), 11: (3, 1, 2, 0),
            12: (3, 2, 1, 0), 13: (3, 2, 0, 1)}
 DIMS = (5, 3, 7, 6)  # W, Z, Y, X: distinct, non-power-of-two
-
-
-def four_level(n):
-    return [[n[1] * n[2] * n[3], n[0]], [n[2] * n[3], n[1]], [n[3], n[2]], [1, n[3]]]
 
 
 def transpose_case(code, src_dt="float32", dst_dt="float32", dims=DIMS):
@@ -1397,15 +1320,9 @@ x4_cases.add_cases(globals())
 
 # ================================================================ write
 def write_all():
-    for d in os.listdir(HERE):
-        if os.path.isdir(os.path.join(HERE, d)) and d != "rng":
-            shutil.rmtree(os.path.join(HERE, d))
+    birprog.clear_cases(HERE, keep=("rng",))
     total = 0
     for name, (g, note, choices, fault, errors) in CASES.items():
-        d = os.path.join(HERE, name)
-        os.makedirs(d)
-        with open(os.path.join(d, "case.json"), "w") as f:
-            json.dump(g.program(), f, indent=1)
         lines = [f"# {note}", "# expected outputs from make_cases.py (NumPy / ml_dtypes, rng/ C++ draws), never from birsim"]
         lines += [f"# fact: {x}" for x in FACTS.get(name, ())]
         lines += [f"choice: {c}" for c in choices]
@@ -1414,20 +1331,13 @@ def write_all():
             # the located diagnostics.
             for kind, loc, msg in errors:
                 lines.append(f"error {kind} @ {loc} | {msg}".rstrip())
+            inputs, outputs = {}, {}
         else:
             lines.append("profile: refsim")
             if fault is not None:
                 lines.append(f"fault {fault[0]} | {fault[1]}".rstrip())
-            for k, v in g.inputs.items():
-                np.save(os.path.join(d, f"in_{k}.npy"), v)
-                total += v.nbytes
-                lines.append(f"input {k} = in_{k}.npy")
-            for k, v in g.outputs.items():
-                np.save(os.path.join(d, f"expected_{k}.npy"), v)
-                total += v.nbytes
-                lines.append(f"output {k} = expected_{k}.npy")
-        with open(os.path.join(d, "case.expect"), "w") as f:
-            f.write("\n".join(lines) + "\n")
+            inputs, outputs = g.inputs, g.outputs
+        total += birprog.write_case(os.path.join(HERE, name), g.program(), lines, inputs, outputs)
     print(f"{len(CASES)} cases, {total / 2**20:.2f} MiB of tensors")
 
 
