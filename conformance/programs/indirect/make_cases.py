@@ -16,13 +16,16 @@ Cases that depend on an ASSUMED decision carry `choice: I<n>` (ind-decisions IDs
 FP8 formats float8e3 / float8e4). Cases run under the skip policy carry `option: oob=skip`.
 Run: /work/main/.venv/bin/python conformance/programs/indirect/make_cases.py
 """
-import json
 import os
-import shutil
+import sys
 import warnings
 
 import ml_dtypes as md
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import birprog  # noqa: E402  (conformance/programs/birprog.py: the program builder the generators share)
+from birprog import ap, ap_index, tile  # noqa: E402
 
 warnings.simplefilter("ignore")
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -107,91 +110,11 @@ def distinct(n, dt):
     return (k * 3 + 1).astype(STORE[dt])
 
 
-# ---------------------------------------------------------------- program building (datamove style)
-class Prog:
-    def __init__(self):
-        self.allocs, self.insts, self.inputs, self.outputs = [], [], {}, {}
-
-    def _alloc(self, name, kind, dt, shape, typ, dims):
-        self.allocs.append({"Skind": "memory_location_set", "name": name, "kind": kind, "dtype": dt,
-                            "tensor_shape": list(shape), "partition_dim": 0,
-                            "memorylocations": [{"Skind": "memory_location", "name": name, "type": typ,
-                                                 "addr": 0, "dims": dims, "base": 0, "bank": 0,
-                                                 "allocated": False}]})
-
-    def dram_in(self, name, dt, raw):
-        raw = np.ascontiguousarray(raw)
-        if raw.ndim == 1:
-            raw = raw.reshape(1, -1)
-        raw = raw.reshape(raw.shape[0], -1)
-        assert raw.dtype == STORE[dt], (name, raw.dtype, dt)
-        p = raw.shape[0]
-        self._alloc(name, "ExternalInput", dt, raw.shape, "Input", [p, raw.nbytes // p])
-        self.inputs[name] = raw
-        return raw.shape
-
-    def dram_out(self, name, dt, shape, expected):
-        p = shape[0]
-        n = int(np.prod(shape))
-        self._alloc(name, "ExternalOutput", dt, shape, "Output", [p, n * SIZE[dt] // p])
-        expected = np.ascontiguousarray(expected).reshape(shape)
-        assert expected.dtype == STORE[dt], (name, expected.dtype, dt)
-        self.outputs[name] = expected
-
-    def sb(self, name, dt, parts, row_elems):
-        self._alloc(name, "Internal", dt, [parts, row_elems], "SB", [parts, row_elems * SIZE[dt]])
-
-    def inst(self, opcode, ins, outs, engine=None, **fields):
-        if engine is None:
-            engine = {"Load": "SP", "Save": "SP", "TensorScalar": "DVE", "IndirectCopy": "Pool",
-                      "Gather": "Pool"}.get(opcode, "DMA")
-        self.insts.append(dict({"opcode": opcode, "name": f"i{len(self.insts)}", "engine": engine,
-                                "ins": ins, "outs": outs}, **fields))
-        return len(self.insts) - 1
-
-    def tile_in(self, name, dt, raw):
-        """DRAM input `name` loaded into SB tile `name`_t; returns the tile name."""
-        p, f = self.dram_in(name, dt, raw)
-        self.sb(name + "_t", dt, p, f)
-        self.inst("Load", [tile(name, dt, p, f)], [tile(name + "_t", dt, p, f)])
-        return name + "_t"
-
-    def out_prefilled(self, name, dt, init, expected):
-        """External output `name` holding `init` (a Load from input `name`0) before the op runs."""
-        init = np.ascontiguousarray(init)
-        init2 = init.reshape(init.shape[0], -1) if init.ndim > 1 else init.reshape(1, -1)
-        p, f = self.dram_in(name + "0", dt, init2)
-        self.dram_out(name, dt, (p, f), np.asarray(expected).reshape(p, f))
-        self.inst("Load", [tile(name + "0", dt, p, f)], [tile(name, dt, p, f)])
-
-    def expect(self, name, expected):
-        """Compare allocation `name` (e.g. an SB tile) after the run / fault."""
-        self.outputs[name] = np.ascontiguousarray(expected)
-
-    def save(self, src, dst, dt, p, f, expected):
-        self.dram_out(dst, dt, (p, f), expected)
-        self.inst("Save", [tile(src, dt, p, f)], [tile(dst, dt, p, f)])
-
-    def program(self):
-        return {"arch": "gen3", "version": 2, "functions": [{"name": "sg0000", "allocations": self.allocs,
-                "blocks": [{"name": "Block1", "instructions": self.insts}]}]}
-
-
-def ap(mem, dt, pairs, offset=0, **extra):
-    return dict({"kind": "physical_ap", "memref": mem, "memsetref": mem, "dtype": dt, "offset": offset,
-                 "ap": [list(p) for p in pairs]}, **extra)
-
-
-def tile(mem, dt, p, f, offset=0, row=None):
-    return ap(mem, dt, [[f if row is None else row, p], [1, f]], offset)
-
-
-def ap_index(pairs, offset=0):
-    """Flat element indices an AP visits, shaped by its nums (AP order)."""
-    idx = np.array(offset, np.int64)
-    for step, num in pairs:
-        idx = idx[..., None] + step * np.arange(num, dtype=np.int64)
-    return idx
+# ---------------------------------------------------------------- program building (birprog)
+class Prog(birprog.Prog):
+    STORE, SIZE = STORE, SIZE
+    ENGINES = {"Load": "SP", "Save": "SP", "TensorScalar": "DVE", "IndirectCopy": "Pool", "Gather": "Pool"}
+    DEFAULT_ENGINE = "DMA"
 
 
 CASES = {}
@@ -1232,35 +1155,22 @@ err_case("err_gather_partitions_differ", g, "Gather with 4 src partitions and 2 
 
 # ================================================================ write
 def write_all():
-    for d in os.listdir(HERE):
-        if os.path.isdir(os.path.join(HERE, d)):
-            shutil.rmtree(os.path.join(HERE, d))
+    birprog.clear_cases(HERE)
     total = 0
     for name, (g, note, choices, fault, errors, options) in CASES.items():
-        d = os.path.join(HERE, name)
-        os.makedirs(d)
-        with open(os.path.join(d, "case.json"), "w") as f:
-            json.dump(g.program(), f, separators=(",", ":"))
         lines = [f"# {note}", "# expected outputs from make_cases.py (NumPy / ml_dtypes), never from birsim"]
         lines += [f"choice: {c}" for c in choices]
         if errors:
             for kind, loc, msg in errors:
                 lines.append(f"error {kind} @ {loc} | {msg}".rstrip())
+            inputs, outputs = {}, {}
         else:
             lines.append("profile: refsim")
             lines += [f"option: {o}" for o in options]
             if fault is not None:
                 lines.append(f"fault {fault[0]} | {fault[1]}".rstrip())
-            for k, v in g.inputs.items():
-                np.save(os.path.join(d, f"in_{k}.npy"), v)
-                total += v.nbytes
-                lines.append(f"input {k} = in_{k}.npy")
-            for k, v in g.outputs.items():
-                np.save(os.path.join(d, f"expected_{k}.npy"), v)
-                total += v.nbytes
-                lines.append(f"output {k} = expected_{k}.npy")
-        with open(os.path.join(d, "case.expect"), "w") as f:
-            f.write("\n".join(lines) + "\n")
+            inputs, outputs = g.inputs, g.outputs
+        total += birprog.write_case(os.path.join(HERE, name), g.program(), lines, inputs, outputs, compact=True)
     # the worked example (examples/embedding_bag/make.py writes its program and data) as a case
     d = os.path.join(HERE, "embedding_bag_example")
     os.makedirs(d)
