@@ -19,13 +19,16 @@ Families:
 Sequential folds are explicit loops (NumPy's reductions are pairwise).
 Run: .venv/bin/python conformance/programs/core/make_cases.py
 """
-import json
 import os
-import shutil
+import sys
 import warnings
 
 import ml_dtypes as md
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import birprog  # noqa: E402  (conformance/programs/birprog.py: the program builder the generators share)
+from birprog import ap, imm, tile  # noqa: E402
 
 warnings.simplefilter("ignore")
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -143,68 +146,11 @@ def fold_avg(v):
     return acc
 
 
-# ---------------------------------------------------------------- program building
-class Prog:
-    def __init__(self, profile="refsim"):
-        self.allocs, self.insts, self.inputs, self.outputs = [], [], {}, {}
-        self.profile = profile
-
-    def _alloc(self, name, kind, dt, shape, typ, dims, addr=0, base=0):
-        self.allocs.append({"Skind": "memory_location_set", "name": name, "kind": kind, "dtype": dt,
-                            "tensor_shape": list(shape), "partition_dim": 0,
-                            "memorylocations": [{"Skind": "memory_location", "name": name, "type": typ,
-                                                 "addr": addr, "dims": dims, "base": base, "bank": 0,
-                                                 "allocated": False}]})
-
-    def dram_in(self, name, dt, raw):
-        raw = np.ascontiguousarray(raw)
-        p = raw.shape[0]
-        self._alloc(name, "ExternalInput", dt, raw.shape, "Input", [p, raw.nbytes // p])
-        self.inputs[name] = raw
-
-    def dram_out(self, name, dt, shape, expected):
-        p = shape[0]
-        n = int(np.prod(shape))
-        self._alloc(name, "ExternalOutput", dt, shape, "Output", [p, n * SIZE[dt] // p])
-        expected = np.ascontiguousarray(expected).reshape(shape)
-        assert expected.dtype == STORE[dt], (name, expected.dtype, dt)
-        self.outputs[name] = expected
-
-    def dram(self, name, dt, n):
-        """An internal flat DRAM location of n elements."""
-        self._alloc(name, "Internal", dt, [1, n], "DRAM", [1, n * SIZE[dt]])
-
-    def sb(self, name, dt, parts, row_elems):
-        self._alloc(name, "Internal", dt, [parts, row_elems], "SB", [parts, row_elems * SIZE[dt]])
-
-    def inst(self, opcode, ins, outs, engine=None, **fields):
-        if engine is None:
-            engine = {"Load": "SP", "Save": "SP", "Pool": "Pool"}.get(opcode, "DVE")
-        self.insts.append(dict({"opcode": opcode, "name": f"i{len(self.insts)}", "engine": engine,
-                                "ins": ins, "outs": outs}, **fields))
-
-    def load_tile(self, src, dst, dt, p, f):
-        self.inst("Load", [tile(src, dt, p, f)], [tile(dst, dt, p, f)])
-
-    def save_tile(self, src, dst, dt, p, f, expected):
-        self.dram_out(dst, dt, (p, f), expected)
-        self.inst("Save", [tile(src, dt, p, f)], [tile(dst, dt, p, f)])
-
-    def program(self):
-        return {"arch": "gen3", "version": 2, "functions": [{"name": "sg0000", "allocations": self.allocs,
-                "blocks": [{"name": "Block1", "instructions": self.insts}]}]}
-
-
-def ap(mem, dt, pairs, offset=0):
-    return {"kind": "physical_ap", "memref": mem, "memsetref": mem, "dtype": dt, "offset": offset, "ap": pairs}
-
-
-def imm(v, dt="float32"):
-    return {"kind": "imm_value", "dtype": dt, "value": v}
-
-
-def tile(mem, dt, p, f, offset=0, row=None):
-    return ap(mem, dt, [[f if row is None else row, p], [1, f]], offset)
+# ---------------------------------------------------------------- program building (birprog)
+class Prog(birprog.Prog):
+    STORE, SIZE = STORE, SIZE
+    ENGINES = {"Load": "SP", "Save": "SP", "Pool": "Pool"}
+    DEFAULT_ENGINE = "DVE"
 
 
 CASES = {}
@@ -240,9 +186,9 @@ def overlap_program(x, opcode, src_ap, dst_ap, expected, dt="float32", **fields)
     g = Prog()
     g.dram_in("x", dt, x)
     g.sb("t", dt, p, f)
-    g.load_tile("x", "t", dt, p, f)
+    g.load("x", "t", dt, p, f)
     g.inst(opcode, [src_ap], [dst_ap], **fields)
-    g.save_tile("t", "y", dt, p, f, expected)
+    g.save("t", "y", dt, p, f, expected)
     return g
 
 
@@ -299,12 +245,12 @@ for name, s, d in [("down", 0, 32), ("up", 32, 0)]:
 g = Prog()
 g.dram_in("x", "float32", x)
 g.sb("t", "float32", OP, OF)
-g.load_tile("x", "t", "float32", OP, OF)
+g.load("x", "t", "float32", OP, OF)
 g.inst("TensorTensor", [tile("t", "float32", 96, OF, 0), tile("t", "float32", 96, OF, 32 * OF)],
        [tile("t", "float32", 96, OF, 16 * OF)], op="subtract")
 y = x.copy()
 y[16:112] = ts("subtract", x[0:96], x[32:128])
-g.save_tile("t", "y", "float32", OP, OF, y)
+g.save("t", "y", "float32", OP, OF, y)
 case("overlap_tensortensor_partitions", g,
      "TensorTensor subtract, in0 = partitions 0..95, in1 = 32..127, out = 16..111 of the same 1 MiB tile "
      "(seed 000 §2.3, §5.1: all inputs read before the output is written)")
@@ -378,14 +324,14 @@ def tt_program(dt_in, dt_out, a, b, prev, expected, out_name="y", **fields):
     g.sb("at", dt_in, p, f)
     g.sb("bt", dt_in, p, f)
     g.sb("yt", dt_out, p, f)
-    g.load_tile("a", "at", dt_in, p, f)
-    g.load_tile("b", "bt", dt_in, p, f)
+    g.load("a", "at", dt_in, p, f)
+    g.load("b", "bt", dt_in, p, f)
     if prev is not None:
         g.dram_in("prev", dt_out, prev)
-        g.load_tile("prev", "yt", dt_out, p, f)
+        g.load("prev", "yt", dt_out, p, f)
     g.inst("TensorTensor", [tile("at", dt_in, p, f), tile("bt", dt_in, p, f)], [tile("yt", dt_out, p, f)], **fields)
     if expected is not None:
-        g.save_tile("yt", out_name, dt_out, p, f, expected)
+        g.save("yt", out_name, dt_out, p, f, expected)
     return g
 
 
@@ -494,14 +440,14 @@ def reduce_program(x_raw, dt, pairs_in, out_dt, out_p, out_f, expected, prev=Non
     f = x_raw.size // p
     g.dram_in("x", dt, x_raw.reshape(p, f))
     g.sb("xt", dt, p, f)
-    g.load_tile("x", "xt", dt, p, f)
+    g.load("x", "xt", dt, p, f)
     g.sb("yt", out_dt, out_p, out_f)
     if prev is not None:
         g.dram_in("prev", out_dt, prev.reshape(out_p, out_f))
-        g.load_tile("prev", "yt", out_dt, out_p, out_f)
+        g.load("prev", "yt", out_dt, out_p, out_f)
     g.inst(opcode, [ap("xt", dt, pairs_in)], [tile("yt", out_dt, out_p, out_f)], **fields)
     if expected is not None:
-        g.save_tile("yt", "y", out_dt, out_p, out_f, expected)
+        g.save("yt", "y", out_dt, out_p, out_f, expected)
     return g
 
 
@@ -637,9 +583,9 @@ for op0, op1, c0 in (("subtract", "divide", 1.25), ("divide", "subtract", 1.5)):
             g.sb("xt", "float32", PT, FT)
             of = FT if mode != "Reduce" else 1
             g.sb("yt", "float32", PT, of)
-            g.load_tile("x", "xt", "float32", PT, FT)
+            g.load("x", "xt", "float32", PT, FT)
             tsc_inst(g, "xt", "yt", PT, FT, mode, op0, op1, r0, r1, "LoadAccumulate", init=imm(c0))
-            g.save_tile("yt", "y", "float32", PT, of, o if mode != "Reduce" else c.reshape(PT, 1))
+            g.save("yt", "y", "float32", PT, of, o if mode != "Reduce" else c.reshape(PT, 1))
             scan = "last to first" if (r0 or r1) else "first to last"
             case(f"tsc_{mode.lower()}_{op0}_{op1}_rev{int(r0)}{int(r1)}", g,
                  f"TensorScalarCache {mode}, op0={op0} reverse0={r0}, op1={op1} reverse1={r1}, LoadAccumulate {c0}: "
@@ -656,9 +602,9 @@ g = Prog()
 g.dram_in("x", "float32", xw)
 g.sb("xt", "float32", PT, FT)
 g.sb("yt", "float32", PT, FT)
-g.load_tile("x", "xt", "float32", PT, FT)
+g.load("x", "xt", "float32", PT, FT)
 tsc_inst(g, "xt", "yt", PT, FT, "Cumulative", "add", "bypass", True, False, "ZeroAccumulate")
-g.save_tile("yt", "y", "float32", PT, FT, o)
+g.save("yt", "y", "float32", PT, FT, o)
 case("tsc_cumulative_add_reverse0_suffix_sums", g,
      f"TensorScalarCache Cumulative add/bypass with reverse0: scans last to first, out[i] = sum of x[i..F-1] ({SEED4})",
      choices=["S14"])
@@ -671,9 +617,9 @@ for acc in ("Zero", "ZeroAccumulate"):
     g.dram_in("x", "float32", xz)
     g.sb("xt", "float32", PT, FT)
     g.sb("yt", "float32", PT, FT)
-    g.load_tile("x", "xt", "float32", PT, FT)
+    g.load("x", "xt", "float32", PT, FT)
     tsc_inst(g, "xt", "yt", PT, FT, "TensorScan", "add", "subtract", False, True, acc)
-    g.save_tile("yt", "y", "float32", PT, FT, o)
+    g.save("yt", "y", "float32", PT, FT, o)
     case(f"tsc_init_{acc.lower()}", g, f"TensorScalarCache TensorScan add / reverse1 subtract with acc={acc}: the cache starts at 0 ({SEED4})",
          choices=["S14"])
 init = RNG.uniform(1, 3, (PT, 1)).astype(F32)
@@ -684,10 +630,10 @@ g.dram_in("init", "float32", init)
 g.sb("xt", "float32", PT, FT)
 g.sb("it", "float32", PT, 1)
 g.sb("yt", "float32", PT, FT)
-g.load_tile("x", "xt", "float32", PT, FT)
-g.load_tile("init", "it", "float32", PT, 1)
+g.load("x", "xt", "float32", PT, FT)
+g.load("init", "it", "float32", PT, 1)
 tsc_inst(g, "xt", "yt", PT, FT, "Cumulative", "mult", "add", False, False, "LoadAccumulate", init=tile("it", "float32", PT, 1))
-g.save_tile("yt", "y", "float32", PT, FT, o)
+g.save("yt", "y", "float32", PT, FT, o)
 case("tsc_init_load_per_partition_ap", g,
      f"TensorScalarCache Cumulative c = x*c + c with LoadAccumulate from a per-partition AP (one initial value per row) ({SEED4})",
      choices=["S8"])
@@ -703,13 +649,13 @@ def chain_program(steps, x_arrays):
     for k, xa in x_arrays.items():
         g.dram_in(k, "float32", xa)
         g.sb(k + "t", "float32", xa.shape[0], xa.shape[1])
-        g.load_tile(k, k + "t", "float32", xa.shape[0], xa.shape[1])
+        g.load(k, k + "t", "float32", xa.shape[0], xa.shape[1])
     for n, (src, mode, op0, op1, r0, r1, acc, init, engine, rows, expected) in enumerate(steps):
         f = x_arrays[src].shape[1]
         of = f if mode != "Reduce" else 1
         g.sb(f"y{n}t", "float32", rows, of)
         tsc_inst(g, src + "t", f"y{n}t", rows, f, mode, op0, op1, r0, r1, acc, init=init, engine=engine)
-        g.save_tile(f"y{n}t", f"y{n}", "float32", rows, of, expected)
+        g.save(f"y{n}t", f"y{n}", "float32", rows, of, expected)
     return g
 
 
@@ -895,9 +841,9 @@ for profile in ("refsim", "nki"):
         g.dram_in("x", "float32", EXT)
         g.sb("xt", "float32", 1, 8)
         g.sb("yt", dt, 1, 8)
-        g.load_tile("x", "xt", "float32", 1, 8)
+        g.load("x", "xt", "float32", 1, 8)
         g.inst("TensorCopy", [tile("xt", "float32", 1, 8)], [tile("yt", dt, 1, 8)])
-        g.save_tile("yt", "y", dt, 1, 8, y)
+        g.save("yt", "y", dt, 1, 8, y)
         what = {"refsim": "FP8 saturates: finite overflow and +-Inf -> +-max" if dt.startswith("float8") else "RNE, overflow -> +-Inf",
                 "nki": "ml_dtypes, no saturation"}[profile]
         case(f"fp8sat_fp32_extremes_to_{dt}_{profile}", g,
@@ -907,30 +853,15 @@ for profile in ("refsim", "nki"):
 
 
 def write_all():
-    for d in os.listdir(HERE):
-        if os.path.isdir(os.path.join(HERE, d)):
-            shutil.rmtree(os.path.join(HERE, d))
+    birprog.clear_cases(HERE)
     total = 0
     for name, (g, note, choices, fault) in CASES.items():
-        d = os.path.join(HERE, name)
-        os.makedirs(d)
-        with open(os.path.join(d, "case.json"), "w") as f:
-            json.dump(g.program(), f, indent=1)
         lines = [f"# {note}", "# expected outputs from make_cases.py (NumPy / ml_dtypes), never from birsim",
                  f"profile: {g.profile}"]
         lines += [f"choice: {c}" for c in choices]
         if fault is not None:
             lines.append(f"fault {fault[0]} | {fault[1]}")
-        for k, v in g.inputs.items():
-            np.save(os.path.join(d, f"in_{k}.npy"), v)
-            total += v.nbytes
-            lines.append(f"input {k} = in_{k}.npy")
-        for k, v in g.outputs.items():
-            np.save(os.path.join(d, f"expected_{k}.npy"), v)
-            total += v.nbytes
-            lines.append(f"output {k} = expected_{k}.npy")
-        with open(os.path.join(d, "case.expect"), "w") as f:
-            f.write("\n".join(lines) + "\n")
+        total += birprog.write_case(os.path.join(HERE, name), g.program(), lines, g.inputs, g.outputs)
     print(f"{len(CASES)} cases, {total / 2**20:.1f} MiB of tensors")
 
 
