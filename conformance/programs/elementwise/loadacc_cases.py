@@ -140,9 +140,9 @@ def add_cases(m):
     g = Prog()
     for nm, v in (("a", a), ("b", b), ("c", c)):
         g.dram_in(nm, "float32", v)
-        g.sb(nm + "t", "float32", P, F * 4)
+        g.sb_bytes(nm + "t", "float32", P, F * 4)
         g.inst("Load", [tile(nm, "float32", P, F)], [tile(nm + "t", "float32", P, F)])
-    g.sb("yt", "float32", P, F * 4)
+    g.sb_bytes("yt", "float32", P, F * 4)
     g.inst("TensorTensor", [tile("at", "float32", P, F), tile("bt", "float32", P, F)], [tile("yt", "float32", P, F)],
            op="mult")
     g.inst("TensorTensor", [tile("bt", "float32", P, F), tile("ct", "float32", P, F)], [tile("yt", "float32", P, F)],
@@ -159,7 +159,7 @@ def add_cases(m):
     g = Prog()
     for nm, v in (("a", ua), ("b", ub)):
         g.dram_in(nm, "uint8", v)
-        g.sb(nm + "t", "uint8", 4, 8)
+        g.sb_bytes(nm + "t", "uint8", 4, 8)
         g.inst("Load", [tile(nm, "uint8", 4, 8)], [tile(nm + "t", "uint8", 4, 8)])
     g.dram_in("prev", "uint8", up)
     g.dram_out("y", "uint8", (4, 8), up)
@@ -240,9 +240,9 @@ def add_cases(m):
     g = Prog()
     for nm, v in (("a", a), ("b", b), ("x", xr)):
         g.dram_in(nm, "float32", v)
-        g.sb(nm + "t", "float32", P, v.shape[1] * 4)
+        g.sb_bytes(nm + "t", "float32", P, v.shape[1] * 4)
         g.inst("Load", [tile(nm, "float32", P, v.shape[1])], [tile(nm + "t", "float32", P, v.shape[1])])
-    g.sb("yt", "float32", P, 4)
+    g.sb_bytes("yt", "float32", P, 4)
     g.inst("TensorTensor", [tile("at", "float32", P, 1), tile("bt", "float32", P, 1)], [tile("yt", "float32", P, 1)],
            op="max")
     g.inst("TensorReduce", [tile("xt", "float32", P, F)], [tile("yt", "float32", P, 1)], op="add", axis="X",

@@ -19,13 +19,16 @@ contract L1).
 Run: .venv/bin/python conformance/programs/elementwise/make_cases.py
 """
 import ctypes
-import json
 import os
-import shutil
+import sys
 import warnings
 
 import ml_dtypes as md
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import birprog  # noqa: E402  (conformance/programs/birprog.py: the program builder the generators share)
+from birprog import ap, imm, tile  # noqa: E402
 
 warnings.simplefilter("ignore")
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -167,54 +170,13 @@ def ts_int(op, a, x):
     return np.asarray(TS_INT[op](a, x)).astype(np.int32)
 
 
-# ---------------------------------------------------------------- program building
-class Prog:
-    def __init__(self, profile="refsim"):
-        self.allocs, self.insts, self.inputs, self.outputs = [], [], {}, {}
-        self.profile = profile
-        self.sb_addr = 0
-
-    def _alloc(self, name, kind, dt, shape, typ, dims, addr=0, base=0):
-        self.allocs.append({"Skind": "memory_location_set", "name": name, "kind": kind, "dtype": dt,
-                            "tensor_shape": list(shape), "partition_dim": 0,
-                            "memorylocations": [{"Skind": "memory_location", "name": name, "type": typ,
-                                                 "addr": addr, "dims": dims, "base": base, "bank": 0,
-                                                 "allocated": False}]})
-
-    def dram_in(self, name, dt, raw):
-        raw = np.ascontiguousarray(raw)
-        p = raw.shape[0]
-        self._alloc(name, "ExternalInput", dt, raw.shape, "Input", [p, raw.nbytes // p])
-        self.inputs[name] = raw
-
-    def dram_out(self, name, dt, shape, expected):
-        p = shape[0]
-        n = int(np.prod(shape))
-        self._alloc(name, "ExternalOutput", dt, shape, "Output", [p, n * SIZE[dt] // p])
-        self.outputs[name] = np.ascontiguousarray(expected).reshape(shape)
-
-    def sb(self, name, dt, parts, row_bytes, base=0):
-        self._alloc(name, "Internal", dt, [parts, row_bytes // SIZE[dt]], "SB", [parts, row_bytes], 0, base)
-
-    def inst(self, opcode, ins, outs, **fields):
-        self.insts.append(dict({"opcode": opcode, "name": f"i{len(self.insts)}", "engine": "DVE",
-                                "ins": ins, "outs": outs}, **fields))
-
-    def program(self):
-        return {"arch": "gen3", "version": 2, "functions": [{"name": "sg0000", "allocations": self.allocs,
-                "blocks": [{"name": "Block1", "instructions": self.insts}]}]}
-
-
-def ap(mem, dt, pairs, offset=0):
-    return {"kind": "physical_ap", "memref": mem, "memsetref": mem, "dtype": dt, "offset": offset, "ap": pairs}
-
-
-def imm(v, dt="float32"):
-    return {"kind": "imm_value", "dtype": dt, "value": v}
-
-
-def tile(mem, dt, p, f, offset=0):
-    return ap(mem, dt, [[f, p], [1, f]], offset)
+# ---------------------------------------------------------------- program building (birprog)
+class Prog(birprog.Prog):
+    """SB tiles are sized in bytes here (`sb_bytes`); an instruction built without an engine runs on
+    DVE, Load and Save included."""
+    STORE, SIZE = STORE, SIZE
+    ENGINES = {}
+    DEFAULT_ENGINE = "DVE"
 
 
 CASES = {}
@@ -255,8 +217,8 @@ def unary_program(dt_in, dt_out, x_raw, p, f, opcode, expected, **fields):
     """Load x into SB, run one instruction tile -> tile, save."""
     g = Prog()
     g.dram_in("x", dt_in, x_raw)
-    g.sb("xt", dt_in, p, f * SIZE[dt_in])
-    g.sb("yt", dt_out, p, f * SIZE[dt_out])
+    g.sb_bytes("xt", dt_in, p, f * SIZE[dt_in])
+    g.sb_bytes("yt", dt_out, p, f * SIZE[dt_out])
     g.inst("Load", [tile("x", dt_in, p, f)], [tile("xt", dt_in, p, f)])
     g.inst(opcode, [tile("xt", dt_in, p, f)] + fields.pop("extra_ins", []), [fields.pop("out_ap", tile("yt", dt_out, p, f))], **fields)
     out_shape = expected.shape
@@ -344,7 +306,7 @@ def binary_program(dt_a, dt_b, dt_out, a_raw, b_raw, p, f, expected, profile="re
     g.dram_in("a", dt_a, a_raw)
     g.dram_in("b", dt_b, b_raw)
     for n, d in (("at", dt_a), ("bt", dt_b), ("yt", dt_out)):
-        g.sb(n, d, p, f * SIZE[d])
+        g.sb_bytes(n, d, p, f * SIZE[d])
     g.inst("Load", [tile("a", dt_a, p, f)], [tile("at", dt_a, p, f)])
     g.inst("Load", [tile("b", dt_b, p, f)], [tile("bt", dt_b, p, f)])
     if prev is not None:
@@ -411,8 +373,8 @@ case("tt_add_accumulate", binary_program("float32", "float32", "float32", a, b, 
 def ptr_program(x, s0, s1, expected, p, f, dt="float32", out_dt="float32", **fields):
     g = Prog()
     g.dram_in("x", dt, x)
-    g.sb("xt", dt, p, f * SIZE[dt])
-    g.sb("yt", out_dt, p, f * SIZE[out_dt])
+    g.sb_bytes("xt", dt, p, f * SIZE[dt])
+    g.sb_bytes("yt", out_dt, p, f * SIZE[out_dt])
     ins = [tile("xt", dt, p, f)]
     g.inst("Load", [tile("x", dt, p, f)], [tile("xt", dt, p, f)])
     for k, s in enumerate((s0, s1)):
@@ -422,7 +384,7 @@ def ptr_program(x, s0, s1, expected, p, f, dt="float32", out_dt="float32", **fie
             ins.append(imm(s))
             continue
         g.dram_in(f"s{k}", "float32", s.reshape(p, -1))
-        g.sb(f"s{k}t", "float32", p, s.size // p * 4)
+        g.sb_bytes(f"s{k}t", "float32", p, s.size // p * 4)
         g.inst("Load", [tile(f"s{k}", "float32", p, s.size // p)], [tile(f"s{k}t", "float32", p, s.size // p)])
         ins.append(tile(f"s{k}t", "float32", p, s.size // p))
     g.inst("TensorScalarPtr", ins, [tile("yt", out_dt, p, f)], **fields)
@@ -465,8 +427,8 @@ for op, f in TA.items():
     y = np.array(y, np.int64).reshape(P, F)
     g = Prog()
     g.dram_in("x", "int64", xa)
-    g.sb("xt", "int64", P, F * 8)
-    g.sb("yt", "int64", P, F * 8)
+    g.sb_bytes("xt", "int64", P, F * 8)
+    g.sb_bytes("yt", "int64", P, F * 8)
     g.inst("Load", [tile("x", "int64", P, F)], [tile("xt", "int64", P, F)])
     g.inst("TensorScalarPtr", [tile("xt", "int64", P, F), imm(float(c))], [tile("yt", "int64", P, F)], op0=op,
            reverse0=False, op1="bypass", reverse1=False, is_tensor_scalar_addr=True)
@@ -485,11 +447,11 @@ def reduce_program(x_raw, dt, pairs_in, pairs_out, out_shape, expected, out_dt="
     p = x_raw.shape[0]
     row = x_raw.nbytes // p
     g.dram_in("x", dt, x_raw)
-    g.sb("xt", dt, p, row)
+    g.sb_bytes("xt", dt, p, row)
     flat_pairs = [[row // SIZE[dt], p], [1, row // SIZE[dt]]]
     g.inst("Load", [ap("x", dt, flat_pairs)], [ap("xt", dt, flat_pairs)])
     op_, of = out_shape
-    g.sb("yt", out_dt, max(op_, 1), max(of, 1) * SIZE[out_dt])
+    g.sb_bytes("yt", out_dt, max(op_, 1), max(of, 1) * SIZE[out_dt])
     if prev is not None:
         g.dram_in("prev", out_dt, prev.reshape(out_shape))
         g.inst("Load", [tile("prev", out_dt, op_, of)], [tile("yt", out_dt, op_, of)])
@@ -638,8 +600,8 @@ for start in (32, 64, 96):
     pitch = F
     g = Prog()
     g.dram_in("x", "float32", x)
-    g.sb("xt", "float32", 128, F * 4)
-    g.sb("yt", "float32", 128, F * 4)
+    g.sb_bytes("xt", "float32", 128, F * 4)
+    g.sb_bytes("yt", "float32", 128, F * 4)
     g.inst("Load", [tile("x", "float32", 128, F)], [tile("xt", "float32", 128, F)])
     g.inst("Memset", [], [tile("yt", "float32", 128, F)], mode="Const", constant=0)
     g.inst("TensorScalar", [tile("xt", "float32", 32, F, start * pitch)], [tile("yt", "float32", 32, F, start * pitch)],
@@ -653,8 +615,8 @@ for start in (32, 64, 96):
 x = data((P, 2 * F))
 g = Prog()
 g.dram_in("x", "float32", x)
-g.sb("xt", "float32", P, 2 * F * 4)
-g.sb("yt", "float32", P, F * 4)
+g.sb_bytes("xt", "float32", P, 2 * F * 4)
+g.sb_bytes("yt", "float32", P, F * 4)
 g.inst("Load", [tile("x", "float32", P, 2 * F)], [tile("xt", "float32", P, 2 * F)])
 g.inst("TensorScalar", [ap("xt", "float32", [[2 * F, P], [2, F]], 1)], [tile("yt", "float32", P, F)], op0="add",
        const0=1.0, reverse0=False, op1="bypass", const1=0.0, reverse1=False)
@@ -664,8 +626,8 @@ case("strided_odd_columns", g, "strided input AP: every other column from offset
 
 g = Prog()
 g.dram_in("x", "float32", x)
-g.sb("xt", "float32", P, 2 * F * 4)
-g.sb("yt", "float32", P, F * 4)
+g.sb_bytes("xt", "float32", P, 2 * F * 4)
+g.sb_bytes("yt", "float32", P, F * 4)
 g.inst("Load", [tile("x", "float32", P, 2 * F)], [tile("xt", "float32", P, 2 * F)])
 g.inst("TensorTensor", [ap("xt", "float32", [[2 * F, P], [0, F]], 3), ap("xt", "float32", [[2 * F, P], [-1, F]], 2 * F - 1)],
        [tile("yt", "float32", P, F)], op="subtract")
@@ -688,8 +650,8 @@ for src_dt, dst_dt in [("float32", "bfloat16"), ("bfloat16", "float32"), ("float
 x = data((P, F)) * F32(3)
 g = Prog()
 g.dram_in("x", "float32", x)
-g.sb("xt", "float32", P, F * 4)
-g.sb("yt", "bfloat16", P, F * 2)
+g.sb_bytes("xt", "float32", P, F * 4)
+g.sb_bytes("yt", "bfloat16", P, F * 2)
 g.inst("Load", [tile("x", "float32", P, F)], [tile("xt", "float32", P, F)])
 g.inst("TensorCopy", [tile("xt", "bfloat16", P, F)], [tile("yt", "bfloat16", P, F)])
 g.dram_out("y", "bfloat16", (P, F), encode(x, "bfloat16"))
@@ -698,8 +660,8 @@ case("ap_dtype_bf16_reads_fp32_memory", g, "a bf16 AP over fp32 memory reads eac
 
 g = Prog()
 g.dram_in("x", "float32", x)
-g.sb("xt", "float32", P, F * 4)
-g.sb("yt", "float32", P, F * 4)
+g.sb_bytes("xt", "float32", P, F * 4)
+g.sb_bytes("yt", "float32", P, F * 4)
 g.inst("Load", [tile("x", "float32", P, F)], [tile("xt", "float32", P, F)])
 g.inst("TensorScalar", [tile("xt", "float32", P, F)], [tile("yt", "float16", P, F)], op0="mult", const0=2.0,
        reverse0=False, op1="bypass", const1=0.0, reverse1=False)
@@ -770,7 +732,7 @@ for op, dt in [("mod", "float32"), ("average", "float32")]:
     g.dram_in("a", dt, a)
     g.dram_in("b", dt, b)
     for n_ in ("at", "bt", "yt"):
-        g.sb(n_, dt, P, F * 4)
+        g.sb_bytes(n_, dt, P, F * 4)
     g.inst("Load", [tile("a", dt, P, F)], [tile("at", dt, P, F)])
     g.inst("Load", [tile("b", dt, P, F)], [tile("bt", dt, P, F)])
     g.dram_out("before", dt, (P, F), a)
@@ -781,14 +743,8 @@ for op, dt in [("mod", "float32"), ("average", "float32")]:
 
 
 def write_all():
-    for d in os.listdir(HERE):
-        if os.path.isdir(os.path.join(HERE, d)):
-            shutil.rmtree(os.path.join(HERE, d))
+    birprog.clear_cases(HERE)
     for name, (g, note, fault, choices, errors) in CASES.items():
-        d = os.path.join(HERE, name)
-        os.makedirs(d)
-        with open(os.path.join(d, "case.json"), "w") as f:
-            json.dump(g.program(), f, indent=1)
         lines = [f"# {note}", "# expected outputs from make_cases.py (NumPy / ml_dtypes)"]
         lines += [f"# fact: {x}" for x in FACTS.get(name, ())]
         if errors:
@@ -796,21 +752,13 @@ def write_all():
             # the located diagnostics (as programs/datamove's *_error cases).
             lines += [f"choice: {c}" for c in sorted(set(choices_of(name)) | set(choices))]
             lines += [f"error {k} @ {loc} | {msg}".rstrip() for k, loc, msg in errors]
-            with open(os.path.join(d, "case.expect"), "w") as f:
-                f.write("\n".join(lines) + "\n")
+            birprog.write_case(os.path.join(HERE, name), g.program(), lines)
             continue
         lines.append(f"profile: {g.profile}")
         lines += [f"choice: {c}" for c in sorted(set(choices_of(name)) | set(choices))]
         if fault is not None:
             lines.append(f"fault {fault[0]} | {fault[1]}")
-        for k, v in g.inputs.items():
-            np.save(os.path.join(d, f"in_{k}.npy"), v)
-            lines.append(f"input {k} = in_{k}.npy")
-        for k, v in g.outputs.items():
-            np.save(os.path.join(d, f"expected_{k}.npy"), v)
-            lines.append(f"output {k} = expected_{k}.npy")
-        with open(os.path.join(d, "case.expect"), "w") as f:
-            f.write("\n".join(lines) + "\n")
+        birprog.write_case(os.path.join(HERE, name), g.program(), lines, g.inputs, g.outputs)
     print(f"{len(CASES)} cases")
 
 

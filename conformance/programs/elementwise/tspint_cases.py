@@ -330,7 +330,7 @@ def add_cases(m):
         vp = v.shape[0]
         vf = v.size // vp
         g.dram_in(name, dt, v)
-        g.sb(f"{name}t", dt, vp, vf * SIZE[dt])
+        g.sb_bytes(f"{name}t", dt, vp, vf * SIZE[dt])
         g.inst("Load", [tile(name, dt, vp, vf)], [tile(f"{name}t", dt, vp, vf)])
         return tile(f"{name}t", dt, vp, vf)
 
@@ -341,7 +341,7 @@ def add_cases(m):
         g = Prog()
         p, f = x_raw.shape
         g.dram_in("x", x_dt, x_raw)
-        g.sb("xt", x_dt, p, f * SIZE[x_dt])
+        g.sb_bytes("xt", x_dt, p, f * SIZE[x_dt])
         g.inst("Load", [tile("x", x_dt, p, f)], [tile("xt", x_dt, p, f)])
         ins = [tile("xt", x_dt, p, f)]
         names = ("data1", "s1") if fields.get("is_tensor_tensor_scan") else (
@@ -360,7 +360,7 @@ def add_cases(m):
             g.inst("Load", [tile("prev", out_dt, op_, of)], [tile("y", out_dt, op_, of)])
             g.inst("TensorScalarPtr", ins, [tile("y", out_dt, op_, of)], **fields)
             return g
-        g.sb("yt", out_dt, op_, of * SIZE[out_dt])
+        g.sb_bytes("yt", out_dt, op_, of * SIZE[out_dt])
         if prev is not None:
             g.dram_in("prev", out_dt, prev)
             g.inst("Load", [tile("prev", out_dt, op_, of)], [tile("yt", out_dt, op_, of)])
