@@ -19,13 +19,16 @@ Cases that depend on an ASSUMED contract row carry `choice: G<n>` (or D<n> / I<n
 and indirection rows). Run: /work/main/.venv/bin/python conformance/programs/dge/make_cases.py
 """
 import copy as pycopy
-import json
 import os
-import shutil
+import sys
 import warnings
 
 import ml_dtypes as md
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import birprog  # noqa: E402  (conformance/programs/birprog.py: the program builder the generators share)
+from birprog import LET, ap, ap_index, four_level, tile  # noqa: E402
 
 warnings.simplefilter("ignore")
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -101,31 +104,6 @@ def distinct(p, f):
     return ((k + 0.25) * np.where(k % 2 == 0, 1, -1)).astype(F32)
 
 
-def ap_index(pairs, offset=0):
-    """Flat element indices an AP visits, shaped by its nums (AP order)."""
-    idx = np.array(offset, np.int64)
-    for step, num in pairs:
-        idx = idx[..., None] + step * np.arange(num, dtype=np.int64)
-    return idx
-
-
-def ap(mem, dt, pairs, offset=0, **extra):
-    return dict({"kind": "physical_ap", "memref": mem, "memsetref": mem, "dtype": dt, "offset": offset,
-                 "ap": [list(p) for p in pairs]}, **extra)
-
-
-def tile(mem, dt, p, f, offset=0):
-    return ap(mem, dt, [[f, p], [1, f]], offset)
-
-
-def four_level(n):
-    return [[n[1] * n[2] * n[3], n[0]], [n[2] * n[3], n[1]], [n[3], n[2]], [1, n[3]]]
-
-
-TNAMES = ["None", "WZXY", "WXZY", "WYXZ", "ZWYX", "ZYWX", "ZYXW", "YXWZ", "YXZW", "YWZX", "XWZY", "XZYW", "XYZW", "XYWZ"]
-LET = {"W": 0, "Z": 1, "Y": 2, "X": 3}
-
-
 def perm_of(code):
     """docs/bir-json.md DMACopy: perm[k] = the source axis of the code name's k-th letter (D2)."""
     return (0, 1, 2, 3) if code == "None" else tuple(LET[c] for c in code)
@@ -136,35 +114,24 @@ class Fault(Exception):
     """A guest fault: (kind, text the message must contain)."""
 
 
-class Prog:
-    """Allocations + input data; the body is a node list given separately."""
+class Prog(birprog.Allocations):
+    """Allocations + input data (birprog); the body is a node list given separately. `locs` maps each
+    location to (dtype, elements, shape) for the interpreter; `outs` lists the external outputs."""
+    STORE, SIZE = STORE, SIZE
 
     def __init__(self):
-        self.allocs, self.inputs, self.locs, self.outs, self.pre = [], {}, {}, [], []
+        super().__init__()
+        self.locs, self.outs, self.pre = {}, [], []
 
-    def _alloc(self, name, kind, dt, shape, typ, dims):
+    def _alloc(self, name, kind, dt, shape, *rest):
         assert name not in self.locs, name
-        self.allocs.append({"Skind": "memory_location_set", "name": name, "kind": kind, "dtype": dt,
-                            "tensor_shape": list(shape), "partition_dim": 0,
-                            "memorylocations": [{"Skind": "memory_location", "name": name, "type": typ,
-                                                 "addr": 0, "dims": dims, "base": 0, "bank": 0,
-                                                 "allocated": False}]})
+        super()._alloc(name, kind, dt, shape, *rest)
         self.locs[name] = (dt, int(np.prod(shape)), tuple(shape))
 
-    def dram_in(self, name, dt, raw):
-        raw = np.ascontiguousarray(raw)
-        raw = raw.reshape(1, -1) if raw.ndim == 1 else raw.reshape(raw.shape[0], -1)
-        assert raw.dtype == STORE[dt], (name, raw.dtype, dt)
-        self._alloc(name, "ExternalInput", dt, raw.shape, "Input", [raw.shape[0], raw.nbytes // raw.shape[0]])
-        self.inputs[name] = raw
-        return raw.shape
-
     def dram_out(self, name, dt, p, f):
-        self._alloc(name, "ExternalOutput", dt, (p, f), "Output", [p, f * SIZE[dt]])
+        """External output `name` (p x f): its expected values come from the interpreter."""
+        self._dram_out(name, dt, (p, f))
         self.outs.append(name)
-
-    def sb(self, name, dt, p, f):
-        self._alloc(name, "Internal", dt, (p, f), "SB", [p, f * SIZE[dt]])
 
     def tile_in(self, name, dt, raw):
         """DRAM input `name`_in and SB tile `name`_t; a Load node is queued in self.pre."""
@@ -1338,36 +1305,23 @@ case("err_hw_index_int32", g, nodes, "a vector_offset AP of int32: must be uint1
 
 # ================================================================ write
 def write_all():
-    for d in os.listdir(HERE):
-        if os.path.isdir(os.path.join(HERE, d)):
-            shutil.rmtree(os.path.join(HERE, d))
+    birprog.clear_cases(HERE)
     total = 0
     for name, (prog_json, g, outs, note, choices, fault, errors, options) in CASES.items():
-        d = os.path.join(HERE, name)
-        os.makedirs(d)
-        with open(os.path.join(d, "case.json"), "w") as f:
-            json.dump(prog_json, f, separators=(",", ":"))
         lines = [f"# {note}", "# expected outputs from make_cases.py (NumPy / ml_dtypes oracle of /work/dge-decisions.md), "
                  "never from birsim"]
         lines += [f"choice: {c}" for c in choices]
         if errors:
             for kind, loc, msg in errors:
                 lines.append(f"error {kind} @ {loc} | {msg}".rstrip())
+            inputs, outputs = {}, {}
         else:
             lines.append("profile: refsim")
             lines += [f"option: {o}" for o in options]
             if fault is not None:
                 lines.append(f"fault {fault[0]} | {fault[1]}".rstrip())
-            for k, v in g.inputs.items():
-                np.save(os.path.join(d, f"in_{k}.npy"), v)
-                total += v.nbytes
-                lines.append(f"input {k} = in_{k}.npy")
-            for k, v in outs.items():
-                np.save(os.path.join(d, f"expected_{k}.npy"), v)
-                total += v.nbytes
-                lines.append(f"output {k} = expected_{k}.npy")
-        with open(os.path.join(d, "case.expect"), "w") as f:
-            f.write("\n".join(lines) + "\n")
+            inputs, outputs = g.inputs, outs
+        total += birprog.write_case(os.path.join(HERE, name), prog_json, lines, inputs, outputs, compact=True)
     errs = sum(1 for c in CASES.values() if c[6])
     trig = sum(1 for n in CASES if n.endswith("_direct"))
     print(f"{len(CASES)} cases ({len(CASES) - errs} run: {trig} trigger programs + their {trig} _direct twins, "
