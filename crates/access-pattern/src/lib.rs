@@ -11,16 +11,19 @@
 //! - [`read`], [`write`], [`for_each_element`]: byte gathers/scatters through an AP, dispatched
 //!   once on element width, plus the per-element hook the simulator's tracked-PSUM path uses.
 //! - [`check_bounds`]: which dimension and index leaves the location, if any.
+//! - [`injective`], [`distinct_pairs`]: whether an AP's elements have distinct addresses.
 //!
 //! It computes addresses and copies bytes; it knows no opcode and no numerics.
 
 mod bounds;
 mod copy;
+mod distinct;
 mod layout;
 mod runs;
 
 pub use bounds::check_bounds;
 pub use copy::{for_each_element, read, write};
+pub use distinct::{distinct_pairs, injective};
 pub use layout::Layout;
 pub use runs::{Pattern, Run, Runs};
 

@@ -132,6 +132,13 @@ impl AluOp {
         }
     }
 
+    /// True for a bit operation ([`AluClass::Bitvec`]). An instruction runs on the int32 path
+    /// when any of its non-bypass ops is one: the reference's bitvec predicate is not pinned
+    /// (re-facts §2), this is birsim's reading (docs/fidelity.md S3, ASSUMED).
+    pub fn is_bitvec(self) -> bool {
+        self.class() == AluClass::Bitvec
+    }
+
     /// True when the right operand is ignored (bypass, bitwise_not, rsqrt, abs; re-facts §2).
     pub fn is_unary(self) -> bool {
         matches!(self, AluOp::Bypass | AluOp::BitwiseNot | AluOp::Rsqrt | AluOp::Abs)

@@ -105,6 +105,20 @@ impl AccessPattern {
             None => folds.contains(&IndirectDim::W) && folds.contains(&IndirectDim::Z),
         }
     }
+
+    /// The levels other than `level`, in order (the walk of one row along `level`).
+    pub fn without_level(&self, level: usize) -> ApPairs {
+        self.pairs.iter().enumerate().filter(|(l, _)| *l != level).map(|(_, p)| *p).collect()
+    }
+
+    /// The vector offset of the AP — its index AP and the dynamic info — if it carries one.
+    pub fn vector_offset(&self) -> Option<(&AccessPattern, &DynamicOffset)> {
+        let d = self.dynamic.as_deref()?;
+        match &d.source {
+            OffsetSource::Vector(v) => Some((v, d)),
+            _ => None,
+        }
+    }
 }
 
 /// A runtime offset on one AP dim (`DynamicAPINFO`, re-facts §6).
