@@ -241,7 +241,7 @@ fn execute(program: &bir_ir::Program, inputs: &[Input<'_>], outputs: Option<&[St
         let Some(loc) = f.locations.get(t.loc.index()) else {
             return Ran::Bug(format!("input '{}' resolves to a location that does not exist", i.name));
         };
-        if let Err(e) = sim.memory.load(loc, t.loc, i.data) {
+        if let Err(e) = sim.memory_mut().load(loc, t.loc, i.data) {
             return Ran::Input(Some(i.name.clone()), e);
         }
     }

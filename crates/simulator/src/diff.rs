@@ -275,7 +275,7 @@ impl ExpectReport {
             .iter()
             .map(|m| {
                 let at = m.flat as usize * size;
-                let r = loc.and_then(|l| sim.memory.tensor_range(l, t.loc, t.bytes(), at, size));
+                let r = loc.and_then(|l| sim.memory().tensor_range(l, t.loc, t.bytes(), at, size));
                 (t.loc, r.unwrap_or(0..0))
             })
             .collect()

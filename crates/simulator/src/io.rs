@@ -82,7 +82,7 @@ pub fn check_input(t: &Tensor, name: &str, npy: &Npy) -> Result<(), String> {
 /// Loads a checked in-memory array into the simulator's memory.
 pub fn load(sim: &mut Simulator<'_>, t: &Tensor, npy: &Npy) -> Result<(), String> {
     let loc = &sim.function().locations[t.loc.index()];
-    sim.memory.load(loc, t.loc, &npy.data)
+    sim.memory_mut().load(loc, t.loc, &npy.data)
 }
 
 /// An `.npy` input whose header has been read and checked; [`load_input`] streams its data in.
@@ -114,7 +114,7 @@ pub fn open_input<R: std::io::Read>(
 pub fn load_input<R: std::io::Read>(sim: &mut Simulator<'_>, input: OpenInput<R>) -> Result<(), String> {
     let OpenInput { mut reader, tensor: t } = input;
     let loc = &sim.function().locations[t.loc.index()];
-    sim.memory.load_with(loc, t.loc, t.bytes(), |dst| {
+    sim.memory_mut().load_with(loc, t.loc, t.bytes(), |dst| {
         reader.read_exact(dst).map_err(|e| format!("reading input: {e}"))
     })
 }
@@ -123,12 +123,12 @@ pub fn load_input<R: std::io::Read>(sim: &mut Simulator<'_>, input: OpenInput<R>
 pub fn save(sim: &mut Simulator<'_>, t: &Tensor, out: &mut impl std::io::Write) -> Result<(), String> {
     out.write_all(&crate::npy::header_bytes(descr_for(t.dtype), &t.shape)).map_err(|e| e.to_string())?;
     let loc = &sim.function().locations[t.loc.index()];
-    sim.memory.dump_with(loc, t.loc, t.bytes(), |src| out.write_all(src).map_err(|e| e.to_string()))
+    sim.memory_mut().dump_with(loc, t.loc, t.bytes(), |src| out.write_all(src).map_err(|e| e.to_string()))
 }
 
 /// Reads a tensor back as an in-memory array.
 pub fn read(sim: &mut Simulator<'_>, t: &Tensor) -> Result<Npy, String> {
     let loc = &sim.function().locations[t.loc.index()];
-    let data = sim.memory.dump(loc, t.loc, t.bytes())?;
+    let data = sim.memory_mut().dump(loc, t.loc, t.bytes())?;
     Ok(Npy { descr: descr_for(t.dtype).to_owned(), shape: t.shape.clone(), data })
 }

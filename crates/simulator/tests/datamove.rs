@@ -403,7 +403,7 @@ fn set_rand_state_reseeds_the_host_generator() {
 
 #[test]
 fn memset_random_pool_rows_use_their_own_xorwow() {
-    // Row 0 first draw 0x400587D4, row 1 first draw 0x400587E3 (worked in exec/random.rs);
+    // Row 0 first draw 0x400587D4, row 1 first draw 0x400587E3 (worked in exec/kit/rng.rs);
     // uint8 keeps the low byte: 0xD4, then row 0's second draw's low byte; row 1: 0xE3, ...
     let xw = include_str!("data/xorwow.txt");
     let row0: Vec<u32> = xw.lines().skip(1).take(2).map(|l| l.parse().unwrap()).collect();

@@ -225,7 +225,7 @@ fn twin(
         let mut sim = Simulator::new(v, Profile::refsim());
         sim.set_options(Options { indirect_oob: oob, ..Options::default() });
         for (k, l) in f0.locations.iter().enumerate() {
-            sim.memory.load(l, LocId(k as u32), &init[k]).unwrap();
+            sim.memory_mut().load(l, LocId(k as u32), &init[k]).unwrap();
         }
         sim
     };
@@ -233,7 +233,7 @@ fn twin(
         f0.locations
             .iter()
             .enumerate()
-            .map(|(k, l)| sim.memory.dump(l, LocId(k as u32), init[k].len()).unwrap())
+            .map(|(k, l)| sim.memory_mut().dump(l, LocId(k as u32), init[k].len()).unwrap())
             .collect()
     };
     let mut a = fresh();
@@ -242,7 +242,7 @@ fn twin(
         Outcome::Faulted(f) => Err(f.message()),
     };
     let mut b = fresh();
-    let lays: Vec<_> = (0..f0.locations.len()).map(|k| b.memory.layout(LocId(k as u32))).collect();
+    let lays: Vec<_> = (0..f0.locations.len()).map(|k| b.memory().layout(LocId(k as u32))).collect();
     let layout = |l: LocId| lays[l.index()];
     let ctx = Context {
         function: f0,
@@ -263,7 +263,7 @@ fn twin(
     let via = match planned {
         Ok(Planned::Descriptors(list)) => {
             n = list.len();
-            match dge::execute(&list, &mut DgeMemory::new(&mut b.memory)) {
+            match dge::execute(&list, &mut DgeMemory::new(b.memory_mut())) {
                 Ok(()) => Ok(dump(&mut b)),
                 Err(e) => {
                     let shown: Vec<String> = list.iter().take(12).map(|d| d.to_string()).collect();

@@ -40,7 +40,9 @@ fn trace(p: &bir_ir::Program, data: bool) -> Vec<TraceRecord> {
         sim.enable_trace_data();
     }
     let a = io::resolve(f, "a").unwrap();
-    sim.memory.load(&f.locations[a.loc.index()], a.loc, &f32s(&[1., 2., 3., 4., 5., 6., 7., 8.])).unwrap();
+    sim.memory_mut()
+        .load(&f.locations[a.loc.index()], a.loc, &f32s(&[1., 2., 3., 4., 5., 6., 7., 8.]))
+        .unwrap();
     assert_eq!(sim.run().unwrap(), Outcome::Finished);
     let text: String =
         sim.trace().iter().map(|e| TraceRecord::from(e).to_json().to_string() + "\n").collect();
@@ -154,7 +156,7 @@ fn provenance_names_the_last_of_overlapping_writers() {
     let run = |watch: Option<&simulator::diff::ExpectReport>| {
         let v = validate(&p, &ValidateOptions::default()).unwrap();
         let mut sim = Simulator::new(v, Profile::refsim());
-        sim.memory.load(&f.locations[out.loc.index()], out.loc, &[0; 32]).unwrap();
+        sim.memory_mut().load(&f.locations[out.loc.index()], out.loc, &[0; 32]).unwrap();
         if let Some(r) = watch {
             let ranges = r.watch_ranges(&sim, &out);
             sim.watch(ranges);
@@ -264,7 +266,7 @@ fn a_scatter_claims_only_the_entries_it_wrote() {
         let mut sim = Simulator::new(v, Profile::refsim());
         for (name, bytes) in [("vals", f32s(&[5., 6.])), ("idx", 2i32.to_le_bytes().to_vec())] {
             let t = io::resolve(f, name).unwrap();
-            sim.memory.load(&f.locations[t.loc.index()], t.loc, &bytes).unwrap();
+            sim.memory_mut().load(&f.locations[t.loc.index()], t.loc, &bytes).unwrap();
         }
         if let Some(r) = watch {
             let ranges = r.watch_ranges(&sim, &tab);

@@ -148,7 +148,7 @@ pub fn run_keep(
         let loc = &f0.locations[tt.loc.index()];
         let mut init = x.init.clone();
         init.resize(x.n * size_of(x.dtype), 0);
-        sim.memory.load(loc, tt.loc, &init).unwrap();
+        sim.memory_mut().load(loc, tt.loc, &init).unwrap();
     }
     let fault = match sim.run().unwrap() {
         Outcome::Faulted(f) => Some(Box::new(f)),

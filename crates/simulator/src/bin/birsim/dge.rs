@@ -61,7 +61,7 @@ pub fn dge(args: &DgeArgs) -> Result<(), Exit> {
         Some(Oob::Skip) => indirection::Oob::Skip,
         _ => indirection::Oob::Fault,
     };
-    let entries = simulator::dge_cli::plan_program(f, &mut sim.memory, &given, oob);
+    let entries = simulator::dge_cli::plan_program(f, sim.memory_mut(), &given, oob);
     if args.json {
         println!("{}", simulator::dge_cli::render_json(f, &entries));
     } else {

@@ -12,13 +12,25 @@
 //!   from `ins[1]` (the seed's two initialising cases; the one LoadAccumulate rule, L1); `Accumulate`, `AddAccumulate` and `Idle`
 //!   continue from it, as AWS's chained `tensor_scalar_cumulative` calls do.
 
-use super::operand::same_count;
-use super::{Res, Simulator, Written, fault};
+use crate::exec::kit::facts::{Fact, Facts, Verdict, acc_value};
+use crate::exec::kit::{Cx, Res, Written, facts, fault, same_count};
 use crate::fault::{FaultCause, Slot};
 use bir_ir::ops::TensorScalarCacheFields;
 use bir_ir::{AluOp, EngineAccumulationType, Instruction, Operand, TscMode};
 use numerics::alu::{F32Op, F32Visitor, ts_ops};
 use std::marker::PhantomData;
+
+/// TensorScalarCache: the plain rule, and AddAccumulate (which has no TensorScalarCache
+/// meaning) is refused by validation.
+pub(crate) fn classify(q: &dyn Facts) -> Verdict {
+    if q.yes(Fact::Dynamic) {
+        return Verdict::not_implemented(facts::DYNAMIC);
+    }
+    if q.get(Fact::Acc) == acc_value(EngineAccumulationType::AddAccumulate) {
+        return Verdict::rejected("bir-ir validation: AddAccumulate has no TensorScalarCache meaning");
+    }
+    Verdict::runs("")
+}
 
 /// One instruction's scan over rows of `free` values.
 struct Scan<'a> {
@@ -75,91 +87,89 @@ impl F32Visitor for Scan<'_> {
     }
 }
 
-impl<'p> Simulator<'p> {
-    /// The initial per-row cache an accumulation type asks for (seed 000 §4; S15).
-    fn initial_cache(
-        &mut self,
-        i: &'p Instruction,
-        acc: EngineAccumulationType,
-        parts: usize,
-    ) -> Res<Vec<f32>> {
-        match acc {
-            EngineAccumulationType::Zero | EngineAccumulationType::ZeroAccumulate => {
-                Ok(crate::alloc::filled(parts, 0.0)?)
+/// The initial per-row cache an accumulation type asks for (seed 000 §4; S15).
+fn initial_cache<'p>(
+    cx: &mut Cx<'p>,
+    i: &'p Instruction,
+    acc: EngineAccumulationType,
+    parts: usize,
+) -> Res<Vec<f32>> {
+    match acc {
+        EngineAccumulationType::Zero | EngineAccumulationType::ZeroAccumulate => {
+            Ok(crate::alloc::filled(parts, 0.0)?)
+        }
+        EngineAccumulationType::LoadAccumulate => match i.ins.get(1) {
+            Some(Operand::Imm { value, .. }) => Ok(crate::alloc::filled(parts, value.as_f64() as f32)?),
+            Some(op) => {
+                let Some(ap) = op.as_ap() else {
+                    return fault(FaultCause::OperandKind {
+                        slot: Slot::In(1),
+                        want: "an imm_value or an AP",
+                    });
+                };
+                let a = cx.arg(Slot::In(1), ap);
+                let mut v = Vec::new();
+                cx.read_f32(a, &mut v)?;
+                same_count(a.slot, parts, v.len(), "the initial value has one value per partition")?;
+                Ok(v)
             }
-            EngineAccumulationType::LoadAccumulate => match i.ins.get(1) {
-                Some(Operand::Imm { value, .. }) => Ok(crate::alloc::filled(parts, value.as_f64() as f32)?),
-                Some(op) => {
-                    let Some(ap) = op.as_ap() else {
-                        return fault(FaultCause::OperandKind {
-                            slot: Slot::In(1),
-                            want: "an imm_value or an AP",
-                        });
-                    };
-                    let a = self.arg(Slot::In(1), ap);
-                    let mut v = Vec::new();
-                    self.read_f32(a, &mut v)?;
-                    same_count(a.slot, parts, v.len(), "the initial value has one value per partition")?;
-                    Ok(v)
-                }
-                None => fault(FaultCause::BadField {
-                    field: "acc",
-                    why: "LoadAccumulate needs an initial value in ins[1]",
-                }),
-            },
-            EngineAccumulationType::Accumulate
-            | EngineAccumulationType::AddAccumulate
-            | EngineAccumulationType::Idle => {
-                let mut c = crate::alloc::copied(self.engine_cache(i))?;
-                crate::alloc::resize(&mut c, parts, 0.0)?;
-                Ok(c)
-            }
+            None => fault(FaultCause::BadField {
+                field: "acc",
+                why: "LoadAccumulate needs an initial value in ins[1]",
+            }),
+        },
+        EngineAccumulationType::Accumulate
+        | EngineAccumulationType::AddAccumulate
+        | EngineAccumulationType::Idle => {
+            let mut c = crate::alloc::copied(engine_cache(cx, i))?;
+            crate::alloc::resize(&mut c, parts, 0.0)?;
+            Ok(c)
         }
     }
+}
 
-    /// The engine's running cache as last left.
-    fn engine_cache(&self, i: &Instruction) -> &[f32] {
-        self.engines.caches.iter().find(|(e, _)| *e == i.engine).map_or(&[], |(_, c)| c.as_slice())
-    }
+/// The engine's running cache as last left.
+fn engine_cache<'c>(cx: &'c Cx<'_>, i: &Instruction) -> &'c [f32] {
+    cx.engines.caches.iter().find(|(e, _)| *e == i.engine).map_or(&[], |(_, c)| c.as_slice())
+}
 
-    /// TensorScalarCache (seed 000 §4).
-    pub(crate) fn tensor_scalar_cache(
-        &mut self,
-        i: &'p Instruction,
-        t: &TensorScalarCacheFields,
-        regions: &mut Written,
-    ) -> Res<()> {
-        let (inp, out) = (self.input(i, 0)?, self.output(i, 0)?);
-        let (parts, free) = inp.shape()?;
-        let mut cache = self.initial_cache(i, t.acc, parts)?;
-        let mut v = self.pool.take_f32();
-        let every = t.mode != TscMode::Reduce;
-        let mut res = self.pool.take_f32();
-        let r = self.read_f32(inp, &mut v).and_then(|()| {
-            // The scan only appends: room for every output value, reserved fallibly up front.
-            crate::alloc::reserve(&mut res, if every { v.len() } else { cache.len() })?;
-            let scan = Scan {
-                v: &v,
-                free,
-                cache: &mut cache,
-                rev: (t.reverse0, t.reverse1),
-                backward: self.options.reverse_flags_reverse_scan && (t.reverse0 || t.reverse1),
-                every,
-                out: &mut res,
-                op1: t.op1,
-            };
-            ts_ops::with(t.op0, scan)
-                .map_err(|error| FaultCause::Op { field: "op0", error })?
-                .map_err(|error| FaultCause::Op { field: "op1", error })?;
-            self.write_f32(out, &res, regions)
-        });
-        self.pool.give_f32(v);
-        self.pool.give_f32(res);
-        r?;
-        match self.engines.caches.iter_mut().find(|(e, _)| *e == i.engine) {
-            Some((_, c)) => *c = cache,
-            None => self.engines.caches.push((i.engine, cache)),
-        }
-        Ok(())
+/// TensorScalarCache (seed 000 §4).
+pub(crate) fn run<'p>(
+    cx: &mut Cx<'p>,
+    i: &'p Instruction,
+    t: &TensorScalarCacheFields,
+    regions: &mut Written,
+) -> Res<()> {
+    let (inp, out) = (cx.input(i, 0)?, cx.output(i, 0)?);
+    let (parts, free) = inp.shape()?;
+    let mut cache = initial_cache(cx, i, t.acc, parts)?;
+    let mut v = cx.pool.take_f32();
+    let every = t.mode != TscMode::Reduce;
+    let mut res = cx.pool.take_f32();
+    let r = cx.read_f32(inp, &mut v).and_then(|()| {
+        // The scan only appends: room for every output value, reserved fallibly up front.
+        crate::alloc::reserve(&mut res, if every { v.len() } else { cache.len() })?;
+        let scan = Scan {
+            v: &v,
+            free,
+            cache: &mut cache,
+            rev: (t.reverse0, t.reverse1),
+            backward: cx.options.reverse_flags_reverse_scan && (t.reverse0 || t.reverse1),
+            every,
+            out: &mut res,
+            op1: t.op1,
+        };
+        ts_ops::with(t.op0, scan)
+            .map_err(|error| FaultCause::Op { field: "op0", error })?
+            .map_err(|error| FaultCause::Op { field: "op1", error })?;
+        cx.write_f32(out, &res, regions)
+    });
+    cx.pool.give_f32(v);
+    cx.pool.give_f32(res);
+    r?;
+    match cx.engines.caches.iter_mut().find(|(e, _)| *e == i.engine) {
+        Some((_, c)) => *c = cache,
+        None => cx.engines.caches.push((i.engine, cache)),
     }
+    Ok(())
 }

@@ -16,16 +16,18 @@
 //! of itself (`numerics::lut`): the pass's kernel run once over every code, then one lookup per
 //! element; the same bytes and faults as the direct pass (docs/fidelity.md F1).
 
-use super::operand::same_count;
-use super::operand::{adds, pieces};
-use super::{Arg, Res, Simulator, Written, fault};
+use crate::exec::kit::facts::{Fact, Facts, Verdict};
+use crate::exec::kit::fused::{Direct, Pass, Store, has_store, with_store};
+use crate::exec::kit::transpose::stream_transpose_index;
+use crate::exec::kit::{
+    Arg, Cx, Parallelism, Res, Stop, Written, adds, facts, fault, fnv1a, pieces, same_count,
+};
 use crate::fault::{FaultCause, Slot};
 use crate::memory::Touch;
 use bir_ir::ops::{TensorScalarFields, TensorScalarPtrFields, TensorTensorFields};
 use bir_ir::{AluClass, AluOp, Dtype, EngineAccumulationType, Instruction, Operand};
 use numerics::alu::{F32Op, F32Visitor, I32Op, I32Visitor, I64Op, I64Visitor, ta_ops, ts_int_ops, ts_ops};
-use numerics::codec::{Bf16, Codec, Fp8, Slot as Plain};
-use numerics::lut::{Bits, Code, Lut};
+use numerics::codec::{Codec, Slot as Plain};
 use numerics::minifloat::F32Slot;
 
 /// The compute domain of an instruction.
@@ -148,87 +150,15 @@ impl<K: Codec> F32Visitor for Fused<'_, K> {
     }
 }
 
-/// A storage format the direct passes run on straight from memory bytes: the fused codec plus
-/// views of bytes as its elements.
-trait Store: Codec<C: Send + Sync> + Sync {
-    fn view(b: &[u8]) -> &[Self::C];
-    fn view_mut(b: &mut [u8]) -> &mut [Self::C];
-    /// [`StagesPass`] through a lookup table ([`stages_by_table`]) when this store's element is a
-    /// table code (1 or 2 bytes) and a table pays (the FP8 formats); `None` runs the direct pass.
-    fn stages_by_table(self, _pass: &mut StagesPass<'_>) -> Option<Res<()>> {
-        None
-    }
-}
-
-impl Store for Plain<[u8; 4]> {
-    fn view(b: &[u8]) -> &[[u8; 4]] {
-        b.as_chunks::<4>().0
-    }
-    fn view_mut(b: &mut [u8]) -> &mut [[u8; 4]] {
-        b.as_chunks_mut::<4>().0
-    }
-}
-
-impl Store for Bf16 {
-    fn view(b: &[u8]) -> &[[u8; 2]] {
-        b.as_chunks::<2>().0
-    }
-    fn view_mut(b: &mut [u8]) -> &mut [[u8; 2]] {
-        b.as_chunks_mut::<2>().0
-    }
-    // No table: bf16's direct pass vectorises (a shift, the ops, a rounding add and a NaN
-    // select), and a 128 KiB table's lookups measured no faster on the 128 × 65536 bench tile.
-}
-
-impl Store for Fp8 {
-    fn view(b: &[u8]) -> &[u8] {
-        b
-    }
-    fn view_mut(b: &mut [u8]) -> &mut [u8] {
-        b
-    }
-    fn stages_by_table(self, pass: &mut StagesPass<'_>) -> Option<Res<()>> {
-        stages_by_table(self, pass)
-    }
-}
-
-/// A direct pass, generic over the storage format.
-trait Pass {
-    fn run<K: Store>(self, k: K) -> Res<()>;
-}
-
-/// Runs `pass` with the store of `dt` (fp32, bf16, an FP8 format); `None` for other dtypes.
-/// The one dispatch on dtype of every direct pass.
-fn with_store<P: Pass>(dt: Dtype, profile: &numerics::Profile, pass: P) -> Option<Res<()>> {
-    match dt {
-        Dtype::Float32 => Some(pass.run(Plain::<[u8; 4]>::new())),
-        Dtype::Bfloat16 => Some(pass.run(Bf16(profile.nan_sign))),
-        _ => Fp8::of(dt, profile).map(|k| pass.run(k)),
-    }
-}
-
-/// Whether `dt` has a [`Store`].
-fn has_store(dt: Dtype) -> bool {
-    matches!(
-        dt,
-        Dtype::Float32
-            | Dtype::Bfloat16
-            | Dtype::Float8E3
-            | Dtype::Float8E4
-            | Dtype::Float8E4m3fn
-            | Dtype::Float8E5
-    )
-}
-
-/// TensorScalar's two stages from `src` (or in place) into `dst`, chunked across threads.
+/// TensorScalar's two stages from `src` (or in place) into `dst`, chunked across threads; with
+/// immediate scalars each output element is a function of its own input element's bits alone
+/// (the codec carries the profile's NaN and FP8 rules, both fixed for the instruction; the fused
+/// kernel reads no neighbour, position or state, and faults on nothing but an op outside
+/// `ts_ops`, which it does before touching an element), so an FP8 store may run it as a lookup
+/// table (`Store::by_table`, docs/fidelity.md F1).
 struct StagesPass<'a> {
-    par: super::Parallelism,
-    src: Option<&'a [u8]>,
-    dst: &'a mut [u8],
+    direct: Direct<'a>,
     ops: StageOps,
-    /// Buffers for a lookup table and its codes (from the pool), when one may be used; `None`
-    /// always runs the direct kernel.
-    lut: Option<(&'a mut Vec<u8>, &'a mut Vec<u8>)>,
 }
 
 /// Both stages' ops, immediates and reverse flags.
@@ -245,52 +175,23 @@ fn stages_kernel<K: Codec>(codec: K, src: Option<&[K::C]>, vals: &mut [K::C], op
 
 impl Pass for StagesPass<'_> {
     fn run<K: Store>(mut self, codec: K) -> Res<()> {
-        if let Some(r) = codec.stages_by_table(&mut self) {
+        let ops = self.ops;
+        if let Some(r) =
+            codec.by_table(&mut self.direct, |k, every, table| stages_kernel(k, Some(every), table, ops))
+        {
             return r;
         }
-        let src = self.src.map(K::view);
-        self.par.chunks(K::view_mut(self.dst), 1, |off, chunk| {
-            stages_kernel(codec, src.map(|s| &s[off..off + chunk.len()]), chunk, self.ops)
+        let Direct { par, src, dst, .. } = self.direct;
+        let src = src.map(K::view);
+        par.chunks(K::view_mut(dst), 1, |off, chunk| {
+            stages_kernel(codec, src.map(|s| &s[off..off + chunk.len()]), chunk, ops)
         })
     }
 }
 
-/// [`StagesPass`] as a lookup table (numerics::lut; docs/fidelity.md F1): with immediate scalars
-/// each output element is a function of its own input element's bits alone (the codec carries
-/// the profile's NaN and FP8 rules, both fixed for the instruction; the fused kernel reads no
-/// neighbour, position or state, and faults on nothing but an op outside `ts_ops`, which it does
-/// before touching an element). So the table is [`stages_kernel`] itself run once over every
-/// code, bit for bit, and an op fault comes from that run exactly as the direct pass gives it.
-/// Then one lookup per element, chunked across threads as the direct pass is. `None` (the direct
-/// pass) below [`Lut::pays`] or without table buffers.
-fn stages_by_table<K: Store<C: Code>>(codec: K, pass: &mut StagesPass<'_>) -> Option<Res<()>> {
-    let n = pass.dst.len() / K::C::SIZE;
-    if !Lut::<K::C, K::C>::pays(n) {
-        return None;
-    }
-    let (storage, codes) = pass.lut.as_mut()?;
-    let ops = pass.ops;
-    let lut = match Lut::build(std::mem::take(*storage), codes, |every, table| {
-        stages_kernel(codec, Some(every), table, ops)
-    }) {
-        Ok(lut) => lut,
-        Err(e) => return Some(Err(e)),
-    };
-    let src = pass.src.map(K::view);
-    let r = pass.par.chunks(K::view_mut(pass.dst), 1, |off, chunk| {
-        match src {
-            Some(s) => lut.map(&s[off..off + chunk.len()], chunk),
-            None => lut.map_in_place(chunk),
-        }
-        Ok(())
-    });
-    **storage = lut.into_storage();
-    Some(r)
-}
-
 /// TensorTensor's `dst = op(a, b)`, or `dst = op(dst, dst)` in place, chunked across threads.
 struct PairPass<'a> {
-    par: super::Parallelism,
+    par: Parallelism,
     ab: Option<(&'a [u8], &'a [u8])>,
     dst: &'a mut [u8],
     op: AluOp,
@@ -539,7 +440,7 @@ fn transpose32<W: Copy>(src: &[W], dst: &mut [W], free: usize) {
     }
     for (p, row) in src.chunks(free).enumerate() {
         for (e, v) in row.iter().enumerate() {
-            if let Some(d) = dst.get_mut(super::stream::stream_transpose_index(p, e, free)) {
+            if let Some(d) = dst.get_mut(stream_transpose_index(p, e, free)) {
                 *d = *v;
             }
         }
@@ -569,580 +470,601 @@ pub(crate) fn is_bitvec(ops: &[AluOp]) -> bool {
     ops.iter().any(|o| o.class() == AluClass::Bitvec)
 }
 
+/// TensorScalarPtr (`tensor_scalar_ptr`): every form (plain, apply_transpose,
+/// scalar-tensor-tensor, scan, any `acc`) runs in the domain its flags and ops pick (fidelity
+/// S3, T1-T5), except a scan with scalar-tensor-tensor (a bad-field fault, T6).
+pub(crate) fn classify_ptr(q: &dyn Facts) -> Verdict {
+    if q.yes(Fact::Dynamic) {
+        return Verdict::not_implemented(facts::DYNAMIC);
+    }
+    let scan = q.yes(Fact::Scan);
+    if scan && q.yes(Fact::ScalarTensorTensor) {
+        return Verdict::rejected(
+            "is_tensor_tensor_scan with is_scalar_tensor_tensor (a bad-field fault, T6)",
+        );
+    }
+    match (scan, q.yes(Fact::Addr), q.yes(Fact::IntOps)) {
+        (true, true, _) => Verdict::runs("tensor_tensor_scan on the 64-bit path (ta_ops)"),
+        (true, false, true) => Verdict::runs("tensor_tensor_scan on the int32 path (ts_int_ops)"),
+        (true, false, false) => Verdict::runs("tensor_tensor_scan in fp32 (ts_ops)"),
+        (false, true, _) => Verdict::runs("the 64-bit path (ta_ops), every form and acc"),
+        (false, false, true) => Verdict::runs("the int32 path (ts_int_ops), every form and acc"),
+        (false, false, false) => Verdict::runs("fp32 (ts_ops), every form and acc"),
+    }
+}
+
 /// An op field's numerics error.
 #[cold]
-fn op_error(field: &'static str) -> impl FnOnce(numerics::NumericsError) -> super::Stop {
+fn op_error(field: &'static str) -> impl FnOnce(numerics::NumericsError) -> Stop {
     move |error| FaultCause::Op { field, error }.into()
 }
 
-impl<'p> Simulator<'p> {
-    /// An fp32 immediate in `domain`: as is, RNE-saturated to int32, or by the 64-bit path's
-    /// float conversion (re-facts §2).
-    fn scalar_one(&self, c: f32, domain: Domain) -> Res<ScalarSet> {
-        Ok(match domain {
-            Domain::F32 => ScalarSet { f: Scalars::One(c), ..ScalarSet::absent() },
-            Domain::I32 => {
-                let mut out = [0u8; 4];
-                numerics::cast(Dtype::Float32, &c.to_le_bytes(), Dtype::Int32, &mut out, self.profile())
-                    .map_err(op_error("scalar"))?;
-                ScalarSet { i: Scalars::One(i32::from_le_bytes(out)), ..ScalarSet::absent() }
-            }
-            Domain::I64 => {
-                ScalarSet { l: Scalars::One(numerics::alu::f32_to_u64_addr(c) as i64), ..ScalarSet::absent() }
-            }
-        })
-    }
+/// An fp32 immediate in `domain`: as is, RNE-saturated to int32, or by the 64-bit path's
+/// float conversion (re-facts §2).
+fn scalar_one<'p>(cx: &Cx<'p>, c: f32, domain: Domain) -> Res<ScalarSet> {
+    Ok(match domain {
+        Domain::F32 => ScalarSet { f: Scalars::One(c), ..ScalarSet::absent() },
+        Domain::I32 => {
+            let mut out = [0u8; 4];
+            numerics::cast(Dtype::Float32, &c.to_le_bytes(), Dtype::Int32, &mut out, cx.profile())
+                .map_err(op_error("scalar"))?;
+            ScalarSet { i: Scalars::One(i32::from_le_bytes(out)), ..ScalarSet::absent() }
+        }
+        Domain::I64 => {
+            ScalarSet { l: Scalars::One(numerics::alu::f32_to_u64_addr(c) as i64), ..ScalarSet::absent() }
+        }
+    })
+}
 
-    /// A scalar operand (`ins[k]`) in a domain, for `total` data elements.
-    fn scalars(&mut self, i: &'p Instruction, k: usize, domain: Domain, total: usize) -> Res<ScalarSet> {
-        let Some(op) = i.ins.get(k) else { return Ok(ScalarSet::absent()) };
-        if let Operand::Imm { value, .. } = op {
-            return self.scalar_one(value.as_f64() as f32, domain);
-        }
-        let Some(ap) = op.as_ap() else {
-            return fault(FaultCause::OperandKind { slot: Slot::In(k), want: "an AP or an imm_value" });
-        };
-        let a = self.arg(Slot::In(k), ap);
-        let count = a.elements()?;
-        if count == 0 || !total.is_multiple_of(count) {
-            return fault(FaultCause::ScalarCount {
-                slot: a.slot,
-                scalars: count as u64,
-                elements: total as u64,
-            });
-        }
-        let stride = total / count;
-        Ok(match domain {
-            Domain::F32 => {
-                let mut vals = Vec::new();
-                self.read_f32(a, &mut vals)?;
-                ScalarSet { f: Scalars::Every { vals, stride }, ..ScalarSet::absent() }
-            }
-            Domain::I32 => {
-                let mut bytes = Vec::new();
-                self.read(a, Dtype::Int32, &mut bytes)?;
-                let c = bytes.as_chunks::<4>().0;
-                let vals = crate::alloc::collected(c.len(), c.iter().map(|c| i32::from_le_bytes(*c)))?;
-                ScalarSet { i: Scalars::Every { vals, stride }, ..ScalarSet::absent() }
-            }
-            Domain::I64 => {
-                let mut bytes = Vec::new();
-                self.read(a, Dtype::Uint64, &mut bytes)?;
-                let c = bytes.as_chunks::<8>().0;
-                let vals = crate::alloc::collected(c.len(), c.iter().map(|c| i64::from_le_bytes(*c)))?;
-                ScalarSet { l: Scalars::Every { vals, stride }, ..ScalarSet::absent() }
-            }
-        })
+/// A scalar operand (`ins[k]`) in a domain, for `total` data elements.
+fn scalars<'p>(
+    cx: &mut Cx<'p>,
+    i: &'p Instruction,
+    k: usize,
+    domain: Domain,
+    total: usize,
+) -> Res<ScalarSet> {
+    let Some(op) = i.ins.get(k) else { return Ok(ScalarSet::absent()) };
+    if let Operand::Imm { value, .. } = op {
+        return scalar_one(cx, value.as_f64() as f32, domain);
     }
-
-    /// Runs the two stages over the instruction's data in `domain` and writes the output.
-    fn two_stages(
-        &mut self,
-        i: &'p Instruction,
-        domain: Domain,
-        stages: [(AluOp, ScalarSet, bool); 2],
-        regions: &mut Written,
-    ) -> Res<()> {
-        let [(op0, s0, rev0), (op1, s1, rev1)] = stages;
-        let (inp, out) = (self.input(i, 0)?, self.output(i, 0)?);
-        let consts = match (&s0.f, &s1.f) {
-            (Scalars::One(a), Scalars::One(b)) if domain == Domain::F32 => Some((*a, *b)),
-            _ => None,
-        };
-        if let Some(c) = consts
-            && inp.ap.dtype == out.ap.dtype
-            && has_store(inp.ap.dtype)
-            && self.tensor_scalar_direct(inp, out, op0, op1, c, (rev0, rev1), regions)?
-        {
-            return Ok(());
+    let Some(ap) = op.as_ap() else {
+        return fault(FaultCause::OperandKind { slot: Slot::In(k), want: "an AP or an imm_value" });
+    };
+    let a = cx.arg(Slot::In(k), ap);
+    let count = a.elements()?;
+    if count == 0 || !total.is_multiple_of(count) {
+        return fault(FaultCause::ScalarCount {
+            slot: a.slot,
+            scalars: count as u64,
+            elements: total as u64,
+        });
+    }
+    let stride = total / count;
+    Ok(match domain {
+        Domain::F32 => {
+            let mut vals = Vec::new();
+            cx.read_f32(a, &mut vals)?;
+            ScalarSet { f: Scalars::Every { vals, stride }, ..ScalarSet::absent() }
         }
-        let uniform = |s: &Scalars<f32>| !matches!(s, Scalars::Every { .. });
-        if domain == Domain::F32
-            && uniform(&s0.f)
-            && uniform(&s1.f)
-            && !self.overlaps(&[inp], &[out])
-            && let Some(pieces) = pieces(&[inp, out])?
-        {
-            if inp.ap.dtype == Dtype::Float32 && out.ap.dtype == Dtype::Float32 {
-                // fp32 in and out: the stages run on the bytes themselves, fused into one pass
-                // when both scalars are immediates.
-                let mut bytes = self.pool.take();
-                let r = (|| {
-                    for piece in &pieces {
-                        let (pi, po) = (inp.with(&piece[0]), out.with(&piece[1]));
-                        self.read(pi, Dtype::Float32, &mut bytes)?;
-                        let v = bytes.as_chunks_mut::<4>().0;
-                        if let Some(c) = consts {
-                            let fused =
-                                Fused { codec: Plain::new(), src: None, vals: v, c, rev: (rev0, rev1), op1 };
-                            ts_ops::with(op0, fused).map_err(op_error("op0"))?.map_err(op_error("op1"))?;
-                        } else {
-                            ts_ops::with(op0, StageF32(v, &s0.f, rev0)).map_err(op_error("op0"))?;
-                            ts_ops::with(op1, StageF32(v, &s1.f, rev1)).map_err(op_error("op1"))?;
-                        }
-                        self.write(po, Dtype::Float32, &bytes, regions)?;
-                    }
-                    Ok(())
-                })();
-                self.pool.give(bytes);
-                return r;
-            }
-            let mut v = self.pool.take_f32();
+        Domain::I32 => {
+            let mut bytes = Vec::new();
+            cx.read(a, Dtype::Int32, &mut bytes)?;
+            let c = bytes.as_chunks::<4>().0;
+            let vals = crate::alloc::collected(c.len(), c.iter().map(|c| i32::from_le_bytes(*c)))?;
+            ScalarSet { i: Scalars::Every { vals, stride }, ..ScalarSet::absent() }
+        }
+        Domain::I64 => {
+            let mut bytes = Vec::new();
+            cx.read(a, Dtype::Uint64, &mut bytes)?;
+            let c = bytes.as_chunks::<8>().0;
+            let vals = crate::alloc::collected(c.len(), c.iter().map(|c| i64::from_le_bytes(*c)))?;
+            ScalarSet { l: Scalars::Every { vals, stride }, ..ScalarSet::absent() }
+        }
+    })
+}
+
+/// Runs the two stages over the instruction's data in `domain` and writes the output.
+fn two_stages<'p>(
+    cx: &mut Cx<'p>,
+    i: &'p Instruction,
+    domain: Domain,
+    stages: [(AluOp, ScalarSet, bool); 2],
+    regions: &mut Written,
+) -> Res<()> {
+    let [(op0, s0, rev0), (op1, s1, rev1)] = stages;
+    let (inp, out) = (cx.input(i, 0)?, cx.output(i, 0)?);
+    let consts = match (&s0.f, &s1.f) {
+        (Scalars::One(a), Scalars::One(b)) if domain == Domain::F32 => Some((*a, *b)),
+        _ => None,
+    };
+    if let Some(c) = consts
+        && inp.ap.dtype == out.ap.dtype
+        && has_store(inp.ap.dtype)
+        && tensor_scalar_direct(cx, inp, out, op0, op1, c, (rev0, rev1), regions)?
+    {
+        return Ok(());
+    }
+    let uniform = |s: &Scalars<f32>| !matches!(s, Scalars::Every { .. });
+    if domain == Domain::F32
+        && uniform(&s0.f)
+        && uniform(&s1.f)
+        && !cx.overlaps(&[inp], &[out])
+        && let Some(pieces) = pieces(&[inp, out])?
+    {
+        if inp.ap.dtype == Dtype::Float32 && out.ap.dtype == Dtype::Float32 {
+            // fp32 in and out: the stages run on the bytes themselves, fused into one pass
+            // when both scalars are immediates.
+            let mut bytes = cx.pool.take();
             let r = (|| {
                 for piece in &pieces {
-                    self.read_f32(inp.with(&piece[0]), &mut v)?;
-                    ts_ops::with(op0, StageF32(&mut v, &s0.f, rev0)).map_err(op_error("op0"))?;
-                    ts_ops::with(op1, StageF32(&mut v, &s1.f, rev1)).map_err(op_error("op1"))?;
-                    self.write_f32(out.with(&piece[1]), &v, regions)?;
+                    let (pi, po) = (inp.with(&piece[0]), out.with(&piece[1]));
+                    cx.read(pi, Dtype::Float32, &mut bytes)?;
+                    let v = bytes.as_chunks_mut::<4>().0;
+                    if let Some(c) = consts {
+                        let fused =
+                            Fused { codec: Plain::new(), src: None, vals: v, c, rev: (rev0, rev1), op1 };
+                        ts_ops::with(op0, fused).map_err(op_error("op0"))?.map_err(op_error("op1"))?;
+                    } else {
+                        ts_ops::with(op0, StageF32(v, &s0.f, rev0)).map_err(op_error("op0"))?;
+                        ts_ops::with(op1, StageF32(v, &s1.f, rev1)).map_err(op_error("op1"))?;
+                    }
+                    cx.write(po, Dtype::Float32, &bytes, regions)?;
                 }
                 Ok(())
             })();
-            self.pool.give_f32(v);
+            cx.pool.give(bytes);
             return r;
         }
-        // The whole tensor: every input read before the output is written.
-        match domain {
-            Domain::F32 => {
-                let mut v = self.pool.take_f32();
-                let r = (|| {
-                    self.read_f32(inp, &mut v)?;
-                    ts_ops::with(op0, StageF32(&mut v, &s0.f, rev0)).map_err(op_error("op0"))?;
-                    ts_ops::with(op1, StageF32(&mut v, &s1.f, rev1)).map_err(op_error("op1"))?;
-                    self.write_f32(out, &v, regions)
-                })();
-                self.pool.give_f32(v);
-                r
-            }
-            Domain::I32 => {
-                let mut b = self.pool.take();
-                let r = (|| {
-                    self.read(inp, Dtype::Int32, &mut b)?;
-                    let v = b.as_chunks_mut::<4>().0;
-                    ts_int_ops::with(op0, StageI32(v, &s0.i, rev0)).map_err(op_error("op0"))?;
-                    ts_int_ops::with(op1, StageI32(v, &s1.i, rev1)).map_err(op_error("op1"))?;
-                    self.write(out, Dtype::Int32, &b, regions)
-                })();
-                self.pool.give(b);
-                r
-            }
-            Domain::I64 => {
-                let mut b = self.pool.take();
-                let r = (|| {
-                    self.read(inp, Dtype::Uint64, &mut b)?;
-                    let v = b.as_chunks_mut::<8>().0;
-                    ta_ops::with(op0, StageI64(v, &s0.l, rev0)).map_err(op_error("op0"))?;
-                    ta_ops::with(op1, StageI64(v, &s1.l, rev1)).map_err(op_error("op1"))?;
-                    self.write(out, Dtype::Uint64, &b, regions)
-                })();
-                self.pool.give(b);
-                r
-            }
-        }
-    }
-
-    /// The fused pass straight from the source buffer into a different destination buffer (or in
-    /// place when the APs are the same), when input and output are one dtype with a [`Store`]
-    /// (fp32, bf16, the FP8 formats) and single contiguous runs. Returns false when that does not
-    /// apply.
-    #[expect(clippy::too_many_arguments, reason = "the two stages' fields")]
-    fn tensor_scalar_direct(
-        &mut self,
-        inp: Arg<'_>,
-        out: Arg<'_>,
-        op0: AluOp,
-        op1: AluOp,
-        c: (f32, f32),
-        rev: (bool, bool),
-        regions: &mut Written,
-    ) -> Res<bool> {
-        let (Some(a), Some(b)) = (self.contiguous(inp)?, self.contiguous(out)?) else {
-            return Ok(false);
-        };
-        if a.len() != b.len() {
-            return Ok(false); // the general path reports the count mismatch
-        }
-        let (profile, par) = (*self.profile(), self.options.parallelism);
-        let ops = (op0, op1, c, rev);
-        let dt = out.ap.dtype;
-        let touch = Touch { range: Some(b.clone()), covers: inp.ap != out.ap };
-        let (mut table, mut codes) = (self.pool.take(), self.pool.take());
-        let lut = Some((&mut table, &mut codes));
-        let r = if inp.ap == out.ap {
-            // In place over one run: each element is read before its own write, by nobody else.
-            let (buf, _) = self.memory.buffer_for(out.ap.loc, &touch);
-            let pass = StagesPass { par, src: None, dst: &mut buf[b.clone()], ops, lut };
-            Some(with_store(dt, &profile, pass).unwrap_or(Ok(())))
-        } else {
-            let ts = Touch { range: Some(a.clone()), covers: false };
-            self.memory.with_two((inp.ap.loc, &ts), (out.ap.loc, &touch), |sb, _, db, _| {
-                let pass = StagesPass { par, src: Some(&sb[a.clone()]), dst: &mut db[b.clone()], ops, lut };
-                with_store(dt, &profile, pass).unwrap_or(Ok(()))
-            })
-        };
-        self.pool.give(table);
-        self.pool.give(codes);
-        let Some(r) = r else { return Ok(false) };
-        r?;
-        let memory = &mut self.memory;
-        regions.record_region(
-            |h| super::fnv1a(h, &memory.buffer_for(out.ap.loc, &touch).0[b.clone()]),
-            b.len() as u64,
-        );
-        Ok(true)
-    }
-
-    /// TensorTensor straight between buffers: inputs and output of one dtype with a [`Store`],
-    /// each a single contiguous run, and either the output in a buffer neither input lives in, or
-    /// all three the same AP (`out = op(out, out)` in place). One fused pass per op over chunks of
-    /// the output, in parallel. Returns false when that does not apply.
-    fn tensor_tensor_direct(
-        &mut self,
-        a: Arg<'_>,
-        b: Arg<'_>,
-        out: Arg<'_>,
-        op: AluOp,
-        regions: &mut Written,
-    ) -> Res<bool> {
-        let (Some(ra), Some(rb), Some(ro)) =
-            (self.contiguous(a)?, self.contiguous(b)?, self.contiguous(out)?)
-        else {
-            return Ok(false);
-        };
-        if ra.len() != ro.len() || rb.len() != ro.len() {
-            return Ok(false); // the general path reports the count mismatch
-        }
-        let (profile, par) = (*self.profile(), self.options.parallelism);
-        let dt = out.ap.dtype;
-        let in_place = a.ap == out.ap && b.ap == out.ap;
-        let to = Touch { range: Some(ro.clone()), covers: !in_place };
-        if in_place {
-            let (buf, _) = self.memory.buffer_for(out.ap.loc, &to);
-            let pass = PairPass { par, ab: None, dst: &mut buf[ro.clone()], op };
-            with_store(dt, &profile, pass).unwrap_or(Ok(()))?;
-        } else {
-            let ta = Touch { range: Some(ra.clone()), covers: false };
-            let tb = Touch { range: Some(rb.clone()), covers: false };
-            let done = self.memory.with_reads_write(
-                &[(a.ap.loc, &ta), (b.ap.loc, &tb)],
-                (out.ap.loc, &to),
-                |srcs, dst| {
-                    let pass = PairPass {
-                        par,
-                        ab: Some((&srcs[0][ra.clone()], &srcs[1][rb.clone()])),
-                        dst: &mut dst[ro.clone()],
-                        op,
-                    };
-                    with_store(dt, &profile, pass).unwrap_or(Ok(()))
-                },
-            );
-            let Some(r) = done else { return Ok(false) };
-            r?;
-        }
-        let memory = &mut self.memory;
-        regions.record_region(
-            |h| super::fnv1a(h, &memory.buffer_for(out.ap.loc, &to).0[ro.clone()]),
-            ro.len() as u64,
-        );
-        Ok(true)
-    }
-
-    /// TensorScalar: immediates `const0`/`const1` (seed 000 §2.2).
-    pub(crate) fn tensor_scalar(
-        &mut self,
-        i: &'p Instruction,
-        t: &TensorScalarFields,
-        regions: &mut Written,
-    ) -> Res<()> {
-        let domain = if is_bitvec(&[t.op0, t.op1]) { Domain::I32 } else { Domain::F32 };
-        let s0 = self.scalar_one(t.const0.get(), domain)?;
-        let s1 = self.scalar_one(t.const1.get(), domain)?;
-        self.two_stages(i, domain, [(t.op0, s0, t.reverse0), (t.op1, s1, t.reverse1)], regions)
-    }
-
-    /// TensorScalarPtr: scalars from `ins[1]` and `ins[2]` (seed 000 §2.2), in the domain the
-    /// instruction selects (S3, T1). The plain form runs the shared two stages; `apply_transpose`,
-    /// `is_scalar_tensor_tensor`, `is_tensor_tensor_scan` and the accumulating `acc` values run
-    /// over the whole tensor in that domain (docs/fidelity.md D15, T1–T6).
-    pub(crate) fn tensor_scalar_ptr(
-        &mut self,
-        i: &'p Instruction,
-        t: &TensorScalarPtrFields,
-        regions: &mut Written,
-    ) -> Res<()> {
-        if t.is_tensor_tensor_scan && t.is_scalar_tensor_tensor {
-            return fault(FaultCause::BadField {
-                field: "is_scalar_tensor_tensor",
-                why: "cannot be combined with is_tensor_tensor_scan (ins[2] would be both the full operand1 \
-                      tensor and the scan's initial value)",
-            });
-        }
-        let domain = if t.is_tensor_scalar_addr {
-            Domain::I64
-        } else if is_bitvec(&[t.op0, t.op1]) {
-            Domain::I32
-        } else {
-            Domain::F32
-        };
-        let acc = adds(t.acc);
-        if t.apply_transpose || t.is_scalar_tensor_tensor || t.is_tensor_tensor_scan || acc.is_some() {
-            return match domain {
-                Domain::F32 if t.is_tensor_tensor_scan => self.tensor_tensor_scan(i, t, acc, regions),
-                Domain::F32 => self.tensor_scalar_ptr_f32(i, t, acc, regions),
-                Domain::I32 => self.tensor_scalar_ptr_int::<Int32>(i, t, acc, regions),
-                Domain::I64 => self.tensor_scalar_ptr_int::<Int64>(i, t, acc, regions),
-            };
-        }
-        let total = self.input(i, 0)?.elements()?;
-        let s0 = self.scalars(i, 1, domain, total)?;
-        let s1 = self.scalars(i, 2, domain, total)?;
-        self.two_stages(i, domain, [(t.op0, s0, t.reverse0), (t.op1, s1, t.reverse1)], regions)
-    }
-
-    /// `ins[k]` of a form that needs a full tensor there (the scalar-tensor-tensor operand1, the
-    /// scan's data1): an AP, else a located `shape` fault (validation checks only `ins[0]`).
-    fn tensor_operand(&self, i: &'p Instruction, k: usize, want: &'static str) -> Res<Arg<'p>> {
-        match i.in_ap(k) {
-            Some(ap) => Ok(self.arg(Slot::In(k), ap)),
-            None => fault(FaultCause::OperandKind { slot: Slot::In(k), want }),
-        }
-    }
-
-    /// `ins[0]`'s shape when `apply_transpose` can take it: partitions and free size multiples of
-    /// 32, else a `shape` fault.
-    fn transpose_shape(inp: Arg<'_>) -> Res<(usize, usize)> {
-        let (parts, free) = inp.shape()?;
-        if !parts.is_multiple_of(32) || !free.is_multiple_of(32) {
-            return fault(FaultCause::Dims {
-                slot: inp.slot,
-                why: "apply_transpose needs partitions and free size that are multiples of 32",
-            });
-        }
-        Ok((parts, free))
-    }
-
-    /// TensorScalarPtr's fp32 forms beyond the plain two stages (seed 000 §2.2; nki
-    /// `scalar_tensor_tensor`): `apply_transpose` (the input cast to fp32 and 32 × 32
-    /// partition-transposed with StreamTranspose's mapping, as TensorReduce's), the
-    /// scalar-tensor-tensor second stage `op1(t, ins[2])` with a full tensor, and the
-    /// accumulating `acc` values through the shared accumulate.
-    fn tensor_scalar_ptr_f32(
-        &mut self,
-        i: &'p Instruction,
-        t: &TensorScalarPtrFields,
-        acc: Option<EngineAccumulationType>,
-        regions: &mut Written,
-    ) -> Res<()> {
-        let (inp, out) = (self.input(i, 0)?, self.output(i, 0)?);
-        let total = inp.elements()?;
-        let mut v = self.pool.take_f32();
-        let mut w = self.pool.take_f32();
+        let mut v = cx.pool.take_f32();
         let r = (|| {
-            self.read_f32(inp, &mut v)?;
-            if t.apply_transpose {
-                let (_, free) = Self::transpose_shape(inp)?;
-                w.clear();
-                crate::alloc::resize(&mut w, v.len(), 0.0)?;
-                transpose32(&v, &mut w, free);
-                std::mem::swap(&mut v, &mut w);
-            }
-            let s0 = self.scalars(i, 1, Domain::F32, total)?;
-            ts_ops::with(t.op0, StageF32(&mut v, &s0.f, t.reverse0)).map_err(op_error("op0"))?;
-            if t.is_scalar_tensor_tensor {
-                let b = self.tensor_operand(i, 2, "an AP: the scalar_tensor_tensor operand1 tensor")?;
-                self.read_f32(b, &mut w)?;
-                same_count(
-                    b.slot,
-                    v.len(),
-                    w.len(),
-                    "scalar_tensor_tensor's operand1 holds one value per data element",
-                )?;
-                ts_ops::with(t.op1, PairRevF32(&mut v, &w, t.reverse1)).map_err(op_error("op1"))?;
-            } else {
-                let s1 = self.scalars(i, 2, Domain::F32, total)?;
-                ts_ops::with(t.op1, StageF32(&mut v, &s1.f, t.reverse1)).map_err(op_error("op1"))?;
-            }
-            self.finish_f32(out, &v, acc, regions)
-        })();
-        self.pool.give_f32(v);
-        self.pool.give_f32(w);
-        r
-    }
-
-    /// TensorScalarPtr `is_tensor_tensor_scan` in fp32 (nki `tensor_tensor_scan`): per
-    /// partition, `r = init` (`ins[2]`: an fp32 immediate or one value per partition), then for
-    /// each element `r = op1(op0(data0, r), data1)`, `reverse0` swapping op0's operands and
-    /// `reverse1` making data1 op1's left operand; every `r` written (or accumulated). With
-    /// `apply_transpose`, data0 alone is transposed first (T2).
-    fn tensor_tensor_scan(
-        &mut self,
-        i: &'p Instruction,
-        t: &TensorScalarPtrFields,
-        acc: Option<EngineAccumulationType>,
-        regions: &mut Written,
-    ) -> Res<()> {
-        let (a, out) = (self.input(i, 0)?, self.output(i, 0)?);
-        let b = self.tensor_operand(i, 1, "an AP: the tensor_tensor_scan data1 tensor")?;
-        let (parts, free) = if t.apply_transpose { Self::transpose_shape(a)? } else { a.shape()? };
-        let init = self.scalars(i, 2, Domain::F32, parts * free)?;
-        let inits = row_inits(&init.f, parts, free)?;
-        let mut x = self.pool.take_f32();
-        let mut y = self.pool.take_f32();
-        let r = (|| {
-            self.read_f32(a, &mut x)?;
-            if t.apply_transpose {
-                y.clear();
-                crate::alloc::resize(&mut y, x.len(), 0.0)?;
-                transpose32(&x, &mut y, free);
-                std::mem::swap(&mut x, &mut y);
-            }
-            self.read_f32(b, &mut y)?;
-            same_count(
-                b.slot,
-                x.len(),
-                y.len(),
-                "tensor_tensor_scan's two data inputs hold the same number of elements",
-            )?;
-            let scan =
-                Scan { x: &mut x, y: &y, inits: &inits, free, rev: (t.reverse0, t.reverse1), op1: t.op1 };
-            ts_ops::with(t.op0, scan).map_err(op_error("op0"))?.map_err(op_error("op1"))?;
-            self.finish_f32(out, &x, acc, regions)
-        })();
-        self.pool.give_f32(x);
-        self.pool.give_f32(y);
-        r
-    }
-
-    /// TensorScalarPtr's forms beyond the plain two stages on an integer path (T1–T5): the data
-    /// converted to the domain's container (int32 / uint64) and, with `apply_transpose`, its
-    /// words permuted (no fp32 step); then the stages (the second against a full `ins[2]` tensor
-    /// for scalar-tensor-tensor) or the scan against `ins[1]`, in `ts_int_ops` / `ta_ops`; the
-    /// result written or accumulated (wrapping) through the shared accumulate.
-    fn tensor_scalar_ptr_int<D: IntDomain>(
-        &mut self,
-        i: &'p Instruction,
-        t: &TensorScalarPtrFields,
-        acc: Option<EngineAccumulationType>,
-        regions: &mut Written,
-    ) -> Res<()> {
-        let (inp, out) = (self.input(i, 0)?, self.output(i, 0)?);
-        let (parts, free) = if t.apply_transpose { Self::transpose_shape(inp)? } else { inp.shape()? };
-        let total = parts * free;
-        let (mut x, mut w) = (self.pool.take(), self.pool.take());
-        let r = (|| {
-            self.read(inp, D::DTYPE, &mut x)?;
-            if t.apply_transpose {
-                crate::alloc::resize(&mut w, x.len(), 0)?;
-                transpose32(D::words_of(&x), D::words(&mut w), free);
-                std::mem::swap(&mut x, &mut w);
-            }
-            let count = |b: &[u8]| D::words_of(b).len();
-            if t.is_tensor_tensor_scan {
-                let b = self.tensor_operand(i, 1, "an AP: the tensor_tensor_scan data1 tensor")?;
-                let init = self.scalars(i, 2, D::DOMAIN, total)?;
-                let inits = row_inits(D::pick(&init), parts, free)?;
-                self.read(b, D::DTYPE, &mut w)?;
-                same_count(
-                    b.slot,
-                    count(&x),
-                    count(&w),
-                    "tensor_tensor_scan's two data inputs hold the same number of elements",
-                )?;
-                let scan = Scan {
-                    x: D::words(&mut x),
-                    y: D::words_of(&w),
-                    inits: &inits,
-                    free,
-                    rev: (t.reverse0, t.reverse1),
-                    op1: t.op1,
-                };
-                D::scan(t.op0, scan)?;
-            } else {
-                let s0 = self.scalars(i, 1, D::DOMAIN, total)?;
-                D::stage(t.op0, D::words(&mut x), D::pick(&s0), t.reverse0).map_err(op_error("op0"))?;
-                if t.is_scalar_tensor_tensor {
-                    let z = self.tensor_operand(i, 2, "an AP: the scalar_tensor_tensor operand1 tensor")?;
-                    self.read(z, D::DTYPE, &mut w)?;
-                    same_count(
-                        z.slot,
-                        count(&x),
-                        count(&w),
-                        "scalar_tensor_tensor's operand1 holds one value per data element",
-                    )?;
-                    D::pair(t.op1, D::words(&mut x), D::words_of(&w), t.reverse1).map_err(op_error("op1"))?;
-                } else {
-                    let s1 = self.scalars(i, 2, D::DOMAIN, total)?;
-                    D::stage(t.op1, D::words(&mut x), D::pick(&s1), t.reverse1).map_err(op_error("op1"))?;
-                }
-            }
-            match acc {
-                Some(acc) => self.accumulate(out, acc, D::DTYPE, &x, regions),
-                None => self.write(out, D::DTYPE, &x, regions),
-            }
-        })();
-        self.pool.give(x);
-        self.pool.give(w);
-        r
-    }
-
-    /// TensorTensor: `out = op(in0, in1)`, optionally accumulated into the output (seed 000 §2.3;
-    /// `acc` Accumulate, AddAccumulate, LoadAccumulate add, the others overwrite: fidelity S5, L1).
-    pub(crate) fn tensor_tensor(
-        &mut self,
-        i: &'p Instruction,
-        t: &TensorTensorFields,
-        regions: &mut Written,
-    ) -> Res<()> {
-        let (a, b, out) = (self.input(i, 0)?, self.input(i, 1)?, self.output(i, 0)?);
-        let (na, nb) = (a.elements()?, b.elements()?);
-        same_count(b.slot, na, nb, "TensorTensor's two inputs hold the same number of elements")?;
-        let acc = adds(t.acc);
-        if a.ap.dtype.is_integer() && b.ap.dtype.is_integer() {
-            let (mut x, mut y) = (self.pool.take(), self.pool.take());
-            let r = (|| {
-                self.read(a, Dtype::Int32, &mut x)?;
-                self.read(b, Dtype::Int32, &mut y)?;
-                ts_int_ops::with(t.op, PairI32(x.as_chunks_mut::<4>().0, y.as_chunks::<4>().0))
-                    .map_err(op_error("op"))?;
-                match acc {
-                    Some(acc) => self.accumulate(out, acc, Dtype::Int32, &x, regions),
-                    None => self.write(out, Dtype::Int32, &x, regions),
-                }
-            })();
-            self.pool.give(x);
-            self.pool.give(y);
-            return r;
-        }
-        if acc.is_none()
-            && a.ap.dtype == b.ap.dtype
-            && a.ap.dtype == out.ap.dtype
-            && has_store(a.ap.dtype)
-            && self.tensor_tensor_direct(a, b, out, t.op, regions)?
-        {
-            return Ok(());
-        }
-        let chunks = if self.overlaps(&[a, b], &[out]) { None } else { pieces(&[a, b, out])? };
-        let whole;
-        let list: &[Vec<bir_ir::AccessPattern>] = match &chunks {
-            Some(p) => p,
-            None => {
-                whole = [vec![a.ap.clone(), b.ap.clone(), out.ap.clone()]];
-                &whole
-            }
-        };
-        let (mut x, mut y) = (self.pool.take_f32(), self.pool.take_f32());
-        let r = (|| {
-            for piece in list {
-                self.read_f32(a.with(&piece[0]), &mut x)?;
-                self.read_f32(b.with(&piece[1]), &mut y)?;
-                ts_ops::with(t.op, PairF32(&mut x, &y)).map_err(op_error("op"))?;
-                self.finish_f32(out.with(&piece[2]), &x, acc, regions)?;
+            for piece in &pieces {
+                cx.read_f32(inp.with(&piece[0]), &mut v)?;
+                ts_ops::with(op0, StageF32(&mut v, &s0.f, rev0)).map_err(op_error("op0"))?;
+                ts_ops::with(op1, StageF32(&mut v, &s1.f, rev1)).map_err(op_error("op1"))?;
+                cx.write_f32(out.with(&piece[1]), &v, regions)?;
             }
             Ok(())
         })();
-        self.pool.give_f32(x);
-        self.pool.give_f32(y);
-        r
+        cx.pool.give_f32(v);
+        return r;
     }
+    // The whole tensor: every input read before the output is written.
+    match domain {
+        Domain::F32 => {
+            let mut v = cx.pool.take_f32();
+            let r = (|| {
+                cx.read_f32(inp, &mut v)?;
+                ts_ops::with(op0, StageF32(&mut v, &s0.f, rev0)).map_err(op_error("op0"))?;
+                ts_ops::with(op1, StageF32(&mut v, &s1.f, rev1)).map_err(op_error("op1"))?;
+                cx.write_f32(out, &v, regions)
+            })();
+            cx.pool.give_f32(v);
+            r
+        }
+        Domain::I32 => {
+            let mut b = cx.pool.take();
+            let r = (|| {
+                cx.read(inp, Dtype::Int32, &mut b)?;
+                let v = b.as_chunks_mut::<4>().0;
+                ts_int_ops::with(op0, StageI32(v, &s0.i, rev0)).map_err(op_error("op0"))?;
+                ts_int_ops::with(op1, StageI32(v, &s1.i, rev1)).map_err(op_error("op1"))?;
+                cx.write(out, Dtype::Int32, &b, regions)
+            })();
+            cx.pool.give(b);
+            r
+        }
+        Domain::I64 => {
+            let mut b = cx.pool.take();
+            let r = (|| {
+                cx.read(inp, Dtype::Uint64, &mut b)?;
+                let v = b.as_chunks_mut::<8>().0;
+                ta_ops::with(op0, StageI64(v, &s0.l, rev0)).map_err(op_error("op0"))?;
+                ta_ops::with(op1, StageI64(v, &s1.l, rev1)).map_err(op_error("op1"))?;
+                cx.write(out, Dtype::Uint64, &b, regions)
+            })();
+            cx.pool.give(b);
+            r
+        }
+    }
+}
+
+/// The fused pass straight from the source buffer into a different destination buffer (or in
+/// place when the APs are the same), when input and output are one dtype with a [`Store`]
+/// (fp32, bf16, the FP8 formats) and single contiguous runs. Returns false when that does not
+/// apply.
+#[expect(clippy::too_many_arguments, reason = "the two stages' fields")]
+fn tensor_scalar_direct<'p>(
+    cx: &mut Cx<'p>,
+    inp: Arg<'_>,
+    out: Arg<'_>,
+    op0: AluOp,
+    op1: AluOp,
+    c: (f32, f32),
+    rev: (bool, bool),
+    regions: &mut Written,
+) -> Res<bool> {
+    let (Some(a), Some(b)) = (cx.contiguous(inp)?, cx.contiguous(out)?) else {
+        return Ok(false);
+    };
+    if a.len() != b.len() {
+        return Ok(false); // the general path reports the count mismatch
+    }
+    let (profile, par) = (*cx.profile(), cx.options.parallelism);
+    let ops = (op0, op1, c, rev);
+    let dt = out.ap.dtype;
+    let touch = Touch { range: Some(b.clone()), covers: inp.ap != out.ap };
+    let (mut table, mut codes) = (cx.pool.take(), cx.pool.take());
+    let lut = Some((&mut table, &mut codes));
+    let r = if inp.ap == out.ap {
+        // In place over one run: each element is read before its own write, by nobody else.
+        let (buf, _) = cx.memory.buffer_for(out.ap.loc, &touch);
+        let pass = StagesPass { direct: Direct { par, src: None, dst: &mut buf[b.clone()], lut }, ops };
+        Some(with_store(dt, &profile, pass).unwrap_or(Ok(())))
+    } else {
+        let ts = Touch { range: Some(a.clone()), covers: false };
+        cx.memory.with_two((inp.ap.loc, &ts), (out.ap.loc, &touch), |sb, _, db, _| {
+            let pass = StagesPass {
+                direct: Direct { par, src: Some(&sb[a.clone()]), dst: &mut db[b.clone()], lut },
+                ops,
+            };
+            with_store(dt, &profile, pass).unwrap_or(Ok(()))
+        })
+    };
+    cx.pool.give(table);
+    cx.pool.give(codes);
+    let Some(r) = r else { return Ok(false) };
+    r?;
+    let memory = &mut cx.memory;
+    regions.record_region(|h| fnv1a(h, &memory.buffer_for(out.ap.loc, &touch).0[b.clone()]), b.len() as u64);
+    Ok(true)
+}
+
+/// TensorTensor straight between buffers: inputs and output of one dtype with a [`Store`],
+/// each a single contiguous run, and either the output in a buffer neither input lives in, or
+/// all three the same AP (`out = op(out, out)` in place). One fused pass per op over chunks of
+/// the output, in parallel. Returns false when that does not apply.
+fn tensor_tensor_direct<'p>(
+    cx: &mut Cx<'p>,
+    a: Arg<'_>,
+    b: Arg<'_>,
+    out: Arg<'_>,
+    op: AluOp,
+    regions: &mut Written,
+) -> Res<bool> {
+    let (Some(ra), Some(rb), Some(ro)) = (cx.contiguous(a)?, cx.contiguous(b)?, cx.contiguous(out)?) else {
+        return Ok(false);
+    };
+    if ra.len() != ro.len() || rb.len() != ro.len() {
+        return Ok(false); // the general path reports the count mismatch
+    }
+    let (profile, par) = (*cx.profile(), cx.options.parallelism);
+    let dt = out.ap.dtype;
+    let in_place = a.ap == out.ap && b.ap == out.ap;
+    let to = Touch { range: Some(ro.clone()), covers: !in_place };
+    if in_place {
+        let (buf, _) = cx.memory.buffer_for(out.ap.loc, &to);
+        let pass = PairPass { par, ab: None, dst: &mut buf[ro.clone()], op };
+        with_store(dt, &profile, pass).unwrap_or(Ok(()))?;
+    } else {
+        let ta = Touch { range: Some(ra.clone()), covers: false };
+        let tb = Touch { range: Some(rb.clone()), covers: false };
+        let done = cx.memory.with_reads_write(
+            &[(a.ap.loc, &ta), (b.ap.loc, &tb)],
+            (out.ap.loc, &to),
+            |srcs, dst| {
+                let pass = PairPass {
+                    par,
+                    ab: Some((&srcs[0][ra.clone()], &srcs[1][rb.clone()])),
+                    dst: &mut dst[ro.clone()],
+                    op,
+                };
+                with_store(dt, &profile, pass).unwrap_or(Ok(()))
+            },
+        );
+        let Some(r) = done else { return Ok(false) };
+        r?;
+    }
+    let memory = &mut cx.memory;
+    regions.record_region(|h| fnv1a(h, &memory.buffer_for(out.ap.loc, &to).0[ro.clone()]), ro.len() as u64);
+    Ok(true)
+}
+
+/// TensorScalar: immediates `const0`/`const1` (seed 000 §2.2).
+pub(crate) fn tensor_scalar<'p>(
+    cx: &mut Cx<'p>,
+    i: &'p Instruction,
+    t: &TensorScalarFields,
+    regions: &mut Written,
+) -> Res<()> {
+    let domain = if is_bitvec(&[t.op0, t.op1]) { Domain::I32 } else { Domain::F32 };
+    let s0 = scalar_one(cx, t.const0.get(), domain)?;
+    let s1 = scalar_one(cx, t.const1.get(), domain)?;
+    two_stages(cx, i, domain, [(t.op0, s0, t.reverse0), (t.op1, s1, t.reverse1)], regions)
+}
+
+/// TensorScalarPtr: scalars from `ins[1]` and `ins[2]` (seed 000 §2.2), in the domain the
+/// instruction selects (S3, T1). The plain form runs the shared two stages; `apply_transpose`,
+/// `is_scalar_tensor_tensor`, `is_tensor_tensor_scan` and the accumulating `acc` values run
+/// over the whole tensor in that domain (docs/fidelity.md D15, T1–T6).
+pub(crate) fn tensor_scalar_ptr<'p>(
+    cx: &mut Cx<'p>,
+    i: &'p Instruction,
+    t: &TensorScalarPtrFields,
+    regions: &mut Written,
+) -> Res<()> {
+    if t.is_tensor_tensor_scan && t.is_scalar_tensor_tensor {
+        return fault(FaultCause::BadField {
+            field: "is_scalar_tensor_tensor",
+            why: "cannot be combined with is_tensor_tensor_scan (ins[2] would be both the full operand1 \
+                  tensor and the scan's initial value)",
+        });
+    }
+    let domain = if t.is_tensor_scalar_addr {
+        Domain::I64
+    } else if is_bitvec(&[t.op0, t.op1]) {
+        Domain::I32
+    } else {
+        Domain::F32
+    };
+    let acc = adds(t.acc);
+    if t.apply_transpose || t.is_scalar_tensor_tensor || t.is_tensor_tensor_scan || acc.is_some() {
+        return match domain {
+            Domain::F32 if t.is_tensor_tensor_scan => tensor_tensor_scan(cx, i, t, acc, regions),
+            Domain::F32 => tensor_scalar_ptr_f32(cx, i, t, acc, regions),
+            Domain::I32 => tensor_scalar_ptr_int::<Int32>(cx, i, t, acc, regions),
+            Domain::I64 => tensor_scalar_ptr_int::<Int64>(cx, i, t, acc, regions),
+        };
+    }
+    let total = cx.input(i, 0)?.elements()?;
+    let s0 = scalars(cx, i, 1, domain, total)?;
+    let s1 = scalars(cx, i, 2, domain, total)?;
+    two_stages(cx, i, domain, [(t.op0, s0, t.reverse0), (t.op1, s1, t.reverse1)], regions)
+}
+
+/// `ins[k]` of a form that needs a full tensor there (the scalar-tensor-tensor operand1, the
+/// scan's data1): an AP, else a located `shape` fault (validation checks only `ins[0]`).
+fn tensor_operand<'p>(cx: &Cx<'p>, i: &'p Instruction, k: usize, want: &'static str) -> Res<Arg<'p>> {
+    match i.in_ap(k) {
+        Some(ap) => Ok(cx.arg(Slot::In(k), ap)),
+        None => fault(FaultCause::OperandKind { slot: Slot::In(k), want }),
+    }
+}
+
+/// `ins[0]`'s shape when `apply_transpose` can take it: partitions and free size multiples of
+/// 32, else a `shape` fault.
+fn transpose_shape(inp: Arg<'_>) -> Res<(usize, usize)> {
+    let (parts, free) = inp.shape()?;
+    if !parts.is_multiple_of(32) || !free.is_multiple_of(32) {
+        return fault(FaultCause::Dims {
+            slot: inp.slot,
+            why: "apply_transpose needs partitions and free size that are multiples of 32",
+        });
+    }
+    Ok((parts, free))
+}
+
+/// TensorScalarPtr's fp32 forms beyond the plain two stages (seed 000 §2.2; nki
+/// `scalar_tensor_tensor`): `apply_transpose` (the input cast to fp32 and 32 × 32
+/// partition-transposed with StreamTranspose's mapping, as TensorReduce's), the
+/// scalar-tensor-tensor second stage `op1(t, ins[2])` with a full tensor, and the
+/// accumulating `acc` values through the shared accumulate.
+fn tensor_scalar_ptr_f32<'p>(
+    cx: &mut Cx<'p>,
+    i: &'p Instruction,
+    t: &TensorScalarPtrFields,
+    acc: Option<EngineAccumulationType>,
+    regions: &mut Written,
+) -> Res<()> {
+    let (inp, out) = (cx.input(i, 0)?, cx.output(i, 0)?);
+    let total = inp.elements()?;
+    let mut v = cx.pool.take_f32();
+    let mut w = cx.pool.take_f32();
+    let r = (|| {
+        cx.read_f32(inp, &mut v)?;
+        if t.apply_transpose {
+            let (_, free) = transpose_shape(inp)?;
+            w.clear();
+            crate::alloc::resize(&mut w, v.len(), 0.0)?;
+            transpose32(&v, &mut w, free);
+            std::mem::swap(&mut v, &mut w);
+        }
+        let s0 = scalars(cx, i, 1, Domain::F32, total)?;
+        ts_ops::with(t.op0, StageF32(&mut v, &s0.f, t.reverse0)).map_err(op_error("op0"))?;
+        if t.is_scalar_tensor_tensor {
+            let b = tensor_operand(cx, i, 2, "an AP: the scalar_tensor_tensor operand1 tensor")?;
+            cx.read_f32(b, &mut w)?;
+            same_count(
+                b.slot,
+                v.len(),
+                w.len(),
+                "scalar_tensor_tensor's operand1 holds one value per data element",
+            )?;
+            ts_ops::with(t.op1, PairRevF32(&mut v, &w, t.reverse1)).map_err(op_error("op1"))?;
+        } else {
+            let s1 = scalars(cx, i, 2, Domain::F32, total)?;
+            ts_ops::with(t.op1, StageF32(&mut v, &s1.f, t.reverse1)).map_err(op_error("op1"))?;
+        }
+        cx.finish_f32(out, &v, acc, regions)
+    })();
+    cx.pool.give_f32(v);
+    cx.pool.give_f32(w);
+    r
+}
+
+/// TensorScalarPtr `is_tensor_tensor_scan` in fp32 (nki `tensor_tensor_scan`): per
+/// partition, `r = init` (`ins[2]`: an fp32 immediate or one value per partition), then for
+/// each element `r = op1(op0(data0, r), data1)`, `reverse0` swapping op0's operands and
+/// `reverse1` making data1 op1's left operand; every `r` written (or accumulated). With
+/// `apply_transpose`, data0 alone is transposed first (T2).
+fn tensor_tensor_scan<'p>(
+    cx: &mut Cx<'p>,
+    i: &'p Instruction,
+    t: &TensorScalarPtrFields,
+    acc: Option<EngineAccumulationType>,
+    regions: &mut Written,
+) -> Res<()> {
+    let (a, out) = (cx.input(i, 0)?, cx.output(i, 0)?);
+    let b = tensor_operand(cx, i, 1, "an AP: the tensor_tensor_scan data1 tensor")?;
+    let (parts, free) = if t.apply_transpose { transpose_shape(a)? } else { a.shape()? };
+    let init = scalars(cx, i, 2, Domain::F32, parts * free)?;
+    let inits = row_inits(&init.f, parts, free)?;
+    let mut x = cx.pool.take_f32();
+    let mut y = cx.pool.take_f32();
+    let r = (|| {
+        cx.read_f32(a, &mut x)?;
+        if t.apply_transpose {
+            y.clear();
+            crate::alloc::resize(&mut y, x.len(), 0.0)?;
+            transpose32(&x, &mut y, free);
+            std::mem::swap(&mut x, &mut y);
+        }
+        cx.read_f32(b, &mut y)?;
+        same_count(
+            b.slot,
+            x.len(),
+            y.len(),
+            "tensor_tensor_scan's two data inputs hold the same number of elements",
+        )?;
+        let scan = Scan { x: &mut x, y: &y, inits: &inits, free, rev: (t.reverse0, t.reverse1), op1: t.op1 };
+        ts_ops::with(t.op0, scan).map_err(op_error("op0"))?.map_err(op_error("op1"))?;
+        cx.finish_f32(out, &x, acc, regions)
+    })();
+    cx.pool.give_f32(x);
+    cx.pool.give_f32(y);
+    r
+}
+
+/// TensorScalarPtr's forms beyond the plain two stages on an integer path (T1–T5): the data
+/// converted to the domain's container (int32 / uint64) and, with `apply_transpose`, its
+/// words permuted (no fp32 step); then the stages (the second against a full `ins[2]` tensor
+/// for scalar-tensor-tensor) or the scan against `ins[1]`, in `ts_int_ops` / `ta_ops`; the
+/// result written or accumulated (wrapping) through the shared accumulate.
+fn tensor_scalar_ptr_int<'p, D: IntDomain>(
+    cx: &mut Cx<'p>,
+    i: &'p Instruction,
+    t: &TensorScalarPtrFields,
+    acc: Option<EngineAccumulationType>,
+    regions: &mut Written,
+) -> Res<()> {
+    let (inp, out) = (cx.input(i, 0)?, cx.output(i, 0)?);
+    let (parts, free) = if t.apply_transpose { transpose_shape(inp)? } else { inp.shape()? };
+    let total = parts * free;
+    let (mut x, mut w) = (cx.pool.take(), cx.pool.take());
+    let r = (|| {
+        cx.read(inp, D::DTYPE, &mut x)?;
+        if t.apply_transpose {
+            crate::alloc::resize(&mut w, x.len(), 0)?;
+            transpose32(D::words_of(&x), D::words(&mut w), free);
+            std::mem::swap(&mut x, &mut w);
+        }
+        let count = |b: &[u8]| D::words_of(b).len();
+        if t.is_tensor_tensor_scan {
+            let b = tensor_operand(cx, i, 1, "an AP: the tensor_tensor_scan data1 tensor")?;
+            let init = scalars(cx, i, 2, D::DOMAIN, total)?;
+            let inits = row_inits(D::pick(&init), parts, free)?;
+            cx.read(b, D::DTYPE, &mut w)?;
+            same_count(
+                b.slot,
+                count(&x),
+                count(&w),
+                "tensor_tensor_scan's two data inputs hold the same number of elements",
+            )?;
+            let scan = Scan {
+                x: D::words(&mut x),
+                y: D::words_of(&w),
+                inits: &inits,
+                free,
+                rev: (t.reverse0, t.reverse1),
+                op1: t.op1,
+            };
+            D::scan(t.op0, scan)?;
+        } else {
+            let s0 = scalars(cx, i, 1, D::DOMAIN, total)?;
+            D::stage(t.op0, D::words(&mut x), D::pick(&s0), t.reverse0).map_err(op_error("op0"))?;
+            if t.is_scalar_tensor_tensor {
+                let z = tensor_operand(cx, i, 2, "an AP: the scalar_tensor_tensor operand1 tensor")?;
+                cx.read(z, D::DTYPE, &mut w)?;
+                same_count(
+                    z.slot,
+                    count(&x),
+                    count(&w),
+                    "scalar_tensor_tensor's operand1 holds one value per data element",
+                )?;
+                D::pair(t.op1, D::words(&mut x), D::words_of(&w), t.reverse1).map_err(op_error("op1"))?;
+            } else {
+                let s1 = scalars(cx, i, 2, D::DOMAIN, total)?;
+                D::stage(t.op1, D::words(&mut x), D::pick(&s1), t.reverse1).map_err(op_error("op1"))?;
+            }
+        }
+        match acc {
+            Some(acc) => cx.accumulate(out, acc, D::DTYPE, &x, regions),
+            None => cx.write(out, D::DTYPE, &x, regions),
+        }
+    })();
+    cx.pool.give(x);
+    cx.pool.give(w);
+    r
+}
+
+/// TensorTensor: `out = op(in0, in1)`, optionally accumulated into the output (seed 000 §2.3;
+/// `acc` Accumulate, AddAccumulate, LoadAccumulate add, the others overwrite: fidelity S5, L1).
+pub(crate) fn tensor_tensor<'p>(
+    cx: &mut Cx<'p>,
+    i: &'p Instruction,
+    t: &TensorTensorFields,
+    regions: &mut Written,
+) -> Res<()> {
+    let (a, b, out) = (cx.input(i, 0)?, cx.input(i, 1)?, cx.output(i, 0)?);
+    let (na, nb) = (a.elements()?, b.elements()?);
+    same_count(b.slot, na, nb, "TensorTensor's two inputs hold the same number of elements")?;
+    let acc = adds(t.acc);
+    if a.ap.dtype.is_integer() && b.ap.dtype.is_integer() {
+        let (mut x, mut y) = (cx.pool.take(), cx.pool.take());
+        let r = (|| {
+            cx.read(a, Dtype::Int32, &mut x)?;
+            cx.read(b, Dtype::Int32, &mut y)?;
+            ts_int_ops::with(t.op, PairI32(x.as_chunks_mut::<4>().0, y.as_chunks::<4>().0))
+                .map_err(op_error("op"))?;
+            match acc {
+                Some(acc) => cx.accumulate(out, acc, Dtype::Int32, &x, regions),
+                None => cx.write(out, Dtype::Int32, &x, regions),
+            }
+        })();
+        cx.pool.give(x);
+        cx.pool.give(y);
+        return r;
+    }
+    if acc.is_none()
+        && a.ap.dtype == b.ap.dtype
+        && a.ap.dtype == out.ap.dtype
+        && has_store(a.ap.dtype)
+        && tensor_tensor_direct(cx, a, b, out, t.op, regions)?
+    {
+        return Ok(());
+    }
+    let chunks = if cx.overlaps(&[a, b], &[out]) { None } else { pieces(&[a, b, out])? };
+    let whole;
+    let list: &[Vec<bir_ir::AccessPattern>] = match &chunks {
+        Some(p) => p,
+        None => {
+            whole = [vec![a.ap.clone(), b.ap.clone(), out.ap.clone()]];
+            &whole
+        }
+    };
+    let (mut x, mut y) = (cx.pool.take_f32(), cx.pool.take_f32());
+    let r = (|| {
+        for piece in list {
+            cx.read_f32(a.with(&piece[0]), &mut x)?;
+            cx.read_f32(b.with(&piece[1]), &mut y)?;
+            ts_ops::with(t.op, PairF32(&mut x, &y)).map_err(op_error("op"))?;
+            cx.finish_f32(out.with(&piece[2]), &x, acc, regions)?;
+        }
+        Ok(())
+    })();
+    cx.pool.give_f32(x);
+    cx.pool.give_f32(y);
+    r
 }
 
 /// One stage's scalars in whichever domain the instruction uses.
@@ -1162,17 +1084,18 @@ impl ScalarSet {
 mod tests {
     //! The lookup-table form of the fused TensorScalar pass against the direct pass it replaces
     //! (its slow twin: the same [`StagesPass`] without table buffers), bit for bit.
-    use super::{Res, StageOps, StagesPass, with_store};
+    use super::{Res, StageOps, StagesPass};
     use crate::exec::Parallelism;
+    use crate::exec::kit::fused::{Direct, with_store};
     use bir_ir::{AluOp, Dtype};
     use numerics::Profile;
     use numerics::alu::ts_ops;
 
     /// Test inputs from the crate's own Mersenne Twister (Memset's generator), not another copy.
-    struct Rng(crate::exec::random::Mt19937_64);
+    struct Rng(crate::exec::kit::rng::Mt19937_64);
     impl Rng {
         fn new(seed: u64) -> Rng {
-            Rng(crate::exec::random::Mt19937_64::new(seed))
+            Rng(crate::exec::kit::rng::Mt19937_64::new(seed))
         }
         fn next(&mut self) -> u64 {
             self.0.next_u64()
@@ -1196,7 +1119,8 @@ mod tests {
         let (mut t, mut c) = (Vec::new(), Vec::new());
         let mut dst = if in_place { x.to_vec() } else { vec![0xA5; x.len()] };
         let lut = if table { Some((&mut t, &mut c)) } else { None };
-        let pass = StagesPass { par, src: if in_place { None } else { Some(x) }, dst: &mut dst, ops, lut };
+        let direct = Direct { par, src: if in_place { None } else { Some(x) }, dst: &mut dst, lut };
+        let pass = StagesPass { direct, ops };
         let r: Option<Res<()>> = with_store(dt, profile, pass);
         let r = match r {
             Some(Ok(())) => Ok(dst),

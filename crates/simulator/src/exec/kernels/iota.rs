@@ -18,9 +18,8 @@
 //! containers, or a one-lane input of 4× the elements, 4 consecutive values per container),
 //! converted to the output dtype; the merge moves whole containers.
 
-use super::operand::same_count;
-use super::select::merge_bytes;
-use super::{Arg, Res, Simulator, Written, fault};
+use crate::exec::kit::lanes::merge_bytes;
+use crate::exec::kit::{Arg, Cx, Res, Written, fault, fnv1a, same_count};
 use crate::fault::FaultCause;
 use crate::memory::Touch;
 use bir_ir::ops::{AffinePattern, AffineSelectFields, IotaFields};
@@ -83,119 +82,118 @@ fn compare(op: AluOp, v: &[i32], pred: &mut Vec<bool>) -> bool {
     true
 }
 
-impl<'p> Simulator<'p> {
-    /// The affine values for an output AP, checking that the pattern covers its free size.
-    fn affine_for(&mut self, out: Arg<'_>, g: &AffinePattern, vals: &mut Vec<i32>) -> Res<()> {
-        let (parts, free) = out.shape()?;
-        let covered =
-            wzyx(g).iter().try_fold(1i64, |acc, d| if d.1 < 1 { None } else { acc.checked_mul(d.1) });
-        if g.pattern.len() > 4 || covered.and_then(|c| usize::try_from(c).ok()) != Some(free) {
-            return fault(FaultCause::Dims {
-                slot: out.slot,
-                why: "the pattern's nums must multiply to the output's elements per partition (at most 4 pairs)",
-            });
-        }
-        Ok(affine_values(g, parts, vals)?)
+/// The affine values for an output AP, checking that the pattern covers its free size.
+fn affine_for(out: Arg<'_>, g: &AffinePattern, vals: &mut Vec<i32>) -> Res<()> {
+    let (parts, free) = out.shape()?;
+    let covered = wzyx(g).iter().try_fold(1i64, |acc, d| if d.1 < 1 { None } else { acc.checked_mul(d.1) });
+    if g.pattern.len() > 4 || covered.and_then(|c| usize::try_from(c).ok()) != Some(free) {
+        return fault(FaultCause::Dims {
+            slot: out.slot,
+            why: "the pattern's nums must multiply to the output's elements per partition (at most 4 pairs)",
+        });
     }
+    Ok(affine_values(g, parts, vals)?)
+}
 
-    /// Iota (§5.4).
-    pub(crate) fn iota(&mut self, i: &'p Instruction, f: &IotaFields, regions: &mut Written) -> Res<()> {
-        let out = self.output(i, 0)?;
-        if out.ap.dtype == Dtype::Int32 && self.iota_direct(out, &f.generator, regions)? {
-            return Ok(());
-        }
-        let mut vals = Vec::new();
-        self.affine_for(out, &f.generator, &mut vals)?;
-        let mut bytes = self.pool.take();
-        let r = crate::alloc::extend(&mut bytes, vals.len() * 4, vals.iter().flat_map(|v| v.to_le_bytes()))
-            .map_err(Into::into)
-            .and_then(|()| self.write(out, Dtype::Int32, &bytes, regions));
-        self.pool.give(bytes);
-        r
+/// Iota (§5.4).
+pub(crate) fn iota<'p>(
+    cx: &mut Cx<'p>,
+    i: &'p Instruction,
+    f: &IotaFields,
+    regions: &mut Written,
+) -> Res<()> {
+    let out = cx.output(i, 0)?;
+    if out.ap.dtype == Dtype::Int32 && iota_direct(cx, out, &f.generator, regions)? {
+        return Ok(());
     }
+    let mut vals = Vec::new();
+    affine_for(out, &f.generator, &mut vals)?;
+    let mut bytes = cx.pool.take();
+    let r = crate::alloc::extend(&mut bytes, vals.len() * 4, vals.iter().flat_map(|v| v.to_le_bytes()))
+        .map_err(Into::into)
+        .and_then(|()| cx.write(out, Dtype::Int32, &bytes, regions));
+    cx.pool.give(bytes);
+    r
+}
 
-    /// Iota into one contiguous int32 run: each partition's row is computed straight into the
-    /// output buffer, rows split across threads. The same values as [`affine_values`], in
-    /// wrapping i32 arithmetic (truncating i64 wrap-around to 32 bits commutes with + and ·).
-    /// Returns false when the output is not of that form (the general path then runs).
-    fn iota_direct(&mut self, out: Arg<'_>, g: &AffinePattern, regions: &mut Written) -> Res<bool> {
-        let Some(r) = self.contiguous(out)? else { return Ok(false) };
-        let (parts, free) = out.shape()?;
-        let [(sw, nw), (sz, nz), (sy, ny), (sx, nx)] = wzyx(g);
-        let n = |v: i64| usize::try_from(v).ok().filter(|&v| v > 0);
-        let (Some(nw), Some(nz), Some(ny), Some(nx)) = (n(nw), n(nz), n(ny), n(nx)) else { return Ok(false) };
-        let row = nw.checked_mul(nz).and_then(|v| v.checked_mul(ny)).and_then(|v| v.checked_mul(nx));
-        if g.pattern.len() > 4 || row != Some(free) || r.len() != parts * free * 4 || free == 0 {
-            return Ok(false); // the general path reports the mismatch
-        }
-        let t = |v: i64| v as i32; // truncation: D5's int32 wrap
-        let (base, cm, sw, sz, sy, sx) = (t(g.base), t(g.channel_multiplier), t(sw), t(sz), t(sy), t(sx));
-        let par = self.options.parallelism;
-        let touch = Touch { range: Some(r.clone()), covers: true };
-        let (buf, _) = self.memory.buffer_for(out.ap.loc, &touch);
-        let rows = buf[r.clone()].as_chunks_mut::<4>().0;
-        let mul = |a: i32, b: usize| a.wrapping_mul(b as i32);
-        let _ = par.chunks(rows, free, |off, chunk| {
-            for (k, prow) in chunk.chunks_exact_mut(free).enumerate() {
-                let vp = base.wrapping_add(mul(cm, off / free + k));
-                let mut runs = prow.chunks_exact_mut(nx);
-                for w in 0..nw {
-                    for y in 0..ny {
-                        for z in 0..nz {
-                            let v0 =
-                                vp.wrapping_add(mul(sw, w)).wrapping_add(mul(sy, y)).wrapping_add(mul(sz, z));
-                            let Some(run) = runs.next() else { return Ok(()) };
-                            for (x, e) in run.iter_mut().enumerate() {
-                                *e = v0.wrapping_add(mul(sx, x)).to_le_bytes();
-                            }
+/// Iota into one contiguous int32 run: each partition's row is computed straight into the
+/// output buffer, rows split across threads. The same values as [`affine_values`], in
+/// wrapping i32 arithmetic (truncating i64 wrap-around to 32 bits commutes with + and ·).
+/// Returns false when the output is not of that form (the general path then runs).
+fn iota_direct<'p>(cx: &mut Cx<'p>, out: Arg<'_>, g: &AffinePattern, regions: &mut Written) -> Res<bool> {
+    let Some(r) = cx.contiguous(out)? else { return Ok(false) };
+    let (parts, free) = out.shape()?;
+    let [(sw, nw), (sz, nz), (sy, ny), (sx, nx)] = wzyx(g);
+    let n = |v: i64| usize::try_from(v).ok().filter(|&v| v > 0);
+    let (Some(nw), Some(nz), Some(ny), Some(nx)) = (n(nw), n(nz), n(ny), n(nx)) else { return Ok(false) };
+    let row = nw.checked_mul(nz).and_then(|v| v.checked_mul(ny)).and_then(|v| v.checked_mul(nx));
+    if g.pattern.len() > 4 || row != Some(free) || r.len() != parts * free * 4 || free == 0 {
+        return Ok(false); // the general path reports the mismatch
+    }
+    let t = |v: i64| v as i32; // truncation: D5's int32 wrap
+    let (base, cm, sw, sz, sy, sx) = (t(g.base), t(g.channel_multiplier), t(sw), t(sz), t(sy), t(sx));
+    let par = cx.options.parallelism;
+    let touch = Touch { range: Some(r.clone()), covers: true };
+    let (buf, _) = cx.memory.buffer_for(out.ap.loc, &touch);
+    let rows = buf[r.clone()].as_chunks_mut::<4>().0;
+    let mul = |a: i32, b: usize| a.wrapping_mul(b as i32);
+    let _ = par.chunks(rows, free, |off, chunk| {
+        for (k, prow) in chunk.chunks_exact_mut(free).enumerate() {
+            let vp = base.wrapping_add(mul(cm, off / free + k));
+            let mut runs = prow.chunks_exact_mut(nx);
+            for w in 0..nw {
+                for y in 0..ny {
+                    for z in 0..nz {
+                        let v0 =
+                            vp.wrapping_add(mul(sw, w)).wrapping_add(mul(sy, y)).wrapping_add(mul(sz, z));
+                        let Some(run) = runs.next() else { return Ok(()) };
+                        for (x, e) in run.iter_mut().enumerate() {
+                            *e = v0.wrapping_add(mul(sx, x)).to_le_bytes();
                         }
                     }
                 }
             }
-            Ok::<(), ()>(())
-        });
-        let memory = &mut self.memory;
-        regions.record_region(
-            |h| super::fnv1a(h, &memory.buffer_for(out.ap.loc, &touch).0[r.clone()]),
-            r.len() as u64,
-        );
-        Ok(true)
-    }
-
-    /// TensorScalarAffineSelect (§5.4): `out = cmp(v, 0) ? in : fill_value`.
-    pub(crate) fn affine_select(
-        &mut self,
-        i: &'p Instruction,
-        f: &AffineSelectFields,
-        regions: &mut Written,
-    ) -> Res<()> {
-        let (src, out) = (self.input(i, 0)?, self.output(i, 0)?);
-        let dt = out.ap.dtype;
-        let mut vals = Vec::new();
-        self.affine_for(out, &f.generator, &mut vals)?;
-        let mut pred = Vec::new();
-        if !compare(f.compare_op, &vals, &mut pred) {
-            return fault(FaultCause::UnsupportedOp {
-                what: "TensorScalarAffineSelect's compare_op",
-                op: f.compare_op,
-            });
         }
-        let fill = self.f32_as(out, f.fill_value.get(), dt)?;
-        // Values, not containers (K2): the input holds as many as the output.
-        const WHY: &str = "the input holds one value per output value (4 per x4 container)";
-        let n = vals.len() * dt.lanes();
-        same_count(src.slot, n, src.values()?, WHY)?;
-        let (mut data, mut o) = (self.pool.take(), self.pool.take());
-        let r = self.read(src, dt, &mut data).and_then(|()| {
-            same_count(src.slot, n, numerics::codec::values_in(dt, data.len()), WHY)?;
-            crate::alloc::extend(&mut o, data.len(), fill.iter().copied().cycle().take(data.len()))?;
-            merge_bytes(&pred, &data, dt.size(), &mut o);
-            self.write(out, dt, &o, regions)
+        Ok::<(), ()>(())
+    });
+    let memory = &mut cx.memory;
+    regions.record_region(|h| fnv1a(h, &memory.buffer_for(out.ap.loc, &touch).0[r.clone()]), r.len() as u64);
+    Ok(true)
+}
+
+/// TensorScalarAffineSelect (§5.4): `out = cmp(v, 0) ? in : fill_value`.
+pub(crate) fn affine_select<'p>(
+    cx: &mut Cx<'p>,
+    i: &'p Instruction,
+    f: &AffineSelectFields,
+    regions: &mut Written,
+) -> Res<()> {
+    let (src, out) = (cx.input(i, 0)?, cx.output(i, 0)?);
+    let dt = out.ap.dtype;
+    let mut vals = Vec::new();
+    affine_for(out, &f.generator, &mut vals)?;
+    let mut pred = Vec::new();
+    if !compare(f.compare_op, &vals, &mut pred) {
+        return fault(FaultCause::UnsupportedOp {
+            what: "TensorScalarAffineSelect's compare_op",
+            op: f.compare_op,
         });
-        self.pool.give(data);
-        self.pool.give(o);
-        r
     }
+    let fill = cx.f32_as(out, f.fill_value.get(), dt)?;
+    // Values, not containers (K2): the input holds as many as the output.
+    const WHY: &str = "the input holds one value per output value (4 per x4 container)";
+    let n = vals.len() * dt.lanes();
+    same_count(src.slot, n, src.values()?, WHY)?;
+    let (mut data, mut o) = (cx.pool.take(), cx.pool.take());
+    let r = cx.read(src, dt, &mut data).and_then(|()| {
+        same_count(src.slot, n, numerics::codec::values_in(dt, data.len()), WHY)?;
+        crate::alloc::extend(&mut o, data.len(), fill.iter().copied().cycle().take(data.len()))?;
+        merge_bytes(&pred, &data, dt.size(), &mut o);
+        cx.write(out, dt, &o, regions)
+    });
+    cx.pool.give(data);
+    cx.pool.give(o);
+    r
 }
 
 #[cfg(test)]

@@ -8,12 +8,11 @@
 //! LoadAccumulate: docs/fidelity.md S6, L1) adds the negated fold into what the output holds
 //! through the shared accumulate; absent, Idle, Zero and ZeroAccumulate overwrite.
 
-use super::operand::adds;
-use super::{Arg, Res, Simulator, Written, fault};
+use crate::exec::kit::{Arg, Cx, Parallelism, Res, Written, adds, fault};
 use crate::fault::FaultCause;
 use bir_ir::ops::{PoolFields, TensorReduceFields};
 use bir_ir::{AluOp, AxisListType, Dtype, Instruction, PoolFunctionType};
-use numerics::alu::{F32Op, F32Visitor, I32Op, I32Visitor, ts_int_ops, ts_ops};
+use numerics::alu::{F32Op, F32Visitor, I32Op, I32Visitor, fmaxf, ts_int_ops, ts_ops};
 use std::marker::PhantomData;
 
 /// The 32 × 32 partition transpose of `apply_transpose` (seed 000 §3.1), with StreamTranspose's
@@ -31,17 +30,6 @@ fn transpose32(v: &[f32], parts: usize, free: usize) -> Option<Vec<f32>> {
         }
     }
     Some(out)
-}
-
-/// glibc `fmaxf(x, y)`: the other operand when one is NaN; `x` when `x >= y` (ASSUMED for ±0).
-fn fmaxf(x: f32, y: f32) -> f32 {
-    if x.is_nan() {
-        y
-    } else if y.is_nan() || x >= y {
-        x
-    } else {
-        y
-    }
 }
 
 /// How a fold starts and steps.
@@ -178,14 +166,14 @@ fn fold_cols<S: Copy, T: Copy>(
 
 /// Every output of a reduce, split across threads between outputs (never within one).
 fn fold<S: Copy + Sync, T: Copy + Send>(
-    par: super::Parallelism,
+    par: Parallelism,
     v: &[S],
     shape: Shape,
     get: impl Fn(S) -> T + Copy + Sync,
     c: impl Comb<T> + Sync,
     out: &mut [T],
 ) {
-    let par = super::Parallelism { grain: (par.grain / shape.extent.max(1)).max(16), ..par };
+    let par = Parallelism { grain: (par.grain / shape.extent.max(1)).max(16), ..par };
     let e = shape.extent.max(1);
     let _ = par.chunks(out, 16, |off, chunk| {
         if shape.cols {
@@ -213,7 +201,7 @@ fn product(nums: &[usize]) -> Option<usize> {
 
 /// Visits an fp32 op with a reduce's data.
 struct FoldF32<'a, S, G> {
-    par: super::Parallelism,
+    par: Parallelism,
     v: &'a [S],
     shape: Shape,
     /// Decodes one element (a zero-sized function item, inlined into the loop).
@@ -229,7 +217,7 @@ impl<S: Copy + Sync, G: Fn(S) -> f32 + Copy + Sync> F32Visitor for FoldF32<'_, S
 }
 
 struct FoldI32<'a> {
-    par: super::Parallelism,
+    par: Parallelism,
     v: &'a [[u8; 4]],
     shape: Shape,
     out: &'a mut [i32],
@@ -242,153 +230,156 @@ impl I32Visitor for FoldI32<'_> {
     }
 }
 
-impl<'p> Simulator<'p> {
-    /// TensorReduce: fold the `axis` dims, divide-first average, negate after the fold, then
-    /// accumulate into the output when `acc` adds (seed 000 §3.1; fidelity L1) or write it.
-    pub(crate) fn tensor_reduce(
-        &mut self,
-        i: &'p Instruction,
-        t: &TensorReduceFields,
-        regions: &mut Written,
-    ) -> Res<()> {
-        let (inp, out) = (self.input(i, 0)?, self.output(i, 0)?);
-        if inp.ap.dynamic.is_some() && t.axis != AxisListType::X {
+/// TensorReduce: fold the `axis` dims, divide-first average, negate after the fold, then
+/// accumulate into the output when `acc` adds (seed 000 §3.1; fidelity L1) or write it.
+pub(crate) fn tensor_reduce<'p>(
+    cx: &mut Cx<'p>,
+    i: &'p Instruction,
+    t: &TensorReduceFields,
+    regions: &mut Written,
+) -> Res<()> {
+    let (inp, out) = (cx.input(i, 0)?, cx.output(i, 0)?);
+    if inp.ap.dynamic.is_some() && t.axis != AxisListType::X {
+        return fault(FaultCause::BadField {
+            field: "axis",
+            why: "Indirection is only allowed for AxisListType::X",
+        });
+    }
+    if t.axis.is_cross_partition() {
+        if !matches!(
+            t.op,
+            AluOp::Add
+                | AluOp::Average
+                | AluOp::Max
+                | AluOp::BitwiseOr
+                | AluOp::BitwiseAnd
+                | AluOp::BitwiseXor
+        ) {
+            return fault(FaultCause::UnsupportedOp { what: "a cross-partition reduce", op: t.op });
+        }
+        if t.negate {
             return fault(FaultCause::BadField {
-                field: "axis",
-                why: "Indirection is only allowed for AxisListType::X",
+                field: "negate",
+                why: "a cross-partition reduce cannot negate",
             });
         }
-        if t.axis.is_cross_partition() {
-            if !matches!(
-                t.op,
-                AluOp::Add
-                    | AluOp::Average
-                    | AluOp::Max
-                    | AluOp::BitwiseOr
-                    | AluOp::BitwiseAnd
-                    | AluOp::BitwiseXor
-            ) {
-                return fault(FaultCause::UnsupportedOp { what: "a cross-partition reduce", op: t.op });
-            }
+    }
+    let shape = reduce_shape(inp, t.axis)?;
+    let par = cx.options.parallelism;
+    let acc = adds(t.acc);
+    if inp.ap.dtype.is_integer() && !t.apply_transpose {
+        let mut b = cx.pool.take();
+        let r = (|| {
+            cx.read(inp, Dtype::Int32, &mut b)?;
+            let mut res = crate::alloc::filled(shape.n_out, 0i32)?;
+            let fold = FoldI32 { par, v: b.as_chunks::<4>().0, shape, out: &mut res };
+            ts_int_ops::with(t.op, fold).map_err(|error| FaultCause::Op { field: "op", error })?;
             if t.negate {
-                return fault(FaultCause::BadField {
-                    field: "negate",
-                    why: "a cross-partition reduce cannot negate",
-                });
+                res.iter_mut().for_each(|x| *x = x.wrapping_neg());
+            }
+            let bytes = crate::alloc::collected(res.len() * 4, res.iter().flat_map(|x| x.to_le_bytes()))?;
+            match acc {
+                Some(acc) => cx.accumulate(out, acc, Dtype::Int32, &bytes, regions),
+                None => cx.write(out, Dtype::Int32, &bytes, regions),
+            }
+        })();
+        cx.pool.give(b);
+        return r;
+    }
+    let mut res = crate::alloc::filled(shape.n_out, 0f32)?;
+    if !shape.cols
+        && t.op != AluOp::Average
+        && !t.apply_transpose
+        && inp.ap.dtype == Dtype::Float32
+        && let Some(range) = cx.contiguous(inp)?
+    {
+        // One contiguous fp32 run: fold straight from memory, no copy.
+        let touch = crate::memory::Touch { range: Some(range.clone()), covers: false };
+        let (buf, _) = cx.memory.buffer_for(inp.ap.loc, &touch);
+        let v = buf[range].as_chunks::<4>().0;
+        let fold = FoldF32 { par, v, shape, get: f32::from_le_bytes, out: &mut res };
+        ts_ops::with(t.op, fold).map_err(|error| FaultCause::Op { field: "op", error })?;
+        return finish_reduce(cx, out, res, t, regions);
+    }
+    let mut v = cx.pool.take_f32();
+    let r = cx.read_f32(inp, &mut v).and_then(|()| {
+        if t.apply_transpose {
+            let (parts, free) = inp.shape()?;
+            match transpose32(&v, parts, free) {
+                Some(tv) => v = tv,
+                None => {
+                    return fault(FaultCause::Dims {
+                        slot: inp.slot,
+                        why: "apply_transpose needs partitions and free size that are multiples of 32",
+                    });
+                }
             }
         }
-        let shape = reduce_shape(inp, t.axis)?;
-        let par = self.options.parallelism;
-        let acc = adds(t.acc);
-        if inp.ap.dtype.is_integer() && !t.apply_transpose {
-            let mut b = self.pool.take();
-            let r = (|| {
-                self.read(inp, Dtype::Int32, &mut b)?;
-                let mut res = crate::alloc::filled(shape.n_out, 0i32)?;
-                let fold = FoldI32 { par, v: b.as_chunks::<4>().0, shape, out: &mut res };
-                ts_int_ops::with(t.op, fold).map_err(|error| FaultCause::Op { field: "op", error })?;
-                if t.negate {
-                    res.iter_mut().for_each(|x| *x = x.wrapping_neg());
-                }
-                let bytes = crate::alloc::collected(res.len() * 4, res.iter().flat_map(|x| x.to_le_bytes()))?;
-                match acc {
-                    Some(acc) => self.accumulate(out, acc, Dtype::Int32, &bytes, regions),
-                    None => self.write(out, Dtype::Int32, &bytes, regions),
-                }
-            })();
-            self.pool.give(b);
-            return r;
-        }
-        let mut res = crate::alloc::filled(shape.n_out, 0f32)?;
-        if !shape.cols
-            && t.op != AluOp::Average
-            && !t.apply_transpose
-            && inp.ap.dtype == Dtype::Float32
-            && let Some(range) = self.contiguous(inp)?
-        {
-            // One contiguous fp32 run: fold straight from memory, no copy.
-            let touch = crate::memory::Touch { range: Some(range.clone()), covers: false };
-            let (buf, _) = self.memory.buffer_for(inp.ap.loc, &touch);
-            let v = buf[range].as_chunks::<4>().0;
-            let fold = FoldF32 { par, v, shape, get: f32::from_le_bytes, out: &mut res };
+        if t.op == AluOp::Average {
+            let n = shape.extent as f32;
+            fold(par, &v, shape, |x| x, Average { n, inv: 1.0 / n }, &mut res);
+        } else {
+            let fold = FoldF32 { par, v: &v, shape, get: |x: f32| x, out: &mut res };
             ts_ops::with(t.op, fold).map_err(|error| FaultCause::Op { field: "op", error })?;
-            return self.finish_reduce(out, res, t, regions);
         }
-        let mut v = self.pool.take_f32();
-        let r = self.read_f32(inp, &mut v).and_then(|()| {
-            if t.apply_transpose {
-                let (parts, free) = inp.shape()?;
-                match transpose32(&v, parts, free) {
-                    Some(tv) => v = tv,
-                    None => {
-                        return fault(FaultCause::Dims {
-                            slot: inp.slot,
-                            why: "apply_transpose needs partitions and free size that are multiples of 32",
-                        });
+        Ok(())
+    });
+    cx.pool.give_f32(v);
+    r?;
+    finish_reduce(cx, out, res, t, regions)
+}
+
+/// Negate after the fold, then accumulate into the output or write (seed 000 §3.1).
+fn finish_reduce<'p>(
+    cx: &mut Cx<'p>,
+    out: Arg<'_>,
+    mut res: Vec<f32>,
+    t: &TensorReduceFields,
+    regions: &mut Written,
+) -> Res<()> {
+    if t.negate {
+        res.iter_mut().for_each(|x| *x = -*x);
+    }
+    cx.finish_f32(out, &res, adds(t.acc), regions)
+}
+
+/// Pool: a window of the X and Y dims; Max from −FLT_MAX with `fmaxf`, Avg as an SSE 4-lane
+/// sum times 1/N (seed 000 §3.2).
+pub(crate) fn pool<'p>(
+    cx: &mut Cx<'p>,
+    i: &'p Instruction,
+    p: &PoolFields,
+    regions: &mut Written,
+) -> Res<()> {
+    let (inp, out) = (cx.input(i, 0)?, cx.output(i, 0)?);
+    let window = pool_window(inp.ap);
+    let mut v = cx.pool.take_f32();
+    let r = cx.read_f32(inp, &mut v);
+    let res: Vec<f32> = v
+        .chunks_exact(window)
+        .map(|w| match p.func {
+            PoolFunctionType::Max => w.iter().fold(-f32::MAX, |acc, x| fmaxf(*x, acc)),
+            PoolFunctionType::Avg => {
+                // Four SSE lanes over whole groups of four, combined as two `haddps`, then the
+                // scalar tail in order; the product with 1/N is taken in double (ASSUMED).
+                let mut lanes = [0f32; 4];
+                let body = w.len() / 4 * 4;
+                for quad in w[..body].chunks_exact(4) {
+                    for (l, x) in lanes.iter_mut().zip(quad) {
+                        *l += *x;
                     }
                 }
-            }
-            if t.op == AluOp::Average {
-                let n = shape.extent as f32;
-                fold(par, &v, shape, |x| x, Average { n, inv: 1.0 / n }, &mut res);
-            } else {
-                let fold = FoldF32 { par, v: &v, shape, get: |x: f32| x, out: &mut res };
-                ts_ops::with(t.op, fold).map_err(|error| FaultCause::Op { field: "op", error })?;
-            }
-            Ok(())
-        });
-        self.pool.give_f32(v);
-        r?;
-        self.finish_reduce(out, res, t, regions)
-    }
-
-    /// Negate after the fold, then accumulate into the output or write (seed 000 §3.1).
-    fn finish_reduce(
-        &mut self,
-        out: Arg<'_>,
-        mut res: Vec<f32>,
-        t: &TensorReduceFields,
-        regions: &mut Written,
-    ) -> Res<()> {
-        if t.negate {
-            res.iter_mut().for_each(|x| *x = -*x);
-        }
-        self.finish_f32(out, &res, adds(t.acc), regions)
-    }
-
-    /// Pool: a window of the X and Y dims; Max from −FLT_MAX with `fmaxf`, Avg as an SSE 4-lane
-    /// sum times 1/N (seed 000 §3.2).
-    pub(crate) fn pool(&mut self, i: &'p Instruction, p: &PoolFields, regions: &mut Written) -> Res<()> {
-        let (inp, out) = (self.input(i, 0)?, self.output(i, 0)?);
-        let window = pool_window(inp.ap);
-        let mut v = self.pool.take_f32();
-        let r = self.read_f32(inp, &mut v);
-        let res: Vec<f32> = v
-            .chunks_exact(window)
-            .map(|w| match p.func {
-                PoolFunctionType::Max => w.iter().fold(-f32::MAX, |acc, x| fmaxf(*x, acc)),
-                PoolFunctionType::Avg => {
-                    // Four SSE lanes over whole groups of four, combined as two `haddps`, then the
-                    // scalar tail in order; the product with 1/N is taken in double (ASSUMED).
-                    let mut lanes = [0f32; 4];
-                    let body = w.len() / 4 * 4;
-                    for quad in w[..body].chunks_exact(4) {
-                        for (l, x) in lanes.iter_mut().zip(quad) {
-                            *l += *x;
-                        }
-                    }
-                    let mut sum = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
-                    for x in &w[body..] {
-                        sum += *x;
-                    }
-                    (f64::from(sum) * (1.0 / window as f64)) as f32
+                let mut sum = (lanes[0] + lanes[1]) + (lanes[2] + lanes[3]);
+                for x in &w[body..] {
+                    sum += *x;
                 }
-            })
-            .collect();
-        self.pool.give_f32(v);
-        r?;
-        self.write_f32(out, &res, regions)
-    }
+                (f64::from(sum) * (1.0 / window as f64)) as f32
+            }
+        })
+        .collect();
+    cx.pool.give_f32(v);
+    r?;
+    cx.write_f32(out, &res, regions)
 }
 
 /// Which elements a TensorReduce folds, from its axis and the input AP's dim letters

@@ -11,8 +11,9 @@
 //!
 //! Neither casts (a dtype change is a validation error; the kernels fault too).
 
-use super::operand::sub_ap;
-use super::{Res, Simulator, Written, fault};
+use crate::exec::kit::facts::{Fact, Facts, Verdict};
+use crate::exec::kit::transpose::{stream_transpose_index, tile_edge, tile_transpose};
+use crate::exec::kit::{Arg, Cx, Parallelism, Res, Written, facts, fault, fnv1a, sub_ap};
 use crate::fault::FaultCause;
 use bir_ir::Instruction;
 use bir_ir::ops::StreamShuffleFields;
@@ -40,13 +41,6 @@ pub(crate) fn shuffle_plan(
     Ok(plan)
 }
 
-/// StreamTranspose's destination index of source element `(p, e)`.
-#[inline(always)]
-pub(crate) fn stream_transpose_index(p: usize, e: usize, out_elem: usize) -> usize {
-    let (e_blk, e_low, p_blk, p_low) = (e & !31, e & 31, p & !31, p & 31);
-    (p_low | e_blk) + out_elem * (p_blk | e_low)
-}
-
 /// The StreamTranspose scatter for elements of `N` bytes, `src` holding `in_part` rows of
 /// `in_elem`. `Err(dstIdx)` if an index falls outside `dst` (then `dst` is partly written).
 /// Tile by tile: with `p = pBlk + pl`, `e = eBlk + el` (`pl, el < 32`) the index is
@@ -63,7 +57,7 @@ fn scatter<const N: usize>(
     if src.len() < in_part * in_elem {
         return Err(0);
     }
-    let e = super::dma::tile_edge(N);
+    let e = tile_edge(N);
     let mut tmp = vec![[0u8; N]; e * e];
     for p_blk in (0..in_part).step_by(32) {
         let pn = 32.min(in_part - p_blk);
@@ -75,7 +69,7 @@ fn scatter<const N: usize>(
             }
             // dst[o + el·outElem + pl] = src[so + el + pl·inElem].
             let (so, o) = (p_blk * in_elem + e_blk, e_blk + out_elem * p_blk);
-            super::dma::tile_transpose(src, so, in_elem, en, dst, o, out_elem, pn, (&mut tmp, e));
+            tile_transpose(src, so, in_elem, en, dst, o, out_elem, pn, (&mut tmp, e));
         }
     }
     Ok(())
@@ -110,7 +104,7 @@ fn transpose_rows(
     size: usize,
     (sb, srows): (&[u8], &[std::ops::Range<usize>]),
     (db, drows): (&mut [u8], &[std::ops::Range<usize>]),
-    par: super::Parallelism,
+    par: Parallelism,
 ) {
     /// One 32-row block; `db` starts at byte `base` of the destination buffer.
     fn block<const N: usize>(
@@ -153,7 +147,7 @@ fn transpose_rows(
         srows: &[std::ops::Range<usize>],
         db: &mut [u8],
         drows: &[std::ops::Range<usize>],
-        par: super::Parallelism,
+        par: Parallelism,
     ) {
         let ascending = drows.windows(2).all(|w| w[0].end <= w[1].start);
         if !ascending || par.threads <= 1 {
@@ -174,7 +168,7 @@ fn transpose_rows(
         }
         pieces.push((rest, at));
         let blocks = pieces.len();
-        let par = super::Parallelism { grain: 1, ..par };
+        let par = Parallelism { grain: 1, ..par };
         let _ = par.chunks(&mut pieces, 1, |first, chunk| {
             for (k, (piece, base)) in chunk.iter_mut().enumerate() {
                 let b = first + k;
@@ -198,224 +192,218 @@ fn transpose_rows(
     }
 }
 
+/// StreamShuffle / StreamTranspose: the plain rule; a cast between their operands is refused by
+/// validation.
+pub(crate) fn classify(q: &dyn Facts) -> Verdict {
+    if q.yes(Fact::Dynamic) {
+        return Verdict::not_implemented(facts::DYNAMIC);
+    }
+    if q.yes(Fact::InOutDiffer) {
+        return Verdict::rejected("bir-ir validation: the stream ops do not cast");
+    }
+    Verdict::runs("")
+}
+
 #[cold]
 fn no_cast<T>(what: &'static str) -> Res<T> {
     fault(FaultCause::BadField { field: "dtype", why: what })
 }
 
-impl<'p> Simulator<'p> {
-    /// StreamShuffle (§5.3).
-    pub(crate) fn stream_shuffle(
-        &mut self,
-        i: &'p Instruction,
-        f: &StreamShuffleFields,
-        regions: &mut Written,
-    ) -> Res<()> {
-        let (src, dst) = (self.input(i, 0)?, self.output(i, 0)?);
-        if src.ap.dtype != dst.ap.dtype {
-            return no_cast("StreamShuffle does not support cast");
+/// StreamShuffle (§5.3).
+pub(crate) fn shuffle<'p>(
+    cx: &mut Cx<'p>,
+    i: &'p Instruction,
+    f: &StreamShuffleFields,
+    regions: &mut Written,
+) -> Res<()> {
+    let (src, dst) = (cx.input(i, 0)?, cx.output(i, 0)?);
+    if src.ap.dtype != dst.ap.dtype {
+        return no_cast("StreamShuffle does not support cast");
+    }
+    if f.mask.len() != 32 || f.mask.iter().any(|&m| m >= 32 && m != 255) {
+        return fault(FaultCause::BadField {
+            field: "mask",
+            why: "StreamShuffle needs 32 mask entries, each < 32 or 255",
+        });
+    }
+    let ((sp, sf), (dp, df)) = (src.shape()?, dst.shape()?);
+    if sf != df {
+        return fault(FaultCause::Dims {
+            slot: dst.slot,
+            why: "StreamShuffle needs equal elements per partition in source and destination",
+        });
+    }
+    let Ok(plan) = shuffle_plan(&f.mask, dp, sp) else {
+        return fault(FaultCause::Dims {
+            slot: src.slot,
+            why: "a StreamShuffle mask entry names a source partition past the source",
+        });
+    };
+    let dt = dst.ap.dtype;
+    let row = df * dt.size();
+    if shuffle_direct(cx, src, dst, &plan, (sp, dp, df), regions)? {
+        return Ok(());
+    }
+    let mut all = cx.pool.take();
+    let mut out = cx.pool.take();
+    let r = cx.read(src, dt, &mut all).and_then(|()| {
+        let mut p = 0;
+        while p < dp {
+            if plan[p].is_none() {
+                p += 1;
+                continue;
+            }
+            let start = p;
+            out.clear();
+            crate::alloc::reserve(&mut out, dp.saturating_mul(row))?;
+            while let Some(Some(s)) = plan.get(p) {
+                out.extend_from_slice(&all[s * row..(s + 1) * row]);
+                p += 1;
+            }
+            let piece = sub_ap(dst.ap, start, p - start);
+            cx.write(dst.with(&piece), dt, &out, regions)?;
         }
-        if f.mask.len() != 32 || f.mask.iter().any(|&m| m >= 32 && m != 255) {
-            return fault(FaultCause::BadField {
-                field: "mask",
-                why: "StreamShuffle needs 32 mask entries, each < 32 or 255",
-            });
+        Ok(())
+    });
+    cx.pool.give(all);
+    cx.pool.give(out);
+    r
+}
+
+/// The byte ranges of an AP's first `rows` partition rows when each is one contiguous run of
+/// `elems` elements in memory of the AP's own dtype (a 2-level AP with a unit inner step).
+fn row_ranges<'p>(cx: &Cx<'p>, a: Arg<'_>, rows: usize, elems: usize) -> Option<Vec<std::ops::Range<usize>>> {
+    let ap = a.ap;
+    if ap.dynamic.is_some() || !cx.uncast(ap) || ap.pairs.len() != 2 || ap.pairs[1].step != 1 || elems == 0 {
+        return None;
+    }
+    let layout = cx.memory.layout(ap.loc);
+    let size = ap.dtype.size();
+    let pitch = i64::try_from(layout.pitch(size)).ok()?;
+    let n = i64::try_from(elems).ok()?;
+    (0..rows as i64)
+        .map(|r| {
+            let e = ap.offset.checked_add(r.checked_mul(ap.pairs[0].step)?)?;
+            // The whole row inside one partition row of the location, so it is contiguous.
+            if !layout.is_flat() && e.rem_euclid(pitch) + n > pitch {
+                return None;
+            }
+            let start = layout.address(e, size)?;
+            layout.address(e + n - 1, size)?;
+            Some(start..start + elems * size)
+        })
+        .collect()
+}
+
+/// StreamShuffle row by row straight from the source buffer into a different destination
+/// buffer, when both APs' rows are contiguous runs. Returns false when that does not apply.
+fn shuffle_direct<'p>(
+    cx: &mut Cx<'p>,
+    src: Arg<'_>,
+    dst: Arg<'_>,
+    plan: &[Option<usize>],
+    (sp, dp, elems): (usize, usize, usize),
+    regions: &mut Written,
+) -> Res<bool> {
+    let (Some(srows), Some(drows)) = (row_ranges(cx, src, sp, elems), row_ranges(cx, dst, dp, elems)) else {
+        return Ok(false);
+    };
+    let cover = |rows: &[std::ops::Range<usize>]| {
+        rows.first().map(|f| f.start).unwrap_or(0)..rows.last().map(|l| l.end).unwrap_or(0)
+    };
+    // The destination is overwritten whole only when every row is written and they abut.
+    let whole = plan.iter().all(Option::is_some) && drows.windows(2).all(|w| w[0].end == w[1].start);
+    let ts = crate::memory::Touch { range: Some(cover(&srows)), covers: false };
+    let td = crate::memory::Touch { range: Some(cover(&drows)), covers: whole };
+    let done = cx.memory.with_two((src.ap.loc, &ts), (dst.ap.loc, &td), |sb, _, db, _| {
+        for (d, s) in drows.iter().zip(plan) {
+            if let Some(s) = s {
+                db[d.clone()].copy_from_slice(&sb[srows[*s].clone()]);
+            }
         }
-        let ((sp, sf), (dp, df)) = (src.shape()?, dst.shape()?);
-        if sf != df {
+    });
+    if done.is_none() {
+        return Ok(false);
+    }
+    let memory = &mut cx.memory;
+    let bytes: u64 = drows.iter().zip(plan).filter(|(_, s)| s.is_some()).map(|(d, _)| d.len() as u64).sum();
+    regions.record_region(
+        |h| {
+            let (buf, _) = memory.buffer_for(dst.ap.loc, &td);
+            drows.iter().zip(plan).filter(|(_, s)| s.is_some()).fold(h, |h, (d, _)| fnv1a(h, &buf[d.clone()]))
+        },
+        bytes,
+    );
+    Ok(true)
+}
+
+/// StreamTranspose straight from the source buffer into a different destination buffer
+/// ([`transpose_rows`]) when both APs are contiguous rows and the swap rewrites the
+/// destination whole (equal shapes, multiples of 32). Returns false when that does not apply.
+fn transpose_direct<'p>(
+    cx: &mut Cx<'p>,
+    src: Arg<'_>,
+    dst: Arg<'_>,
+    (ip, ie, dp, oe): (usize, usize, usize, usize),
+    regions: &mut Written,
+) -> Res<bool> {
+    if ip != dp || ie != oe || ip % 32 != 0 || ie % 32 != 0 || ip == 0 {
+        return Ok(false);
+    }
+    let (Some(srows), Some(drows)) = (row_ranges(cx, src, ip, ie), row_ranges(cx, dst, dp, oe)) else {
+        return Ok(false);
+    };
+    let cover = |rows: &[std::ops::Range<usize>]| {
+        rows.first().map(|f| f.start).unwrap_or(0)..rows.last().map(|l| l.end).unwrap_or(0)
+    };
+    let whole = drows.windows(2).all(|w| w[0].end == w[1].start);
+    let ts = crate::memory::Touch { range: Some(cover(&srows)), covers: false };
+    let td = crate::memory::Touch { range: Some(cover(&drows)), covers: whole };
+    let (size, par) = (dst.ap.dtype.size(), cx.options.parallelism);
+    let done = cx.memory.with_two((src.ap.loc, &ts), (dst.ap.loc, &td), |sb, _, db, _| {
+        transpose_rows(size, (sb, &srows), (db, &drows), par);
+    });
+    if done.is_none() {
+        return Ok(false);
+    }
+    let memory = &mut cx.memory;
+    let bytes: u64 = drows.iter().map(|d| d.len() as u64).sum();
+    regions.record_region(
+        |h| {
+            let (buf, _) = memory.buffer_for(dst.ap.loc, &td);
+            drows.iter().fold(h, |h, d| fnv1a(h, &buf[d.clone()]))
+        },
+        bytes,
+    );
+    Ok(true)
+}
+
+/// StreamTranspose (§5.3).
+pub(crate) fn transpose<'p>(cx: &mut Cx<'p>, i: &'p Instruction, regions: &mut Written) -> Res<()> {
+    let (src, dst) = (cx.input(i, 0)?, cx.output(i, 0)?);
+    if src.ap.dtype != dst.ap.dtype {
+        return no_cast("StreamTranspose does not support cast");
+    }
+    let dt = dst.ap.dtype;
+    let ((ip, ie), (dp, oe)) = (src.shape()?, dst.shape()?);
+    if transpose_direct(cx, src, dst, (ip, ie, dp, oe), regions)? {
+        return Ok(());
+    }
+    let (mut a, mut b) = (cx.pool.take(), cx.pool.take());
+    let r = cx.read(src, dt, &mut a).and_then(|()| {
+        // Elements the transpose does not reach keep their values.
+        cx.read(dst, dt, &mut b)?;
+        if scatter_bytes(&a, dt.size(), ip, ie, oe, &mut b).is_err() {
             return fault(FaultCause::Dims {
                 slot: dst.slot,
-                why: "StreamShuffle needs equal elements per partition in source and destination",
+                why: "a StreamTranspose destination index falls outside the destination",
             });
         }
-        let Ok(plan) = shuffle_plan(&f.mask, dp, sp) else {
-            return fault(FaultCause::Dims {
-                slot: src.slot,
-                why: "a StreamShuffle mask entry names a source partition past the source",
-            });
-        };
-        let dt = dst.ap.dtype;
-        let row = df * dt.size();
-        if self.shuffle_direct(src, dst, &plan, (sp, dp, df), regions)? {
-            return Ok(());
-        }
-        let mut all = self.pool.take();
-        let mut out = self.pool.take();
-        let r = self.read(src, dt, &mut all).and_then(|()| {
-            let mut p = 0;
-            while p < dp {
-                if plan[p].is_none() {
-                    p += 1;
-                    continue;
-                }
-                let start = p;
-                out.clear();
-                crate::alloc::reserve(&mut out, dp.saturating_mul(row))?;
-                while let Some(Some(s)) = plan.get(p) {
-                    out.extend_from_slice(&all[s * row..(s + 1) * row]);
-                    p += 1;
-                }
-                let piece = sub_ap(dst.ap, start, p - start);
-                self.write(dst.with(&piece), dt, &out, regions)?;
-            }
-            Ok(())
-        });
-        self.pool.give(all);
-        self.pool.give(out);
-        r
-    }
-
-    /// The byte ranges of an AP's first `rows` partition rows when each is one contiguous run of
-    /// `elems` elements in memory of the AP's own dtype (a 2-level AP with a unit inner step).
-    fn row_ranges(
-        &self,
-        a: super::Arg<'_>,
-        rows: usize,
-        elems: usize,
-    ) -> Option<Vec<std::ops::Range<usize>>> {
-        let ap = a.ap;
-        if ap.dynamic.is_some()
-            || !self.uncast(ap)
-            || ap.pairs.len() != 2
-            || ap.pairs[1].step != 1
-            || elems == 0
-        {
-            return None;
-        }
-        let layout = self.memory.layout(ap.loc);
-        let size = ap.dtype.size();
-        let pitch = i64::try_from(layout.pitch(size)).ok()?;
-        let n = i64::try_from(elems).ok()?;
-        (0..rows as i64)
-            .map(|r| {
-                let e = ap.offset.checked_add(r.checked_mul(ap.pairs[0].step)?)?;
-                // The whole row inside one partition row of the location, so it is contiguous.
-                if !layout.is_flat() && e.rem_euclid(pitch) + n > pitch {
-                    return None;
-                }
-                let start = layout.address(e, size)?;
-                layout.address(e + n - 1, size)?;
-                Some(start..start + elems * size)
-            })
-            .collect()
-    }
-
-    /// StreamShuffle row by row straight from the source buffer into a different destination
-    /// buffer, when both APs' rows are contiguous runs. Returns false when that does not apply.
-    fn shuffle_direct(
-        &mut self,
-        src: super::Arg<'_>,
-        dst: super::Arg<'_>,
-        plan: &[Option<usize>],
-        (sp, dp, elems): (usize, usize, usize),
-        regions: &mut Written,
-    ) -> Res<bool> {
-        let (Some(srows), Some(drows)) = (self.row_ranges(src, sp, elems), self.row_ranges(dst, dp, elems))
-        else {
-            return Ok(false);
-        };
-        let cover = |rows: &[std::ops::Range<usize>]| {
-            rows.first().map(|f| f.start).unwrap_or(0)..rows.last().map(|l| l.end).unwrap_or(0)
-        };
-        // The destination is overwritten whole only when every row is written and they abut.
-        let whole = plan.iter().all(Option::is_some) && drows.windows(2).all(|w| w[0].end == w[1].start);
-        let ts = crate::memory::Touch { range: Some(cover(&srows)), covers: false };
-        let td = crate::memory::Touch { range: Some(cover(&drows)), covers: whole };
-        let done = self.memory.with_two((src.ap.loc, &ts), (dst.ap.loc, &td), |sb, _, db, _| {
-            for (d, s) in drows.iter().zip(plan) {
-                if let Some(s) = s {
-                    db[d.clone()].copy_from_slice(&sb[srows[*s].clone()]);
-                }
-            }
-        });
-        if done.is_none() {
-            return Ok(false);
-        }
-        let memory = &mut self.memory;
-        let bytes: u64 =
-            drows.iter().zip(plan).filter(|(_, s)| s.is_some()).map(|(d, _)| d.len() as u64).sum();
-        regions.record_region(
-            |h| {
-                let (buf, _) = memory.buffer_for(dst.ap.loc, &td);
-                drows
-                    .iter()
-                    .zip(plan)
-                    .filter(|(_, s)| s.is_some())
-                    .fold(h, |h, (d, _)| super::fnv1a(h, &buf[d.clone()]))
-            },
-            bytes,
-        );
-        Ok(true)
-    }
-
-    /// StreamTranspose straight from the source buffer into a different destination buffer
-    /// ([`transpose_rows`]) when both APs are contiguous rows and the swap rewrites the
-    /// destination whole (equal shapes, multiples of 32). Returns false when that does not apply.
-    fn transpose_direct(
-        &mut self,
-        src: super::Arg<'_>,
-        dst: super::Arg<'_>,
-        (ip, ie, dp, oe): (usize, usize, usize, usize),
-        regions: &mut Written,
-    ) -> Res<bool> {
-        if ip != dp || ie != oe || ip % 32 != 0 || ie % 32 != 0 || ip == 0 {
-            return Ok(false);
-        }
-        let (Some(srows), Some(drows)) = (self.row_ranges(src, ip, ie), self.row_ranges(dst, dp, oe)) else {
-            return Ok(false);
-        };
-        let cover = |rows: &[std::ops::Range<usize>]| {
-            rows.first().map(|f| f.start).unwrap_or(0)..rows.last().map(|l| l.end).unwrap_or(0)
-        };
-        let whole = drows.windows(2).all(|w| w[0].end == w[1].start);
-        let ts = crate::memory::Touch { range: Some(cover(&srows)), covers: false };
-        let td = crate::memory::Touch { range: Some(cover(&drows)), covers: whole };
-        let (size, par) = (dst.ap.dtype.size(), self.options.parallelism);
-        let done = self.memory.with_two((src.ap.loc, &ts), (dst.ap.loc, &td), |sb, _, db, _| {
-            transpose_rows(size, (sb, &srows), (db, &drows), par);
-        });
-        if done.is_none() {
-            return Ok(false);
-        }
-        let memory = &mut self.memory;
-        let bytes: u64 = drows.iter().map(|d| d.len() as u64).sum();
-        regions.record_region(
-            |h| {
-                let (buf, _) = memory.buffer_for(dst.ap.loc, &td);
-                drows.iter().fold(h, |h, d| super::fnv1a(h, &buf[d.clone()]))
-            },
-            bytes,
-        );
-        Ok(true)
-    }
-
-    /// StreamTranspose (§5.3).
-    pub(crate) fn stream_transpose(&mut self, i: &'p Instruction, regions: &mut Written) -> Res<()> {
-        let (src, dst) = (self.input(i, 0)?, self.output(i, 0)?);
-        if src.ap.dtype != dst.ap.dtype {
-            return no_cast("StreamTranspose does not support cast");
-        }
-        let dt = dst.ap.dtype;
-        let ((ip, ie), (dp, oe)) = (src.shape()?, dst.shape()?);
-        if self.transpose_direct(src, dst, (ip, ie, dp, oe), regions)? {
-            return Ok(());
-        }
-        let (mut a, mut b) = (self.pool.take(), self.pool.take());
-        let r = self.read(src, dt, &mut a).and_then(|()| {
-            // Elements the transpose does not reach keep their values.
-            self.read(dst, dt, &mut b)?;
-            if scatter_bytes(&a, dt.size(), ip, ie, oe, &mut b).is_err() {
-                return fault(FaultCause::Dims {
-                    slot: dst.slot,
-                    why: "a StreamTranspose destination index falls outside the destination",
-                });
-            }
-            self.write(dst, dt, &b, regions)
-        });
-        self.pool.give(a);
-        self.pool.give(b);
-        r
-    }
+        cx.write(dst, dt, &b, regions)
+    });
+    cx.pool.give(a);
+    cx.pool.give(b);
+    r
 }
 
 #[cfg(test)]
@@ -498,12 +486,7 @@ mod tests {
                 }
                 let mut db = vec![0xEEu8; parts * pitch];
                 let threads = 1 + parts % 3;
-                transpose_rows(
-                    size,
-                    (&sb, &rows),
-                    (&mut db, &rows),
-                    crate::Parallelism { threads, grain: 1 },
-                );
+                transpose_rows(size, (&sb, &rows), (&mut db, &rows), Parallelism { threads, grain: 1 });
                 for (p, r) in rows.iter().enumerate() {
                     for e in 0..elems {
                         let v = u64::from(want[p * elems + e]).to_le_bytes();

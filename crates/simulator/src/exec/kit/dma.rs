@@ -1,4 +1,6 @@
-//! DMACopy, the mode multiplexer (seed 000 §5.2; docs/fidelity.md D1–D4):
+//! The DMA datapath: DMACopy's mode multiplexer (seed 000 §5.2; docs/fidelity.md D1–D4), run by
+//! DMACopy (`kernels/dma.rs`) and by every descriptor a fired SW-DGE block runs
+//! (`kernels/dge.rs`):
 //!
 //! - Copy: `doCopy` (§5.1); with a scalar dynamic offset the AP's offset grows by the index times
 //!   the step of the level its letter names, and an out-of-bounds access faults (`oob_is_err`) or
@@ -14,269 +16,39 @@
 //! - CCE: an N-input fp32 reduce (add/max/min, optional per-input scale; D4).
 //!
 //! Every mode reads all its inputs before it writes (§5.1). A Copy with a vector dynamic offset
-//! is the HW-DGE bridge (§7), in `exec/dge.rs`.
+//! is the HW-DGE bridge (§7; re-facts §5; G6–G8, G50–G58):
+//!
+//! - DMACopy Copy with a `vector_offset` (uint16 indices) on one AP is a scatter (`outs[0]`) or
+//!   a gather (`ins[0]`, G6): dense row i (the other AP's level-0 coordinate i) ↔ the indexed AP
+//!   with its `indirect_dim` level's num taken as 1 and its offset moved by `index[i]·stride`
+//!   (`getIndirectAddrsVector`: `dst += dtype_size·stride·index[i]`, `src += i·partition_stride`).
+//!   Every index is decoded and bound-checked by `indirection::plan::rows` before anything is
+//!   written (index ≥ `indirect_dim_max_index`, or a row leaving its location: skipped, or a
+//!   fault with `oob_is_err`; G7, G8). Rows then apply serially in i order, each read whole and
+//!   then written (copy, cast like doCopy) or added through the one accumulate (`cce_op` add,
+//!   G54); duplicates: last writer wins / accumulate in order, rounding every step.
+//!   Fast path (G55): a scatter between different buffers whose rows are all distinct (no
+//!   duplicate index, a row walk that visits each element once) reads the dense side once and
+//!   runs `indirection::scatter`; `tests/dge.rs` checks it against the serial path.
+//!
+//! [`classify_mode`] is the support classifier of every form (DMACopy's and the descriptors').
 
-use super::operand::same_count;
-use super::{Arg, Parallelism, Res, Simulator, Written, fault, unclassified};
+use super::facts::{
+    Fact, Facts, OFFSET_NONE, OFFSET_REGISTER, OFFSET_SCALAR, OFFSET_VECTOR, REDUCE_ADD, REDUCE_BYPASS,
+    Verdict,
+};
+use super::transpose::permute_bytes;
+use super::{Arg, Cx, Res, Stop, Written, bug, fault, record_entries, same_count, unclassified};
 use crate::fault::{FaultCause, Slot};
 use access_pattern::{ApError, Pattern};
 use bir_ir::ops::DmaCopyFields;
-use bir_ir::{AccessPattern, AluOp, CopyMode, Dtype, Instruction, OffsetSource, TransposeOps};
-
-/// The canonical axes of `dst = numpy.transpose(src, perm)` for a row-major `src` of `shape`:
-/// (num, source stride) per destination axis, outermost first, size-1 axes dropped and
-/// destination-adjacent axes that are also source-adjacent merged. `None` when an axis is empty.
-fn canonical(shape: [usize; 4], perm: [usize; 4]) -> Option<Vec<(usize, usize)>> {
-    let s = [shape[1] * shape[2] * shape[3], shape[2] * shape[3], shape[3], 1];
-    let mut axes: Vec<(usize, usize)> = Vec::with_capacity(4);
-    for &p in &perm {
-        let (n, st) = (shape[p], s[p]);
-        if n == 0 {
-            return None;
-        }
-        if n == 1 {
-            continue;
-        }
-        match axes.last_mut() {
-            // The previous (outer) destination axis steps the source by exactly this axis's span.
-            Some(last) if last.1 == st * n => *last = (last.0 * n, st),
-            _ => axes.push((n, st)),
-        }
-    }
-    Some(axes)
-}
-
-/// The edge of the square tile the blocked transpose moves through a local buffer: 128-byte
-/// rows (two cache lines) for 2-, 4- and 8-byte elements, 64 bytes for 1-byte ones.
-pub(crate) const fn tile_edge(n: usize) -> usize {
-    let e = 128 / n;
-    if e > 64 {
-        64
-    } else if e < 16 {
-        16
-    } else {
-        e
-    }
-}
-
-/// `dst = numpy.transpose(src, perm)` for a row-major `src` of shape `shape`, elements of `N`
-/// bytes (D2). After [`canonical`], either the source's contiguous axis is the destination's
-/// (whole runs, `copy_from_slice`) or it is a 2-D blocked transpose between the two
-/// contiguous axes inside at most two outer loops. The destination is split on its outermost
-/// axis into contiguous chunks run on `par`'s threads; every element is written exactly once
-/// from `src` alone, so the result is the same at every thread count. `src` and `dst` are
-/// distinct slices: a kernel whose operands overlap reads everything first (seed 000 §5.1).
-pub(crate) fn permute<const N: usize>(
-    src: &[[u8; N]],
-    shape: [usize; 4],
-    perm: [usize; 4],
-    dst: &mut [[u8; N]],
-    par: Parallelism,
-) {
-    let Some(axes) = canonical(shape, perm) else { return };
-    let total: usize = axes.iter().map(|a| a.0).product();
-    if src.len() < total || dst.len() < total {
-        return;
-    }
-    let dst = &mut dst[..total];
-    let Some(&(n0, s0)) = axes.first() else {
-        // Every axis has size 1: one element.
-        if let (Some(d), Some(v)) = (dst.first_mut(), src.first()) {
-            *d = *v;
-        }
-        return;
-    };
-    let span = total / n0;
-    let Ok(()) = par.chunks(dst, span, |off, chunk| {
-        let mut sub = axes.clone();
-        sub[0] = (chunk.len() / span, s0);
-        let base = off / span * s0;
-        permute_part(src.get(base..).unwrap_or_default(), &sub, chunk);
-        Ok::<(), std::convert::Infallible>(())
-    });
-}
-
-/// [`permute`] on one thread over canonical `axes` (every source offset from `src`'s start).
-fn permute_part<const N: usize>(src: &[[u8; N]], axes: &[(usize, usize)], dst: &mut [[u8; N]]) {
-    let Some((&(nj, sj), outer)) = axes.split_last() else { return };
-    // Destination strides of the canonical axes (row-major over them).
-    let mut ds = vec![1usize; axes.len()];
-    for k in (0..axes.len().saturating_sub(1)).rev() {
-        ds[k] = ds[k + 1] * axes[k + 1].0;
-    }
-    if sj == 1 {
-        // Whole runs of the innermost axis, the outer axes as an odometer.
-        let mut idx = vec![0usize; outer.len()];
-        let mut so = 0usize;
-        for run in dst.chunks_exact_mut(nj) {
-            if let Some(s) = src.get(so..so + nj) {
-                run.copy_from_slice(s);
-            }
-            for k in (0..idx.len()).rev() {
-                idx[k] += 1;
-                so += outer[k].1;
-                if idx[k] < outer[k].0 {
-                    break;
-                }
-                so -= idx[k] * outer[k].1;
-                idx[k] = 0;
-            }
-        }
-        return;
-    }
-    // The destination axis that walks the source contiguously: the source's innermost non-unit
-    // axis, which keeps stride 1 through merging.
-    let Some(ki) = outer.iter().position(|a| a.1 == 1) else { return };
-    let (ni, di) = (axes[ki].0, ds[ki]);
-    let rest: Vec<usize> = (0..outer.len()).filter(|&k| k != ki).collect();
-    let e = tile_edge(N);
-    let mut tmp = vec![[0u8; N]; e * e];
-    let mut idx = vec![0usize; rest.len()];
-    let outer_total: usize = rest.iter().map(|&k| axes[k].0).product();
-    for _ in 0..outer_total {
-        let so: usize = idx.iter().zip(&rest).map(|(c, &k)| c * axes[k].1).sum();
-        let o: usize = idx.iter().zip(&rest).map(|(c, &k)| c * ds[k]).sum();
-        tile_transpose(src, so, sj, ni, dst, o, di, nj, (&mut tmp, e));
-        for k in (0..idx.len()).rev() {
-            idx[k] += 1;
-            if idx[k] < axes[rest[k]].0 {
-                break;
-            }
-            idx[k] = 0;
-        }
-    }
-}
-
-/// `dst[o + i·di + j] = src[so + i + j·sj]` for `i < ni`, `j < nj`, through `e × e` tiles: each
-/// tile's source rows are gathered contiguously into `tmp` (so source rows a power-of-two
-/// stride apart never fight over one cache set), then written out as contiguous destination rows.
-#[expect(clippy::too_many_arguments, reason = "the two strided planes of one tile loop")]
-pub(crate) fn tile_transpose<const N: usize>(
-    src: &[[u8; N]],
-    so: usize,
-    sj: usize,
-    ni: usize,
-    dst: &mut [[u8; N]],
-    o: usize,
-    di: usize,
-    nj: usize,
-    (tmp, e): (&mut [[u8; N]], usize),
-) {
-    for i0 in (0..ni).step_by(e) {
-        let ti = e.min(ni - i0);
-        for j0 in (0..nj).step_by(e) {
-            let tj = e.min(nj - j0);
-            for (j, t) in tmp.chunks_exact_mut(e).take(tj).enumerate() {
-                let s = so + i0 + (j0 + j) * sj;
-                if let Some(row) = src.get(s..s + ti) {
-                    t[..ti].copy_from_slice(row);
-                }
-            }
-            // A full tile leaves the (contiguous) buffer as fixed-size blocks.
-            if ti == e
-                && tj == e
-                && e.is_multiple_of(MICRO)
-                && micro_tiles(tmp, 0, e, dst, o + i0 * di + j0, di, e)
-            {
-                continue;
-            }
-            for i in 0..ti {
-                let d = o + (i0 + i) * di + j0;
-                let (Some(row), Some(col)) = (dst.get_mut(d..d + tj), tmp.get(i..)) else { continue };
-                for (d, v) in row.iter_mut().zip(col.iter().step_by(e)) {
-                    *d = *v;
-                }
-            }
-        }
-    }
-}
-
-/// The edge of the register-sized blocks a full tile is moved in.
-const MICRO: usize = 8;
-
-/// One full `e × e` tile of [`tile_transpose`] (`e` a multiple of [`MICRO`]), read from the
-/// tile buffer, as `MICRO × MICRO` blocks of fixed size, so every index is a constant but the
-/// row starts. `false` (nothing written) when a row leaves either slice; the caller's element
-/// loop then does the checks.
-fn micro_tiles<const N: usize>(
-    src: &[[u8; N]],
-    s: usize,
-    sj: usize,
-    dst: &mut [[u8; N]],
-    d: usize,
-    di: usize,
-    e: usize,
-) -> bool {
-    let (last_s, last_d) = (s + (e - 1) + (e - 1) * sj, d + (e - 1) * di + (e - 1));
-    if last_s >= src.len() || last_d >= dst.len() {
-        return false;
-    }
-    for ib in (0..e).step_by(MICRO) {
-        for jb in (0..e).step_by(MICRO) {
-            micro_block(src, s + ib + jb * sj, sj, dst, d + ib * di + jb, di);
-        }
-    }
-    true
-}
-
-/// One `MICRO × MICRO` block: `dst[d + i·di + j] = src[s + i + j·sj]`, the eight source rows
-/// and each destination row taken once as fixed-size arrays, so the element moves are
-/// unrolled loads and stores (the caller checked that every row is inside its slice).
-#[inline(always)]
-fn micro_block<const N: usize>(
-    src: &[[u8; N]],
-    s: usize,
-    sj: usize,
-    dst: &mut [[u8; N]],
-    d: usize,
-    di: usize,
-) {
-    let zero = [[0u8; N]; MICRO];
-    let mut rows = [&zero; MICRO];
-    for (j, r) in rows.iter_mut().enumerate() {
-        let a = s + j * sj;
-        match src.get(a..a + MICRO).and_then(|r| <&[[u8; N]; MICRO]>::try_from(r).ok()) {
-            Some(row) => *r = row,
-            None => return,
-        }
-    }
-    for i in 0..MICRO {
-        let a = d + i * di;
-        let Some(out) = dst.get_mut(a..a + MICRO).and_then(|r| <&mut [[u8; N]; MICRO]>::try_from(r).ok())
-        else {
-            return;
-        };
-        for (o, row) in out.iter_mut().zip(&rows) {
-            *o = row[i];
-        }
-    }
-}
-
-/// [`permute`] on raw bytes, dispatched once on element width.
-pub(crate) fn permute_bytes(
-    src: &[u8],
-    size: usize,
-    shape: [usize; 4],
-    perm: [usize; 4],
-    dst: &mut [u8],
-    par: Parallelism,
-) {
-    fn go<const N: usize>(src: &[u8], shape: [usize; 4], perm: [usize; 4], dst: &mut [u8], par: Parallelism) {
-        let (s, _) = src.as_chunks::<N>();
-        let (d, _) = dst.as_chunks_mut::<N>();
-        permute(s, shape, perm, d, par);
-    }
-    match size {
-        1 => go::<1>(src, shape, perm, dst, par),
-        2 => go::<2>(src, shape, perm, dst, par),
-        4 => go::<4>(src, shape, perm, dst, par),
-        _ => go::<8>(src, shape, perm, dst, par),
-    }
-}
-
-/// glibc `fmaxf` / `fminf`: a NaN operand yields the other; a tie (±0) returns the first
-/// argument (D4) — numerics' one definition.
-pub(crate) use numerics::alu::{fmaxf, fminf};
+use bir_ir::{
+    AccessPattern, AluOp, CopyMode, Dtype, EngineAccumulationType, Instruction, MemoryReductionOp,
+    OffsetSource, TransposeOps,
+};
+use indirection::plan::{self, Oob, Step, Table};
+use indirection::{Entry, IndirectError};
+use numerics::alu::{fmaxf, fminf};
 
 /// The source shape of a DMA transpose counted in the destination's dtype (K3): the source is
 /// read converted to `dst` in its own AP order, so packing into an `_x4` dtype groups 4
@@ -346,7 +118,80 @@ pub(crate) fn one_element(ap: &AccessPattern, e: i64) -> AccessPattern {
     }
 }
 
-impl<'p> Simulator<'p> {
+/// A plan error of the bridge, located at the AP carrying the vector offset.
+fn located(slot: Slot, e: IndirectError) -> Stop {
+    match e {
+        IndirectError::OutOfBounds { position, value, bound, .. } => {
+            FaultCause::DgeIndexOutOfBounds { slot, element: position, value, bound }.into()
+        }
+        IndirectError::LeavesLocation { position, value, lo, hi, capacity, .. } => {
+            FaultCause::DgeRowOutside { slot, element: position, value, lo, hi, capacity }.into()
+        }
+        e => FaultCause::Indirect(e).into(),
+    }
+}
+
+/// An AP with its level `level`'s num taken as 1 and its offset at `offset` (one row).
+fn row_ap(ap: &AccessPattern, level: usize, offset: i64) -> AccessPattern {
+    let mut r = ap.clone();
+    r.dynamic = None;
+    r.offset = offset;
+    if let Some(p) = r.pairs.get_mut(level) {
+        p.num = 1;
+    }
+    r
+}
+
+/// DMACopy in `mode`, or a descriptor running as its DMACopy twin (`Cx::dma_copy`,
+/// `Cx::hw_dge`).
+pub(crate) fn classify_mode(mode: CopyMode, q: &dyn Facts) -> Verdict {
+    if mode == CopyMode::Dynamic {
+        return Verdict::not_implemented("DMACopy in Dynamic mode");
+    }
+    if mode != CopyMode::Copy {
+        if q.yes(Fact::Dynamic) {
+            return Verdict::not_implemented(
+                "a dynamic offset (scalar, vector or register) outside DMACopy Copy mode",
+            );
+        }
+        return Verdict::runs("");
+    }
+    if q.yes(Fact::OtherOffset) {
+        return Verdict::not_implemented(super::facts::DYNAMIC);
+    }
+    let (s, d) = (q.get(Fact::SrcOffset), q.get(Fact::DstOffset));
+    if s == OFFSET_VECTOR || d == OFFSET_VECTOR {
+        if s != OFFSET_NONE && d != OFFSET_NONE {
+            return Verdict::not_implemented(
+                "a DMACopy with a vector dynamic offset and a second dynamic offset on the other access pattern",
+            );
+        }
+        return match q.get(Fact::DgeReduce) {
+            REDUCE_BYPASS => Verdict::runs("the HW-DGE gather/scatter (G6)"),
+            REDUCE_ADD => {
+                if !q.yes(Fact::OutReducible) {
+                    return Verdict::rejected(
+                        "a HW-DGE add into a dtype cast_accumulate cannot reduce (a numerics fault)",
+                    );
+                }
+                if q.yes(Fact::DgeRevisits) {
+                    return Verdict::not_implemented("a HW-DGE add whose rows visit an element twice");
+                }
+                Verdict::runs("the HW-DGE scatter/gather with add (G54)")
+            }
+            _ => Verdict::rejected("the HW-DGE reduce-on-write is bypass or add (an unsupported-op fault)"),
+        };
+    }
+    if s == OFFSET_REGISTER || d == OFFSET_REGISTER {
+        return Verdict::not_implemented("a dynamic offset held in a register");
+    }
+    if s == OFFSET_SCALAR || d == OFFSET_SCALAR {
+        return Verdict::runs("a scalar dynamic offset (D1)");
+    }
+    Verdict::runs("")
+}
+
+impl<'p> Cx<'p> {
     /// DMACopy: dispatch on `mode` (§5.2).
     pub(crate) fn dma_copy(
         &mut self,
@@ -354,7 +199,9 @@ impl<'p> Simulator<'p> {
         f: &DmaCopyFields,
         regions: &mut Written,
     ) -> Res<()> {
-        if f.mode != CopyMode::Copy && i.ins.iter().chain(&i.outs).any(super::dge::has_vector_offset) {
+        if f.mode != CopyMode::Copy
+            && i.ins.iter().chain(&i.outs).any(|o| o.as_ap().is_some_and(|a| a.vector_offset().is_some()))
+        {
             return unclassified("a vector dynamic offset (HW-DGE) outside DMACopy Copy mode");
         }
         match f.mode {
@@ -372,7 +219,7 @@ impl<'p> Simulator<'p> {
         if src.ap.dynamic.is_none() && dst.ap.dynamic.is_none() {
             return self.copy(i, regions);
         }
-        if super::dge::vector_of(src.ap).is_some() || super::dge::vector_of(dst.ap).is_some() {
+        if src.ap.vector_offset().is_some() || dst.ap.vector_offset().is_some() {
             return self.hw_dge(f, src, dst, regions);
         }
         let (s, s_oob) = self.resolve_dynamic(src)?;
@@ -614,32 +461,199 @@ impl<'p> Simulator<'p> {
         self.pool.give_f32(v);
         r
     }
+    /// DMACopy Copy with a vector dynamic offset: the HW-DGE bridge (seed 000 §7; G6–G8,
+    /// G50–G56).
+    pub(crate) fn hw_dge(
+        &mut self,
+        f: &DmaCopyFields,
+        src: Arg<'p>,
+        dst: Arg<'p>,
+        regions: &mut Written,
+    ) -> Res<()> {
+        let scatter = match (src.ap.dynamic.is_some(), dst.ap.vector_offset().is_some()) {
+            (false, true) => true,
+            (true, false) if src.ap.vector_offset().is_some() && dst.ap.dynamic.is_none() => false,
+            _ => {
+                return unclassified(
+                    "a DMACopy with a vector dynamic offset and a second dynamic offset on the other access pattern",
+                );
+            }
+        };
+        // isDstReduceDGE → AluOpType2MemoryReduction: bypass → copy, add → add, else throws.
+        let op = match f.cce_op {
+            None | Some(AluOp::Bypass) => MemoryReductionOp::Copy,
+            Some(AluOp::Add) => MemoryReductionOp::Add,
+            Some(op) => {
+                return fault(FaultCause::UnsupportedOp {
+                    what: "the HW-DGE reduce-on-write (AluOpType2MemoryReduction: bypass or add)",
+                    op,
+                });
+            }
+        };
+        let (indexed, dense) = if scatter { (dst, src) } else { (src, dst) };
+        let Some((vec_ap, dynamic)) = indexed.ap.vector_offset() else {
+            return bug("the indexed AP lost its vector");
+        };
+        let Some(level) = indexed.ap.level_of(dynamic.indirect_dim) else {
+            return bug("a validated indirect_dim names no level");
+        };
+        let Some(stride) = indexed.ap.pairs.get(level).map(|p| p.step) else {
+            return bug("a validated indirect_dim level is missing");
+        };
+        let row_pairs = indexed.ap.without_level(level);
+        let rows = dense.ap.pairs.first().map_or(1, |p| p.num.max(1) as usize);
+        let dense_len = dense.elements()? / rows;
+        let row_len: usize = row_pairs.iter().map(|p| p.num.max(0) as usize).product();
+        same_count(
+            indexed.slot,
+            dense_len,
+            row_len,
+            "an indexed row holds as many elements as a dense row (fidelity G50)",
+        )?;
+        // The indices, all decoded and checked before anything is written.
+        let idx_arg = self.arg(indexed.slot, vec_ap);
+        let mut bytes = self.pool.take();
+        let r = self.read(idx_arg, Dtype::Uint16, &mut bytes);
+        let mut idx: Vec<u64> = Vec::new();
+        let r = r.and_then(|()| Ok(crate::alloc::reserve(&mut idx, bytes.len() / 2)?)).and_then(|()| {
+            indirection::decode_dge_indices(Dtype::Uint16, &bytes, 0, &mut idx)
+                .map_err(|e| FaultCause::Indirect(e).into())
+        });
+        self.pool.give(bytes);
+        r?;
+        same_count(
+            indexed.slot,
+            rows,
+            idx.len(),
+            "counting the indices of its vector_offset: one per dense row (fidelity G50)",
+        )?;
+        let size = self.storage(indexed.ap).size();
+        let (lo, hi) = plan::span(&row_pairs);
+        let table = Table {
+            base: indexed.ap.offset,
+            step: stride,
+            entries: u64::try_from(dynamic.max_index).unwrap_or(0),
+            entry_lo: lo,
+            entry_hi: hi,
+            capacity: self.memory.layout(indexed.ap.loc).capacity(size),
+        };
+        let oob = if f.oob_is_err { Oob::Fault } else { Oob::Skip };
+        let mut steps: Vec<Step> = Vec::new();
+        crate::alloc::reserve(&mut steps, idx.len())?;
+        plan::rows(&idx, &table, None, oob, 0, &mut steps).map_err(|e| located(indexed.slot, e))?;
+        // The side written, and its rows' walk.
+        let (to, to_walk) =
+            if scatter { (indexed, row_pairs.clone()) } else { (dense, dense.ap.without_level(0)) };
+        if op == MemoryReductionOp::Add {
+            if !to.ap.dtype.is_reducible() {
+                return fault(FaultCause::NotReducible {
+                    slot: to.slot,
+                    dtype: to.ap.dtype,
+                    acc: EngineAccumulationType::Accumulate,
+                });
+            }
+            if !access_pattern::distinct_pairs(&to_walk) {
+                return unclassified("a HW-DGE add whose rows visit an element twice");
+            }
+        }
+        if scatter && self.fast_scatter_ok(dense, indexed, &row_pairs, &steps) {
+            return self.dge_scatter_fast(dense, indexed, &row_pairs, &steps, op, regions);
+        }
+        self.dge_serial(scatter, indexed, level, dense, &steps, op, regions)
+    }
+
+    /// The serial bridge (G54): planned rows in order, each read whole (cast to the written
+    /// side's dtype, like doCopy), then written or accumulated.
+    #[expect(clippy::too_many_arguments, reason = "both sides, the plan and the reduce, each named")]
+    fn dge_serial(
+        &mut self,
+        scatter: bool,
+        indexed: Arg<'_>,
+        level: usize,
+        dense: Arg<'_>,
+        steps: &[Step],
+        op: MemoryReductionOp,
+        regions: &mut Written,
+    ) -> Res<()> {
+        let dense_step = dense.ap.pairs.first().map_or(0, |p| p.step);
+        let mut bytes = self.pool.take();
+        let r = (|| {
+            for s in steps {
+                let t_ap = row_ap(indexed.ap, level, s.start);
+                let d_off =
+                    (s.row as i64).checked_mul(dense_step).and_then(|o| o.checked_add(dense.ap.offset));
+                let Some(d_off) = d_off else { return bug("a validated dense row offset overflows") };
+                let d_ap = row_ap(dense.ap, 0, d_off);
+                let (t, d) = (indexed.with(&t_ap), dense.with(&d_ap));
+                let (from, to) = if scatter { (d, t) } else { (t, d) };
+                let dt = to.ap.dtype;
+                self.read(from, dt, &mut bytes)?;
+                match op {
+                    MemoryReductionOp::Copy => self.write(to, dt, &bytes, regions)?,
+                    _ => self.accumulate(to, EngineAccumulationType::Accumulate, dt, &bytes, regions)?,
+                }
+            }
+            Ok(())
+        })();
+        self.pool.give(bytes);
+        r
+    }
+
+    /// Whether a scatter may take the fast path (G55): different buffers, a table side stored in
+    /// its own dtype, a row walk visiting each element once, and no index twice.
+    fn fast_scatter_ok(
+        &self,
+        dense: Arg<'_>,
+        indexed: Arg<'_>,
+        row_pairs: &[bir_ir::ApPair],
+        steps: &[Step],
+    ) -> bool {
+        if self.memory.same_buffer(dense.ap.loc, indexed.ap.loc)
+            || !self.uncast(indexed.ap)
+            || !access_pattern::distinct_pairs(row_pairs)
+        {
+            return false;
+        }
+        let mut starts: Vec<i64> = steps.iter().map(|s| s.start).collect();
+        starts.sort_unstable();
+        starts.windows(2).all(|w| w[0] != w[1])
+    }
+
+    /// The fast scatter: the dense side read once (cast to the table's dtype), then
+    /// `indirection::scatter` (copy, or add through numerics' accumulate) in plan order.
+    fn dge_scatter_fast(
+        &mut self,
+        dense: Arg<'_>,
+        indexed: Arg<'_>,
+        row_pairs: &[bir_ir::ApPair],
+        steps: &[Step],
+        op: MemoryReductionOp,
+        regions: &mut Written,
+    ) -> Res<()> {
+        let dt = indexed.ap.dtype;
+        let contiguous = Pattern { pairs: row_pairs, offset: 0, elem_size: 1 }
+            .runs()
+            .is_ok_and(|r| r.remaining() == 1 && (r.stride() == 1 || r.run_len() == 1));
+        let len: usize = row_pairs.iter().map(|p| p.num.max(0) as usize).product();
+        let entry =
+            if contiguous || row_pairs.is_empty() { Entry::Contiguous(len) } else { Entry::Walk(row_pairs) };
+        let profile = self.profile;
+        let mut flat = self.pool.take();
+        let r = self.read(dense, dt, &mut flat).and_then(|()| {
+            let (buf, layout) = self.memory.buffer_mut(indexed.ap.loc);
+            indirection::scatter(&flat, steps, entry, buf, &layout, op, dt, &profile)
+                .map_err(|e| FaultCause::Indirect(e).into())
+        });
+        self.pool.give(flat);
+        r?;
+        record_entries(&mut self.memory, indexed, entry, steps, regions);
+        Ok(())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The slow twin: the definition, one element at a time.
-    fn slow(src: &[u32], shape: [usize; 4], perm: [usize; 4]) -> Vec<u32> {
-        let d = perm.map(|p| shape[p]);
-        let mut out = Vec::new();
-        for c0 in 0..d[0] {
-            for c1 in 0..d[1] {
-                for c2 in 0..d[2] {
-                    for c3 in 0..d[3] {
-                        let c = [c0, c1, c2, c3];
-                        let mut sc = [0usize; 4];
-                        for k in 0..4 {
-                            sc[perm[k]] = c[k];
-                        }
-                        out.push(src[((sc[0] * shape[1] + sc[1]) * shape[2] + sc[2]) * shape[3] + sc[3]]);
-                    }
-                }
-            }
-        }
-        out
-    }
 
     /// The re-facts §3 table, copied by hand, against `TransposeOps::permutation`.
     #[test]
@@ -663,92 +677,6 @@ mod tests {
         for (code, want) in TABLE.iter().enumerate() {
             let op = <TransposeOps as bir_ir::BirEnum>::from_ordinal(code as u64).unwrap();
             assert_eq!(op.permutation(), *want, "code {code}");
-        }
-    }
-
-    #[test]
-    fn every_code_matches_the_slow_twin_on_odd_shapes() {
-        // Odd sizes, unit axes, and edges past one tile (64 > 32 for 4 bytes, 65 > 64 for 1 byte)
-        // so partial tiles appear on both axes.
-        let shapes = [
-            [2, 3, 4, 5],
-            [3, 65, 1, 37],
-            [2, 33, 67, 1],
-            [1, 17, 1, 70],
-            [1, 17, 33, 3],
-            [5, 1, 19, 40],
-            [3, 35, 2, 18],
-            [7, 5, 3, 1],
-            [1, 1, 1, 1],
-            [3, 1, 1, 7],
-            [33, 1, 17, 1],
-            // Full tiles for every width (64 × 64 for 1- and 2-byte elements) with ragged
-            // edges, so the fixed-size block path and the element loop both run.
-            [2, 130, 1, 67],
-            [1, 64, 3, 128],
-        ];
-        for code in 0..14u8 {
-            let op = <TransposeOps as bir_ir::BirEnum>::from_ordinal(u64::from(code))
-                .unwrap_or(TransposeOps::None);
-            let perm = op.permutation();
-            for shape in shapes {
-                let n: usize = shape.iter().product();
-                let src: Vec<u32> = (0..n as u32).map(|x| x.wrapping_mul(2_654_435_761)).collect();
-                let want = slow(&src, shape, perm);
-                for size in [1usize, 2, 4, 8] {
-                    let bytes: Vec<u8> =
-                        src.iter().flat_map(|v| v.to_le_bytes()[..size.min(4)].to_vec()).collect();
-                    let bytes: Vec<u8> = if size == 8 {
-                        src.iter().flat_map(|v| u64::from(*v).to_le_bytes()).collect()
-                    } else {
-                        bytes
-                    };
-                    let mask = if size >= 4 { u32::MAX } else { (1u32 << (8 * size)) - 1 };
-                    let want: Vec<u32> = want.iter().map(|v| v & mask).collect();
-                    // One thread, and chunks as small as one outermost index on 2 and 3.
-                    for threads in [1, 2, 3] {
-                        let par = Parallelism { threads, grain: 1 };
-                        let mut dst = vec![0u8; bytes.len()];
-                        permute_bytes(&bytes, size, shape, perm, &mut dst, par);
-                        let got: Vec<u32> = dst
-                            .chunks_exact(size)
-                            .map(|c| {
-                                let mut w = [0u8; 4];
-                                w[..size.min(4)].copy_from_slice(&c[..size.min(4)]);
-                                u32::from_le_bytes(w)
-                            })
-                            .collect();
-                        assert_eq!(got, want, "code {code} shape {shape:?} size {size} threads {threads}");
-                    }
-                }
-            }
-        }
-    }
-
-    /// Worked by hand (docs/bir-json.md): source [2,3,4,5] row-major holds its flat index;
-    /// code 12 XYZW (perm 3,2,1,0) gives dst shape [5,4,3,2] and dst[c0,c1,c2,c3] =
-    /// src[c3,c2,c1,c0] = 60·c3 + 20·c2 + 5·c1 + c0. dst[1,2,0,1] = 60 + 0 + 10 + 1 = 71 at
-    /// flat 1·24 + 2·6 + 0·2 + 1 = 37. Code 1 WZXY (0,1,3,2): dst [2,3,5,4], dst[1,2,3,0] =
-    /// src[1,2,0,3] = 60 + 40 + 0 + 3 = 103, at flat 1·60 + 2·20 + 3·4 + 0 = 112.
-    #[test]
-    fn transpose_worked_examples() {
-        let src: Vec<u32> = (0..120).collect();
-        let bytes: Vec<u8> = src.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let at = |op: TransposeOps, flat: usize| {
-            let mut dst = vec![0u8; bytes.len()];
-            permute_bytes(&bytes, 4, [2, 3, 4, 5], op.permutation(), &mut dst, Parallelism::default());
-            u32::from_le_bytes([dst[4 * flat], dst[4 * flat + 1], dst[4 * flat + 2], dst[4 * flat + 3]])
-        };
-        assert_eq!(at(TransposeOps::Xyzw, 37), 71);
-        assert_eq!(at(TransposeOps::Wzxy, 112), 103);
-        // Code 11 XZYW (3,1,2,0): dst [5,3,4,2]; dst[4,1,3,1] = src[1,1,3,4] = 60+20+15+4 = 99
-        // at flat 4·24 + 1·8 + 3·2 + 1 = 111.
-        assert_eq!(at(TransposeOps::Xzyw, 111), 99);
-        // The docs/bir-json.md table: where src[1,0,2,3] (value 73) lands, per code.
-        let lands = [73, 74, 98, 99, 33, 28, 27, 81, 79, 78, 86, 77, 85, 87];
-        for (code, &flat) in lands.iter().enumerate() {
-            let op = <TransposeOps as bir_ir::BirEnum>::from_ordinal(code as u64).unwrap();
-            assert_eq!(at(op, flat), 73, "code {code}");
         }
     }
 

@@ -6,10 +6,11 @@
 //! last use is the last unit that names it in any operand (dynamic-offset sources included).
 //! After a unit, every location whose last use it was, and which the caller did not ask to keep,
 //! is freed; a whole-location copy out of a location that dies at that copy moves the buffer
-//! instead of copying it. Programs with SW-DGE descriptor blocks (DMABlock/DMATrigger) name
-//! locations from elsewhere, so they free nothing.
+//! instead of copying it. Programs with an instruction that touches locations its own operands
+//! do not name (the kernel table's `Writes::Elsewhere`: DMABlock/DMATrigger run descriptors
+//! from elsewhere) free nothing.
 
-use bir_ir::{AccessPattern, Function, Instruction, LocId, Node, OffsetSource, Op, Operand};
+use bir_ir::{AccessPattern, Function, Instruction, LocId, Node, OffsetSource, Opcode, Operand};
 use std::collections::HashMap;
 
 /// A unit's identity: the address of its instruction or loop node (stable while the program is
@@ -34,9 +35,11 @@ pub(crate) struct Liveness {
 
 impl Liveness {
     /// Last uses in `f`, never freeing the locations in `keep`. `None` when the program cannot be
-    /// analysed (descriptor blocks).
-    pub(crate) fn new(f: &Function, keep: &[LocId]) -> Option<Liveness> {
-        let mut uses = Uses { last: vec![None; f.locations.len()], units: Vec::new(), opaque: false };
+    /// analysed: an instruction whose opcode `elsewhere` names touches locations its operands do
+    /// not name.
+    pub(crate) fn new(f: &Function, keep: &[LocId], elsewhere: fn(Opcode) -> bool) -> Option<Liveness> {
+        let mut uses =
+            Uses { last: vec![None; f.locations.len()], units: Vec::new(), opaque: false, elsewhere };
         uses.walk(&f.body);
         if uses.opaque {
             return None;
@@ -63,6 +66,7 @@ struct Uses {
     last: Vec<Option<usize>>,
     units: Vec<UnitKey>,
     opaque: bool,
+    elsewhere: fn(Opcode) -> bool,
 }
 
 impl Uses {
@@ -98,7 +102,7 @@ impl Uses {
     }
 
     fn inst(&mut self, i: &Instruction, u: usize) {
-        if matches!(i.op, Op::DMABlock(_) | Op::DMATrigger(_)) {
+        if (self.elsewhere)(i.opcode()) {
             self.opaque = true;
         }
         for op in i.ins.iter().chain(&i.outs) {

@@ -1,19 +1,19 @@
 //! Operand I/O — the one way kernels read and write memory (seed 000 §1.1: `ins` are read,
 //! `outs` written; every operand is an AP read into a flat buffer or written from one, §1.3).
 //!
-//! - [`Simulator::read`] / [`Simulator::write`]: an AP's elements as bytes of any dtype. The
+//! - [`Cx::read`] / [`Cx::write`]: an AP's elements as bytes of any dtype. The
 //!   conversion chain is always memory dtype → AP dtype → the kernel's dtype (re-facts §4: a
 //!   MemoryObject read through an AP of another dtype is cast, element for element), and back.
-//! - [`Simulator::read_f32`] / [`Simulator::write_f32`]: the same in the fp32 domain.
-//! - [`Simulator::accumulate`]: the read-modify-write fold every accumulating kernel shares
+//! - [`Cx::read_f32`] / [`Cx::write_f32`]: the same in the fp32 domain.
+//! - [`Cx::accumulate`]: the read-modify-write fold every accumulating kernel shares
 //!   (`cast_copy_or_accumulate`, re-facts §8).
-//! - [`Simulator::overlaps`]: whether an instruction's outputs share bytes with its inputs, decided
+//! - [`Cx::overlaps`]: whether an instruction's outputs share bytes with its inputs, decided
 //!   once per instruction so kernels can pick a path that reads everything before writing (§5.1).
 //!
 //! Buffers come from a [`Pool`], so a kernel allocates nothing once the pool is warm.
 
-use super::select::merge_lanes;
-use super::{Res, Simulator, Stop, bug, fault, unclassified};
+use super::lanes::merge_lanes;
+use super::{Cx, Res, Stop, bug, fault, unclassified};
 use crate::fault::{FaultCause, Slot};
 use crate::memory::Touch;
 use access_pattern::{ApError, Pattern};
@@ -175,7 +175,17 @@ fn encode_par(
     .map_err(|e| a.numerics(e))
 }
 
-impl<'p> Simulator<'p> {
+impl<'p> Cx<'p> {
+    /// An fp32 value converted to `dt` (the project cast), as one element's bytes; for an `_x4`
+    /// dtype one container with the value cast to the lane dtype in every lane (K1).
+    pub(crate) fn f32_as(&self, a: Arg<'_>, v: f32, dt: Dtype) -> Res<Vec<u8>> {
+        let mut out = vec![0u8; dt.size()];
+        let lanes = [v; 4];
+        numerics::encode_from_f32(dt, lanes.get(..dt.lanes()).unwrap_or(&lanes), &mut out, self.profile())
+            .map_err(|e| a.numerics(e))?;
+        Ok(out)
+    }
+
     /// An operand with the run's memory cap.
     pub(crate) fn arg<'a>(&self, slot: Slot, ap: &'a AccessPattern) -> Arg<'a> {
         Arg { slot, ap, cap: self.options.memory_cap }
@@ -222,7 +232,7 @@ impl<'p> Simulator<'p> {
     }
 
     /// The AP's elements as stored (memory dtype), into `out` (resized).
-    pub(super) fn read_raw(&mut self, a: Arg<'_>, out: &mut Vec<u8>) -> Res<()> {
+    pub(crate) fn read_raw(&mut self, a: Arg<'_>, out: &mut Vec<u8>) -> Res<()> {
         let p = self.pattern(a)?;
         let n = a.elements()?;
         crate::alloc::resize(out, n * p.elem_size, 0)?;
@@ -311,7 +321,7 @@ impl<'p> Simulator<'p> {
 
     /// Writes values of the AP's dtype through the AP only where `take` (one flag per value, an
     /// `_x4` container's lanes in N9 order) is set. The values are converted to the memory's
-    /// dtype as [`Simulator::write`] converts them, then merged as bits into what the memory
+    /// dtype as [`Cx::write`] converts them, then merged as bits into what the memory
     /// holds — whole elements, or the bytes (fp8) / nibbles (fp4) of a packed container
     /// ([`merge_lanes`]) — so a value not taken keeps its stored bits exactly, never decoded
     /// and re-encoded (fidelity D9, K1).
@@ -429,7 +439,7 @@ impl<'p> Simulator<'p> {
                 if !self.memory.same_buffer(r.ap.loc, w.ap.loc) {
                     return false;
                 }
-                if r.ap == w.ap && injective(w.ap) {
+                if r.ap == w.ap && access_pattern::injective(w.ap) {
                     return false;
                 }
                 match (self.extent(r.ap), self.extent(w.ap)) {
@@ -506,28 +516,31 @@ pub(crate) fn adds(acc: Option<EngineAccumulationType>) -> Option<EngineAccumula
     })
 }
 
-/// True when no two elements of the AP share an address (a sufficient test: sorted by |step|,
-/// each level's step exceeds the span of the levels inside it).
-pub(crate) fn injective(ap: &AccessPattern) -> bool {
-    distinct_pairs(&ap.pairs)
-}
-
-/// [`injective`] for a bare list of `[step, num]` levels (e.g. an indirect entry's walk).
-pub(crate) fn distinct_pairs(pairs: &[bir_ir::ApPair]) -> bool {
-    let mut levels: Vec<(u64, u64)> =
-        pairs.iter().filter(|p| p.num > 1).map(|p| (p.step.unsigned_abs(), p.num as u64)).collect();
-    levels.sort_unstable();
-    let mut span = 0u64;
-    for (step, num) in levels {
-        if step <= span {
-            return false;
-        }
-        match (num - 1).checked_mul(step).and_then(|d| span.checked_add(d)) {
-            Some(s) => span = s,
-            None => return false,
-        }
-    }
-    true
+/// Records the table entries a scatter wrote (bytes and, when tracing, their contents in plan
+/// order).
+pub(crate) fn record_entries(
+    memory: &mut crate::memory::Memory,
+    table: Arg<'_>,
+    entry: indirection::Entry<'_>,
+    plan: &[indirection::plan::Step],
+    regions: &mut Written,
+) {
+    let size = table.ap.dtype.size();
+    let len = entry.len();
+    regions.record_region(
+        |h| {
+            let (buf, layout) = memory.buffer_mut(table.ap.loc);
+            let mut out = vec![0u8; plan.len() * len * size];
+            let rows: Vec<indirection::plan::Step> = plan
+                .iter()
+                .enumerate()
+                .map(|(k, s)| indirection::plan::Step { row: k, start: s.start })
+                .collect();
+            let _ = indirection::gather(buf, &layout, size, entry, &rows, &mut out);
+            fnv1a(h, &out)
+        },
+        (plan.len() * len * size) as u64,
+    );
 }
 
 /// The number of elements a chunked kernel processes at once: large enough to amortise per-chunk
@@ -547,7 +560,7 @@ pub(crate) fn sub_ap(ap: &AccessPattern, p0: usize, k: usize) -> AccessPattern {
 /// Splits same-shaped APs into aligned pieces of about [`CHUNK_ELEMENTS`] elements, in element
 /// order: blocks of whole partitions, or, when every AP's free part is one contiguous level,
 /// pieces of a partition row. `None` when the APs cannot be split in step (different shapes, a
-/// dynamic offset). The caller must have ruled out overlap ([`Simulator::overlaps`]).
+/// dynamic offset). The caller must have ruled out overlap ([`Cx::overlaps`]).
 pub(crate) fn pieces(args: &[Arg<'_>]) -> Res<Option<Vec<Vec<AccessPattern>>>> {
     let mut first = None;
     for a in args {
@@ -629,35 +642,5 @@ impl Written {
 
     pub(crate) fn checksums(&self) -> Vec<u64> {
         if self.bytes > 0 { vec![self.hash] } else { Vec::new() }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::injective;
-    use bir_ir::{AccessPattern, ApPair, Dtype, LocId};
-    use rstest::rstest;
-
-    fn ap(pairs: &[(i64, i64)]) -> AccessPattern {
-        AccessPattern {
-            loc: LocId(0),
-            dtype: Dtype::Float32,
-            offset: 0,
-            pairs: pairs.iter().map(|&(s, n)| ApPair::new(s, n)).collect(),
-            dynamic: None,
-        }
-    }
-
-    #[rstest]
-    #[case::row_major(&[(64, 128), (1, 64)], true)]
-    #[case::broadcast(&[(0, 128), (1, 64)], false)]
-    #[case::overlapping_rows(&[(32, 128), (1, 64)], false)]
-    #[case::reversed(&[(-64, 128), (-1, 64)], true)]
-    #[case::transposed(&[(1, 64), (64, 128)], true)]
-    #[case::unit_dims_ignored(&[(0, 1), (5, 1), (1, 7)], true)]
-    #[case::interleaved(&[(2, 4), (1, 2)], true)]
-    #[case::collide(&[(2, 4), (1, 3)], false)]
-    fn injective_levels(#[case] pairs: &[(i64, i64)], #[case] want: bool) {
-        assert_eq!(injective(&ap(pairs)), want, "{pairs:?}");
     }
 }

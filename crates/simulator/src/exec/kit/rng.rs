@@ -1,4 +1,5 @@
-//! Memset in Random mode and SetRandState (seed 000 §5.4, re-facts §7; docs/fidelity.md D6, D7).
+//! The random generators of Memset Random and SetRandState (seed 000 §5.4, re-facts §7;
+//! docs/fidelity.md D6, D7), kept per run in [`super::EngineState`].
 //!
 //! - The host generator: one `std::mt19937_64` per run, seeded 42, reseeded by SetRandState;
 //!   each draw is libstdc++'s `std::uniform_int_distribution<uint32_t>` over the full range
@@ -9,12 +10,6 @@
 //!
 //! Both generators fill whole slices in tight loops: the MT table is regenerated 312 words at a
 //! time and tempered in one pass.
-
-use super::{Res, Simulator, Written, fault};
-use crate::fault::{FaultCause, Slot};
-use crate::memory::Touch;
-use bir_ir::ops::MemsetFields;
-use bir_ir::{Dtype, EngineType, Instruction, Number, Operand};
 
 const NN: usize = 312;
 const MM: usize = 156;
@@ -202,7 +197,7 @@ impl Xorwow {
 /// The generators of one run.
 #[derive(Debug)]
 pub(crate) struct RandomState {
-    host: Mt19937_64,
+    pub(crate) host: Mt19937_64,
     /// Pool rows created so far (row r at index r).
     rows: Vec<Xorwow>,
     /// The seed of the last SetRandState, for rows not yet created.
@@ -217,17 +212,17 @@ impl Default for RandomState {
 
 impl RandomState {
     /// SetRandState: reseeds the host generator and resets every Pool row (D7).
-    fn reseed_all(&mut self, seed: u64) {
+    pub(crate) fn reseed_all(&mut self, seed: u64) {
         self.host.seed(seed);
         self.reseed_pool(seed);
     }
 
-    fn reseed_pool(&mut self, seed: u64) {
+    pub(crate) fn reseed_pool(&mut self, seed: u64) {
         self.rows.clear();
         self.pool_seed = Some(seed);
     }
 
-    fn row(&mut self, r: usize) -> &mut Xorwow {
+    pub(crate) fn row(&mut self, r: usize) -> &mut Xorwow {
         while self.rows.len() <= r {
             let next = self.rows.len() as u32;
             self.rows.push(Xorwow::for_row(next, self.pool_seed));
@@ -236,127 +231,12 @@ impl RandomState {
     }
 }
 
-/// Spreads 32-bit draws into elements of `size` bytes (D6): the low bytes of one draw each, or
-/// two draws (low word first) for 8-byte elements.
-fn spread(draws: &[u32], size: usize, out: &mut Vec<u8>) -> Result<(), crate::alloc::OutOfMemory> {
-    out.clear();
-    crate::alloc::reserve(out, draws.len() * size.min(4))?;
-    match size {
-        1 => out.extend(draws.iter().map(|d| *d as u8)),
-        2 => out.extend(draws.iter().flat_map(|d| (*d as u16).to_le_bytes())),
-        _ => out.extend(draws.iter().flat_map(|d| d.to_le_bytes())),
-    }
-    Ok(())
-}
-
-impl<'p> Simulator<'p> {
-    /// Memset in Random mode: random bits in every element (D6), from the Pool engine's
-    /// per-partition Xorwow or else the host MT19937-64.
-    pub(crate) fn memset_random(
-        &mut self,
-        i: &'p Instruction,
-        m: &MemsetFields,
-        regions: &mut Written,
-    ) -> Res<()> {
-        let out = self.output(i, 0)?;
-        let dt = out.ap.dtype;
-        let (parts, free) = out.shape()?;
-        // Draws per element: one for ≤ 4 bytes, two for 8 (D6). Packed x4 dtypes are 4 bytes.
-        let per = if dt.size() == 8 { 2 } else { 1 };
-        let n = parts * free * per;
-        if i.engine != EngineType::Pool
-            && dt.size() == 4
-            && let Some(r) = self.contiguous(out)?
-            && r.len() == n * 4
-        {
-            // Host draws straight into a contiguous 4-byte output, in element order.
-            if let Some(s) = m.seed {
-                self.engines.random.host.seed(s);
-            }
-            let touch = Touch { range: Some(r.clone()), covers: true };
-            let (buf, _) = self.memory.buffer_for(out.ap.loc, &touch);
-            let host = &mut self.engines.random.host;
-            self.options.parallelism.serial_prefaulted(&mut buf[r.clone()], 1 << 20, |piece| {
-                host.fill_uniform_u32(piece.as_chunks_mut::<4>().0);
-            });
-            let memory = &mut self.memory;
-            regions.record_region(
-                |h| super::fnv1a(h, &memory.buffer_for(out.ap.loc, &touch).0[r.clone()]),
-                r.len() as u64,
-            );
-            return Ok(());
-        }
-        let mut draws = crate::alloc::filled(n, 0u32)?;
-        let rng = &mut self.engines.random;
-        if i.engine == EngineType::Pool {
-            if let Some(s) = m.seed {
-                rng.reseed_pool(s);
-            }
-            let row = free * per;
-            if row > 0 {
-                for (r, chunk) in draws.chunks_mut(row).enumerate() {
-                    rng.row(r).fill(chunk);
-                }
-            }
-        } else {
-            if let Some(s) = m.seed {
-                rng.host.seed(s);
-            }
-            rng.host.fill_uniform_u32(&mut draws);
-        }
-        let mut bytes = self.pool.take();
-        let r = spread(&draws, if per == 2 { 4 } else { dt.size() }, &mut bytes)
-            .map_err(Into::into)
-            .and_then(|()| self.write(out, dt, &bytes, regions));
-        self.pool.give(bytes);
-        r
-    }
-
-    /// SetRandState: `ins[0]` (an immediate or a one-element AP, as uint64) reseeds the host
-    /// generator and resets the Pool rows (D7).
-    pub(crate) fn set_rand_state(&mut self, i: &'p Instruction) -> Res<()> {
-        let seed = match i.ins.first() {
-            Some(Operand::Imm { value, .. }) => match *value {
-                Number::Int(v) => v as u64,
-                Number::UInt(v) => v,
-                Number::Float(f) => f as u64,
-            },
-            Some(Operand::Ap(_)) => {
-                let a = self.input(i, 0)?;
-                let mut bytes = self.pool.take();
-                let r = self.read(a, Dtype::Uint64, &mut bytes);
-                let v = bytes.get(..8).map(|b| {
-                    let mut w = [0u8; 8];
-                    w.copy_from_slice(b);
-                    u64::from_le_bytes(w)
-                });
-                self.pool.give(bytes);
-                r?;
-                match v {
-                    Some(v) => v,
-                    None => {
-                        return fault(FaultCause::Count {
-                            slot: Slot::In(0),
-                            expected: 1,
-                            actual: 0,
-                            why: "SetRandState reads one seed value",
-                        });
-                    }
-                }
-            }
-            _ => return fault(FaultCause::OperandKind { slot: Slot::In(0), want: "an imm_value or an AP" }),
-        };
-        self.engines.random.reseed_all(seed);
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     /// Output of tests/oracle/mt19937.cpp (libstdc++, g++ -O2), committed.
-    const ORACLE: &str = include_str!("../../tests/data/mt19937_64.txt");
+    const ORACLE: &str = include_str!("../../../tests/data/mt19937_64.txt");
 
     fn sections() -> Vec<Vec<u64>> {
         let mut out: Vec<Vec<u64>> = Vec::new();
@@ -487,7 +367,7 @@ mod tests {
 
     #[test]
     fn xorwow_matches_the_c_oracle() {
-        const XW: &str = include_str!("../../tests/data/xorwow.txt");
+        const XW: &str = include_str!("../../../tests/data/xorwow.txt");
         let mut cur: Option<Xorwow> = None;
         let mut checked = 0;
         for line in XW.lines() {
@@ -503,16 +383,5 @@ mod tests {
             }
         }
         assert!(checked >= 10_000);
-    }
-
-    #[test]
-    fn spread_takes_low_bytes_little_endian() {
-        let mut out = Vec::new();
-        spread(&[0x1122_3344, 0xAABB_CCDD], 1, &mut out).unwrap();
-        assert_eq!(out, [0x44, 0xDD]);
-        spread(&[0x1122_3344, 0xAABB_CCDD], 2, &mut out).unwrap();
-        assert_eq!(out, [0x44, 0x33, 0xDD, 0xCC]);
-        spread(&[0x1122_3344], 4, &mut out).unwrap();
-        assert_eq!(out, [0x44, 0x33, 0x22, 0x11]);
     }
 }

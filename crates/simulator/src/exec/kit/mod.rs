@@ -1,0 +1,201 @@
+//! The floor under the kernels: everything a kernel may use besides the lower crates.
+//!
+//! A kernel (a file of `exec/kernels/`) imports only from here, from `crate::fault` and from the
+//! crates below the simulator — never from another kernel — so a new kernel is one row of
+//! `exec/table.rs`, one kernel file and, where it has new math, one numerics module
+//! (ARCHITECTURE.md "Adding a kernel").
+//!
+//! - [`Cx`], the execution context: memory, the fidelity profile, the options, engine state
+//!   that outlives an instruction, the scratch pool, the entry function and the liveness facts;
+//!   plus [`Stop`] / [`Res`], the two-word early stop every kernel returns (a guest fault or a
+//!   bug), and its constructors [`fault`], [`bug`], [`unclassified`].
+//! - [`operand`]: operand I/O (`Cx::read`, `write`, `accumulate`, …), the one way kernels touch
+//!   memory; [`par`]: the parallel split.
+//! - Shared datapaths: [`copy`] (`doCopy`, seed 000 §5.1), [`dma`] (DMACopy's modes and the
+//!   HW-DGE bridge, run by DMACopy and by fired SW-DGE descriptors), [`fused`] (the fused
+//!   fp32/bf16/fp8 element dispatch and its lookup tables), [`transpose`] (blocked tile
+//!   transposes), [`lanes`] (predicated lane merging), [`rng`] (the random generators).
+//! - [`facts`]: what the support classifier may ask of an instruction (`Fact`, `InstFacts`) and
+//!   its answers (`Verdict`); every kernel's `classify` speaks these.
+//! - [`liveness`]: each location's last use, so dead locations are freed.
+
+pub(crate) mod copy;
+pub(crate) mod dma;
+pub mod facts;
+pub(crate) mod fused;
+pub(crate) mod lanes;
+pub(crate) mod liveness;
+pub(crate) mod operand;
+mod options;
+pub(crate) mod par;
+pub(crate) mod rng;
+pub(crate) mod transpose;
+
+use crate::fault::{FaultCause, SimError};
+use crate::memory::Memory;
+use bir_ir::{EngineType, Function, Instruction, LocId};
+use numerics::Profile;
+
+pub use operand::fnv1a;
+pub(crate) use operand::{Arg, Pool, Written, adds, pieces, record_entries, same_count, sub_ap};
+pub use options::Options;
+pub use par::Parallelism;
+
+/// A kernel's early stop: a guest fault, or a bug. Boxed, so every kernel's `Result` error is
+/// two words.
+#[derive(Debug)]
+pub(crate) enum Stop {
+    Fault(Box<FaultCause>),
+    Bug(Box<SimError>),
+}
+
+impl From<SimError> for Stop {
+    #[cold]
+    fn from(e: SimError) -> Self {
+        Stop::Bug(Box::new(e))
+    }
+}
+
+impl From<crate::alloc::OutOfMemory> for Stop {
+    #[cold]
+    fn from(e: crate::alloc::OutOfMemory) -> Self {
+        FaultCause::OutOfMemory { bytes: e.bytes }.into()
+    }
+}
+
+impl From<FaultCause> for Stop {
+    #[cold]
+    fn from(c: FaultCause) -> Self {
+        Stop::Fault(Box::new(c))
+    }
+}
+
+/// What every kernel returns.
+pub(crate) type Res<T> = Result<T, Stop>;
+
+/// A guest fault as an `Err`.
+#[cold]
+pub(crate) fn fault<T>(cause: FaultCause) -> Res<T> {
+    Err(Stop::Fault(Box::new(cause)))
+}
+
+/// A bug as an `Err`.
+#[cold]
+pub(crate) fn bug<T>(what: &'static str) -> Res<T> {
+    Err(Stop::Bug(Box::new(SimError::new(what))))
+}
+
+/// A kernel's defensive check of a form its `classify` refuses: the executor classifies every
+/// instruction before its kernel runs, so reaching this is a birsim bug (the classifier and the
+/// kernel disagree), never a `not-implemented` fault.
+#[cold]
+pub(crate) fn unclassified<T>(feature: &'static str) -> Res<T> {
+    Err(Stop::Bug(Box::new(SimError {
+        what: "support::classify let through a form its kernel does not run",
+        detail: Some(feature.to_owned()),
+    })))
+}
+
+/// Engine-side state that outlives an instruction.
+#[derive(Debug, Default)]
+pub(crate) struct EngineState {
+    /// TensorScalarCache's running per-partition cache, per engine (seed 000 §4; S15).
+    pub(crate) caches: Vec<(EngineType, Vec<f32>)>,
+    /// The random generators of Memset Random and SetRandState (seed 000 §5.4; D6, D7).
+    pub(crate) random: rng::RandomState,
+    /// The SW-DGE trigger cursors, keyed by trigger name (seed 000 §5.2; G1, G5).
+    pub(crate) cursors: ::dge::swdge::Cursors,
+}
+
+/// Reused index and plan vectors of the indirect kernels (no allocation per instruction once
+/// warm).
+#[derive(Debug, Default)]
+pub(crate) struct Scratch {
+    /// Decoded index lists, by operand slot.
+    pub(crate) idx: Vec<Vec<u64>>,
+    /// The plan's steps.
+    pub(crate) plan: Vec<indirection::plan::Step>,
+}
+
+/// The execution context every kernel runs in: what an instruction may read or change.
+pub(crate) struct Cx<'p> {
+    /// The entry function (locations, allocations, DMABlocks).
+    pub(crate) f: &'p Function,
+    /// The memory store.
+    pub(crate) memory: Memory,
+    /// The numerics fidelity profile.
+    pub(crate) profile: Profile,
+    /// The semantic switches and limits.
+    pub(crate) options: Options,
+    /// Engine state that outlives an instruction.
+    pub(crate) engines: EngineState,
+    /// Reused buffers (no fresh pages per instruction or chunk).
+    pub(crate) pool: Pool,
+    /// The indirect kernels' reused index and plan vectors.
+    pub(crate) scratch: Scratch,
+    /// DMABlock instructions by name, found on the first trigger fire.
+    pub(crate) dma_blocks: Option<std::collections::HashMap<&'p str, &'p Instruction>>,
+    /// Last uses, when dead locations are freed.
+    pub(crate) liveness: Option<liveness::Liveness>,
+    /// The running top-level instruction's unit (none inside a loop).
+    pub(crate) unit: Option<liveness::UnitKey>,
+}
+
+impl<'p> Cx<'p> {
+    /// A context over `memory` for the entry function `f`.
+    pub(crate) fn new(f: &'p Function, memory: Memory, profile: Profile) -> Cx<'p> {
+        Cx {
+            f,
+            memory,
+            profile,
+            options: Options::default(),
+            engines: EngineState::default(),
+            pool: Pool::default(),
+            scratch: Scratch::default(),
+            dma_blocks: None,
+            liveness: None,
+            unit: None,
+        }
+    }
+
+    /// The numerics fidelity profile.
+    pub(crate) fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    /// True when `loc` is not used after the running top-level instruction.
+    pub(crate) fn dies_here(&self, loc: LocId) -> bool {
+        match (&self.liveness, self.unit) {
+            (Some(l), Some(u)) => l.dying(u).contains(&loc),
+            _ => false,
+        }
+    }
+
+    /// Creates (fallibly) the buffer of every location the instruction's operands name, its
+    /// dynamic offsets' index vectors included, so no kernel allocates a location's bytes: a
+    /// host out of memory is a `budget` fault here, before the instruction changes anything.
+    pub(crate) fn ensure_buffers(&mut self, i: &Instruction) -> Res<()> {
+        for ap in i.ins.iter().chain(&i.outs).filter_map(bir_ir::Operand::as_ap) {
+            self.memory.ensure(ap.loc)?;
+            if let Some(d) = &ap.dynamic
+                && let bir_ir::OffsetSource::Vector(v) = &d.source
+            {
+                self.memory.ensure(v.loc)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kernel returns `Res`: its error must stay two words, so the hot paths pass a
+    /// pointer, never a whole fault.
+    #[test]
+    fn stop_is_two_words() {
+        assert_eq!(size_of::<Stop>(), 2 * size_of::<usize>());
+        assert_eq!(size_of::<Res<()>>(), 2 * size_of::<usize>());
+    }
+}

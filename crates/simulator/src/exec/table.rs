@@ -1,0 +1,280 @@
+//! The kernel table: one row per opcode the reference gives a kernel of its own (the `kernel`
+//! rows of docs/bir-json.md's ordinal table), keyed by opcode. Each row names the kernel function
+//! that runs the instruction, the classifier that decides beforehand whether birsim runs its
+//! form (`support`'s matrix and `check` enumerate these same functions), and how the kernel
+//! writes ([`Writes`]: which outputs the `--expect` watch may take from the APs alone, and which
+//! instructions the liveness analysis cannot see through). A row may instead say the opcode is
+//! not implemented yet, with its reason.
+//!
+//! Adding a kernel is one row here plus its file under `kernels/` (ARCHITECTURE.md "Adding a
+//! kernel"); `tests` below check that every kernel-category opcode has exactly one row.
+
+use super::kernels::{
+    cache, copy, dge, dma, elementwise, indirect, iota, memset, rand_state, reduce, select, stream,
+};
+use super::kit::facts::{Facts, Verdict};
+use super::kit::{Cx, Res, Written, bug};
+use bir_ir::{Instruction, Op, OpCategory, Opcode};
+
+/// A kernel: runs one instruction of its opcode (classified beforehand) in the context.
+pub(crate) type RunFn = for<'p> fn(&mut Cx<'p>, &'p Instruction, &mut Written) -> Res<()>;
+
+/// A classifier: decides from an instruction's facts whether its kernel runs it.
+pub(crate) type ClassifyFn = fn(&dyn Facts) -> Verdict;
+
+/// How a kernel writes memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Writes {
+    /// Every element of its static output APs (the watch credits the instruction from the APs).
+    Outputs,
+    /// Only the elements its data picks (scatters, skipped gather rows, a predicate): the watch
+    /// sees such a write only by the bytes changing.
+    Picked,
+    /// Locations its own operands do not name (descriptors defined elsewhere run): seen by the
+    /// bytes changing, and a program holding one frees no location early.
+    Elsewhere,
+}
+
+/// What a row holds.
+pub(crate) enum Kernel {
+    /// A kernel, its classifier and how it writes.
+    Runs {
+        /// The kernel.
+        run: RunFn,
+        /// Its classifier.
+        classify: ClassifyFn,
+        /// How it writes.
+        writes: Writes,
+    },
+    /// No kernel yet, and why (the `not-implemented` fault's reason).
+    Missing(&'static str),
+}
+
+/// One row of the table.
+pub(crate) struct Row {
+    /// The opcode it runs.
+    pub(crate) opcode: Opcode,
+    /// Its kernel.
+    pub(crate) kernel: Kernel,
+}
+
+/// The reason of a row without a kernel whose fields bir-ir models.
+const MODELLED: &str = "no kernel yet (fields modelled)";
+/// The reason of a row without a kernel whose fields bir-ir keeps raw.
+const RAW: &str = "no kernel yet (fields kept raw)";
+
+/// A row without a kernel yet.
+macro_rules! missing {
+    ($op:ident, $why:expr) => {
+        Row { opcode: Opcode::$op, kernel: Kernel::Missing($why) }
+    };
+}
+
+/// A row with a kernel: `Op(fields) => kernel, classifier, writes` hands the kernel the
+/// opcode's typed fields; `Op => …` a kernel that takes none.
+macro_rules! run {
+    ($op:ident($f:ident) => $run:path, $classify:path, $writes:ident) => {
+        Row {
+            opcode: Opcode::$op,
+            kernel: Kernel::Runs {
+                run: |cx, i, w| match &i.op {
+                    Op::$op($f) => $run(cx, i, $f, w),
+                    _ => mismatch(),
+                },
+                classify: $classify,
+                writes: Writes::$writes,
+            },
+        }
+    };
+    ($op:ident => $run:path, $classify:path, $writes:ident) => {
+        Row {
+            opcode: Opcode::$op,
+            kernel: Kernel::Runs { run: $run, classify: $classify, writes: Writes::$writes },
+        }
+    };
+}
+
+use super::kit::facts::plain;
+
+/// The table, in ordinal order.
+pub(crate) const ROWS: &[Row] = &[
+    run!(GenericCopy => copy::run, plain, Outputs),
+    run!(AbstractCopy => copy::run, plain, Outputs),
+    missing!(Activation, MODELLED),
+    missing!(ReadActivationAccumulator, RAW),
+    missing!(LoadActFuncSet, RAW),
+    missing!(Matmult, MODELLED),
+    missing!(MatmultSparse, RAW),
+    run!(Memset(f) => memset::run, memset::classify, Outputs),
+    missing!(GetGlobalRankId, RAW),
+    missing!(GroupResetSemaphores, RAW),
+    missing!(Drain, RAW),
+    missing!(Halt, RAW),
+    run!(Load => copy::run, plain, Outputs),
+    run!(Pool(f) => reduce::pool, plain, Outputs),
+    missing!(Reciprocal, RAW),
+    run!(Save => copy::run, plain, Outputs),
+    run!(TensorCopy => copy::run, plain, Outputs),
+    missing!(TensorCopyDynamicSrc, RAW),
+    missing!(TensorCopyDynamicDst, RAW),
+    run!(IndirectCopy(f) => indirect::indirect_copy, indirect::classify, Picked),
+    run!(TensorReduce(f) => reduce::tensor_reduce, plain, Outputs),
+    run!(TensorScalar(f) => elementwise::tensor_scalar, plain, Outputs),
+    run!(TensorScalarPtr(f) => elementwise::tensor_scalar_ptr, elementwise::classify_ptr, Outputs),
+    run!(TensorScalarCache(f) => cache::run, cache::classify, Outputs),
+    run!(TensorTensor(f) => elementwise::tensor_tensor, plain, Outputs),
+    run!(DMACopy(f) => dma::run, dma::classify, Outputs),
+    missing!(GPSIMDSB2SB, RAW),
+    missing!(BNStats, RAW),
+    missing!(BNStatsAggregate, RAW),
+    missing!(BNGradients, RAW),
+    missing!(BNBackprop, RAW),
+    missing!(BNBackprop2, RAW),
+    run!(StreamShuffle(f) => stream::shuffle, stream::classify, Outputs),
+    run!(StreamTranspose => stream::transpose, stream::classify, Outputs),
+    missing!(ReadVarAddr, RAW),
+    run!(GenericIndirectLoad(f) => indirect::generic_indirect, indirect::classify_generic, Picked),
+    run!(IndirectLoad(f) => indirect::indirect_load, indirect::classify, Picked),
+    run!(GenericIndirectSave(f) => indirect::generic_indirect, indirect::classify_generic, Picked),
+    run!(IndirectSave(f) => indirect::indirect_save, indirect::classify, Picked),
+    run!(IndirectSaveAccumulate(f) => indirect::indirect_save_accumulate, indirect::classify, Picked),
+    missing!(CollectiveCompute, RAW),
+    missing!(CollectiveSend, RAW),
+    missing!(CollectiveRecv, RAW),
+    run!(Select => select::select, plain, Outputs),
+    run!(CopyPredicated(f) => select::copy_predicated, select::classify_copy_predicated, Picked),
+    missing!(CustomOp, RAW),
+    missing!(BIRKernel, RAW),
+    missing!(NKIKernel, RAW),
+    missing!(DevicePrint, RAW),
+    missing!(GetRandState, RAW),
+    run!(SetRandState => rand_state::run, plain, Outputs),
+    missing!(Rand, RAW),
+    run!(Iota(f) => iota::iota, plain, Outputs),
+    run!(TensorScalarAffineSelect(f) => iota::affine_select, plain, Outputs),
+    missing!(RangeSelect, RAW),
+    missing!(GetSequenceBounds, RAW),
+    missing!(Dropout, RAW),
+    missing!(GetCurProcessingRankID, RAW),
+    run!(DMATrigger(f) => dge::trigger, dge::classify_trigger, Elsewhere),
+    run!(DMADescriptorCopy => dge::descriptor, dge::classify_copy, Outputs),
+    run!(DMADescriptorCCE => dge::descriptor, dge::classify_cce, Outputs),
+    run!(DMADescriptorTranspose => dge::descriptor, dge::classify_transpose, Outputs),
+    run!(DMADescriptorReplicate => dge::descriptor, dge::classify_replicate, Outputs),
+    missing!(RegisterAlu, RAW),
+    missing!(RegisterMove, RAW),
+    missing!(TensorLoad, RAW),
+    missing!(TensorSave, RAW),
+    missing!(CompareAndBranch, RAW),
+    missing!(UnconditionalBranch, RAW),
+    missing!(BranchHint, RAW),
+    missing!(Return, RAW),
+    missing!(Exit, RAW),
+    missing!(Break, RAW),
+    missing!(Call, RAW),
+    run!(SwitchQueueInstance(f) => dge::queue_instance, dge::classify_queue, Outputs),
+    run!(ResetQueueInstance(f) => dge::queue_instance, dge::classify_queue, Outputs),
+    missing!(CoreBarrier, RAW),
+    missing!(Max, RAW),
+    missing!(MaxIndex, RAW),
+    missing!(MatchReplace, RAW),
+    missing!(MaxIndexAndMatchReplace, RAW),
+    run!(Gather => indirect::gather, indirect::classify, Picked),
+    missing!(TensorCompletion, RAW),
+    missing!(MatmultMx, RAW),
+    missing!(QuantizeMx, RAW),
+    missing!(Rand2, RAW),
+    missing!(RandSetState, RAW),
+    missing!(RandGetState, RAW),
+    missing!(ActivationReadAccumulator, RAW),
+    missing!(DveReadAccumulator, RAW),
+    missing!(Exponential, RAW),
+    run!(DMABlock(f) => dge::block, dge::classify_block, Elsewhere),
+    missing!(TongaReduceMacroSymbolic, RAW),
+];
+/// A row's fields of another opcode: the table is keyed by opcode, so this is a birsim bug.
+#[cold]
+fn mismatch() -> Res<()> {
+    bug("a kernel table row ran an instruction of another opcode")
+}
+
+/// `INDEX[ordinal]`: the opcode's row in [`ROWS`], or `NONE`.
+const NONE: u8 = u8::MAX;
+const INDEX: [u8; 256] = {
+    let mut index = [NONE; 256];
+    let mut k = 0;
+    while k < ROWS.len() {
+        index[ROWS[k].opcode as usize] = k as u8;
+        k += 1;
+    }
+    index
+};
+
+/// The opcode's row, if it has one (only kernel-category opcodes do).
+#[inline]
+pub(crate) fn row(op: Opcode) -> Option<&'static Row> {
+    ROWS.get(usize::from(INDEX[usize::from(op.ordinal())]))
+}
+
+/// The verdict for an instruction of opcode `op` whose facts `q` answers: by the reference's
+/// category first (base records and no-ops are skipped as the reference does; control flow
+/// other than a counted Loop node has no kernel), then by the opcode's row.
+pub(crate) fn classify(op: Opcode, q: &dyn Facts) -> Verdict {
+    match op.category() {
+        OpCategory::Base => Verdict::runs("a base record: named and skipped, as the reference does"),
+        OpCategory::NoOp => Verdict::runs("runs no kernel (its sync effects are not modelled)"),
+        OpCategory::Control => Verdict::no_kernel("structured control flow other than a counted Loop node"),
+        OpCategory::Kernel => match row(op).map(|r| &r.kernel) {
+            Some(Kernel::Runs { classify, .. }) => classify(q),
+            Some(Kernel::Missing(why)) => Verdict::no_kernel(why),
+            None => Verdict::no_kernel(RAW),
+        },
+    }
+}
+
+/// How `op`'s kernel writes (base records, no-ops and missing kernels write nothing).
+pub(crate) fn writes(op: Opcode) -> Writes {
+    match row(op).map(|r| &r.kernel) {
+        Some(Kernel::Runs { writes, .. }) => *writes,
+        _ => Writes::Outputs,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bir_ir::BirEnum;
+
+    /// Every opcode the reference gives a kernel has exactly one row, and nothing else has one;
+    /// rows are in ordinal order.
+    #[test]
+    fn every_kernel_opcode_has_one_row() {
+        for &op in Opcode::ALL {
+            let rows = ROWS.iter().filter(|r| r.opcode == op).count();
+            let want = usize::from(op.category() == OpCategory::Kernel);
+            assert_eq!(rows, want, "{op}: {rows} rows");
+            assert_eq!(row(op).is_some(), want == 1, "{op}");
+        }
+        assert!(ROWS.windows(2).all(|w| w[0].opcode < w[1].opcode), "rows out of ordinal order");
+    }
+
+    /// The table against docs/bir-json.md's ordinal table: each `kernel` row there has a row here
+    /// (which may say "not implemented").
+    #[test]
+    fn every_documented_kernel_row_is_in_the_table() {
+        let doc = include_str!("../../../../docs/bir-json.md");
+        let mut seen = 0;
+        for line in doc.lines() {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            if let [_, ord, name, "kernel", _] = cells.as_slice()
+                && ord.parse::<u8>().is_ok()
+            {
+                let name = name.trim_matches('`');
+                let op = Opcode::from_name(name).unwrap_or_else(|| panic!("unknown opcode {name}"));
+                assert!(row(op).is_some(), "{name} has no row");
+                seen += 1;
+            }
+        }
+        assert!(seen > 50, "only {seen} kernel rows read from docs/bir-json.md");
+    }
+}
