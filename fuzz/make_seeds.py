@@ -12,11 +12,14 @@ import glob, hashlib, json, os
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 progs = sorted(glob.glob(os.path.join(ROOT, "conformance/**/*.json"), recursive=True))
 
-def walk(insts, out):
-    for i in insts:
+def walk(nodes, out):
+    """Every instruction under a list of nodes: instructions, blocks (`instructions`) and Loop
+    nodes (`blocks`), which may also stand directly in a function's block list."""
+    for i in nodes:
         if i.get("opcode") == "Loop":
-            for b in i.get("blocks", []):
-                walk(b.get("instructions", []), out)
+            walk(i.get("blocks", []), out)
+        elif "opcode" not in i:
+            walk(i.get("instructions", []), out)
         else:
             out.append(i)
 
@@ -31,8 +34,7 @@ for f in progs:
     p = json.load(open(f))
     insts = []
     for fn in p.get("functions", []):
-        for b in fn.get("blocks", []):
-            walk(b.get("instructions", []), insts)
+        walk(fn.get("blocks", []), insts)
     for i in insts:
         key = (i.get("opcode"), tuple(sorted(i.keys())), scalars(i), len(i.get("ins", [])), len(i.get("outs", [])))
         if key in seen or per_op.get(i.get("opcode"), 0) >= 6:
