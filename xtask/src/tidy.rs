@@ -8,6 +8,9 @@ mod tests {
     /// The layering, lowest first (ARCHITECTURE.md "Code map").
     const ORDER: [&str; 6] = ["bir-ir", "access-pattern", "numerics", "indirection", "dge", "simulator"];
 
+    /// Crates outside the layering that only tests and benches use (ARCHITECTURE.md "Code map").
+    const DEV_ONLY: [&str; 1] = ["test-rng"];
+
     fn root() -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR")).parent().map(Path::to_path_buf).unwrap_or_default()
     }
@@ -42,6 +45,67 @@ mod tests {
             }
         }
         out
+    }
+
+    /// Every dependency name of the sections a library build resolves: `[dependencies]` and the
+    /// `[target.'…'.dependencies]` ones (not dev- or build-dependencies).
+    fn build_deps(manifest: &str) -> Vec<String> {
+        let mut in_deps = false;
+        let mut out = Vec::new();
+        for line in manifest.lines() {
+            let l = line.trim();
+            if l.starts_with('[') {
+                in_deps =
+                    l == "[dependencies]" || (l.starts_with("[target.") && l.ends_with(".dependencies]"));
+                continue;
+            }
+            let name = l.split(['=', '.', ' ']).next().unwrap_or("");
+            if in_deps && !name.is_empty() && !name.starts_with('#') {
+                out.push(name.to_owned());
+            }
+        }
+        out
+    }
+
+    /// Every crate under crates/ is either in the layering or a dev-only helper, so the checks
+    /// below see all of them.
+    #[test]
+    fn every_crate_is_layered_or_dev_only() {
+        let entries = std::fs::read_dir(root().join("crates")).unwrap();
+        let mut seen = 0;
+        for e in entries.flatten() {
+            if !e.path().join("Cargo.toml").exists() {
+                continue;
+            }
+            let name = e.file_name().to_string_lossy().into_owned();
+            assert!(
+                ORDER.contains(&name.as_str()) || DEV_ONLY.contains(&name.as_str()),
+                "crates/{name} is neither in the layering (ORDER) nor dev-only (DEV_ONLY)"
+            );
+            seen += 1;
+        }
+        assert_eq!(seen, ORDER.len() + DEV_ONLY.len(), "a listed crate is missing from crates/");
+    }
+
+    /// Dev-only crates depend on nothing, are never published, use the workspace lints, and
+    /// the layered crates name them only under `[dev-dependencies]` (xtask's benches may use
+    /// them as ordinary dependencies).
+    #[test]
+    fn dev_only_crates_stay_out_of_libraries() {
+        for name in DEV_ONLY {
+            let manifest =
+                std::fs::read_to_string(root().join("crates").join(name).join("Cargo.toml")).unwrap();
+            assert_eq!(build_deps(&manifest), Vec::<String>::new(), "{name} must depend on nothing");
+            assert!(manifest.contains("\npublish = false\n"), "{name} must not be published");
+            assert!(manifest.contains("[lints]\nworkspace = true"), "{name} must use the workspace lints");
+        }
+        for name in ORDER {
+            let manifest =
+                std::fs::read_to_string(root().join("crates").join(name).join("Cargo.toml")).unwrap();
+            for dep in build_deps(&manifest) {
+                assert!(!DEV_ONLY.contains(&dep.as_str()), "{name} depends on the dev-only {dep}");
+            }
+        }
     }
 
     /// CLI dependencies stay out of library builds (ARCHITECTURE.md, the `birsim` CLI): only the

@@ -5,22 +5,8 @@
 
 use bir_ir::{ErrorKind, ValidateOptions, json, validate};
 use serde_json::Value;
-
-/// splitmix64: a tiny deterministic generator, so failures reproduce from the printed seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+// SplitMix64: failures reproduce from the printed seed.
+use test_rng::SplitMix64;
 
 fn corpus() -> Vec<(String, String)> {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../conformance/bir-ir/valid");
@@ -69,10 +55,10 @@ fn every_truncation_is_a_syntax_error() {
     }
 }
 
-fn random_value(rng: &mut Rng) -> Value {
-    match rng.below(14) {
+fn random_value(rng: &mut SplitMix64) -> Value {
+    match rng.below_usize(14) {
         0 => Value::Null,
-        1 => Value::Bool(rng.below(2) == 0),
+        1 => Value::Bool(rng.below_usize(2) == 0),
         2 => (-1).into(),
         3 => 0.into(),
         4 => (1i64 << 62).into(),
@@ -89,13 +75,13 @@ fn random_value(rng: &mut Rng) -> Value {
 }
 
 /// Replaces, removes or duplicates one random node of the tree.
-fn mutate(v: &mut Value, rng: &mut Rng, depth: usize) {
-    let stop = depth > 0 && rng.below(4) == 0;
+fn mutate(v: &mut Value, rng: &mut SplitMix64, depth: usize) {
+    let stop = depth > 0 && rng.below_usize(4) == 0;
     match v {
         Value::Object(map) if !map.is_empty() && !stop => {
             let keys: Vec<String> = map.keys().cloned().collect();
-            let k = &keys[rng.below(keys.len())];
-            match rng.below(8) {
+            let k = &keys[rng.below_usize(keys.len())];
+            match rng.below_usize(8) {
                 0 => {
                     map.remove(k);
                 }
@@ -106,8 +92,8 @@ fn mutate(v: &mut Value, rng: &mut Rng, depth: usize) {
             }
         }
         Value::Array(items) if !items.is_empty() && !stop => {
-            let i = rng.below(items.len());
-            match rng.below(8) {
+            let i = rng.below_usize(items.len());
+            match rng.below_usize(8) {
                 0 => {
                     items.remove(i);
                 }
@@ -124,14 +110,14 @@ fn mutate(v: &mut Value, rng: &mut Rng, depth: usize) {
 
 #[test]
 fn random_mutations_never_panic() {
-    let mut rng = Rng(0x5EED);
+    let mut rng = SplitMix64::new(0x5EED);
     let mut loaded = 0;
     let mut rejected = 0;
     for (name, text) in corpus() {
         let tree: Value = serde_json::from_str(&text).unwrap();
         for round in 0..600 {
             let mut t = tree.clone();
-            for _ in 0..=rng.below(3) {
+            for _ in 0..=rng.below_usize(3) {
                 mutate(&mut t, &mut rng, 0);
             }
             let bytes = serde_json::to_vec(&t).unwrap();
@@ -152,14 +138,14 @@ fn random_mutations_never_panic() {
 
 #[test]
 fn random_byte_edits_never_panic() {
-    let mut rng = Rng(42);
+    let mut rng = SplitMix64::new(42);
     for (_, text) in corpus() {
         let bytes = text.as_bytes();
         for _ in 0..300 {
             let mut b = bytes.to_vec();
-            let i = rng.below(b.len());
+            let i = rng.below_usize(b.len());
             let alphabet = b"{}[],:\"0-9e.nx \\";
-            b[i] = alphabet[rng.below(alphabet.len())];
+            b[i] = alphabet[rng.below_usize(alphabet.len())];
             let _ = exercise(&b);
         }
     }

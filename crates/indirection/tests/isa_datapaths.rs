@@ -12,6 +12,7 @@ use indirection::isa::machine::run::{
 use indirection::isa::machine::{
     BoundRule, Dup, FaultKind, IcOob, IsaOptions, IsaProfile, Machine, OnChip, PSUM_BYTES, Space, TensorRef,
 };
+use test_rng::SplitMix64;
 
 const SB: usize = 192 << 10;
 
@@ -614,22 +615,6 @@ fn pool_buffer_load_replaces_the_content() {
 
 // ----- property tests: fast loops against slow obvious twins -----
 
-/// splitmix64.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
-
 /// The seed's INDIRECT_COPY loop element by element over a copy of SBUF (snapshot reads).
 fn ic_reference(m: &Machine, c: &IndirectCopy, o: &IsaOptions) -> Vec<u8> {
     let src = m.sbuf().to_vec();
@@ -671,7 +656,7 @@ fn ic_reference(m: &Machine, c: &IndirectCopy, o: &IsaOptions) -> Vec<u8> {
 
 #[test]
 fn indirect_copy_matches_the_element_loop() {
-    let mut rng = Rng(7);
+    let mut rng = SplitMix64::new(7);
     for case in 0..60 {
         let mut m = Machine::new(Generation::V2);
         let channels = 16 * (1 + rng.below(3) as usize);
@@ -680,7 +665,7 @@ fn indirect_copy_matches_the_element_loop() {
         let n = 1 + rng.below(40) as usize;
         let sbs = 1 + rng.below(200) as usize;
         for q in 0..channels {
-            let bytes: Vec<u8> = (0..1024).map(|_| rng.next() as u8).collect();
+            let bytes: Vec<u8> = (0..1024).map(|_| rng.next_u64() as u8).collect();
             put(&mut m, q, 0, &bytes);
             let idx: Vec<u8> =
                 (0..8).flat_map(|_| (rng.below(sbs as u64 / e as u64 + 3) as u16).to_le_bytes()).collect();
@@ -727,10 +712,10 @@ fn indirect_copy_matches_the_element_loop() {
 /// The seed's DMA_INDIRECT loop byte by byte over one buffer, moves in order.
 #[test]
 fn dma_copy_matches_the_serial_byte_loop() {
-    let mut rng = Rng(11);
+    let mut rng = SplitMix64::new(11);
     for case in 0..80 {
         let mut m = Machine::new(Generation::V2);
-        let bytes: Vec<u8> = (0..2048).map(|_| rng.next() as u8).collect();
+        let bytes: Vec<u8> = (0..2048).map(|_| rng.next_u64() as u8).collect();
         put(&mut m, 1, 0, &bytes);
         let esz = 1 + rng.below(24) as usize;
         let n = 1 + rng.below(30) as usize;
@@ -777,7 +762,7 @@ fn dma_copy_matches_the_serial_byte_loop() {
 /// destinations and every element width.
 #[test]
 fn gather_matches_the_element_loop() {
-    let mut rng = Rng(5);
+    let mut rng = SplitMix64::new(5);
     for case in 0..40 {
         let mut m = Machine::new(Generation::V2);
         let (dt, code) =
@@ -786,7 +771,7 @@ fn gather_matches_the_element_loop() {
         let es = dt.size();
         let count = 1 + rng.below(20) as usize;
         let (start, mask) = (16 * rng.below(3) as u32, 15u32);
-        let pb: Vec<u8> = (0..128 * count * es).map(|_| rng.next() as u8).collect();
+        let pb: Vec<u8> = (0..128 * count * es).map(|_| rng.next_u64() as u8).collect();
         m.set_pool_buffer(dt, count, start, mask, pb.clone()).unwrap();
         let ch = 1 + rng.below(4) as usize;
         let n = 1 + rng.below(50) as usize;
@@ -795,12 +780,12 @@ fn gather_matches_the_element_loop() {
             let bytes: Vec<u8> =
                 (0..n).flat_map(|_| (rng.below(60) as u32).to_le_bytes()[..ib].to_vec()).collect();
             put(&mut m, p, 0, &bytes);
-            let fill: Vec<u8> = (0..2048).map(|_| rng.next() as u8).collect();
+            let fill: Vec<u8> = (0..2048).map(|_| rng.next_u64() as u8).collect();
             put(&mut m, p, 1024, &fill);
         }
         let step = 1 + (case % 3) as i16 / 2;
         let skip = rng.below(2) == 1;
-        let imm = rng.next() as u32;
+        let imm = rng.next_u64() as u32;
         let g = Gather {
             src: t1("src", at(0, 0), n as u16),
             index_bytes: ib,
@@ -842,7 +827,7 @@ fn gather_matches_the_element_loop() {
 /// in SBUF), with NaN, ±0 and rounding cases, for every compute op.
 #[test]
 fn dma_compute_fast_path_matches_numerics() {
-    let mut rng = Rng(3);
+    let mut rng = SplitMix64::new(3);
     let specials = [f32::NAN, -0.0, 0.0, 1.0, -1.0, f32::from_bits(0x3F80_8000), 1e38, -3.5];
     for (dt, es) in [(Dtype::Float32, 4usize), (Dtype::Bfloat16, 2)] {
         for op in [Combine::Add, Combine::Multiply, Combine::Max, Combine::Min] {
@@ -901,7 +886,7 @@ fn embedding_fast_path_matches_strided() {
 /// bf16, duplicates, walking steps of ±1 and 2, and odd row counts.
 #[test]
 fn dma_direct_loop_matches_the_general_path() {
-    let mut rng = Rng(0xD4A);
+    let mut rng = SplitMix64::new(0xD4A);
     const T: u64 = 0x4000;
     const W: u64 = 0x90_0000;
     for case in 0..48 {

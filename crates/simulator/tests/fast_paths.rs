@@ -9,21 +9,17 @@
 use bir_ir::{AluOp, ValidateOptions, json, validate};
 use numerics::Profile;
 use simulator::{Outcome, Simulator, io, npy::Npy};
+use test_rng::SplitMix64;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> usize {
-        (self.next() % n) as usize
-    }
+/// The operand values these tests draw.
+trait Value {
+    /// A multiple of 1/64 in [-150, 162.5], from one draw.
+    fn value(&mut self) -> f32;
+}
+
+impl Value for SplitMix64 {
     fn value(&mut self) -> f32 {
-        (self.next() % 20001) as f32 / 64.0 - 150.0
+        self.below(20001) as f32 / 64.0 - 150.0
     }
 }
 
@@ -60,10 +56,10 @@ fn same(a: &[f32], b: &[f32]) -> bool {
 
 #[test]
 fn reduce_over_rows_matches_an_in_order_fold() {
-    let mut rng = Rng(3);
+    let mut rng = SplitMix64::new(3);
     for round in 0..60 {
-        let p = 1 + rng.below(40);
-        let f = 1 + rng.below(300);
+        let p = 1 + rng.below_usize(40);
+        let f = 1 + rng.below_usize(300);
         fn add(a: f32, x: f32) -> f32 {
             a + x
         }
@@ -75,7 +71,7 @@ fn reduce_over_rows_matches_an_in_order_fold() {
         }
         type Fold = fn(f32, f32) -> f32;
         let table: [(&str, Fold); 3] = [("add", add), ("max", max), ("mult", mult)];
-        let (name, op) = table[rng.below(3)];
+        let (name, op) = table[rng.below_usize(3)];
         let x: Vec<f32> =
             (0..p * f).map(|_| rng.value() / if name == "mult" { 100.0 } else { 1.0 }).collect();
         let want: Vec<f32> = x.chunks(f).map(|r| r[1..].iter().fold(r[0], |a, v| op(a, *v))).collect();
@@ -91,15 +87,15 @@ fn reduce_over_rows_matches_an_in_order_fold() {
 
 #[test]
 fn chunked_tensor_scalar_matches_elementwise_math() {
-    let mut rng = Rng(5);
+    let mut rng = SplitMix64::new(5);
     for round in 0..40 {
-        let p = 1 + rng.below(20);
+        let p = 1 + rng.below_usize(20);
         // Rows from tiny to longer than one chunk (8192 elements).
-        let f = [1, 7, 100, 8192, 9000, 20000][rng.below(6)];
+        let f = [1, 7, 100, 8192, 9000, 20000][rng.below_usize(6)];
         let x: Vec<f32> = (0..p * f).map(|_| rng.value()).collect();
         let (c0, c1) = (rng.value(), rng.value());
         let ops = [AluOp::Mult, AluOp::Add, AluOp::Subtract, AluOp::Max];
-        let (o0, o1) = (ops[rng.below(4)], ops[rng.below(4)]);
+        let (o0, o1) = (ops[rng.below_usize(4)], ops[rng.below_usize(4)]);
         let apply = |op: AluOp, a: f32, b: f32| numerics::alu::ts_ops::lookup(op).unwrap()(a, b);
         let want: Vec<f32> = x.iter().map(|v| apply(o1, apply(o0, *v, c0), c1)).collect();
         let inst = format!(
@@ -115,7 +111,7 @@ fn chunked_tensor_scalar_matches_elementwise_math() {
 /// One random AP over a [parts, free] fp32 tile: `k` partitions × `n` elements, partition step
 /// `free` (or 0 when `broadcast`), free step ±1, placed anywhere it stays in bounds.
 fn random_ap(
-    rng: &mut Rng,
+    rng: &mut SplitMix64,
     parts: usize,
     free: usize,
     k: usize,
@@ -124,7 +120,7 @@ fn random_ap(
 ) -> (i64, [(i64, i64); 2]) {
     // Validation refuses a negative partition step; the free step may be negative.
     let ps = if broadcast { 0 } else { free as i64 };
-    let fs = if rng.below(3) == 0 { -1 } else { 1 };
+    let fs = if rng.below_usize(3) == 0 { -1 } else { 1 };
     let pairs = [(ps, k as i64), (fs, n as i64)];
     let (mut lo, mut hi) = (0i64, 0i64);
     for (s, num) in pairs {
@@ -196,13 +192,13 @@ fn run_on_tile(parts: usize, free: usize, inst: &str, x: &[f32]) -> Vec<f32> {
 /// every source element first, then writes.
 #[test]
 fn overlapping_operands_read_everything_before_writing() {
-    let mut rng = Rng(11);
+    let mut rng = SplitMix64::new(11);
     for round in 0..36 {
         let parts = 128;
-        let free = [64, 1000, 2048, 8192][rng.below(4)];
-        let k = 1 + rng.below(parts as u64);
-        let n = 1 + rng.below(free as u64);
-        let broadcast = rng.below(6) == 0;
+        let free = [64, 1000, 2048, 8192][rng.below_usize(4)];
+        let k = 1 + rng.below_usize(parts);
+        let n = 1 + rng.below_usize(free);
+        let broadcast = rng.below_usize(6) == 0;
         let src = random_ap(&mut rng, parts, free, k, n, broadcast);
         let src2 = random_ap(&mut rng, parts, free, k, n, false);
         let dst = random_ap(&mut rng, parts, free, k, n, false);
@@ -309,15 +305,15 @@ fn run_two_tiles(
 /// −0 among the values).
 #[test]
 fn direct_passes_match_elementwise_math_at_any_thread_count() {
-    let mut rng = Rng(17);
+    let mut rng = SplitMix64::new(17);
     for round in 0..36 {
-        let (parts, free) = (1 + rng.below(64), 1 + rng.below(700));
+        let (parts, free) = (1 + rng.below_usize(64), 1 + rng.below_usize(700));
         let dt = ["float32", "bfloat16", "float8e5", "float8_e4m3fn"][round % 4];
         let dtype = <bir_ir::Dtype as bir_ir::BirEnum>::from_name(dt).unwrap();
         let scale = if dt.starts_with("float8") { 16.0 } else { 1.0 };
-        let vals = |rng: &mut Rng| -> Vec<f32> {
+        let vals = |rng: &mut SplitMix64| -> Vec<f32> {
             (0..parts * free)
-                .map(|_| match rng.below(40) {
+                .map(|_| match rng.below_usize(40) {
                     0 => f32::NAN,
                     1 => -0.0,
                     _ => rng.value() / scale,
@@ -345,7 +341,7 @@ fn direct_passes_match_elementwise_math_at_any_thread_count() {
             )
         };
         let ops = [AluOp::Mult, AluOp::Add, AluOp::Subtract, AluOp::Max];
-        let (o0, o1) = (ops[rng.below(4)], ops[rng.below(4)]);
+        let (o0, o1) = (ops[rng.below_usize(4)], ops[rng.below_usize(4)]);
         let (c0, c1) = (rng.value(), rng.value());
         let f = |op: AluOp, a: f32, b: f32| numerics::alu::ts_ops::lookup(op).unwrap()(a, b);
         let (inst, want): (String, Vec<f32>) = match round % 6 / 2 {
@@ -395,20 +391,20 @@ fn direct_passes_match_elementwise_math_at_any_thread_count() {
 /// payloads, ±0, ±Inf, subnormals) is in the input, the rest random, rows of odd length.
 #[test]
 fn table_tensor_scalar_matches_the_direct_pass_row_by_row() {
-    let mut rng = Rng(23);
+    let mut rng = SplitMix64::new(23);
     let ops = [AluOp::Mult, AluOp::Add, AluOp::Subtract, AluOp::Max, AluOp::Min, AluOp::Divide];
     for (round, dt) in ["float8_e4m3fn", "float8e5", "float8e4", "float8e3"].into_iter().enumerate() {
         let size = if dt == "bfloat16" { 2 } else { 1 };
         let codes = 1usize << (8 * size);
         let parts = 64;
-        let free = (4 * codes).div_ceil(parts) + 1 + 2 * rng.below(20);
+        let free = (4 * codes).div_ceil(parts) + 1 + 2 * rng.below_usize(20);
         let group = (4 * codes - 1) / free;
         let mut x: Vec<u8> = (0..codes).flat_map(|k| (k as u16).to_le_bytes()[..size].to_vec()).collect();
-        x.extend((x.len()..parts * free * size).map(|_| rng.next() as u8));
-        let (o0, o1) = (ops[rng.below(ops.len() as u64)], ops[rng.below(ops.len() as u64)]);
+        x.extend((x.len()..parts * free * size).map(|_| rng.next_u64() as u8));
+        let (o0, o1) = (ops[rng.below_usize(ops.len())], ops[rng.below_usize(ops.len())]);
         let consts = [1.5, 0.25, -0.0, 0.001, -300.0, 7.0, rng.value()];
-        let (c0, c1) = (consts[rng.below(consts.len() as u64)], consts[rng.below(consts.len() as u64)]);
-        let (r0, r1) = (rng.below(2) == 1, rng.below(2) == 1);
+        let (c0, c1) = (consts[rng.below_usize(consts.len())], consts[rng.below_usize(consts.len())]);
+        let (r0, r1) = (rng.below_usize(2) == 1, rng.below_usize(2) == 1);
         let from = if round % 2 == 0 { "t" } else { "u" };
         let ts = |name: &str, p0: usize, rows: usize| {
             let ap = |m: &str| {
@@ -448,7 +444,7 @@ fn table_tensor_scalar_matches_the_direct_pass_row_by_row() {
 #[test]
 fn a_contiguous_cast_copy_is_numerics_cast_at_any_thread_count() {
     use bir_ir::{BirEnum, Dtype};
-    let mut rng = Rng(29);
+    let mut rng = SplitMix64::new(29);
     let pairs = [
         ("float32", "float8_e4m3fn"),
         ("float32", "float8e5"),
@@ -462,7 +458,7 @@ fn a_contiguous_cast_copy_is_numerics_cast_at_any_thread_count() {
     ];
     for (round, (from, to)) in pairs.into_iter().enumerate() {
         let (fd, td) = (Dtype::from_name(from).unwrap(), Dtype::from_name(to).unwrap());
-        let (parts, free) = (1 + rng.below(40), 1 + 2 * rng.below(400));
+        let (parts, free) = (1 + rng.below_usize(40), 1 + 2 * rng.below_usize(400));
         let n = parts * free;
         let specials = [f32::NAN, -0.0, 0.0, f32::INFINITY, f32::NEG_INFINITY, 1e30, -7e5, 3.0e-39];
         let vals: Vec<f32> = (0..n)

@@ -9,17 +9,10 @@ use bir_ir::{ApPair, Dtype};
 use dge::generate::{self, Direction, Indirect1d, IndirectMode, Operand};
 use dge::{ComputeOp, Descriptor, DgeKind, FlatMemory};
 use std::time::Instant;
+use test_rng::SplitMix64;
 
 const N: usize = 1 << 20;
 const TARGET: f64 = 10e6;
-
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
 
 /// Times `f` (which returns the descriptor count) and prints its rate against the target.
 fn rate(ctx: &Ctx, name: &str, mut f: impl FnMut() -> Result<usize, String>) {
@@ -48,8 +41,8 @@ pub fn run(ctx: &Ctx) {
     let o = &ctx.opts;
     if o.want("dge-generate") {
         // IndirectLoad: a 1M-row table of 32 fp32, 1M uniform indices (int32 decoded to u64).
-        let mut s = 7;
-        let idx: Vec<u64> = (0..N).map(|_| splitmix(&mut s) % N as u64).collect();
+        let mut rng = SplitMix64::new(7);
+        let idx: Vec<u64> = (0..N).map(|_| rng.below(N as u64)).collect();
         let table_pairs = [ApPair::new(1, 1), ApPair::new(32, N as i64)];
         let dense_pairs = [ApPair::new(32, N as i64), ApPair::new(1, 32)];
         let bytes = (N * 32 * 4) as u64;
@@ -180,9 +173,9 @@ pub fn run(ctx: &Ctx) {
         // The same descriptors in a shuffled order: nothing coalesces, one 4 KiB copy each
         // (information: how much of the row above is the coalescing).
         let mut order: Vec<u64> = (0..(BYTES / DESC) as u64).collect();
-        let mut st = 11;
+        let mut rng = SplitMix64::new(11);
         for i in (1..order.len()).rev() {
-            order.swap(i, (splitmix(&mut st) % (i as u64 + 1)) as usize);
+            order.swap(i, rng.below_usize(i + 1));
         }
         let shuffled: Result<Vec<Descriptor>, String> = order
             .iter()

@@ -6,23 +6,16 @@ use super::kernels::{npy, time_sim};
 use super::program::Prog;
 use super::{Ctx, Goal, peers, row};
 use simulator::npy::Npy;
+use test_rng::SplitMix64;
 
 const D: u64 = 128;
 const IDS: u64 = 65_536;
 
-/// A splitmix64 stream: the bench's deterministic source of indices.
-fn splitmix(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// `n` uniform row ids below `rows`.
+/// `n` uniform row ids below `rows` (a SplitMix64 stream is the bench's deterministic source of
+/// indices).
 fn uniform_ids(n: u64, rows: u64) -> Vec<i32> {
-    let mut s = 1;
-    (0..n).map(|_| (splitmix(&mut s) % rows) as i32).collect()
+    let mut rng = SplitMix64::new(1);
+    (0..n).map(|_| rng.below(rows) as i32).collect()
 }
 
 /// `n` Zipf(1.1) row ids below `rows` (rank r has weight 1/(r+1)^1.1), by inverse CDF.
@@ -33,10 +26,10 @@ fn zipf_ids(n: u64, rows: u64) -> Vec<i32> {
         acc += 1.0 / ((r + 1) as f64).powf(1.1);
         cdf.push(acc);
     }
-    let mut s = 2;
+    let mut rng = SplitMix64::new(2);
     (0..n)
         .map(|_| {
-            let u = (splitmix(&mut s) >> 11) as f64 / (1u64 << 53) as f64 * acc;
+            let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * acc;
             cdf.partition_point(|&c| c < u).min(rows as usize - 1) as i32
         })
         .collect()

@@ -585,22 +585,8 @@ fn slow(text: &str) -> Option<Number> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// splitmix64, so a failure reproduces from its case number.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n.max(1) as u64) as usize
-        }
-    }
+    // SplitMix64, so a failure reproduces from its case number.
+    use test_rng::SplitMix64;
 
     /// Pieces of JSON, valid and not, from which random texts are put together.
     const PIECES: &[&str] = &[
@@ -649,11 +635,11 @@ mod tests {
     /// The lexer accepts exactly the texts serde_json accepts.
     #[test]
     fn lexer_accepts_what_serde_json_accepts() {
-        let mut rng = Rng(9);
+        let mut rng = SplitMix64::new(9);
         let (mut accepted, mut rejected) = (0, 0);
         for case in 0..20_000 {
-            let n = 1 + rng.below(12);
-            let text: String = (0..n).map(|_| PIECES[rng.below(PIECES.len())]).collect();
+            let n = 1 + rng.below_usize(12);
+            let text: String = (0..n).map(|_| PIECES[rng.below_usize(PIECES.len())]).collect();
             let ours = {
                 let mut lx = Lexer::new(&text);
                 let mut tape = Tape::default();
@@ -687,14 +673,15 @@ mod tests {
     /// serde_json reads them.
     #[test]
     fn random_numbers_read_as_serde_json_reads_them() {
-        let mut rng = Rng(3);
+        let mut rng = SplitMix64::new(3);
         for _ in 0..20_000 {
             let int: String =
-                (0..1 + rng.below(20)).map(|_| char::from(b'0' + rng.below(10) as u8)).collect();
+                (0..1 + rng.below_usize(20)).map(|_| char::from(b'0' + rng.below_usize(10) as u8)).collect();
             let int = int.trim_start_matches('0');
             let int = if int.is_empty() { "0" } else { int };
-            let frac: String = (0..rng.below(20)).map(|_| char::from(b'0' + rng.below(10) as u8)).collect();
-            let sign = if rng.below(2) == 0 { "" } else { "-" };
+            let frac: String =
+                (0..rng.below_usize(20)).map(|_| char::from(b'0' + rng.below_usize(10) as u8)).collect();
+            let sign = if rng.below_usize(2) == 0 { "" } else { "-" };
             let text = if frac.is_empty() { format!("{sign}{int}") } else { format!("{sign}{int}.{frac}") };
             let ours = number(&text);
             let theirs = serde_json::from_str::<Number>(&text).ok();

@@ -677,6 +677,8 @@ pub(crate) mod tests {
     use crate::json::{load_slice, to_json_string};
     use std::cell::Cell;
     use std::path::{Path, PathBuf};
+    // SplitMix64, so a failure reproduces from its case number.
+    use test_rng::SplitMix64;
 
     thread_local! {
         /// Instructions the fast path decoded on this thread (so a test can show it ran).
@@ -687,22 +689,6 @@ pub(crate) mod tests {
 
     fn hits() -> usize {
         HITS.with(Cell::get)
-    }
-
-    /// splitmix64, so a failure reproduces from its case number.
-    pub(crate) struct Rng(pub(crate) u64);
-
-    impl Rng {
-        pub(crate) fn next(&mut self) -> u64 {
-            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = self.0;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        }
-        pub(crate) fn below(&mut self, n: usize) -> usize {
-            (self.next() % n.max(1) as u64) as usize
-        }
     }
 
     fn json_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -815,24 +801,24 @@ pub(crate) mod tests {
         "\\",
     ];
 
-    pub(crate) fn mutate(rng: &mut Rng, bytes: &[u8]) -> Vec<u8> {
+    pub(crate) fn mutate(rng: &mut SplitMix64, bytes: &[u8]) -> Vec<u8> {
         let mut out = bytes.to_vec();
-        for _ in 0..1 + rng.below(3) {
-            let at = rng.below(out.len());
-            match rng.below(4) {
+        for _ in 0..1 + rng.below_usize(3) {
+            let at = rng.below_usize(out.len());
+            match rng.below_usize(4) {
                 // Replace a run of word characters (a value, a key's text) with a piece.
                 0 | 1 => {
                     let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.';
                     let start =
                         (0..=at).rev().find(|&i| !out.get(i).copied().is_some_and(word)).map_or(0, |i| i + 1);
                     let end = (at..out.len()).find(|&i| !word(out[i])).unwrap_or(out.len());
-                    let piece = PIECES[rng.below(PIECES.len())].as_bytes();
+                    let piece = PIECES[rng.below_usize(PIECES.len())].as_bytes();
                     out.splice(start..end.max(start), piece.iter().copied());
                 }
                 // Insert a piece after an object's `{`.
                 2 => {
                     if let Some(i) = (at..out.len()).find(|&i| out[i] == b'{') {
-                        let piece = PIECES[rng.below(PIECES.len())].as_bytes();
+                        let piece = PIECES[rng.below_usize(PIECES.len())].as_bytes();
                         out.splice(i + 1..i + 1, piece.iter().copied());
                     }
                 }
@@ -1027,16 +1013,16 @@ pub(crate) mod tests {
     /// loop does, at every offset and length.
     #[test]
     fn string_stop_is_the_first_stop_byte() {
-        let mut rng = Rng(7);
+        let mut rng = SplitMix64::new(7);
         let alphabet = [b'a', b'"', b'\\', 0x1F, 0x20, 0x00, 0x7F, 0x80, 0xFF, b'!', b'#', b'[', b']'];
         for _ in 0..20_000 {
-            let n = rng.below(40);
+            let n = rng.below_usize(40);
             let bytes: Vec<u8> = (0..n)
                 .map(|_| {
-                    if rng.below(6) == 0 {
-                        alphabet[rng.below(alphabet.len())]
+                    if rng.below_usize(6) == 0 {
+                        alphabet[rng.below_usize(alphabet.len())]
                     } else {
-                        b'a' + rng.below(26) as u8
+                        b'a' + rng.below_usize(26) as u8
                     }
                 })
                 .collect();
@@ -1050,11 +1036,11 @@ pub(crate) mod tests {
     #[test]
     fn fast_path_agrees_with_the_general_path_on_mutations() {
         let corpus = corpus();
-        let mut rng = Rng(15);
+        let mut rng = SplitMix64::new(15);
         let (mut same_ok, mut same_err) = (0, 0);
         let before = hits();
         for case in 0..6000 {
-            let (path, bytes) = &corpus[rng.below(corpus.len())];
+            let (path, bytes) = &corpus[rng.below_usize(corpus.len())];
             let text = mutate(&mut rng, bytes);
             let (fast, general) = both(&text);
             assert_eq!(

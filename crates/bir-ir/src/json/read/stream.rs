@@ -503,10 +503,11 @@ thread_local! {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fast::tests::{Rng, corpus, function, mutate, ts};
+    use super::super::fast::tests::{corpus, function, mutate, ts};
     use super::{STREAMED, load_streaming_in};
     use crate::json::{load_slice, to_json_string};
     use std::io::Read;
+    use test_rng::SplitMix64;
 
     fn streamed() -> usize {
         STREAMED.with(std::cell::Cell::get)
@@ -597,12 +598,12 @@ mod tests {
     #[test]
     fn damaged_programs_stream_only_to_what_the_whole_text_reader_reads() {
         let corpus = corpus();
-        let mut rng = Rng(0x5EED_0F57);
+        let mut rng = SplitMix64::new(0x5EED_0F57);
         let (mut answered, mut declined) = (0, 0);
         for case in 0..3000 {
-            let (path, bytes) = &corpus[rng.below(corpus.len())];
+            let (path, bytes) = &corpus[rng.below_usize(corpus.len())];
             let damaged = mutate(&mut rng, bytes);
-            let window = [1, 17, 256, 1 << 20][rng.below(4)];
+            let window = [1, 17, 256, 1 << 20][rng.below_usize(4)];
             if agrees(&damaged, window, &format!("case {case}: {} (window {window})", path.display())) {
                 answered += 1;
             } else {
