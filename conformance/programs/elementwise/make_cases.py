@@ -15,6 +15,8 @@ The TensorScalarPtr integer-path / scan / scalar-tensor-tensor / apply_transpose
 `tspint` decisions (fidelity T1-T6); its docstring lists the contract's ambiguities and our readings.
 The TensorTensor / TensorReduce LoadAccumulate cases (`loadacc_*`) live in loadacc_cases.py (session-16
 contract L1).
+The Reciprocal (21) cases (`reciprocal_*`, section R) are 1.0f / x in NumPy float32 (engines.md §2.5),
+cross-checked against the float64 quotient; fp32 outputs see only the canonical quiet NaN (see R).
 
 Run: .venv/bin/python conformance/programs/elementwise/make_cases.py
 """
@@ -668,6 +670,168 @@ g.inst("TensorScalar", [tile("xt", "float32", P, F)], [tile("yt", "float16", P, 
 g.dram_out("y", "float32", (P, F), encode(ts("mult", x, F32(2)), "float16").astype(F32))
 g.inst("Save", [tile("yt", "float32", P, F)], [tile("y", "float32", P, F)])
 case("ap_dtype_fp16_writes_fp32_memory", g, "an fp16 output AP over fp32 memory: the value narrows to fp16, then widens")
+
+
+# ---------------------------------------------------------------- R: Reciprocal (21)
+# engines.md §2.5 (RE): the dedicated Reciprocal opcode bypasses the activation PWP tables and is
+# exactly 1.0f / x; engines.md §2.7: no fields. Each element is read through the input AP's dtype to
+# fp32 (decode), divided as IEEE single (NumPy float32: round to nearest even, no FTZ/DAZ, re-facts
+# §4; 1/±0 = ±Inf, 1/±Inf = ±0), and narrowed to the output AP's dtype (encode, refsim). Own RNG, so
+# the cases above keep their data.
+#
+# NaN: the runner compares outputs bit for bit. 1.0f / NaN has one NaN operand, whose quieted bits
+# x86 `divss` returns (docs/fidelity.md N20: exact with one NaN operand), but Rust does not promise
+# a NaN's sign or payload; so the fp32-output cases hold only the canonical quiet NaN 0x7FC00000,
+# whose result is 0x7FC00000 under any reading. The narrowing cases (bf16 / fp8 / fp16 out) also
+# hold -NaN, signalling and payload NaNs: refsim writes every NaN as the format's canonical NaN with
+# the sign dropped (N3, N4), so their expected bits do not depend on which NaN the division returns.
+REC_RNG = np.random.default_rng(20260121)
+QNAN = 0x7FC00000
+
+
+def recip(x):
+    """1.0f / x in IEEE single, cross-checked against the correctly rounded float64 quotient
+    (53 >= 2*24 + 2 bits, so rounding the double quotient to float32 is the single quotient)."""
+    x = np.asarray(x, F32)
+    y = (F32(1) / x).astype(F32)
+    via64 = (1.0 / x.astype(np.float64)).astype(F32)
+    nan = np.isnan(x)
+    assert (np.isnan(y) == nan).all()
+    assert (y[~nan].view(np.uint32) == via64[~nan].view(np.uint32)).all()
+    return y
+
+
+def f32_bits(bits):
+    return np.asarray(bits, np.int64).astype(np.uint32).view(F32)
+
+
+def random_finite_f32(n):
+    """n fp32 values with uniformly random bits, Inf/NaN codes redrawn: every exponent, subnormals."""
+    b = REC_RNG.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    while True:
+        bad = (b & 0x7F800000) == 0x7F800000
+        if not bad.any():
+            return b.view(F32)
+        b[bad] = REC_RNG.integers(0, 2**32, int(bad.sum()), dtype=np.uint64).astype(np.uint32)
+
+
+def fill_shuffled(special_bits, n):
+    """The special fp32 bit patterns (each kept), then random finite values, shuffled, n in all."""
+    s = f32_bits(special_bits)
+    assert len(s) <= n, len(s)
+    x = np.concatenate([s, random_finite_f32(n - len(s))])
+    return x[REC_RNG.permutation(n)]
+
+
+def signed(bits):
+    return list(bits) + [b | 0x80000000 for b in bits]
+
+
+# fp32 results overflow to Inf exactly for |x| <= 2^-128 = 2^21 * 2^-149 (the subnormal code 2^21);
+# results of |x| in [2^126, FLT_MAX] are fp32 subnormals (exactly rounded, no flush to zero).
+POW2 = [(k + 127) << 23 if k >= -126 else 1 << (k + 149) for k in range(-149, 128)]
+F32_SPECIALS = signed(
+    [0x00000000, 0x7F800000, 0x3F800000, 0x40400000, 0x3DCCCCCD, 0x3F7FFFFF, 0x3F800001, 0x3FFFFFFF]
+    + POW2
+    + [0x00000001, 0x00000002, 0x00000003, 0x00000007, 0x00400000, 0x00400001, 0x007FFFFF, 0x007FFFFE]
+    + [(1 << 21) + d for d in (-2, -1, 0, 1, 2, 3)]  # the overflow edge: 2^21 -> Inf, 2^21 + 1 finite
+    + [0x00800000, 0x00800001, 0x00FFFFFF, 0x7F7FFFFF, 0x7F7FFFFE, 0x7F000000, 0x7F000001, 0x7EFFFFFF]
+    + list(REC_RNG.integers(0x7E800000, 0x7F800000, 64))  # |x| in [2^126, FLT_MAX]: subnormal results
+    + list(REC_RNG.integers(1, 1 << 21, 32))  # subnormal x whose reciprocal overflows
+    + list(REC_RNG.integers(1 << 21, 1 << 23, 32))  # subnormal x with a finite reciprocal
+) + [QNAN]
+
+x = fill_shuffled(F32_SPECIALS, 128 * 64).reshape(128, 64)
+y = recip(x)
+assert (y.view(np.uint32)[np.isnan(y)] == QNAN).all()
+assert np.isinf(y).sum() > 100 and ((y != 0) & (np.abs(y) < np.finfo(F32).tiny)).sum() > 100
+case("reciprocal_float32", unary_program("float32", "float32", x, 128, 64, "Reciprocal", y),
+     "Reciprocal (21) fp32 -> fp32: 1.0f/x on 128x64 holding +-0, +-Inf, the canonical qNaN, +-1, every "
+     "power of two 2^-149..2^127, subnormals, the 2^-128 overflow edge, |x| near FLT_MAX (subnormal results) "
+     "and random bits (engines.md 2.5: exactly 1.0f/x)")
+
+# bf16 in, fp32 out: every bf16 code (element k holds code k), NaN codes replaced by 0x7FC0.
+raw = np.arange(65536, dtype=np.uint32).astype(np.uint16)
+is_nan = ((raw & 0x7F80) == 0x7F80) & ((raw & 0x007F) != 0)
+raw[is_nan] = 0x7FC0
+xd = decode(raw, "bfloat16")
+y = recip(xd)
+assert (y.view(np.uint32)[np.isnan(y)] == QNAN).all() and np.isnan(y).sum() == is_nan.sum()
+case("reciprocal_bfloat16_in", unary_program("bfloat16", "float32", raw.reshape(128, 512), 128, 512, "Reciprocal",
+     y.reshape(128, 512)),
+     "Reciprocal bf16 -> fp32: every bf16 code (element k = code k; NaN codes as the canonical 0x7FC0), "
+     "widened exactly (<< 16), 1.0f/x in fp32", facts=("N14 (DOCUMENTED: bf16 decodes as << 16)",))
+
+
+# fp32 in, bf16 out: the fp32 quotient, then RNE to bf16 (N1, N3). Holds quotients that are exact
+# bf16 ties (low half 0x8000), where rounding the exact 1/x straight to bf16 would differ half the
+# time (asserted), and the bf16 Inf edge: quotients in [0x7F7F8000, FLT_MAX] round to bf16 Inf.
+def bf16_tie_inputs(lo, hi, n_even, n_odd):
+    """fp32 x in [lo, hi) (bit range) whose fp32 reciprocal's low 16 bits are exactly 0x8000."""
+    got_even, got_odd = [], []
+    while len(got_even) < n_even or len(got_odd) < n_odd:
+        b = REC_RNG.integers(lo, hi, 1 << 20, dtype=np.int64).astype(np.uint32)
+        q = (F32(1) / b.view(F32)).astype(F32).view(np.uint32)
+        tie = (q & 0xFFFF) == 0x8000
+        got_even += list(b[tie & ((q & 0x10000) == 0)])
+        got_odd += list(b[tie & ((q & 0x10000) != 0)])
+    return got_even[:n_even] + got_odd[:n_odd]
+
+
+TIES = (bf16_tie_inputs(0x3F800000, 0x40000000, 24, 24)  # x in [1, 2)
+        + bf16_tie_inputs(0x00800000, 0x7F000000, 24, 24)  # every normal exponent
+        + bf16_tie_inputs(0x7E800000, 0x7F800000, 8, 8))  # subnormal quotients
+BF16_EDGE = [(1 << 21) + 4096 + d for d in range(-4, 16)]  # quotients around 0x7F7F8000
+NANS = [0xFFC00000, 0x7F800001, 0xFF800001, 0x7FBFFFFF, 0x7FC12345, 0xFFFFFFFF]
+x = fill_shuffled(signed(TIES[::2] + BF16_EDGE) + TIES[1::2] + F32_SPECIALS[:40] + [QNAN] + NANS,
+                  128 * 64).reshape(128, 64)
+q = recip(x)
+y = encode(q, "bfloat16")
+xs64 = 1.0 / x.astype(np.float64)
+qb = q.view(np.uint32).astype(np.int64)
+tie = ~np.isnan(q) & ((qb & 0xFFFF) == 0x8000)
+assert tie.sum() >= 150
+# exact 1/x is never the tie itself, so one rounding would go toward it: up in magnitude iff |1/x| > |q|
+up = np.abs(xs64[tie]) > np.abs(q[tie].astype(np.float64))
+assert (np.abs(xs64[tie]) != np.abs(q[tie].astype(np.float64))).all()
+direct = np.where(up, (qb[tie] >> 16) + 1, qb[tie] >> 16).astype(np.uint16)
+assert (direct != y[tie]).sum() >= 50  # the two roundings are visible
+assert (y[np.isnan(q)] == 0x7FC0).all() and np.isnan(q).sum() == 1 + len(NANS)
+assert (y[np.isfinite(q)] & 0x7FFF == 0x7F80).sum() >= 20  # finite quotients rounded to bf16 Inf
+case("reciprocal_float32_to_bfloat16", unary_program("float32", "bfloat16", x, 128, 64, "Reciprocal", y),
+     "Reciprocal fp32 -> bf16: the fp32 quotient narrowed by RNE (two roundings: quotients that are exact "
+     "bf16 ties), the bf16 Inf edge, and qNaN / -NaN / sNaN / payload NaNs all written as 0x7FC0 (refsim)",
+     facts=("N1 (CONFIRMED: casts go src -> fp32 -> dst with RNE (re-facts §4))",
+            "N3 (CONFIRMED: bf16 encode by RNE, no saturation; NaN -> 0x7FC0 with the sign dropped (refsim))"))
+
+# float8e4 (legacy E4M3: max 240, has Inf) in and out: every code in a 16x16 tile. refsim's FP8
+# config saturates: 1/±0 = ±Inf and quotients above 240 (codes 0x01, 0x02) write ±max (0x77 / 0xF7);
+# NaN writes 0x7C.
+raw = np.arange(256, dtype=np.uint32).astype(np.uint8)
+y = encode(recip(decode(raw, "float8e4")), "float8e4")
+assert y[0] == 0x77 and y[0x80] == 0xF7 and y[0x7F] == 0x7C
+case("reciprocal_float8e4", unary_program("float8e4", "float8e4", raw.reshape(16, 16), 16, 16, "Reciprocal",
+     y.reshape(16, 16)),
+     "Reciprocal float8e4 -> float8e4: all 256 codes (element k = code k); overflow and 1/+-0 saturate to "
+     "+-max, 1/+-Inf = +-0, every NaN code writes 0x7C (refsim)", choices=("N4",),
+     facts=("N2 (CONFIRMED: refsim FP8 config saturates overflow and +-Inf to +-max)",))
+
+# An odd shape: 3 partitions x 37, fp16 in and out. fp16 subnormals k*2^-24 with k <= 256 overflow
+# fp16 (1/x >= 65520 -> Inf, no saturation); 1/65504 is an fp16 subnormal; NaNs write 0x7E00 (refsim).
+F16_SPECIALS = [0x7E00, 0xFE00, 0x7C01, 0xFD55, 0x0000, 0x8000, 0x7C00, 0xFC00, 0x3C00, 0xBC00, 0x0001, 0x8001,
+                0x00FF, 0x0100, 0x0101, 0x0102, 0x8100, 0x8101, 0x03FF, 0x0400, 0x7BFF, 0xFBFF, 0x7800, 0x3BFF,
+                0x3C01, 0x4200]
+n_rand = 111 - len(F16_SPECIALS)
+f16 = REC_RNG.integers(0, 0x7C00, n_rand, dtype=np.int64) | (REC_RNG.integers(0, 2, n_rand) << 15)  # finite, either sign
+raw = np.concatenate([np.array(F16_SPECIALS, np.int64), f16]).astype(np.uint16)[REC_RNG.permutation(111)]
+raw = raw.view(np.float16).reshape(3, 37)
+q = recip(raw.astype(F32))
+y = encode(q, "float16")
+assert (y.view(np.uint16)[np.isnan(q)] == 0x7E00).all() and np.isnan(q).sum() == 4
+case("reciprocal_float16_3x37", unary_program("float16", "float16", raw, 3, 37, "Reciprocal", y),
+     "Reciprocal fp16 -> fp16 on an odd 3x37 tile: fp16 subnormals whose reciprocal overflows to Inf "
+     "(k*2^-24, k <= 256), subnormal quotients, +-0, +-Inf, NaNs written as 0x7E00 (refsim)",
+     facts=("N3 (CONFIRMED: fp16 encode by RNE, overflow -> Inf; NaN -> 0x7E00 (refsim))",))
 
 
 # ---------------------------------------------------------------- which cases encode ASSUMED choices
