@@ -43,12 +43,7 @@ pub(crate) fn classify(q: &dyn Facts) -> Verdict {
 /// Memset in Const mode: every element gets the low `dtype size` bytes of `constant` (seed 000 §5.4).
 /// A single contiguous run in memory of its own dtype is filled in place (split across
 /// threads); any other output goes through a pooled buffer.
-fn memset<'p>(
-    cx: &mut Cx<'p>,
-    i: &'p Instruction,
-    m: &MemsetFields,
-    regions: &mut Written,
-) -> Res<()> {
+fn memset<'p>(cx: &mut Cx<'p>, i: &'p Instruction, m: &MemsetFields, regions: &mut Written) -> Res<()> {
     let out = cx.output(i, 0)?;
     let size = out.ap.dtype.size();
     let word = u64::from(m.constant).to_le_bytes();
