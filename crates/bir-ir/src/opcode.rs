@@ -89,7 +89,7 @@ macro_rules! for_each_opcode {
             18 DMA Base Raw UNCHECKED,
             19 Load Kernel DmaFields UNARY,
             20 Pool Kernel PoolFields UNARY,
-            21 Reciprocal Kernel Raw UNCHECKED,
+            21 Reciprocal Kernel NoFields UNARY,
             22 Save Kernel DmaFields UNARY,
             23 TensorCopy Kernel CopyFields UNARY,
             24 TensorCopyDynamicSrc Kernel Raw UNCHECKED,

@@ -283,6 +283,7 @@ fn modelled_opcodes_are_the_ones_the_seeds_describe() {
             "Memset",
             "Load",
             "Pool",
+            "Reciprocal",
             "Save",
             "TensorCopy",
             "IndirectCopy",

@@ -129,6 +129,19 @@ pub fn fminf(acc: f32, x: f32) -> f32 {
     if x < acc || acc.is_nan() { x } else { acc }
 }
 
+/// Reciprocal (opcode 21): exactly `1.0f / x` in fp32, IEEE division rounded to nearest even
+/// (engines.md §2.5: the dedicated opcode bypasses the activation tables), so 1/±0 = ±inf,
+/// 1/±inf = ±0 and a NaN stays NaN.
+#[inline(always)]
+pub fn reciprocal(x: f32) -> f32 {
+    1.0 / x
+}
+
+/// [`reciprocal`] over a slice, in place (one tight loop the compiler vectorises).
+pub fn reciprocal_slice(v: &mut [f32]) {
+    v.iter_mut().for_each(|x| *x = reciprocal(*x));
+}
+
 table! {
     /// `ts_ops`: `float(float, float)`, the 21 members of re-facts §2. Comparisons and logical
     /// ops write 1.0 or 0.0; a non-zero (or NaN) operand is true.

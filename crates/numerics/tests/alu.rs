@@ -207,3 +207,24 @@ fn visitor_hands_each_op_its_own_type() {
     assert_eq!(ts_ops::with(AluOp::Mult, SumOver(&[2.0, 3.0, 4.0])).unwrap(), 24.0);
     assert_eq!(ts_ops::with(AluOp::Subtract, SumOver(&[2.0, 3.0])).unwrap(), -4.0);
 }
+
+/// Reciprocal (21) by hand: 1/3 in fp32 is 0x3EAAAAAB (0.3333333433…, the nearer of the two
+/// neighbours of 1/3: 0x3EAAAAAA is 0.33333331…, 2.0e-8 below; 0x3EAAAAAB 9.9e-9 above);
+/// powers of two are exact; ±0 gives ±inf, ±inf gives ±0; 2^127 (0x7F000000) gives the subnormal
+/// 2^-127 = 2^22 · 2^-149, bits 0x00400000.
+#[rstest]
+#[case(3.0, 0x3EAA_AAAB)]
+#[case(4.0, 0x3E80_0000)]
+#[case(-0.5, 0xC000_0000)]
+#[case(0.0, 0x7F80_0000)]
+#[case(-0.0, 0xFF80_0000)]
+#[case(f32::INFINITY, 0x0000_0000)]
+#[case(f32::NEG_INFINITY, 0x8000_0000)]
+#[case(f32::from_bits(0x7F00_0000), 0x0040_0000)]
+fn reciprocal_by_hand(#[case] x: f32, #[case] want: u32) {
+    assert_eq!(reciprocal(x).to_bits(), want, "1/{x:e}: {:#010x}", reciprocal(x).to_bits());
+    let mut v = [x, x];
+    reciprocal_slice(&mut v);
+    assert_eq!(v.map(f32::to_bits), [want, want]);
+    assert!(reciprocal(f32::NAN).is_nan());
+}

@@ -10,7 +10,8 @@
 //! kernel"); `tests` below check that every kernel-category opcode has exactly one row.
 
 use super::kernels::{
-    cache, copy, dge, dma, elementwise, indirect, iota, memset, rand_state, reduce, select, stream,
+    cache, copy, dge, dma, elementwise, indirect, iota, memset, rand_state, reciprocal, reduce, select,
+    stream,
 };
 use super::kit::facts::{Facts, Verdict};
 use super::kit::{Cx, Res, Written, bug};
@@ -112,7 +113,7 @@ pub(crate) const ROWS: &[Row] = &[
     missing!(Halt, RAW),
     run!(Load => copy::run, plain, Outputs),
     run!(Pool(f) => reduce::pool, plain, Outputs),
-    missing!(Reciprocal, RAW),
+    run!(Reciprocal => reciprocal::run, plain, Outputs),
     run!(Save => copy::run, plain, Outputs),
     run!(TensorCopy => copy::run, plain, Outputs),
     missing!(TensorCopyDynamicSrc, RAW),

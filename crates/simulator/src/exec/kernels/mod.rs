@@ -12,6 +12,7 @@ pub(crate) mod indirect;
 pub(crate) mod iota;
 pub(crate) mod memset;
 pub(crate) mod rand_state;
+pub(crate) mod reciprocal;
 pub(crate) mod reduce;
 pub(crate) mod select;
 pub(crate) mod stream;
