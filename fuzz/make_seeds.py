@@ -36,7 +36,9 @@ for f in progs:
     for fn in p.get("functions", []):
         walk(fn.get("blocks", []), insts)
     for i in insts:
-        key = (i.get("opcode"), tuple(sorted(i.keys())), scalars(i), len(i.get("ins", [])), len(i.get("outs", [])))
+        # A DMABlock's descriptor opcodes count as its form, so each descriptor kind gets one.
+        descs = tuple(sorted({d.get("opcode", "") for d in i.get("descriptors", [])}))
+        key = (i.get("opcode"), tuple(sorted(i.keys())), scalars(i), len(i.get("ins", [])), len(i.get("outs", [])), descs)
         if key in seen or per_op.get(i.get("opcode"), 0) >= 6:
             continue
         seen.add(key)

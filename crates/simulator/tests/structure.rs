@@ -3,7 +3,7 @@
 //! stays small; the fuzz templates cover every opcode the kernel table runs.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
-use bir_ir::{OpCategory, Opcode};
+use bir_ir::{BirEnum, OpCategory, Opcode};
 use simulator::support::{self, Status};
 use std::collections::BTreeSet;
 use std::path::PathBuf;

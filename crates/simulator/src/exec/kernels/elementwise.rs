@@ -1085,7 +1085,7 @@ mod tests {
     //! The lookup-table form of the fused TensorScalar pass against the direct pass it replaces
     //! (its slow twin: the same [`StagesPass`] without table buffers), bit for bit.
     use super::{Res, StageOps, StagesPass};
-    use crate::exec::Parallelism;
+    use crate::exec::kit::Parallelism;
     use crate::exec::kit::fused::{Direct, with_store};
     use bir_ir::{AluOp, Dtype};
     use numerics::Profile;
