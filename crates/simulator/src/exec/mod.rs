@@ -1,8 +1,8 @@
 //! The instruction visitor (re-facts §5): runs a validated program in order, one table dispatch
 //! per instruction. This module is the instruction loop only — blocks, counted loops, the
 //! budget, the one support decision, the dispatch through the kernel table
-//! ([`table`]), liveness; the kernels live in `kernels/` on the floor of `kit/`, the trace,
-//! watch, statistics and progress in [`observe`].
+//! (`table.rs`), liveness; the kernels live in `kernels/` on the floor of `kit/`, the trace,
+//! watch, statistics and progress in `observe.rs`.
 
 mod kernels;
 pub(crate) mod kit;

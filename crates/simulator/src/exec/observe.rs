@@ -51,11 +51,11 @@ pub struct TraceRegion {
     pub extent: Option<[u64; 2]>,
     /// FNV-1a 64 of the region's bytes in AP order.
     pub checksum: u64,
-    /// The bytes themselves, when the trace keeps data ([`Simulator::enable_trace_data`]).
+    /// The bytes themselves, when the trace keeps data ([`crate::Simulator::enable_trace_data`]).
     pub data: Option<Vec<u8>>,
 }
 
-/// The instruction that last wrote a watched element ([`Simulator::watch`]).
+/// The instruction that last wrote a watched element ([`crate::Simulator::watch`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Writer {
     /// Execution index (0-based, loop iterations counted).
@@ -108,12 +108,12 @@ impl Stats {
 /// A consumer of streamed trace entries.
 pub(crate) type TraceSink<'p> = Box<dyn FnMut(&TraceEntry) + 'p>;
 
-/// The most instructions between two looks at the clock for [`Simulator::set_progress`]: small
+/// The most instructions between two looks at the clock for [`crate::Simulator::set_progress`]: small
 /// enough that a run switching from tiny instructions to long ones is noticed after a few of
 /// them, large enough that reading the clock costs nothing next to 256 instructions.
 const PROGRESS_MAX_STRIDE: u64 = 256;
 
-/// A progress callback ([`Simulator::set_progress`]) and its pacing: the clock is read only
+/// A progress callback ([`crate::Simulator::set_progress`]) and its pacing: the clock is read only
 /// every `stride` instructions, the stride adapting so that it is read several times per
 /// `interval` however long instructions take.
 pub(crate) struct Progress<'p> {
