@@ -183,7 +183,10 @@ def run(
     ``options`` are the CLI's switches: ``fp8_saturate`` (bool), ``tsc_reverse``
     (``"direction"``/``"operands"``), ``oob`` (``"fault"``/``"skip"``), ``dma_block_in_stream``
     (``"skip"``/``"run"``), ``max_instructions``, ``memory_cap`` (bytes) and
-    ``allow_uninit_inputs`` (bool; else every input allocation needs an array).
+    ``allow_uninit_inputs`` (bool; else every input allocation needs an array). ``threads`` and
+    the switches from ``tsc_reverse`` to ``memory_cap`` are spelled and checked by the parser the
+    CLI uses (``simulator::Options::set``), with its messages (``oob=ignore: expected fault or
+    skip``).
 
     Raises ``Fault`` when the program faults (its ``outputs`` attribute holds the outputs as
     memory held them then, its ``trace`` the trace so far when ``trace=True``), ``InputError``

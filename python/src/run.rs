@@ -11,7 +11,7 @@ use bir_ir::{Function, TensorKind, ValidateOptions, validate};
 use numerics::Profile;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList};
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyList, PyString};
 use simulator::{Outcome, Simulator, TraceEntry, io};
 
 /// True for the allocation kinds the CLI needs an `--input` for.
@@ -50,27 +50,36 @@ struct Config {
     allow_uninit_inputs: bool,
 }
 
-/// The option names `run` accepts (besides `inputs` and `outputs`).
-const OPTION_NAMES: &[&str] = &[
-    "profile",
-    "threads",
-    "trace",
-    "fp8_saturate",
-    "tsc_reverse",
-    "oob",
-    "dma_block_in_stream",
-    "max_instructions",
-    "memory_cap",
-    "allow_uninit_inputs",
-];
+/// The keyword arguments `run` takes besides `inputs`, `outputs` and the simulator options
+/// (`simulator::Options::NAMES`: `oob`, `threads`, ..., spelled and checked there).
+const OWN_NAMES: &[&str] = &["profile", "trace", "fp8_saturate", "allow_uninit_inputs"];
+
+/// Every option name `run` accepts.
+fn option_names() -> Vec<&'static str> {
+    OWN_NAMES.iter().copied().chain(simulator::Options::NAMES.iter().map(|s| s.name)).collect()
+}
+
+/// A simulator option's Python value as `simulator::Options::set` takes it: a `str` for an
+/// option of words, an integer for a number (an `int` or anything with `__index__`, such as a
+/// NumPy integer; not a bool); `Err` holds the value's repr otherwise.
+fn option_text(spec: &simulator::OptionSpec, v: &Bound<'_, PyAny>) -> PyResult<Result<String, String>> {
+    Ok(match spec.values {
+        simulator::OptionValues::Words(_) if v.is_instance_of::<PyString>() => Ok(v.str()?.to_string()),
+        simulator::OptionValues::Number(_) if !v.is_instance_of::<PyBool>() && v.hasattr("__index__")? => {
+            Ok(v.call_method0("__index__")?.str()?.to_string())
+        }
+        _ => Err(v.repr()?.to_string()),
+    })
+}
 
 fn config(py: Python<'_>, options: &Bound<'_, PyDict>) -> PyResult<Config> {
+    let names = option_names();
     for key in options.keys() {
         let key: String = key.extract()?;
-        if !OPTION_NAMES.contains(&key.as_str()) {
+        if !names.contains(&key.as_str()) {
             return Err(PyTypeError::new_err(format!(
                 "run() got an unexpected keyword argument '{key}' (options: {})",
-                OPTION_NAMES.join(", ")
+                names.join(", ")
             )));
         }
     }
@@ -84,57 +93,30 @@ fn config(py: Python<'_>, options: &Bound<'_, PyDict>) -> PyResult<Config> {
             Err(_) => Err(()),
         }
     }
-    let word = |key: &str, allowed: &[&str]| -> PyResult<Option<String>> {
-        let v: Option<String> = get(options, key)
-            .map_err(|_| bad(format!("{key}: expected a string ({})", allowed.join(" or "))))?;
-        match v {
-            Some(v) if !allowed.contains(&v.as_str()) => {
-                Err(bad(format!("{key}={v:?}: expected {}", allowed.join(" or "))))
-            }
-            v => Ok(v),
-        }
-    };
-    let profile_name = word("profile", &["refsim", "nki"])?.unwrap_or_else(|| "refsim".into());
-    let mut profile = Profile::named(&profile_name).unwrap_or_else(Profile::refsim);
+    let profile_name: Option<String> =
+        get(options, "profile").map_err(|_| bad("profile: expected a string (refsim or nki)".into()))?;
+    let profile_name = profile_name.unwrap_or_else(|| "refsim".into());
+    let mut profile = Profile::named(&profile_name)
+        .ok_or_else(|| bad(format!("profile={profile_name:?}: expected refsim or nki")))?;
     let flag = |key: &str| -> PyResult<Option<bool>> {
         get::<bool>(options, key).map_err(|_| bad(format!("{key}: expected True or False")))
-    };
-    let count = |key: &str| -> PyResult<Option<u64>> {
-        get::<u64>(options, key).map_err(|_| bad(format!("{key}: expected a non-negative integer")))
     };
     if let Some(sat) = flag("fp8_saturate")? {
         profile.fp8_saturate = sat;
     }
+    // The simulator options: their names, values and error texts are simulator::Options::set's.
     let mut o = simulator::Options::default();
-    let mut v = ValidateOptions::default();
-    if let Some(n) = count("threads")? {
-        if n == 0 {
-            return Err(bad("threads=0: expected a number of threads (1 or more), or None".into()));
+    for spec in simulator::Options::NAMES {
+        let Some(v) = options.get_item(spec.name)?.filter(|v| !v.is_none()) else { continue };
+        match option_text(spec, &v)? {
+            Ok(text) => o.set(spec.name, &text).map_err(|e| bad(e.to_string()))?,
+            Err(repr) => return Err(bad(spec.refuse(&repr).to_string())),
         }
-        o.parallelism.threads = usize::try_from(n).unwrap_or(usize::MAX);
-    }
-    if let Some(d) = word("tsc_reverse", &["direction", "operands"])? {
-        o.reverse_flags_reverse_scan = d == "direction";
-    }
-    if let Some(d) = word("oob", &["fault", "skip"])? {
-        o.indirect_oob =
-            if d == "skip" { simulator::IndirectOob::Skip } else { simulator::IndirectOob::Fault };
-    }
-    if let Some(d) = word("dma_block_in_stream", &["skip", "run"])? {
-        o.dma_block_in_stream = simulator::DmaBlockInStream::from_name(&d).unwrap_or(o.dma_block_in_stream);
-    }
-    if let Some(n) = count("max_instructions")? {
-        o.max_instructions = n;
-        v.max_instructions = n;
-    }
-    if let Some(cap) = count("memory_cap")? {
-        o.memory_cap = cap;
-        v.memory_cap_bytes = cap;
     }
     Ok(Config {
         profile,
         options: o,
-        validate: v,
+        validate: o.validate_options(),
         trace: flag("trace")?.unwrap_or(false),
         allow_uninit_inputs: flag("allow_uninit_inputs")?.unwrap_or(false),
     })

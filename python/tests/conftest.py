@@ -25,7 +25,7 @@ class Case:
         self.profile = "refsim"
         self.inputs: List[Tuple[str, pathlib.Path]] = []
         self.outputs: List[Tuple[str, pathlib.Path]] = []
-        self.options: Dict[str, str] = {}
+        self.options: Dict[str, str] = {}  # `option: NAME=VALUE` lines
         self.fault: Optional[Tuple[str, str]] = None
         self.errors = False
         for line in (folder / "case.expect").read_text().splitlines():
@@ -52,16 +52,15 @@ class Case:
                 self.errors = True
 
     def run_options(self) -> Dict[str, str]:
-        """The case's options as `birsim.run` keyword arguments."""
-        names = {"oob": "oob", "dma_block": "dma_block_in_stream"}
-        return {names[k]: v for k, v in self.options.items()}
+        """The case's options as `birsim.run` keyword arguments: the same names (one spelling,
+        `simulator::Options::NAMES`), a number as an int."""
+        return {k: int(v) if v.isdigit() else v for k, v in self.options.items()}
 
     def cli_flags(self) -> List[str]:
-        """The same options as `birsim run` flags."""
-        flags = {"oob": "--oob", "dma_block": "--dma-block-in-stream"}
+        """The same options as `birsim run` flags: each name with dashes (`--dma-block-in-stream`)."""
         out = ["--profile", self.profile]
         for k, v in self.options.items():
-            out += [flags[k], v]
+            out += ["--" + k.replace("_", "-"), v]
         return out
 
 

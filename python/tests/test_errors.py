@@ -155,6 +155,36 @@ def test_bad_options():
         birsim.run(prog(), {"x": good()}, no_such_option=1)
 
 
+def test_simulator_options_share_the_cli_spelling_and_messages():
+    # Names, values and error texts come from simulator::Options::set, as for `birsim run` and
+    # the conformance cases' `option:` lines.
+    raises_input({"x": good()}, None, "oob=ignore: expected fault or skip", oob="ignore")
+    raises_input({"x": good()}, None, "tsc_reverse=x: expected direction or operands", tsc_reverse="x")
+    raises_input({"x": good()}, None, "dma_block_in_stream=twice: expected skip or run", dma_block_in_stream="twice")
+    raises_input({"x": good()}, None, "threads=0: expected a number of threads (1 or more)", threads=0)
+    raises_input({"x": good()}, None, "memory_cap=-1: expected a number of bytes", memory_cap=-1)
+    raises_input({"x": good()}, None, "max_instructions=-5: expected a number", max_instructions=-5)
+    # A value of the wrong Python type is shown as its repr.
+    raises_input({"x": good()}, None, "oob=3: expected fault or skip", oob=3)
+    raises_input({"x": good()}, None, "threads='4': expected a number of threads", threads="4")
+    raises_input({"x": good()}, None, "threads=True: expected a number of threads", threads=True)
+    raises_input({"x": good()}, None, "memory_cap=1.5: expected a number of bytes", memory_cap=1.5)
+    # Good values, NumPy integers included; None is the default.
+    x = np.arange(32, dtype=np.float32).reshape(4, 8)
+    for kw in (
+        dict(oob="skip", tsc_reverse="operands", dma_block_in_stream="run"),
+        dict(threads=np.int64(2), max_instructions=10, memory_cap=1 << 20),
+        dict(oob=None, threads=None, memory_cap=None),
+    ):
+        np.testing.assert_array_equal(birsim.run(prog(), {"x": x}, **kw)["y"], x)
+    # The budget reaches validation as on the CLI: 2 instructions do not fit in 1.
+    with pytest.raises(birsim.ProgramError):
+        birsim.run(prog(), {"x": x}, max_instructions=1)
+    # One spelling: the conformance files' old `dma_block` is no keyword.
+    with pytest.raises(TypeError, match="dma_block_in_stream"):
+        birsim.run(prog(), {"x": x}, dma_block="run")
+
+
 def test_malformed_json_is_a_program_error():
     with pytest.raises(birsim.ProgramError) as info:
         birsim.run('{"functions": [', {})

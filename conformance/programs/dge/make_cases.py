@@ -386,7 +386,7 @@ class State:
                 for _ in range(nd[1], nd[2], nd[3]):
                     self.run(nd[4])
             elif kind == "block":
-                if self.block_run:  # G4: option dma_block=run
+                if self.block_run:  # G4: option dma_block_in_stream=run
                     self.run_descs(nd[2])
             elif kind == "trigger":
                 name, blocks = nd[1], nd[2]
@@ -850,10 +850,10 @@ outs, st = trig_case("stream_block_skip", g, nodes,
 assert np.array_equal(outs["hacc"].astype(np.float64), spelled(a0, [0, 1, 2], 4))
 g, nodes, a0 = stream_program()
 outs, st = trig_case("stream_block_run", g, nodes,
-                     "contract §1: the stream_block_skip program with option dma_block=run: a block met in the stream runs "
+                     "contract §1: the stream_block_skip program with option dma_block_in_stream=run: a block met in the stream runs "
                      "its descriptors once where it stands (blk0; blk1 once per Loop iteration; blk2 at the end) AND still "
                      "runs when fired, cursors untouched: 0, (1, 0), (1, 1), (1, 2), 2", choices=["G4"],
-                     options=["dma_block=run"], block_run=True)
+                     options=["dma_block_in_stream=run"], block_run=True)
 assert np.array_equal(outs["hacc"].astype(np.float64), spelled(a0, [0, 1, 0, 1, 1, 1, 2, 2], 4))
 assert list(outs["ccnt"][:, 0]) == [2, 4, 2]
 

@@ -5,7 +5,9 @@
 //! read through the AP walk ([`access_pattern`], seed 000 §1), computed in the op's domain (fp32,
 //! int32 or 64-bit) with the [`numerics`] functor tables, and written back cast to the output
 //! dtype under the selected fidelity [`numerics::Profile`]. Guest faults come back as
-//! [`Outcome::Faulted`]; an `Err` is a birsim bug.
+//! [`Outcome::Faulted`]; an `Err` is a birsim bug. [`Options`] are the run's semantic switches,
+//! set by name through [`Options::set`] (the CLI, the Python package and the conformance runner
+//! share its spellings).
 
 pub mod alloc;
 pub mod dge_cli;
@@ -17,6 +19,7 @@ pub mod io;
 pub mod isa_state;
 pub mod memory;
 pub mod npy;
+mod options;
 pub mod support;
 pub mod trace;
 
@@ -26,3 +29,4 @@ pub use exec::{Options, Outcome, Parallelism, Simulator, Stats, TraceEntry, Trac
 pub use fault::{Fault, FaultCause, FaultKind, SimError, Slot};
 pub use indirection::Oob as IndirectOob;
 pub use memory::Memory;
+pub use options::{OptionError, OptionSpec, OptionValues, OptionWord};

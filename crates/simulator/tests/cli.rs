@@ -473,10 +473,8 @@ fn oob_flag_picks_fault_or_skip() {
     assert_eq!(code, 0, "{err}");
     let (code, _, err) = birsim(&["run", &s(&p), "--oob", "clamp"]);
     assert_eq!(code, 2, "{err}");
-    assert!(
-        err.contains("invalid value 'clamp' for '--oob <POLICY>'\n  [possible values: fault, skip]"),
-        "{err}"
-    );
+    // The error text is simulator::Options::set's, as the Python package and xtask give it.
+    assert!(err.contains("invalid value 'clamp' for '--oob <POLICY>': expected fault or skip"), "{err}");
 }
 
 /// Runs birsim with its address space capped at `kib` KiB (`ulimit -v`), so an allocation the
@@ -551,9 +549,7 @@ fn dma_block_in_stream_flag() {
     let (code, _, err) = birsim(&["run", &p, "--dma-block-in-stream", "twice"]);
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains(
-            "invalid value 'twice' for '--dma-block-in-stream <WHAT>'\n  [possible values: skip, run]"
-        ),
+        err.contains("invalid value 'twice' for '--dma-block-in-stream <WHAT>': expected skip or run"),
         "{err}"
     );
 }

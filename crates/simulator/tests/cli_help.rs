@@ -204,3 +204,30 @@ fn birsim_threads_environment_variable() {
     let (code, err) = run(&[], "3");
     assert_eq!(code, 0, "{err}");
 }
+
+/// Every simulator option (`simulator::Options::NAMES`) is a `birsim run` flag: its name with
+/// dashes, listing the table's words with their help, refusing a bad value with the table's
+/// text (the one parser the Python package and the conformance cases use too).
+#[test]
+fn every_simulator_option_is_a_run_flag_spelled_from_the_table() {
+    let (code, help, err) = birsim(&["run", "--help"]);
+    assert_eq!(code, 0, "{err}");
+    for spec in simulator::Options::NAMES {
+        let flag = format!("--{}", spec.name.replace('_', "-"));
+        assert!(help.contains(&format!("      {flag} <")), "birsim run has no {flag}");
+        if let simulator::OptionValues::Words(words) = spec.values {
+            for w in words {
+                assert!(
+                    help.contains(&format!("- {}:", w.word)) && help.contains(w.help),
+                    "{flag} {}",
+                    w.word
+                );
+            }
+        }
+        let (code, out, err) = birsim(&["run", "p.json", &flag, "bogus"]);
+        assert_eq!(code, 2, "{flag}: {err}");
+        let want = format!("invalid value 'bogus' for '{flag} <");
+        assert!(err.contains(&want) && err.contains(&format!(">': expected {}\n", spec.expected())), "{err}");
+        assert!(out.is_empty());
+    }
+}

@@ -95,7 +95,7 @@ fn trigger_round_robin_over_three_blocks_in_a_loop_of_seven() {
     assert_eq!(acc_after(&body, Options::default()), 1_231_231.0);
 }
 
-/// With `dma_block=run` the three blocks met in the stream run once each (digits 1, 2, 3), and
+/// With `dma_block_in_stream=run` the three blocks met in the stream run once each (digits 1, 2, 3), and
 /// the trigger still fires them: a loop of 2 adds 1, 2 → 12312.
 #[test]
 fn dma_block_in_stream_switch() {

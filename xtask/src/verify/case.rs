@@ -12,8 +12,7 @@
 //! | `input NAME = FILE.npy` | program cases: load allocation (or location) NAME from FILE before running |
 //! | `output NAME = FILE.npy` | program cases: after running, NAME must equal FILE bit for bit |
 //! | `profile: refsim` or `profile: nki` | program cases: the numerics fidelity profile (default refsim) |
-//! | `option: oob=fault` or `option: oob=skip` | program cases: a simulator option; `oob` is what an indirect instruction does with an out-of-bounds index (`Options::indirect_oob`, CLI `--oob`; default fault, docs/fidelity.md I2) |
-//! | `option: dma_block=skip` or `option: dma_block=run` | program cases: what a DMABlock met in the instruction stream does (`Options::dma_block_in_stream`, CLI `--dma-block-in-stream`; default skip, docs/fidelity.md G4) |
+//! | `option: NAME=VALUE` | program cases: a simulator option, spelled as `birsim run --NAME VALUE` (dashes for underscores) and the Python package's `NAME=VALUE`, checked when read by the parser they share (`simulator::Options::set`, names in `Options::NAMES`); may repeat. E.g. `option: oob=skip`: an indirect instruction skips an out-of-bounds index instead of faulting (docs/fidelity.md I2); `option: dma_block_in_stream=run`: a DMABlock met in the instruction stream runs there (G4). `BIRSIM_THREADS` overrides a `threads` line |
 //! | `fault KIND | MESSAGE` | program cases: the run stops with a guest fault whose kind name (`FaultKind::name`, e.g. `out-of-bounds`) is KIND and whose text contains MESSAGE; `output` lines beside it are compared after the fault (what was written before the faulting instruction) |
 //! | `choice: ID` | the expected values encode our own ASSUMED choice `ID` of `docs/fidelity.md` (e.g. `choice: S5`); may repeat. `verify` counts such cases apart from those testing seed or documented facts and fails the case if ID is missing from fidelity.md or its tag column has no ASSUMED part |
 //!
@@ -56,9 +55,8 @@ pub struct Case {
     pub outputs: Vec<(String, PathBuf)>,
     /// The fidelity profile name, if given.
     pub profile: Option<String>,
-    /// `option: KEY=VALUE` simulator options, checked when read (`oob=fault|skip`,
-    /// `dma_block=skip|run`).
-    pub options: Vec<(String, String)>,
+    /// The simulator options: the defaults with the `option: NAME=VALUE` lines applied.
+    pub options: simulator::Options,
     /// The guest fault the run must stop with.
     pub fault: Option<ExpectedFault>,
     /// docs/fidelity.md ids of the ASSUMED choices the expected values encode.
@@ -81,7 +79,7 @@ impl Case {
             inputs: Vec::new(),
             outputs: Vec::new(),
             profile: None,
-            options: Vec::new(),
+            options: simulator::Options::default(),
             fault: None,
             choices: Vec::new(),
         };
@@ -128,29 +126,9 @@ impl Case {
                     .trim()
                     .split_once('=')
                     .ok_or_else(|| format!("{}: expected `option: KEY=VALUE`", at()))?;
-                let (key, value) = (key.trim(), value.trim());
-                match (key, value) {
-                    ("oob", "fault" | "skip") => case.options.push((key.to_owned(), value.to_owned())),
-                    ("dma_block", "skip" | "run") => case.options.push((key.to_owned(), value.to_owned())),
-                    ("dma_block", other) => {
-                        return Err(format!(
-                            "{}: unknown `dma_block` option `{other}` (expected skip or run)",
-                            at()
-                        ));
-                    }
-                    ("oob", other) => {
-                        return Err(format!(
-                            "{}: unknown `oob` option `{other}` (expected fault or skip)",
-                            at()
-                        ));
-                    }
-                    (other, _) => {
-                        return Err(format!(
-                            "{}: unknown option `{other}` (expected oob or dma_block)",
-                            at()
-                        ));
-                    }
-                }
+                // The parser `birsim run` and the Python package use, with its error text
+                // (`oob=clamp: expected fault or skip`).
+                case.options.set(key.trim(), value.trim()).map_err(|e| format!("{}: {e}", at()))?;
             } else if let Some(rest) = l.strip_prefix("choice:") {
                 let id = rest.trim();
                 if id.is_empty() || id.contains(char::is_whitespace) {
@@ -240,56 +218,32 @@ mod tests {
     }
 
     #[test]
-    fn dma_block_option_lines() {
-        let c = parse("m", "option: dma_block=run\noutput y = y.npy\n").unwrap();
-        assert_eq!(c.options, [("dma_block".to_owned(), "run".to_owned())]);
-        assert!(parse("n", "option: dma_block=twice\noutput y = y.npy\n").is_err());
+    fn option_lines_go_through_options_set() {
+        let c = parse("m", "option: dma_block_in_stream=run\noutput y = y.npy\n").unwrap();
+        assert_eq!(c.options.dma_block_in_stream, simulator::DmaBlockInStream::Run);
+        let e = parse("n", "option: dma_block_in_stream=twice\noutput y = y.npy\n").unwrap_err();
+        assert!(e.ends_with(":1: dma_block_in_stream=twice: expected skip or run"), "{e}");
+        // The old spelling is gone: one name per option.
+        let e = parse("o", "option: dma_block=run\noutput y = y.npy\n").unwrap_err();
+        assert!(e.contains("unknown option `dma_block` (options: "), "{e}");
+        let c = parse("p", "option: tsc_reverse=operands\noption: max_instructions=7\noutput y = y.npy\n")
+            .unwrap();
+        assert!(!c.options.reverse_flags_reverse_scan);
+        assert_eq!(c.options.max_instructions, 7);
+        assert_eq!(parse("q", "output y = y.npy\n").unwrap().options, simulator::Options::default());
     }
 
     #[test]
     fn oob_option_lines() {
-        let c = parse(
-            "i",
-            "option: oob=skip
-output y = y.npy
-",
-        )
-        .unwrap();
-        assert_eq!(c.options, [("oob".to_owned(), "skip".to_owned())]);
-        let c = parse(
-            "j",
-            "option: oob = fault
-output y = y.npy
-",
-        )
-        .unwrap();
-        assert_eq!(c.options, [("oob".to_owned(), "fault".to_owned())]);
-        assert!(
-            parse(
-                "k",
-                "option: oob=clamp
-output y = y.npy
-"
-            )
-            .is_err()
-        );
-        assert!(
-            parse(
-                "l",
-                "option: speed=11
-output y = y.npy
-"
-            )
-            .is_err()
-        );
-        assert!(
-            parse(
-                "m",
-                "option: oob
-output y = y.npy
-"
-            )
-            .is_err()
-        );
+        let c = parse("i", "option: oob=skip\noutput y = y.npy\n").unwrap();
+        assert_eq!(c.options.indirect_oob, simulator::IndirectOob::Skip);
+        let c = parse("j", "option: oob = fault\noutput y = y.npy\n").unwrap();
+        assert_eq!(c.options.indirect_oob, simulator::IndirectOob::Fault);
+        let e = parse("k", "option: oob=clamp\noutput y = y.npy\n").unwrap_err();
+        assert!(e.ends_with(":1: oob=clamp: expected fault or skip"), "{e}");
+        let e = parse("l", "option: speed=11\noutput y = y.npy\n").unwrap_err();
+        assert!(e.contains("unknown option `speed`"), "{e}");
+        let e = parse("r", "option: oob\noutput y = y.npy\n").unwrap_err();
+        assert!(e.contains("expected `option: KEY=VALUE`"), "{e}");
     }
 }

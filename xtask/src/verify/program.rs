@@ -4,7 +4,7 @@
 
 use super::Outcome;
 use super::case::{Case, ExpectedFault};
-use bir_ir::{ValidateOptions, json, validate};
+use bir_ir::{json, validate};
 use numerics::Profile;
 use simulator::npy::{Npy, descr_size};
 use simulator::{Simulator, io};
@@ -51,11 +51,12 @@ fn check(case: &Case) -> Result<(), String> {
     }
     let text = std::fs::read(&case.program).map_err(|e| format!("{}: {e}", case.program.display()))?;
     let program = json::load_slice(&text).map_err(|e| e.to_string())?;
-    let valid = validate(&program, &ValidateOptions::default()).map_err(|d| d.to_string())?;
+    let options = options(case)?;
+    let valid = validate(&program, &options.validate_options()).map_err(|d| d.to_string())?;
     let f = &program.functions[0];
     let profile = Profile::named(case.profile.as_deref().unwrap_or("refsim")).ok_or("unknown profile")?;
     let mut sim = Simulator::new(valid, profile);
-    sim.set_options(options(case)?);
+    sim.set_options(options);
     for (name, path) in &case.inputs {
         let t = io::resolve(f, name)?;
         let npy = read_npy(path)?;
@@ -103,32 +104,18 @@ fn check(case: &Case) -> Result<(), String> {
     if problems.is_empty() { Ok(()) } else { Err(problems.join("\n")) }
 }
 
-/// The simulator options for program cases: the defaults, with `BIRSIM_THREADS` and
-/// `BIRSIM_GRAIN` (elements per thread) overriding the parallelism, so CI can run the corpus at
-/// several thread counts with tiny chunks and check the results stay bit-identical.
+/// The simulator options for program cases: the case's own (its `option:` lines), with
+/// `BIRSIM_THREADS` (through the same `Options::set` as the CLI's variable) and `BIRSIM_GRAIN`
+/// (elements per thread, a tuning knob with no user-facing name) overriding the parallelism, so
+/// CI can run the corpus at several thread counts with tiny chunks and check the results stay
+/// bit-identical.
 fn options(case: &Case) -> Result<simulator::Options, String> {
-    let mut o = simulator::Options::default();
-    for (key, value) in &case.options {
-        match (key.as_str(), value.as_str()) {
-            ("oob", "skip") => o.indirect_oob = simulator::IndirectOob::Skip,
-            ("oob", "fault") => o.indirect_oob = simulator::IndirectOob::Fault,
-            ("dma_block", v) => {
-                o.dma_block_in_stream = simulator::DmaBlockInStream::from_name(v)
-                    .ok_or_else(|| format!("unknown option {key}={value}"))?;
-            }
-            _ => return Err(format!("unknown option {key}={value}")),
-        }
+    let mut o = case.options;
+    if let Ok(v) = std::env::var("BIRSIM_THREADS") {
+        o.set("threads", &v).map_err(|e| format!("BIRSIM_THREADS: {e}"))?;
     }
-    let var = |name: &str| -> Result<Option<usize>, String> {
-        match std::env::var(name) {
-            Ok(v) => v.parse().map(Some).map_err(|_| format!("{name}={v}: expected a number")),
-            Err(_) => Ok(None),
-        }
-    };
-    if let Some(t) = var("BIRSIM_THREADS")? {
-        o.parallelism.threads = t.max(1);
-    }
-    if let Some(g) = var("BIRSIM_GRAIN")? {
+    if let Ok(v) = std::env::var("BIRSIM_GRAIN") {
+        let g: usize = v.parse().map_err(|_| format!("BIRSIM_GRAIN={v}: expected a number"))?;
         o.parallelism.grain = g.max(1);
     }
     Ok(o)

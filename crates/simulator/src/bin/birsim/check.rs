@@ -34,7 +34,7 @@ fn pretty(v: &serde_json::Value) -> Result<String, Exit> {
 /// Runs `birsim check`.
 pub fn check(args: &CheckArgs) -> Result<(), Exit> {
     let p = load(&args.program, &args.limits)?;
-    let report = support::check_with(&p, &args.limits.validate_options());
+    let report = support::check_with(&p, &args.limits.validate_options()?);
     if args.json {
         println!("{}", pretty(&report.to_json())?);
     } else {

@@ -1,10 +1,11 @@
 //! What several `birsim` subcommands share: the run limits (`--memory-cap`,
-//! `--max-instructions`), reading a program file, the problem list, the value parsers of
-//! `NAME=FILE.npy` pairs and thread counts, and staged output files (written beside their
-//! target, moved into place only when every one is whole).
+//! `--max-instructions`), the value parser of the simulator options' flags, reading a program
+//! file, the problem list, the value parser of `NAME=FILE.npy` pairs, and staged output files
+//! (written beside their target, moved into place only when every one is whole).
 
 use super::{Exit, bad};
 use bir_ir::{Program, ValidateOptions, json};
+use simulator::{OptionError, OptionValues, Options};
 use std::path::{Path, PathBuf};
 
 /// The limits validation (and the run) enforce; shared by `run`, `validate` and `dge`.
@@ -15,37 +16,86 @@ pub struct Limits {
     ///
     /// A run that needs more stops with a `budget` fault (exit 1), or exit 2 while reading the
     /// program or an input; birsim never aborts (docs/robustness.md).
-    #[arg(long, value_name = "BYTES", value_parser = bytes, allow_negative_numbers = true)]
-    pub memory_cap: Option<u64>,
+    #[arg(long, value_name = "BYTES", value_parser = option("memory_cap"), allow_negative_numbers = true)]
+    pub memory_cap: Option<String>,
     /// The most instructions a run may execute, loop iterations counted [default: 10^10]
     ///
     /// A program that would execute more is refused before it runs.
-    #[arg(long, value_name = "N", value_parser = count, allow_negative_numbers = true)]
-    pub max_instructions: Option<u64>,
+    #[arg(long, value_name = "N", value_parser = option("max_instructions"), allow_negative_numbers = true)]
+    pub max_instructions: Option<String>,
 }
 
 impl Limits {
+    /// The run options these limits set, the others at their defaults.
+    pub fn options(&self) -> Result<Options, Exit> {
+        let mut o = Options::default();
+        set(&mut o, "memory_cap", &self.memory_cap)?;
+        set(&mut o, "max_instructions", &self.max_instructions)?;
+        Ok(o)
+    }
+
     /// The validation options these limits give.
-    pub fn validate_options(&self) -> ValidateOptions {
-        let mut v = ValidateOptions::default();
-        if let Some(cap) = self.memory_cap {
-            v.memory_cap_bytes = cap;
-        }
-        if let Some(n) = self.max_instructions {
-            v.max_instructions = n;
-        }
-        v
+    pub fn validate_options(&self) -> Result<ValidateOptions, Exit> {
+        Ok(self.options()?.validate_options())
     }
 }
 
-/// `--memory-cap`'s value parser.
-fn bytes(v: &str) -> Result<u64, String> {
-    v.parse().map_err(|_| "expected a number of bytes".to_owned())
+/// Sets simulator option `name` to a flag's value, if the flag was given (its value parser,
+/// [`option`], has checked it already).
+pub fn set(options: &mut Options, name: &str, value: &Option<String>) -> Result<(), Exit> {
+    match value {
+        Some(v) => options.set(name, v).map_err(|e| bad(e.to_string())),
+        None => Ok(()),
+    }
 }
 
-/// `--max-instructions`'s value parser.
-fn count(v: &str) -> Result<u64, String> {
-    v.parse().map_err(|_| "expected a number".to_owned())
+/// What a refused option value should have been (`expected fault or skip`): the part of
+/// [`OptionError`]'s text after the `name=value` a flag's usage error already shows.
+pub fn expected(e: &OptionError) -> String {
+    match e {
+        OptionError::Value { expected, .. } => format!("expected {expected}"),
+        other => other.to_string(),
+    }
+}
+
+/// The value parser of the flag of simulator option `name` ([`Options::NAMES`]; the flag is
+/// the name with dashes). The value stays the string given, applied later with
+/// [`Options::set`]; the words --help and the shell completions list, the check, and the error
+/// text all come from the options table, so the CLI spells every option as the Python package
+/// and the conformance cases do.
+pub fn option(name: &'static str) -> OptionValue {
+    OptionValue(name)
+}
+
+/// [`option`]'s parser.
+#[derive(Clone, Debug)]
+pub struct OptionValue(&'static str);
+
+impl clap::builder::TypedValueParser for OptionValue {
+    type Value = String;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<String, clap::Error> {
+        let name = self.0;
+        let check = move |v: &str| -> Result<String, String> {
+            Options::default().set(name, v).map_err(|e| expected(&e))?;
+            Ok(v.to_owned())
+        };
+        check.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = clap::builder::PossibleValue> + '_>> {
+        match Options::spec(self.0)?.values {
+            OptionValues::Words(words) => {
+                Some(Box::new(words.iter().map(|w| clap::builder::PossibleValue::new(w.word).help(w.help))))
+            }
+            OptionValues::Number(_) => None,
+        }
+    }
 }
 
 /// The value parser of `--input`/`--output NAME=FILE.npy`.
@@ -54,20 +104,12 @@ pub fn pair(v: &str) -> Result<(String, PathBuf), String> {
     Ok((n.to_owned(), PathBuf::from(f)))
 }
 
-/// A thread count: 1 or more (`--threads`' value parser).
-pub fn threads(value: &str) -> Result<usize, String> {
-    match value.parse::<usize>() {
-        Ok(n) if n >= 1 => Ok(n),
-        _ => Err("expected a number of threads (1 or more)".to_owned()),
-    }
-}
-
 /// Reads and loads a BIR JSON program.
 pub fn load(path: &Path, limits: &Limits) -> Result<Program, Exit> {
     // The file is read into one buffer reserved fallibly (a file larger than memory is exit 2),
     // and never more than the memory cap of it: `/dev/zero` or an endless pipe is refused, not
     // read until the machine is full.
-    let cap = limits.memory_cap.unwrap_or(ValidateOptions::default().memory_cap_bytes);
+    let cap = limits.options()?.memory_cap;
     let too_big = || {
         bad(format!(
             "{}: the program file is larger than the memory cap of {cap} bytes (raise it with --memory-cap)",

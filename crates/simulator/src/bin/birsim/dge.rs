@@ -1,8 +1,7 @@
 //! `birsim dge PROGRAM.json`: the DMA descriptors every DMA instruction becomes
 //! (simulator::dge_cli, docs/dge.md), as text or one JSON object.
 
-use super::common::{Limits, load, pair, problems};
-use super::run::Oob;
+use super::common::{Limits, load, option, pair, problems, set};
 use super::{Exit, bad};
 use numerics::Profile;
 use simulator::{Simulator, io};
@@ -28,8 +27,8 @@ pub struct DgeArgs {
     #[arg(long = "input", value_name = "NAME=FILE.npy", value_parser = pair)]
     pub inputs: Vec<(String, PathBuf)>,
     /// What an indirect op does with an index outside its table [default: fault]
-    #[arg(long, value_enum, value_name = "POLICY")]
-    pub oob: Option<Oob>,
+    #[arg(long, value_name = "POLICY", value_parser = option("oob"))]
+    pub oob: Option<String>,
     /// Prints the same as one JSON object
     #[arg(long)]
     pub json: bool,
@@ -39,9 +38,11 @@ pub struct DgeArgs {
 
 /// Runs `birsim dge`.
 pub fn dge(args: &DgeArgs) -> Result<(), Exit> {
+    let mut options = args.limits.options()?;
+    set(&mut options, "oob", &args.oob)?;
     let program = load(&args.program, &args.limits)?;
-    let valid = bir_ir::validate(&program, &args.limits.validate_options())
-        .map_err(|d| problems(&args.program, &d))?;
+    let valid =
+        bir_ir::validate(&program, &options.validate_options()).map_err(|d| problems(&args.program, &d))?;
     let f = &program.functions[0];
     let mut sim = Simulator::new(valid, Profile::refsim());
     let mut given = Vec::new();
@@ -57,11 +58,7 @@ pub fn dge(args: &DgeArgs) -> Result<(), Exit> {
         };
         open().map_err(|e| bad(format!("--input {name}: {e}")))?;
     }
-    let oob = match args.oob {
-        Some(Oob::Skip) => indirection::Oob::Skip,
-        _ => indirection::Oob::Fault,
-    };
-    let entries = simulator::dge_cli::plan_program(f, sim.memory_mut(), &given, oob);
+    let entries = simulator::dge_cli::plan_program(f, sim.memory_mut(), &given, options.indirect_oob);
     if args.json {
         println!("{}", simulator::dge_cli::render_json(f, &entries));
     } else {

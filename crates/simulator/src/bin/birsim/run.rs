@@ -2,7 +2,9 @@
 //! (each atomically, only after the whole program ran), optionally with a streamed JSONL trace,
 //! `--stats`, and a progress bar on a terminal for runs longer than about two seconds.
 
-use super::common::{Limits, Outputs, Staged, any_path, leave_to_exit, load, pair, problems, threads};
+use super::common::{
+    Limits, Outputs, Staged, any_path, expected, leave_to_exit, load, option, pair, problems, set,
+};
 use super::{Exit, bad};
 use bir_ir::TensorKind;
 use numerics::Profile;
@@ -87,8 +89,8 @@ pub struct RunArgs {
     ///
     /// direction also scans from the last element; operands only swaps operands
     /// (docs/fidelity.md S14).
-    #[arg(long, value_enum, value_name = "WHAT")]
-    pub tsc_reverse: Option<TscReverse>,
+    #[arg(long, value_name = "WHAT", value_parser = option("tsc_reverse"))]
+    pub tsc_reverse: Option<String>,
     /// Prints on stderr, after the run, the time and bytes written per opcode and the slowest
     /// instructions
     ///
@@ -99,8 +101,8 @@ pub struct RunArgs {
     ///
     /// Results are bit-identical for every count. Without --threads, the BIRSIM_THREADS
     /// environment variable is used when set.
-    #[arg(long, value_name = "N", value_parser = threads, allow_negative_numbers = true)]
-    pub threads: Option<usize>,
+    #[arg(long, value_name = "N", value_parser = option("threads"), allow_negative_numbers = true)]
+    pub threads: Option<String>,
     /// Runs Input allocations without an --input as uninitialised memory (0xFF bytes)
     #[arg(long)]
     pub allow_uninit_inputs: bool,
@@ -109,14 +111,14 @@ pub struct RunArgs {
     /// For an index that is not -1 but lands outside its table: fault (an out-of-bounds fault
     /// naming the index, nothing written) or skip (treated like -1, its destination left
     /// unchanged; docs/fidelity.md I2).
-    #[arg(long, value_enum, value_name = "POLICY")]
-    pub oob: Option<Oob>,
+    #[arg(long, value_name = "POLICY", value_parser = option("oob"))]
+    pub oob: Option<String>,
     /// What a DMABlock met in the instruction stream does [default: skip]
     ///
     /// skip: a definition, run only when a DMATrigger fires it; run: its descriptors run once
     /// there too (docs/fidelity.md G4).
-    #[arg(long, value_enum, value_name = "WHAT")]
-    pub dma_block_in_stream: Option<BlockInStream>,
+    #[arg(long, value_name = "WHAT", value_parser = option("dma_block_in_stream"))]
+    pub dma_block_in_stream: Option<String>,
     #[command(flatten)]
     pub limits: Limits,
 }
@@ -139,33 +141,6 @@ pub enum OnOff {
     Off,
 }
 
-/// `--tsc-reverse`.
-#[derive(clap::ValueEnum, Clone, Copy, Debug)]
-pub enum TscReverse {
-    /// Also scan from the last element
-    Direction,
-    /// Only swap operands
-    Operands,
-}
-
-/// `--oob` (run and dge).
-#[derive(clap::ValueEnum, Clone, Copy, Debug)]
-pub enum Oob {
-    /// An out-of-bounds fault naming the index; nothing written
-    Fault,
-    /// Treated like -1: the destination is left unchanged
-    Skip,
-}
-
-/// `--dma-block-in-stream`.
-#[derive(clap::ValueEnum, Clone, Copy, Debug)]
-pub enum BlockInStream {
-    /// A definition, run only when a DMATrigger fires it
-    Skip,
-    /// Its descriptors also run once where it stands
-    Run,
-}
-
 /// Runs `birsim run`.
 pub fn run(o: &RunArgs) -> Result<(), Exit> {
     let mut profile = match o.profile {
@@ -175,16 +150,20 @@ pub fn run(o: &RunArgs) -> Result<(), Exit> {
     if let Some(sat) = o.fp8_saturate {
         profile.fp8_saturate = matches!(sat, OnOff::On);
     }
-    let thread_count = match o.threads {
-        Some(n) => Some(n),
-        None => match std::env::var("BIRSIM_THREADS") {
-            Ok(v) => Some(threads(&v).map_err(|e| bad(format!("BIRSIM_THREADS {v}: {e}")))?),
-            Err(_) => None,
-        },
-    };
+    // The simulator options, each flag's value through Options::set (simulator::Options::NAMES).
+    let mut options = o.limits.options()?;
+    if o.threads.is_none()
+        && let Ok(v) = std::env::var("BIRSIM_THREADS")
+    {
+        options.set("threads", &v).map_err(|e| bad(format!("BIRSIM_THREADS {v}: {}", expected(&e))))?;
+    }
+    set(&mut options, "threads", &o.threads)?;
+    set(&mut options, "tsc_reverse", &o.tsc_reverse)?;
+    set(&mut options, "oob", &o.oob)?;
+    set(&mut options, "dma_block_in_stream", &o.dma_block_in_stream)?;
     let program = load(&o.program, &o.limits)?;
     let valid =
-        bir_ir::validate(&program, &o.limits.validate_options()).map_err(|d| problems(&o.program, &d))?;
+        bir_ir::validate(&program, &options.validate_options()).map_err(|d| problems(&o.program, &d))?;
     let f = &program.functions[0];
 
     // Resolve every name and read every input header before running anything.
@@ -250,31 +229,6 @@ pub fn run(o: &RunArgs) -> Result<(), Exit> {
     let keep: Vec<bir_ir::LocId> =
         outputs.iter().map(|(t, _, _)| t.loc).chain(expects.iter().map(super::diff::Expect::loc)).collect();
     sim.free_dead_locations(&keep);
-    let mut options = simulator::Options::default();
-    if let Some(n) = thread_count {
-        options.parallelism.threads = n;
-    }
-    if let Some(n) = o.limits.max_instructions {
-        options.max_instructions = n;
-    }
-    if let Some(cap) = o.limits.memory_cap {
-        options.memory_cap = cap;
-    }
-    if let Some(r) = o.tsc_reverse {
-        options.reverse_flags_reverse_scan = matches!(r, TscReverse::Direction);
-    }
-    if let Some(oob) = o.oob {
-        options.indirect_oob = match oob {
-            Oob::Fault => simulator::IndirectOob::Fault,
-            Oob::Skip => simulator::IndirectOob::Skip,
-        };
-    }
-    if let Some(b) = o.dma_block_in_stream {
-        options.dma_block_in_stream = match b {
-            BlockInStream::Skip => simulator::DmaBlockInStream::Skip,
-            BlockInStream::Run => simulator::DmaBlockInStream::Run,
-        };
-    }
     sim.set_options(options);
     if o.trace_data {
         sim.enable_trace_data();

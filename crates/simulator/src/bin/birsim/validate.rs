@@ -23,7 +23,7 @@ pub struct ValidateArgs {
 /// Runs `birsim validate`.
 pub fn validate(args: &ValidateArgs) -> Result<(), Exit> {
     let p = load(&args.program, &args.limits)?;
-    match bir_ir::validate(&p, &args.limits.validate_options()) {
+    match bir_ir::validate(&p, &args.limits.validate_options()?) {
         Ok(_) => {
             let mut n = 0;
             p.functions.iter().for_each(|f| f.for_each_instruction(&mut |_| n += 1));
