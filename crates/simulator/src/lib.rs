@@ -19,14 +19,13 @@ pub mod io;
 pub mod isa_state;
 pub mod memory;
 pub mod npy;
-mod options;
 pub mod support;
 pub mod trace;
 
 pub use alloc::OutOfMemory;
 pub use dge::swdge::BlockInStream as DmaBlockInStream;
+pub use exec::{OptionError, OptionSpec, OptionValues, OptionWord};
 pub use exec::{Options, Outcome, Parallelism, Simulator, Stats, TraceEntry, TraceRegion, Writer};
 pub use fault::{Fault, FaultCause, FaultKind, SimError, Slot};
 pub use indirection::Oob as IndirectOob;
 pub use memory::Memory;
-pub use options::{OptionError, OptionSpec, OptionValues, OptionWord};

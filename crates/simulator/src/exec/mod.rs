@@ -17,7 +17,7 @@ use kit::liveness::{self, Liveness};
 use kit::{Cx, Res, Stop, Written, bug, fault};
 use numerics::Profile;
 
-pub use kit::{Options, Parallelism, fnv1a};
+pub use kit::{OptionError, OptionSpec, OptionValues, OptionWord, Options, Parallelism, fnv1a};
 pub use observe::{Stats, TraceEntry, TraceRegion, Writer};
 
 /// How a run ended.

@@ -18,6 +18,7 @@
 //! - [`facts`]: what the support classifier may ask of an instruction (`Fact`, `InstFacts`) and
 //!   its answers (`Verdict`); every kernel's `classify` speaks these.
 //! - [`liveness`]: each location's last use, so dead locations are freed.
+//! - [`options`]: the run's switches ([`Options`]) and their one parser by name.
 
 pub(crate) mod copy;
 pub(crate) mod dma;
@@ -26,7 +27,7 @@ pub(crate) mod fused;
 pub(crate) mod lanes;
 pub(crate) mod liveness;
 pub(crate) mod operand;
-mod options;
+pub(crate) mod options;
 pub(crate) mod par;
 pub(crate) mod rng;
 pub(crate) mod transpose;
@@ -38,7 +39,7 @@ use numerics::Profile;
 
 pub use operand::fnv1a;
 pub(crate) use operand::{Arg, Pool, Written, adds, pieces, record_entries, same_count, sub_ap};
-pub use options::Options;
+pub use options::{OptionError, OptionSpec, OptionValues, OptionWord, Options};
 pub use par::Parallelism;
 
 /// A kernel's early stop: a guest fault, or a bug. Boxed, so every kernel's `Result` error is
