@@ -8,6 +8,7 @@ use dge::generate::{
     self, DgeError, GatherTranspose, Indirect1d, IndirectMode, Operand, gather_transpose, indirect1d, mac,
 };
 use dge::{ComputeOp, Descriptor, DgeKind, Dim, Emission, FlatMemory, emissions, execute};
+use test_rng::XorShift64;
 
 const L0: u64 = 0x100_0000_0000; // G9 base of location 0
 const L1: u64 = 0x200_0000_0000; // G9 base of location 1
@@ -314,17 +315,11 @@ fn bf16_rne(x: f32) -> u16 {
 /// the definition computed here one value at a time.
 #[test]
 fn compute_ops_match_the_slow_twin() {
-    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = move || {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed
-    };
+    let mut rng = XorShift64::new(0x9E37_79B9_7F4A_7C15);
     for op in [ComputeOp::Add, ComputeOp::Multiply, ComputeOp::Max, ComputeOp::Min] {
         for dt in [Dtype::Bfloat16, Dtype::Float32] {
             let es = dt.size();
-            let vals: Vec<f32> = (0..64).map(|_| ((next() % 2001) as f32 - 1000.0) / 37.0).collect();
+            let vals: Vec<f32> = (0..64).map(|_| (rng.below(2001) as f32 - 1000.0) / 37.0).collect();
             let enc = |v: f32| -> Vec<u8> {
                 match dt {
                     Dtype::Bfloat16 => bf16_rne(v).to_le_bytes().to_vec(),

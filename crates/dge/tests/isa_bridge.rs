@@ -8,27 +8,14 @@
 use dge::isa::{MachineMemory, dma_indirect1d};
 use indirection::isa::machine::{BoundRule, IsaOptions, Machine};
 use indirection::isa::{DmaIndirect1d, Generation, Word};
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-}
+use test_rng::XorShift64Star;
 
 const DRAM_A: u64 = 0x10_0000;
 const DRAM_B: u64 = 0x20_0000;
 const REGION: usize = 2048;
 
 /// An ADDR8-IMM of a side: DRAM region A or B, or an on-chip address (bit 55 + ADDR4 form).
-fn addr8(rng: &mut Rng) -> u64 {
+fn addr8(rng: &mut XorShift64Star) -> u64 {
     match rng.below(4) {
         0 => DRAM_A + rng.below(256),
         1 => DRAM_B + rng.below(256),
@@ -37,7 +24,7 @@ fn addr8(rng: &mut Rng) -> u64 {
     }
 }
 
-fn word(rng: &mut Rng) -> [u8; 64] {
+fn word(rng: &mut XorShift64Star) -> [u8; 64] {
     let mut w = [0u8; 64];
     w[0] = 0xbb;
     w[14] = 128;
@@ -71,9 +58,9 @@ fn word(rng: &mut Rng) -> [u8; 64] {
     w
 }
 
-fn machine(rng: &mut Rng) -> Machine {
+fn machine(rng: &mut XorShift64Star) -> Machine {
     let mut m = Machine::new(Generation::V2);
-    let mut bytes = |n: usize| (0..n).map(|_| rng.next() as u8).collect::<Vec<u8>>();
+    let mut bytes = |n: usize| (0..n).map(|_| rng.next_u64() as u8).collect::<Vec<u8>>();
     let (a, b) = (bytes(REGION), bytes(REGION));
     m.add_dram("a", DRAM_A, a).unwrap();
     m.add_dram("b", DRAM_B, b).unwrap();
@@ -128,7 +115,7 @@ fn first_difference(a: &Machine, b: &Machine) -> String {
 
 #[test]
 fn descriptors_equal_the_dma_indirect_datapath() {
-    let mut rng = Rng(0x15A_B41D);
+    let mut rng = XorShift64Star::new(0x15A_B41D);
     let (mut ok, mut refused, mut descs) = (0, 0, 0usize);
     for case in 0..150 {
         let raw = word(&mut rng);

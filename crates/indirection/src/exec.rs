@@ -359,6 +359,7 @@ pub fn serial(
 mod tests {
     use super::*;
     use rstest::rstest;
+    use test_rng::XorShift64Star;
 
     fn f32s(v: &[f32]) -> Vec<u8> {
         v.iter().flat_map(|x| x.to_le_bytes()).collect()
@@ -421,17 +422,6 @@ mod tests {
         assert_eq!(t8, [9; 4]);
     }
 
-    /// A small deterministic generator (xorshift64*).
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        }
-    }
-
     /// The fast gather/scatter loops against the element-serial twin: a table in a partitioned
     /// layout whose rows are padded (entries cross partition rows), linear tables, walks,
     /// duplicates, every element width, copy and add.
@@ -445,12 +435,12 @@ mod tests {
     #[case::fp8(Dtype::Float8E4, true, 7)]
     #[case::uint8_copy(Dtype::Uint8, true, 8)]
     fn fast_paths_match_the_serial_twin(#[case] dt: Dtype, #[case] padded: bool, #[case] seed: u64) {
-        let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let mut rng = XorShift64Star::new(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
         let size = dt.size();
         let p = Profile::refsim();
         for round in 0..6 {
             // Table: 4 partitions of `pitch` elements; rows `row_stride` bytes apart.
-            let pitch = 3 + (rng.next() % 7) as usize;
+            let pitch = 3 + (rng.next_u64() % 7) as usize;
             let stride = if padded { pitch * size + 8 } else { pitch * size };
             let layout = Layout::partitioned(0, 4, (pitch * size) as u64, stride as u64);
             let cap = 4 * pitch;
@@ -459,7 +449,7 @@ mod tests {
             let entry = if round % 3 == 2 {
                 Entry::Walk(&walk)
             } else {
-                Entry::Contiguous(1 + (rng.next() % 4) as usize)
+                Entry::Contiguous(1 + (rng.next_u64() % 4) as usize)
             };
             let (lo, hi) = crate::plan::span(match entry {
                 Entry::Walk(w) => w,
@@ -467,16 +457,17 @@ mod tests {
             });
             let len = entry.len();
             let hi = if let Entry::Contiguous(l) = entry { l as i64 - 1 } else { hi };
-            let rows = 1 + (rng.next() % 9) as usize;
+            let rows = 1 + (rng.next_u64() % 9) as usize;
             // Plan: duplicate-heavy starts, rows in order (some rows repeated for the gather).
-            let n = 1 + (rng.next() % 12) as usize;
+            let n = 1 + (rng.next_u64() % 12) as usize;
             let plan: Vec<Step> = (0..n)
                 .map(|_| Step {
-                    row: (rng.next() % rows as u64) as usize,
-                    start: (rng.next() % (cap as u64 - hi as u64)) as i64 - lo,
+                    row: (rng.next_u64() % rows as u64) as usize,
+                    start: (rng.next_u64() % (cap as u64 - hi as u64)) as i64 - lo,
                 })
                 .collect();
-            let mut buf: Vec<u8> = (0..tbytes + rows * len * size).map(|_| (rng.next() % 64) as u8).collect();
+            let mut buf: Vec<u8> =
+                (0..tbytes + rows * len * size).map(|_| (rng.next_u64() % 64) as u8).collect();
             let dense_layout = Layout::flat(tbytes, (rows * len * size) as u64);
             let table_addr = Addressing { layout, map: None };
             let dense_addr = Addressing { layout: dense_layout, map: None };

@@ -10,6 +10,7 @@ use indirection::isa::{
     IsaDtype, IsaError, MemPattern4D, Opcode, PoolBufferLoad, PseudoEmbeddingUpdate, S4d4Gt, S4d4Ic, Space,
     TargetError, TensorNd, Word, nki_dma_opcode, nki_opcode,
 };
+use test_rng::XorShift64;
 
 /// A word under construction: bytes poked at offsets typed in each test.
 struct W([u8; 64]);
@@ -610,25 +611,13 @@ fn isa_dtype_codes_follow_re_facts_1() {
     }
 }
 
-/// xorshift64 (Marsaglia), a deterministic PRNG for the property tests.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
+/// A random 64-byte word: eight xorshift64 outputs, little-endian.
+fn random_word(rng: &mut XorShift64) -> [u8; 64] {
+    let mut w = [0u8; 64];
+    for chunk in w.chunks_mut(8) {
+        chunk.copy_from_slice(&rng.next_u64().to_le_bytes());
     }
-    fn word(&mut self) -> [u8; 64] {
-        let mut w = [0u8; 64];
-        for chunk in w.chunks_mut(8) {
-            chunk.copy_from_slice(&self.next().to_le_bytes());
-        }
-        w
-    }
+    w
 }
 
 /// Decode never panics; whatever decodes re-encodes to the same bytes; the struct decoders
@@ -654,14 +643,14 @@ fn check_word(w: &[u8; 64]) -> bool {
 
 #[test]
 fn random_words_never_panic_and_every_ok_re_encodes() {
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = XorShift64::new(0x9E37_79B9_7F4A_7C15);
     for _ in 0..20_000 {
-        check_word(&rng.word());
+        check_word(&random_word(&mut rng));
     }
     // The opcode byte forced to each known one, so the struct decoders run on random bodies.
     for op in Opcode::ALL {
         for _ in 0..5_000 {
-            let mut w = rng.word();
+            let mut w = random_word(&mut rng);
             w[0] = op.byte();
             check_word(&w);
         }
@@ -672,14 +661,14 @@ fn random_words_never_panic_and_every_ok_re_encodes() {
 fn mutated_golden_words_round_trip_whenever_they_decode() {
     // Random bytes rarely give every enum field a valid value, so mutate the golden words a few
     // bytes at a time: many still decode, and each must round-trip exactly.
-    let mut rng = Rng(0xD1B5_4A32_D192_ED03);
+    let mut rng = XorShift64::new(0xD1B5_4A32_D192_ED03);
     for (name, g) in goldens() {
         let mut ok = 0;
         for _ in 0..4_000 {
             let mut w = g;
-            for _ in 0..1 + rng.next() % 4 {
-                let at = 1 + (rng.next() % 63) as usize; // keep the opcode
-                w[at] = rng.next() as u8;
+            for _ in 0..1 + rng.below(4) {
+                let at = 1 + rng.below_usize(63); // keep the opcode
+                w[at] = rng.next_u64() as u8;
             }
             ok += usize::from(check_word(&w));
         }

@@ -7,6 +7,7 @@ mod common;
 
 use common::*;
 use simulator::{FaultKind, Options};
+use test_rng::XorShift32;
 
 /// Runs `insts` over the tensors; returns every tensor's final bytes, or the fault.
 fn run(tensors: &[T<'_>], insts: &str) -> Result<Vec<Vec<u8>>, (FaultKind, String)> {
@@ -447,26 +448,20 @@ fn shuffle_twin(src: &[Vec<u32>], dst: &mut [Vec<u32>], mask: &[u8; 32]) {
 
 #[test]
 fn stream_shuffle_in_place_matches_the_twin() {
-    let mut seed = 0x1234_5678u32;
-    let mut next = || {
-        seed ^= seed << 13;
-        seed ^= seed >> 17;
-        seed ^= seed << 5;
-        seed
-    };
+    let mut rng = XorShift32::new(0x1234_5678);
     for round in 0..12 {
         let parts = [1usize, 5, 31, 32, 33, 40, 64, 70][round % 8];
-        let free = 1 + (next() as usize % 7);
+        let free = 1 + (rng.next_u32() as usize % 7);
         let mut mask = [255u8; 32];
         for (i, m) in mask.iter_mut().enumerate() {
-            let r = next();
+            let r = rng.next_u32();
             // Entries stay inside the last (partial) block's rows.
             let lim = if parts.is_multiple_of(32) { 32 } else { parts % 32 };
-            if r % 5 != 0 && i < 32 {
+            if !r.is_multiple_of(5) && i < 32 {
                 *m = (r % lim as u32) as u8;
             }
         }
-        let rows: Vec<Vec<u32>> = (0..parts).map(|_| (0..free).map(|_| next()).collect()).collect();
+        let rows: Vec<Vec<u32>> = (0..parts).map(|_| (0..free).map(|_| rng.next_u32()).collect()).collect();
         let flat: Vec<u8> = rows.iter().flatten().flat_map(|v| v.to_le_bytes()).collect();
         let a = ap("y", "uint32", 0, &[(free as i64, parts as i64), (1, free as i64)]);
         let out = run(

@@ -8,6 +8,7 @@ mod common;
 
 use common::*;
 use simulator::{DmaBlockInStream, Fault, FaultKind, Options, Parallelism};
+use test_rng::XorShift64Star;
 
 /// An AP with a uint16 vector offset `idx` on dim W.
 fn vap(mem: &str, dtype: &str, offset: i64, pairs: &[(i64, i64)], max: i64, idx: &str) -> String {
@@ -460,20 +461,6 @@ fn descriptor_scatter_add() {
 
 // ---------------------------------------------------------------- fast path vs serial
 
-/// xorshift64*.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 /// The slow model (G54): one flat fp32 array holding both sides; per planned row in order, the
 /// source row is read whole, then copied or added (fp32 add = round(exact sum) to fp32).
 fn model(mem: &mut [f32], src: &[usize], dst_rows: &[Option<usize>], len: usize, add: bool) {
@@ -492,7 +479,7 @@ fn model(mem: &mut [f32], src: &[usize], dst_rows: &[Option<usize>], len: usize,
 /// against the same scatter inside one location (the serial path), at 1 and 3 threads.
 #[test]
 fn bridge_paths_match_the_model_and_each_other() {
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = XorShift64Star::new(0x9E37_79B9_7F4A_7C15);
     for round in 0..60 {
         let rows = 1 + rng.below(7) as usize;
         let len = 1 + rng.below(5) as usize;
@@ -591,7 +578,7 @@ fn bir_json_worked_example_add() {
 /// location, source rows after the table) on bf16 adds and copies, odd sizes.
 #[test]
 fn bf16_fast_scatter_equals_the_serial_scatter() {
-    let mut rng = Rng(0x0123_4567_89AB_CDEF);
+    let mut rng = XorShift64Star::new(0x0123_4567_89AB_CDEF);
     for round in 0..40 {
         let rows = 1 + rng.below(6) as usize;
         let len = 1 + rng.below(7) as usize;

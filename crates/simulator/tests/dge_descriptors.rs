@@ -11,20 +11,16 @@ use dge::bir::{Context, Planned};
 use numerics::Profile;
 use simulator::dge_memory::DgeMemory;
 use simulator::{IndirectOob, Options, Outcome, Simulator};
+use test_rng::XorShift64Star;
 
-struct Rng(u64);
+/// Draws in an inclusive range and picks from a slice, over the shared xorshift64* stream (one
+/// `below` each).
+trait Draw {
+    fn range(&mut self, lo: i64, hi: i64) -> i64;
+    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T;
+}
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
+impl Draw for XorShift64Star {
     fn range(&mut self, lo: i64, hi: i64) -> i64 {
         lo + self.below((hi - lo + 1) as u64) as i64
     }
@@ -96,7 +92,7 @@ fn inst(opcode: &str, ins: &[String], outs: &[String], fields: &str) -> String {
 
 /// A random location for `dtype`: flat DRAM, private SB rows, arena SB rows, or rows whose
 /// byte size leaves a tail (not a multiple of the element).
-fn rand_loc(rng: &mut Rng, name: &'static str, dtype: &'static str, addr_slot: u64) -> Loc {
+fn rand_loc(rng: &mut XorShift64Star, name: &'static str, dtype: &'static str, addr_slot: u64) -> Loc {
     let size = size_of(dtype) as u64;
     match rng.below(4) {
         0 => Loc {
@@ -140,7 +136,7 @@ fn rand_loc(rng: &mut Rng, name: &'static str, dtype: &'static str, addr_slot: u
 
 /// Steps for `nums` (outermost first): each level's step is the inner span (contiguous), the
 /// span plus a gap, or their negatives (all injective), or — when `loose` — a small or zero step.
-fn rand_steps(rng: &mut Rng, nums: &[i64], loose: bool) -> Vec<i64> {
+fn rand_steps(rng: &mut XorShift64Star, nums: &[i64], loose: bool) -> Vec<i64> {
     let mut steps = vec![0i64; nums.len()];
     let mut span = 1i64; // extent of the inner levels
     for k in (0..nums.len()).rev() {
@@ -161,7 +157,7 @@ fn rand_steps(rng: &mut Rng, nums: &[i64], loose: bool) -> Vec<i64> {
 }
 
 /// Places levels inside a location of `cap` elements: the offset, or `None` if they do not fit.
-fn place(rng: &mut Rng, cap: i64, nums: &[i64], steps: &[i64]) -> Option<i64> {
+fn place(rng: &mut XorShift64Star, cap: i64, nums: &[i64], steps: &[i64]) -> Option<i64> {
     let (mut lo, mut hi) = (0i64, 0i64);
     for (n, s) in nums.iter().zip(steps) {
         let span = s * (n - 1);
@@ -182,7 +178,7 @@ fn pairs(nums: &[i64], steps: &[i64]) -> Vec<(i64, i64)> {
 }
 
 /// A random factorisation of `total` into 1..=5 levels (outermost first).
-fn factor(rng: &mut Rng, total: i64) -> Vec<i64> {
+fn factor(rng: &mut XorShift64Star, total: i64) -> Vec<i64> {
     let mut rest = total;
     let mut out = Vec::new();
     let levels = rng.range(1, 5);
@@ -306,8 +302,8 @@ fn agree(case: &str, locs: &[Loc], direct: &Side, via: &Side) {
 
 const DTYPES: [&str; 5] = ["float32", "bfloat16", "uint8", "int64", "int16"];
 
-fn random_init(rng: &mut Rng, locs: &[Loc]) -> Vec<Vec<u8>> {
-    locs.iter().map(|l| (0..l.parts * l.bytes).map(|_| rng.next() as u8).collect()).collect()
+fn random_init(rng: &mut XorShift64Star, locs: &[Loc]) -> Vec<Vec<u8>> {
+    locs.iter().map(|l| (0..l.parts * l.bytes).map(|_| rng.next_u64() as u8).collect()).collect()
 }
 
 /// One random DMACopy case between a source `s` of shape `sn` and a destination `d` of shape
@@ -316,7 +312,7 @@ fn random_init(rng: &mut Rng, locs: &[Loc]) -> Vec<Vec<u8>> {
 /// its descriptors, which must agree. `None` when the random placement does not fit;
 /// otherwise how many descriptors it took.
 fn dma_case(
-    rng: &mut Rng,
+    rng: &mut XorShift64Star,
     case: usize,
     dt: &'static str,
     sn: &[i64],
@@ -340,7 +336,7 @@ fn dma_case(
 
 #[test]
 fn dma_copy_descriptors_equal_the_direct_copy() {
-    let mut rng = Rng(0x5EED_0001);
+    let mut rng = XorShift64Star::new(0x5EED_0001);
     let (mut ran, mut multi) = (0, 0);
     for case in 0..600 {
         let dt = *rng.pick(&DTYPES);
@@ -362,7 +358,7 @@ fn dma_transpose_descriptors_equal_the_direct_transpose() {
         "None", "WZXY", "WXZY", "WYXZ", "ZWYX", "ZYWX", "ZYXW", "YXWZ", "YXZW", "YWZX", "XWZY", "XZYW",
         "XYZW", "XYWZ",
     ];
-    let mut rng = Rng(0x5EED_0002);
+    let mut rng = XorShift64Star::new(0x5EED_0002);
     let mut ran = 0;
     for case in 0..400 {
         let dt = *rng.pick(&DTYPES);
@@ -381,7 +377,7 @@ fn dma_transpose_descriptors_equal_the_direct_transpose() {
 
 #[test]
 fn dma_replicate_descriptors_equal_the_direct_replicate() {
-    let mut rng = Rng(0x5EED_0003);
+    let mut rng = XorShift64Star::new(0x5EED_0003);
     let mut ran = 0;
     for case in 0..300 {
         let dt = *rng.pick(&DTYPES);
@@ -396,7 +392,7 @@ fn dma_replicate_descriptors_equal_the_direct_replicate() {
 /// IndirectLoad (`save` false) or IndirectSave: a V-entry table of L-element entries `step`
 /// apart, `n` int32 indices (some ≥ V, some −1 = 4294967295 out of bounds), the dense side rows of
 /// L; under `Skip` both sides leave the out-of-bounds rows alone, under `Fault` both refuse.
-fn indirect_case(rng: &mut Rng, save: bool, oob: IndirectOob) -> Option<(String, Side, Side)> {
+fn indirect_case(rng: &mut XorShift64Star, save: bool, oob: IndirectOob) -> Option<(String, Side, Side)> {
     let dt = *rng.pick(&DTYPES);
     let (l, v, n) = (rng.range(1, 6), rng.range(1, 8), rng.range(1, 16));
     let step = l + rng.range(0, 2);
@@ -449,7 +445,7 @@ fn indirect_case(rng: &mut Rng, save: bool, oob: IndirectOob) -> Option<(String,
 
 #[test]
 fn indirect_load_and_save_descriptors_equal_the_direct_ops() {
-    let mut rng = Rng(0x5EED_0004);
+    let mut rng = XorShift64Star::new(0x5EED_0004);
     let (mut ok, mut faults) = (0, 0);
     for case in 0..400 {
         let save = case % 2 == 1;
@@ -472,7 +468,7 @@ fn indirect_load_and_save_descriptors_equal_the_direct_ops() {
 #[test]
 fn indirect_save_accumulate_descriptors_equal_the_direct_op() {
     const ADD: [&str; 5] = ["float32", "bfloat16", "float16", "float8e4", "float8e5"];
-    let mut rng = Rng(0x5EED_0005);
+    let mut rng = XorShift64Star::new(0x5EED_0005);
     let (mut ok, mut faults) = (0, 0);
     for case in 0..300 {
         let add = rng.below(3) != 0;

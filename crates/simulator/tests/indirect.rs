@@ -8,6 +8,7 @@ mod common;
 use common::*;
 use rstest::rstest;
 use simulator::{FaultKind, IndirectOob, Options};
+use test_rng::XorShift64Star;
 
 fn inst(opcode: &str, ins: &[String], outs: &[String], fields: &str) -> String {
     format!(
@@ -497,17 +498,6 @@ fn from_bf16(h: u16) -> f32 {
     f32::from_bits(u32::from(h) << 16)
 }
 
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-}
-
 /// The fast paths (a contiguous destination gathered in place; strided destinations through a
 /// flat buffer; the fp32 and bf16 scatter-add kernels) against loops written here, over random
 /// sizes, duplicate-heavy indices and skips.
@@ -517,14 +507,14 @@ impl Rng {
 #[case(3, 9, 33, 17)]
 #[case(4, 1, 4, 6)]
 fn fast_paths_match_the_twin(#[case] seed: u64, #[case] rows: usize, #[case] len: usize, #[case] n: usize) {
-    let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-    let tab: Vec<f32> = (0..rows * len).map(|_| (rng.next() % 1000) as f32 / 8.0).collect();
+    let mut rng = XorShift64Star::new(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let tab: Vec<f32> = (0..rows * len).map(|_| (rng.next_u64() % 1000) as f32 / 8.0).collect();
     let idx: Vec<u64> = (0..n)
         .map(|_| {
-            if rng.next().is_multiple_of(5) {
+            if rng.next_u64().is_multiple_of(5) {
                 (1u64 << 32) - 1
             } else {
-                (1u64 << 32) + rng.next() % rows as u64
+                (1u64 << 32) + rng.next_u64() % rows as u64
             }
         })
         .collect();
@@ -568,7 +558,7 @@ fn fast_paths_match_the_twin(#[case] seed: u64, #[case] rows: usize, #[case] len
     }
     // Scatter-add fp32 and bf16, serial rounding per step; values contiguous (scattered straight
     // from their buffer) and with rows reversed (through a flat buffer).
-    let vals: Vec<f32> = (0..n * len).map(|_| (rng.next() % 4096) as f32 / 3.0).collect();
+    let vals: Vec<f32> = (0..n * len).map(|_| (rng.next_u64() % 4096) as f32 / 3.0).collect();
     for reversed in [false, true] {
         let isa = |dt: &str| {
             let val_ap = if reversed {

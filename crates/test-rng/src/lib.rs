@@ -1,8 +1,14 @@
-//! SplitMix64 (Steele, Lea and Flood, "Fast splittable pseudorandom number generators", 2014):
-//! a small deterministic generator the workspace's property tests and benches share for their
-//! random inputs, so a failure reproduces from its seed. Dev-only: no library crate depends on it
-//! outside `[dev-dependencies]` (xtask's tidy test checks), and it is no part of what the
-//! simulator computes (its Memset generators live in `simulator::exec::random`).
+//! Small deterministic generators the workspace's property tests and benches share for their
+//! random inputs, so a failure reproduces from its seed: [`SplitMix64`] (Steele, Lea and Flood,
+//! "Fast splittable pseudorandom number generators", 2014), the default for new code, and the
+//! xorshift family ([`XorShift64Star`], [`XorShift64`], [`XorShift32`]) that older tests were written against.
+//! Dev-only: no library crate depends on it outside `[dev-dependencies]` (xtask's tidy test
+//! checks), and it is no part of what the simulator computes (its Memset generators live in
+//! `simulator::exec::random`).
+
+mod xorshift;
+
+pub use xorshift::{XorShift32, XorShift64, XorShift64Star};
 
 /// A SplitMix64 stream: a 64-bit counter advanced by the golden-ratio increment, each output
 /// that counter put through a 64-bit finaliser.

@@ -19,6 +19,7 @@ use indirection::isa::{
     IsaDtype, MemPattern4D, PseudoEmbeddingUpdate, S4d4Gt, S4d4Ic, Space, TensorNd, Word,
 };
 use std::hint::black_box;
+use test_rng::XorShift64;
 
 const N: usize = 4096;
 const E: usize = 32;
@@ -26,13 +27,6 @@ const ROWS: usize = 65_536;
 const TARGET: f64 = 1.5;
 const TABLE: u64 = 0x1000_0000;
 const OUT: u64 = 0x2000_0000;
-
-fn next(s: &mut u64) -> u64 {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    *s
-}
 
 fn t4(partition: u8, offset: u32, n: u16) -> TensorNd<4> {
     TensorNd {
@@ -60,18 +54,11 @@ fn gather(ctx: &Ctx) {
         return;
     }
     let (ch, pbn) = (32usize, 512usize);
-    let mut s = 7u64;
-    let idx: Vec<u32> =
-        (0..ch * N)
-            .map(|k| {
-                if k % 8 == 7 {
-                    600 + (next(&mut s) % 100) as u32
-                } else {
-                    (next(&mut s) % pbn as u64) as u32
-                }
-            })
-            .collect();
-    let pb: Vec<u8> = (0..128 * pbn * 4).map(|_| next(&mut s) as u8).collect();
+    let mut rng = XorShift64::new(7);
+    let idx: Vec<u32> = (0..ch * N)
+        .map(|k| if k % 8 == 7 { 600 + rng.below(100) as u32 } else { rng.below(pbn as u64) as u32 })
+        .collect();
+    let pb: Vec<u8> = (0..128 * pbn * 4).map(|_| rng.next_u64() as u8).collect();
     let mut m = Machine::new(Generation::V2);
     let p = sb();
     for c in 0..ch {
@@ -124,10 +111,10 @@ fn indirect_copy(ctx: &Ctx) {
     }
     let n = 32usize;
     let sbs = 256 * E; // 256 rows in the source buffer
-    let mut s = 11u64;
+    let mut rng = XorShift64::new(11);
     let mut m = Machine::new(Generation::V2);
     let p = sb();
-    let data: Vec<u8> = (0..128 * sbs * 4).map(|_| next(&mut s) as u8).collect();
+    let data: Vec<u8> = (0..128 * sbs * 4).map(|_| rng.next_u64() as u8).collect();
     let mut lists = vec![0u16; 8 * n];
     for q in 0..128 {
         m.sbuf_mut()[q * p + 0x1000..q * p + 0x1000 + sbs * 4]
@@ -135,7 +122,7 @@ fn indirect_copy(ctx: &Ctx) {
     }
     for b in 0..8 {
         for j in 0..n {
-            let r = (next(&mut s) % 256) as u16;
+            let r = rng.below(256) as u16;
             lists[b * n + j] = r;
             let at = (16 * b + j % 16) * p + 2 * (j / 16);
             m.sbuf_mut()[at..at + 2].copy_from_slice(&r.to_le_bytes());
@@ -224,13 +211,12 @@ fn dma_word(mode: IndirectMode, op: DgeComputeOp, src: Addr8, dst: Addr8) -> Wor
 /// A machine with a 65536-row fp32 table in DRAM, a 4096-row output region and 4096 random
 /// u32 row indices in SBUF partition 0.
 fn dram_machine(seed: u64) -> (Machine, Vec<u8>, Vec<u32>) {
-    let mut s = seed;
+    let mut rng = XorShift64::new(seed);
     let mut m = Machine::new(Generation::V2);
-    let table: Vec<u8> =
-        (0..ROWS * E).flat_map(|_| ((next(&mut s) % 1000) as f32 / 8.0).to_le_bytes()).collect();
+    let table: Vec<u8> = (0..ROWS * E).flat_map(|_| (rng.below(1000) as f32 / 8.0).to_le_bytes()).collect();
     let _ = m.add_dram("table", TABLE, table.clone());
     let _ = m.add_dram("out", OUT, vec![0; N * E * 4]);
-    let idx: Vec<u32> = (0..N).map(|_| (next(&mut s) % ROWS as u64) as u32).collect();
+    let idx: Vec<u32> = (0..N).map(|_| rng.below(ROWS as u64) as u32).collect();
     let bytes: Vec<u8> = idx.iter().flat_map(|v| v.to_le_bytes()).collect();
     m.sbuf_mut()[..4 * N].copy_from_slice(&bytes);
     (m, table, idx)
@@ -286,12 +272,12 @@ fn embedding(ctx: &Ctx) {
     if !ctx.opts.want(name) {
         return;
     }
-    let mut s = 19u64;
+    let mut rng = XorShift64::new(19);
     let mut m = Machine::new(Generation::V4);
     let bf = |x: f32| -> [u8; 2] { ((x.to_bits() >> 16) as u16).to_le_bytes() };
-    let table: Vec<u8> = (0..ROWS * E).flat_map(|_| bf((next(&mut s) % 1000) as f32 / 8.0)).collect();
+    let table: Vec<u8> = (0..ROWS * E).flat_map(|_| bf(rng.below(1000) as f32 / 8.0)).collect();
     let _ = m.add_dram("table", TABLE, table.clone());
-    let idx: Vec<u32> = (0..N).map(|_| (next(&mut s) % ROWS as u64) as u32).collect();
+    let idx: Vec<u32> = (0..N).map(|_| rng.below(ROWS as u64) as u32).collect();
     let ib: Vec<u8> = idx.iter().flat_map(|v| v.to_le_bytes()).collect();
     m.sbuf_mut()[..4 * N].copy_from_slice(&ib);
     let data: Vec<u8> = (0..N * E).flat_map(|k| bf((k % 97) as f32 / 4.0)).collect();

@@ -11,18 +11,11 @@ use indirection::isa::{
     validate,
 };
 use std::hint::black_box;
+use test_rng::XorShift64;
 
 const WORDS: usize = 1 << 20;
 /// The target rate.
 const TARGET_WORDS_PER_S: f64 = 10e6;
-
-/// An xorshift64 stream, the row's deterministic variation.
-fn next(s: &mut u64) -> u64 {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    *s
-}
 
 fn t4(partition: u8, offset: u32, n: u16) -> TensorNd<4> {
     TensorNd {
@@ -163,8 +156,9 @@ pub fn run(ctx: &Ctx) {
     if !o.want("isa-decode-validate") {
         return;
     }
-    let mut s = 0x2545_F491_4F6C_DD1D;
-    let words: Vec<[u8; 64]> = (0..WORDS).map(|k| word(k, next(&mut s))).collect();
+    // An xorshift64 stream, the row's deterministic variation.
+    let mut rng = XorShift64::new(0x2545_F491_4F6C_DD1D);
+    let words: Vec<[u8; 64]> = (0..WORDS).map(|k| word(k, rng.next_u64())).collect();
     let mut counts = (0usize, 0usize);
     let ours = time(o.reps(), || {
         let (mut ok, mut bad) = (0, 0);
