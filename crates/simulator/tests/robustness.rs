@@ -417,7 +417,7 @@ fn npy_inputs(#[case] input: &str, #[case] code: i32, #[case] message: &str) {
 #[case::max_instructions_too_few(&["validate", "F/prog.json", "--max-instructions", "2"], 2, "budget of 2")]
 #[case::profile_unknown(&["run", "F/prog.json", "--profile", "fast"], 2, "[possible values: refsim, nki]")]
 #[case::fp8_saturate_unknown(&["run", "F/prog.json", "--fp8-saturate", "maybe"], 2, "[possible values: on, off]")]
-#[case::tsc_reverse_unknown(&["run", "F/prog.json", "--tsc-reverse", "sideways"], 2, "[possible values: direction, operands]")]
+#[case::tsc_reverse_unknown(&["run", "F/prog.json", "--tsc-reverse", "sideways"], 2, "sideways' for '--tsc-reverse <WHAT>': expected direction or operands")]
 #[case::stats_with_value(&["run", "F/prog.json", "--stats=yes"], 2, "unexpected value 'yes' for '--stats'")]
 #[case::allow_uninit_with_value(&["run", "F/prog.json", "--allow-uninit-inputs=1"], 2, "unexpected value '1' for '--allow-uninit-inputs'")]
 #[case::run_only_option_on_validate(&["validate", "F/prog.json", "--trace", "O/t"], 2, "unexpected argument '--trace' found")]
