@@ -23,6 +23,7 @@ pub mod ops;
 mod program;
 mod signature;
 mod validate;
+mod verbatim;
 
 pub use alu::{AluClass, AluOp};
 pub use ap::{
@@ -35,3 +36,4 @@ pub use enums::*;
 pub use opcode::{Op, OpCategory, Opcode, Payload};
 pub use program::*;
 pub use validate::{ExtentError, ValidateOptions, Validated, executed, static_extent, validate};
+pub use verbatim::{JsonMap, JsonNumber, JsonValue};
