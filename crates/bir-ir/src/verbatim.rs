@@ -204,6 +204,7 @@ impl From<JsonMap> for JsonValue {
     }
 }
 
+#[cfg(feature = "json")]
 mod serde_json_conversions {
     use super::{JsonNumber, JsonValue, N};
 
