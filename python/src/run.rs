@@ -23,7 +23,7 @@ pub(crate) fn is_input(kind: TensorKind) -> bool {
 pub(crate) fn empty_function() -> Function {
     Function {
         name: String::new(),
-        attributes: serde_json::Value::Null,
+        attributes: bir_ir::JsonValue::Null,
         allocations: Vec::new(),
         locations: Vec::new(),
         body: Vec::new(),

@@ -76,18 +76,26 @@ impl Drop for Ctx {
     }
 }
 
-/// Runs the rows `args` ask for; an unknown `-`option is an error (nothing runs).
-pub fn run(args: &[String]) -> Result<(), String> {
-    let mut opts = Opts { quick: false, large: false, no_python: false, patterns: Vec::new() };
-    for a in args {
-        match a.as_str() {
-            "--quick" => opts.quick = true,
-            "--large" => opts.large = true,
-            "--no-python" => opts.no_python = true,
-            o if o.starts_with('-') => return Err(format!("unknown option `{o}`")),
-            _ => opts.patterns.push(a.clone()),
+impl Opts {
+    /// The options, or `None` for `-h`/`--help`; an unknown `-`option is an error.
+    pub fn parse(args: &[String]) -> Result<Option<Opts>, String> {
+        let mut opts = Opts { quick: false, large: false, no_python: false, patterns: Vec::new() };
+        for a in args {
+            match a.as_str() {
+                "--quick" => opts.quick = true,
+                "--large" => opts.large = true,
+                "--no-python" => opts.no_python = true,
+                "--help" | "-h" => return Ok(None),
+                o if o.starts_with('-') => return Err(format!("unknown option `{o}`")),
+                _ => opts.patterns.push(a.clone()),
+            }
         }
+        Ok(Some(opts))
     }
+}
+
+/// Runs the rows `opts` ask for.
+pub fn run(opts: Opts) -> Result<(), String> {
     let dir = std::env::temp_dir().join(format!("birsim-bench-{}", std::process::id()));
     if let Err(e) = std::fs::create_dir_all(&dir) {
         return Err(format!("cannot create {}: {e}", dir.display()));

@@ -66,8 +66,28 @@ impl Reference {
     }
 }
 
+/// The formats checked, by BIR dtype name.
+const FORMATS: [(&str, Format); 4] =
+    [("float8_e4m3fn", E4M3FN), ("float8e5", E5M2), ("float8e4", E4M3), ("float8e3", E3M4)];
+
+/// The format names asked for (all when none), or `None` for `-h`/`--help`.
+pub fn parse(args: &[String]) -> Result<Option<Vec<String>>, String> {
+    let mut names = Vec::new();
+    for a in args {
+        match a.as_str() {
+            "--help" | "-h" => return Ok(None),
+            n if FORMATS.iter().any(|(name, _)| *name == n) => names.push(a.clone()),
+            other => {
+                let known: Vec<&str> = FORMATS.iter().map(|(name, _)| *name).collect();
+                return Err(format!("unknown format or option `{other}` (formats: {})", known.join(", ")));
+            }
+        }
+    }
+    Ok(Some(names))
+}
+
 pub fn run(names: &[String]) -> bool {
-    let formats = [("float8_e4m3fn", E4M3FN), ("float8e5", E5M2), ("float8e4", E4M3), ("float8e3", E3M4)];
+    let formats = FORMATS;
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let mut ok = true;
     for (name, f) in formats {

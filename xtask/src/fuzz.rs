@@ -17,14 +17,16 @@ use std::process::{Command, ExitCode};
 /// Every target, in the order they run.
 pub const TARGETS: [&str; 4] = ["json_validate", "access_pattern", "run_program", "isa_decode"];
 
-struct Options {
+/// Command-line options of `fuzz`.
+pub struct Options {
     targets: Vec<String>,
     seconds: u64,
     /// `--ci`: a quick build (16 codegen units, no sanitizer) for the smoke run.
     quick_build: bool,
 }
 
-fn parse(args: &[String]) -> Result<Options, String> {
+/// The options, or `None` for `-h`/`--help`.
+pub fn parse(args: &[String]) -> Result<Option<Options>, String> {
     let mut o = Options { targets: Vec::new(), seconds: 60, quick_build: false };
     let mut it = args.iter();
     while let Some(a) = it.next() {
@@ -34,6 +36,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
                 o.seconds = v.parse().map_err(|_| format!("--seconds {v}: expected a number"))?;
             }
             "--ci" => o.quick_build = true,
+            "--help" | "-h" => return Ok(None),
             t if TARGETS.contains(&t) => o.targets.push(t.to_owned()),
             other => {
                 return Err(format!(
@@ -46,7 +49,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
     if o.targets.is_empty() {
         o.targets = TARGETS.iter().map(|t| (*t).to_owned()).collect();
     }
-    Ok(o)
+    Ok(Some(o))
 }
 
 fn root() -> PathBuf {
@@ -75,14 +78,7 @@ fn stat(log: &str, key: &str) -> Option<u64> {
 }
 
 /// Runs the targets; the exit status fails on the first crash, timeout or OOM.
-pub fn run(args: &[String]) -> ExitCode {
-    let o = match parse(args) {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("xtask fuzz: {e}");
-            return ExitCode::from(2);
-        }
-    };
+pub fn run(o: &Options) -> ExitCode {
     if let Err(why) = available() {
         println!("xtask fuzz: SKIPPED, {why}");
         return ExitCode::SUCCESS;

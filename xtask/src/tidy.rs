@@ -1,5 +1,6 @@
-//! Tidy checks run by `cargo test -p xtask`: the crate dependency order, module docs, workspace
-//! lints, and no `#[should_panic]` / `#[ignore]` (known failures go in the ledger instead).
+//! Tidy checks run by `cargo test -p xtask`: the crate dependency order, the light crates'
+//! dependency trees, module docs, workspace lints, and no `#[should_panic]` / `#[ignore]` (known
+//! failures go in the ledger instead).
 
 #[cfg(test)]
 mod tests {
@@ -137,6 +138,41 @@ mod tests {
                 .any(|l| l.starts_with("simulator = ") && l.contains("default-features = false")),
             "the workspace's simulator dependency must turn default features (the CLI) off"
         );
+    }
+
+    /// numerics and access-pattern (and bir-ir without its `json` feature), which other compilers
+    /// take one at a time, build no serde and no proc macro (ARCHITECTURE.md "API boundaries"):
+    /// bir-ir's JSON layer is its `json` feature, which the workspace dependency turns off, and
+    /// none of the three derives its errors. Checked on the resolved tree, for every target
+    /// platform.
+    #[test]
+    fn light_crates_build_no_serde_and_no_proc_macro() {
+        const HEAVY: [&str; 5] = ["serde", "serde_json", "serde_derive", "syn", "proc-macro2"];
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
+        for krate in ["numerics", "access-pattern", "bir-ir"] {
+            let out = std::process::Command::new(&cargo)
+                .current_dir(root())
+                .args([
+                    "tree",
+                    "-e",
+                    "normal",
+                    "--no-default-features",
+                    "--target",
+                    "all",
+                    "--prefix",
+                    "none",
+                ])
+                .args(["--format", "{p}", "-p", krate])
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout);
+            assert!(out.status.success(), "cargo tree -p {krate}: {}", String::from_utf8_lossy(&out.stderr));
+            let names: Vec<&str> = text.lines().filter_map(|l| l.split_whitespace().next()).collect();
+            assert!(names.first() == Some(&krate), "cargo tree -p {krate} printed:\n{text}");
+            let heavy: std::collections::BTreeSet<&str> =
+                names.iter().copied().filter(|n| HEAVY.contains(n)).collect();
+            assert!(heavy.is_empty(), "{krate} depends on {heavy:?}:\n{text}");
+        }
     }
 
     #[test]

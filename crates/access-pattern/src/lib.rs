@@ -28,19 +28,16 @@ pub use layout::Layout;
 pub use runs::{Pattern, Run, Runs};
 
 /// Why an access pattern cannot be walked over a layout.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ApError {
     /// More levels than [`bir_ir::MAX_AP_DIMS`].
-    #[error("the access pattern has {dims} levels; at most {max} are supported", max = bir_ir::MAX_AP_DIMS)]
     TooManyDims {
         /// The number of levels given.
         dims: usize,
     },
     /// An access pattern with no levels.
-    #[error("the access pattern has no levels")]
     NoDims,
     /// A level with `num < 1`.
-    #[error("dimension {dim} has num = {num}; every num must be at least 1")]
     BadNum {
         /// The level (0 = partition dim).
         dim: usize,
@@ -48,16 +45,11 @@ pub enum ApError {
         num: i64,
     },
     /// Address arithmetic overflows 64 bits.
-    #[error("address arithmetic overflows at dimension {dim}")]
     Overflow {
         /// The level where it overflows.
         dim: usize,
     },
     /// An element falls outside the location.
-    #[error(
-        "{} leaves the location: element {element} is outside 0..{capacity}",
-        match dim { Some(d) => format!("dimension {d} at index {index}"), None => "the offset".to_owned() }
-    )]
     OutOfBounds {
         /// The first level (outermost first) whose index takes the address out; `None` when the
         /// offset alone is out.
@@ -70,7 +62,6 @@ pub enum ApError {
         capacity: u64,
     },
     /// The flat buffer handed to [`read`]/[`write`] does not hold exactly the AP's elements.
-    #[error("the flat buffer has {got} bytes; the access pattern moves {want}")]
     FlatSize {
         /// Bytes the AP moves.
         want: usize,
@@ -78,7 +69,6 @@ pub enum ApError {
         got: usize,
     },
     /// The layout does not fit its buffer.
-    #[error("the layout needs {need} bytes of buffer; the buffer has {have}")]
     Buffer {
         /// Bytes the layout spans.
         need: usize,
@@ -86,3 +76,37 @@ pub enum ApError {
         have: usize,
     },
 }
+
+// Written out rather than derived (thiserror): this crate builds no proc macros, so other
+// compilers depending on it stay light (tidy checks its dependency tree).
+impl std::fmt::Display for ApError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ApError::TooManyDims { dims } => write!(
+                f,
+                "the access pattern has {dims} levels; at most {} are supported",
+                bir_ir::MAX_AP_DIMS
+            ),
+            ApError::NoDims => f.write_str("the access pattern has no levels"),
+            ApError::BadNum { dim, num } => {
+                write!(f, "dimension {dim} has num = {num}; every num must be at least 1")
+            }
+            ApError::Overflow { dim } => write!(f, "address arithmetic overflows at dimension {dim}"),
+            ApError::OutOfBounds { dim, index, element, capacity } => {
+                match dim {
+                    Some(d) => write!(f, "dimension {d} at index {index}")?,
+                    None => f.write_str("the offset")?,
+                }
+                write!(f, " leaves the location: element {element} is outside 0..{capacity}")
+            }
+            ApError::FlatSize { want, got } => {
+                write!(f, "the flat buffer has {got} bytes; the access pattern moves {want}")
+            }
+            ApError::Buffer { need, have } => {
+                write!(f, "the layout needs {need} bytes of buffer; the buffer has {have}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ApError {}

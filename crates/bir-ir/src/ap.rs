@@ -4,6 +4,7 @@
 use crate::dtype::Dtype;
 use crate::enums::{AxisListType, IndirectDim};
 use crate::program::LocId;
+use crate::verbatim::JsonMap;
 use smallvec::SmallVec;
 
 /// One access-pattern level: `num` iterations `step` elements apart.
@@ -232,7 +233,7 @@ pub enum Operand {
         regref: String,
     },
     /// Any other kind (`register_ap`, `symbolic_ap`, ...), kept verbatim.
-    Other(serde_json::Map<String, serde_json::Value>),
+    Other(JsonMap),
 }
 
 impl Operand {

@@ -129,10 +129,9 @@ impl fmt::Display for Diagnostics {
 }
 
 /// Why a BIR JSON file could not be turned into a [`crate::Program`].
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug)]
 pub enum LoadError {
     /// The text is not valid JSON.
-    #[error("not valid JSON at line {line}, column {column}: {message}")]
     Syntax {
         /// 1-based line.
         line: usize,
@@ -142,9 +141,23 @@ pub enum LoadError {
         message: String,
     },
     /// The JSON does not describe a BIR program; every problem found is listed.
-    #[error("{n} problem(s) in the BIR program:\n{diags}", n = .0.len(), diags = .0)]
     Invalid(Diagnostics),
 }
+
+// Written out rather than derived (thiserror): this crate builds no proc macros, so other
+// compilers depending on it stay light (tidy checks numerics' and access-pattern's trees).
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LoadError::Syntax { line, column, message } => {
+                write!(f, "not valid JSON at line {line}, column {column}: {message}")
+            }
+            LoadError::Invalid(diags) => write!(f, "{} problem(s) in the BIR program:\n{diags}", diags.len()),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
 
 impl LoadError {
     /// The diagnostics, with a syntax error presented as one `syntax` diagnostic.

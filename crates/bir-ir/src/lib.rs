@@ -5,7 +5,9 @@
 //!   JSON spelling and, where known, the ISA wire code (re-facts §1–§3).
 //! - [`Opcode`] and [`Op`] are generated from one opcode list (re-facts §5); modelled opcodes
 //!   have typed fields ([`ops`]), the rest keep their raw fields so any dump loads.
-//! - [`json`] reads BIR JSON tolerantly, collecting every located error, and writes it back.
+//! - `json` (the default feature `json`) reads BIR JSON tolerantly, collecting every located
+//!   error, and writes it back. Without it the crate needs no serde; the values the IR keeps
+//!   verbatim are [`JsonValue`]s either way.
 //! - [`validate`] checks what the executor relies on and returns a [`Validated`] proof.
 //!
 //! Seed 000 §1 and §8 give the operand conventions (`ins` read, `outs` written) and the field
@@ -17,12 +19,14 @@ mod diag;
 mod dtype;
 mod enum_macro;
 pub mod enums;
+#[cfg(feature = "json")]
 pub mod json;
 mod opcode;
 pub mod ops;
 mod program;
 mod signature;
 mod validate;
+mod verbatim;
 
 pub use alu::{AluClass, AluOp};
 pub use ap::{
@@ -35,3 +39,4 @@ pub use enums::*;
 pub use opcode::{Op, OpCategory, Opcode, Payload};
 pub use program::*;
 pub use validate::{ExtentError, ValidateOptions, Validated, executed, static_extent, validate};
+pub use verbatim::{JsonMap, JsonNumber, JsonValue};

@@ -6,13 +6,14 @@ use crate::alu::AluOp;
 use crate::ap::{ApPair, F32};
 use crate::enums::*;
 use crate::program::Instruction;
+use crate::verbatim::JsonMap;
 use smallvec::SmallVec;
 
 /// The fields of an opcode we do not model yet, kept verbatim (every key except `opcode`,
 /// `name`, `engine`, `ins` and `outs`), so the program loads, round-trips, and the simulator
 /// can say precisely what it cannot run.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Raw(pub serde_json::Map<String, serde_json::Value>);
+pub struct Raw(pub JsonMap);
 
 /// An opcode with no fields of its own (StreamTranspose, Select, Gather, SetRandState).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

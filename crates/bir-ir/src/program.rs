@@ -9,6 +9,7 @@ use crate::ap::{AccessPattern, Operand};
 use crate::dtype::Dtype;
 use crate::enums::{Arch, EngineType, MemoryType, TensorKind};
 use crate::opcode::{Op, Opcode};
+use crate::verbatim::JsonValue;
 
 /// Index of a memory location in its function's [`Function::locations`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -40,7 +41,7 @@ pub struct Program {
     /// Format version (2 in current dumps).
     pub version: u64,
     /// Top-level `attributes`, kept verbatim.
-    pub attributes: serde_json::Value,
+    pub attributes: JsonValue,
     /// The functions; the first is the entry.
     pub functions: Vec<Function>,
 }
@@ -51,7 +52,7 @@ pub struct Function {
     /// Name (e.g. `sg0000`).
     pub name: String,
     /// `attributes`, kept verbatim.
-    pub attributes: serde_json::Value,
+    pub attributes: JsonValue,
     /// Allocations (memory location sets), in file order.
     pub allocations: Vec<Allocation>,
     /// Every memory location of every allocation, in file order.

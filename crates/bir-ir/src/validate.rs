@@ -1332,6 +1332,7 @@ pub fn executed(nodes: &[Node]) -> u64 {
 }
 
 #[cfg(test)]
+#[cfg(feature = "json")] // The cases are written as BIR JSON.
 mod tests {
     use super::*;
 

@@ -148,7 +148,37 @@ pub fn f32_to_f16_bits(f: f32, nan: NanSign, payload: bool) -> u16 {
             NanSign::Drop => 0x7E00,
         };
     }
-    half::f16::from_f32(f).to_bits()
+    f32_to_f16_rne(b)
+}
+
+/// fp32 → fp16 bits for a non-NaN input: IEEE round-to-nearest-even, overflow → ±Inf (what
+/// F16C's `vcvtps2ph` and `half::f16::from_f32` give; tests/f16.rs checks it against the
+/// latter). Written here so numerics depends on no float crate.
+#[inline(always)]
+fn f32_to_f16_rne(b: u32) -> u16 {
+    let sign = ((b >> 16) & 0x8000) as u16;
+    let a = b & 0x7FFF_FFFF;
+    let magnitude = if a >= 0x477F_F000 {
+        // 65520 (halfway from fp16's largest finite, 65504, to 2^16; ties to the even 2^16)
+        // and above, Inf included.
+        0x7C00
+    } else if a >= 0x3880_0000 {
+        // 2^-14 and above: normal in fp16. Rebias the exponent (127 → 15) and round off 13
+        // mantissa bits; a carry out of the mantissa steps the exponent, as it should.
+        let a = a - 0x3800_0000;
+        (a + 0x0FFF + ((a >> 13) & 1)) >> 13
+    } else if a >= 0x3300_0000 {
+        // [2^-25, 2^-14): an fp16 subnormal, in units of 2^-24: the 24-bit significand
+        // m · 2^(e − 150) shifted right by 126 − e (14..=24) and rounded. 2^-25 ties to 0; the
+        // top of the range rounds up to 0x0400, the smallest normal.
+        let shift = 126 - (a >> 23);
+        let m = (a & 0x007F_FFFF) | 0x0080_0000;
+        (m + (1 << (shift - 1)) - 1 + ((m >> shift) & 1)) >> shift
+    } else {
+        // Below half the smallest subnormal.
+        0
+    };
+    sign | magnitude as u16
 }
 
 /// fp32 → bf16 bits: RNE on the bit pattern, no saturation; NaN → 0x7FC0 (with sign if kept).

@@ -33,15 +33,11 @@ pub use profile::{E8m0Mode, FloatToInt, IntToInt, NanSign, Profile};
 pub use bir_ir::{Dtype, DtypeClass, MemoryReductionOp};
 
 /// A numeric operation that cannot be done; a guest fault, not a bug.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NumericsError {
     /// `cast_copy_or_accumulate` cannot reduce this dtype (re-facts §8).
-    #[error(
-        "cast_accumulate: unsupported dtype {0} for {1} (only float8e3, float8e4, float8e5, bfloat16, float16, int32, float32 and int64 reduce)"
-    )]
     UnsupportedReduceDtype(Dtype, MemoryReductionOp),
     /// An ALU op that is not a member of the table the instruction selects (seed 000 §2.1).
-    #[error("op {op} is not supported yet in {table}")]
     UnsupportedOp {
         /// The op.
         op: bir_ir::AluOp,
@@ -49,10 +45,8 @@ pub enum NumericsError {
         table: &'static str,
     },
     /// An ALU op with no memory-side reduce (only bypass and add have one).
-    #[error("op {0} has no memory-side reduction (only bypass → copy and add → add)")]
     NoMemoryReduction(bir_ir::AluOp),
     /// Source and destination hold different numbers of values.
-    #[error("cast of {src_values} {src} values into room for {dst_values} {dst} values")]
     LengthMismatch {
         /// Source dtype.
         src: Dtype,
@@ -64,3 +58,27 @@ pub enum NumericsError {
         dst_values: usize,
     },
 }
+
+// Written out rather than derived (thiserror): this crate builds no proc macros, so other
+// compilers depending on it stay light (tidy checks its dependency tree).
+impl std::fmt::Display for NumericsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NumericsError::UnsupportedReduceDtype(dtype, op) => write!(
+                f,
+                "cast_accumulate: unsupported dtype {dtype} for {op} (only float8e3, float8e4, float8e5, bfloat16, float16, int32, float32 and int64 reduce)"
+            ),
+            NumericsError::UnsupportedOp { op, table } => {
+                write!(f, "op {op} is not supported yet in {table}")
+            }
+            NumericsError::NoMemoryReduction(op) => {
+                write!(f, "op {op} has no memory-side reduction (only bypass → copy and add → add)")
+            }
+            NumericsError::LengthMismatch { src, src_values, dst, dst_values } => {
+                write!(f, "cast of {src_values} {src} values into room for {dst_values} {dst} values")
+            }
+        }
+    }
+}
+
+impl std::error::Error for NumericsError {}

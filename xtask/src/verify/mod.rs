@@ -40,7 +40,8 @@ pub struct Options {
 }
 
 impl Options {
-    pub fn parse(args: &[String]) -> Result<Options, String> {
+    /// The options, or `None` for `-h`/`--help`.
+    pub fn parse(args: &[String]) -> Result<Option<Options>, String> {
         let mut o = Options { jobs: None, filters: Vec::new(), shard: None, list: false };
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -62,10 +63,11 @@ impl Options {
                         Some(parse_shard(&v).ok_or(format!("--shard {v}: expected K/N with 1 <= K <= N"))?);
                 }
                 "--list" => o.list = true,
+                "--help" | "-h" => return Ok(None),
                 other => return Err(format!("unknown option `{other}`")),
             }
         }
-        Ok(o)
+        Ok(Some(o))
     }
 }
 

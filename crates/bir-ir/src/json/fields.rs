@@ -99,7 +99,7 @@ impl OpFields for Raw {
     }
     fn write(&self, w: &mut Map<String, Value>, _fun: &Function) {
         for (k, v) in &self.0 {
-            w.insert(k.clone(), v.clone());
+            w.insert(k.clone(), v.into());
         }
     }
 }

@@ -23,7 +23,8 @@ use crate::enum_macro::BirEnum;
 use crate::enums::{Arch, EngineType, IndirectDim, MemoryType, TensorKind};
 use crate::opcode::Opcode;
 use crate::program::*;
-use serde_json::{Map, Value};
+use crate::verbatim::{JsonMap, JsonValue};
+use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt::{self, Write as _};
@@ -600,7 +601,7 @@ impl Cx {
         let top = self.obj(v, &Path::Root)?;
         let arch = top.opt(self, "arch", Cx::enum_name::<Arch>).unwrap_or(Arch::Gen3);
         let version = top.opt(self, "version", Cx::uint).unwrap_or(2);
-        let attributes = top.get("attributes").map_or(Value::Null, |a| a.to_value(&mut self.gave_up));
+        let attributes = top.get("attributes").map_or(JsonValue::Null, |a| a.to_value(&mut self.gave_up));
         let functions =
             top.req(self, "functions", |cx, v, path| cx.list(v, path, |cx, f, path| cx.function(f, path)));
         let functions = functions?;
@@ -619,7 +620,7 @@ impl Cx {
         let (parts, seg) = self.with_context(Seg::Function(name), |cx| {
             let o = o.rooted();
             cx.start_function(&o);
-            let attributes = o.get("attributes").map_or(Value::Null, |a| a.to_value(&mut cx.gave_up));
+            let attributes = o.get("attributes").map_or(JsonValue::Null, |a| a.to_value(&mut cx.gave_up));
             let (allocations, locations) = cx.memory(&o);
             let body = o.req(cx, "blocks", |cx, v, path| cx.nodes(v, path)).unwrap_or_default();
             (attributes, allocations, locations, body)
@@ -872,7 +873,7 @@ impl Cx {
     }
 
     /// The opcode's own fields of an unmodelled opcode, verbatim.
-    pub(crate) fn raw_fields(&mut self, o: &Obj<'_, '_>) -> Map<String, Value> {
+    pub(crate) fn raw_fields(&mut self, o: &Obj<'_, '_>) -> JsonMap {
         o.map.to_map(|k| !HEADER_KEYS.contains(&k), &mut self.gave_up)
     }
 
@@ -1193,7 +1194,7 @@ impl Cx {
             return Err(Abort::GaveUp);
         }
         let name = o.req(self, "name", Cx::string).unwrap_or_default();
-        let attributes = o.get("attributes").map_or(Value::Null, |a| a.to_value(&mut self.gave_up));
+        let attributes = o.get("attributes").map_or(JsonValue::Null, |a| a.to_value(&mut self.gave_up));
         Ok(Some(Function { name, attributes, allocations, locations, body }))
     }
 

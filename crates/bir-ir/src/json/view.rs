@@ -2,13 +2,14 @@
 //! array's elements ([`Items`]). Strings are slices of the input text (or of the tape's decoded
 //! copies), numbers are read from their text when asked for, and a value the IR keeps verbatim
 //! (`attributes`, unmodelled fields) is parsed from its text span by serde_json, so it is exactly
-//! the `serde_json::Value` it always was.
+//! the `serde_json::Value` it always was (held as the IR's [`JsonValue`]).
 //!
 //! Duplicate keys stay on the tape; [`Entries::get`] returns the last one, as a
 //! `serde_json::Value` (whose maps overwrite) does.
 
 use super::lex::{Kind, Tape, Tok, key_tag, key_text, number};
-use serde_json::{Map, Number, Value};
+use crate::verbatim::{JsonMap, JsonValue};
+use serde_json::{Number, Value};
 
 /// The text and the tape a view reads.
 #[derive(Clone, Copy)]
@@ -119,18 +120,18 @@ impl<'v> J<'v> {
         }
     }
 
-    /// The same value as a `serde_json::Value` (for the fields the IR keeps verbatim), parsed
+    /// The same value as serde_json reads it (for the fields the IR keeps verbatim), parsed
     /// from its text. Sets `bad` if that fails (it cannot: the lexer checked the text).
-    pub(crate) fn to_value(self, bad: &mut bool) -> Value {
+    pub(crate) fn to_value(self, bad: &mut bool) -> JsonValue {
         if let Some(s) = self.as_str() {
-            return Value::String(s.to_owned());
+            return JsonValue::String(s.to_owned());
         }
         let t = self.tok();
         match self.doc.text.get(t.start..t.end).map(serde_json::from_str::<Value>) {
-            Some(Ok(v)) => v,
+            Some(Ok(v)) => v.into(),
             _ => {
                 *bad = true;
-                Value::Null
+                JsonValue::Null
             }
         }
     }
@@ -184,10 +185,10 @@ impl<'v> Entries<'v> {
         })
     }
 
-    /// The entries as a `serde_json::Map` (later duplicates overwrite earlier ones), keeping
-    /// those whose key passes `keep`.
-    pub(crate) fn to_map(self, keep: impl Fn(&str) -> bool, bad: &mut bool) -> Map<String, Value> {
-        let mut map = Map::new();
+    /// The entries as a map (later duplicates overwrite earlier ones, as in a
+    /// `serde_json::Map`), keeping those whose key passes `keep`.
+    pub(crate) fn to_map(self, keep: impl Fn(&str) -> bool, bad: &mut bool) -> JsonMap {
+        let mut map = JsonMap::new();
         for (k, v) in self.iter().filter(|(k, _)| keep(k)) {
             map.insert(k.to_owned(), v.to_value(bad));
         }

@@ -12,7 +12,7 @@ pub fn to_json_value(p: &Program) -> Value {
     top.insert("arch".into(), p.arch.name().into());
     top.insert("version".into(), p.version.into());
     if !p.attributes.is_null() {
-        top.insert("attributes".into(), p.attributes.clone());
+        top.insert("attributes".into(), (&p.attributes).into());
     }
     top.insert("functions".into(), p.functions.iter().map(function_value).collect::<Vec<_>>().into());
     Value::Object(top)
@@ -53,7 +53,7 @@ fn function_value(f: &Function) -> Value {
     let mut o = Map::new();
     o.insert("name".into(), f.name.clone().into());
     if !f.attributes.is_null() {
-        o.insert("attributes".into(), f.attributes.clone());
+        o.insert("attributes".into(), (&f.attributes).into());
     }
     let allocations = f.allocations.iter().map(|a| allocation_value(f, a)).collect::<Vec<_>>();
     o.insert("allocations".into(), allocations.into());
@@ -158,7 +158,7 @@ fn operand_value(a: &Operand, f: &Function) -> Value {
             o.insert("regref".into(), regref.clone().into());
             Value::Object(o)
         }
-        Operand::Other(map) => Value::Object(map.clone()),
+        Operand::Other(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), v.into())).collect()),
     }
 }
 
