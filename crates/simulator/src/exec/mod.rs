@@ -4,7 +4,6 @@
 //! (`table.rs`), liveness; the kernels live in `kernels/` on the floor of `kit/`, the trace,
 //! watch, statistics and progress in `observe.rs`.
 
-mod kernels;
 pub(crate) mod kit;
 mod observe;
 pub(crate) mod table;

@@ -9,13 +9,35 @@
 //! Adding a kernel is one row here plus its file under `kernels/` (ARCHITECTURE.md "Adding a
 //! kernel"); `tests` below check that every kernel-category opcode has exactly one row.
 
-use super::kernels::{
-    cache, copy, dge, dma, elementwise, indirect, iota, memset, rand_state, reciprocal, reduce, select,
-    stream,
-};
+/// The kernels (`exec/kernels/`): one file per instruction family, each a set of free functions
+/// `run(cx, instruction, fields, written)` with their `classify`, listed in [`ROWS`] below. A
+/// kernel imports only from `exec::kit` (the floor), `crate::fault`/`memory`/`alloc` and the
+/// crates below the simulator — never from another kernel (`tests/structure.rs` reads the files
+/// to check). Declared here so that adding one touches this file and its own.
+#[path = "kernels"]
+mod kernels {
+    pub(crate) mod cache;
+    pub(crate) mod copy;
+    pub(crate) mod dge;
+    pub(crate) mod dma;
+    pub(crate) mod elementwise;
+    pub(crate) mod indirect;
+    pub(crate) mod iota;
+    pub(crate) mod memset;
+    pub(crate) mod rand_state;
+    pub(crate) mod reciprocal;
+    pub(crate) mod reduce;
+    pub(crate) mod select;
+    pub(crate) mod stream;
+}
+
 use super::kit::facts::{Facts, Verdict};
 use super::kit::{Cx, Res, Written, bug};
 use bir_ir::{Instruction, Op, OpCategory, Opcode};
+use kernels::{
+    cache, copy, dge, dma, elementwise, indirect, iota, memset, rand_state, reciprocal, reduce, select,
+    stream,
+};
 
 /// A kernel: runs one instruction of its opcode (classified beforehand) in the context.
 pub(crate) type RunFn = for<'p> fn(&mut Cx<'p>, &'p Instruction, &mut Written) -> Res<()>;
