@@ -858,6 +858,8 @@ def choices_of(name):
             out += ["N16"]  # rsqrt = 1 / sqrtf, two roundings
         if op.startswith("pow_"):
             out += ["N16", "S10"]  # pow = the platform powf
+    if name.startswith("reciprocal_"):
+        out += ["S22"]  # exactly one fp32 division (engines.md 2.5, an RE claim)
     if name.startswith("tt_") and name.endswith("_int32"):
         out += ["S5", "N17"]  # both inputs integer -> ts_int_ops; its semantics
     if name == "tt_add_accumulate":
