@@ -136,7 +136,7 @@ def all_opcodes():
         # W and X both indirect: entries of 1 element, 4 of them.
         inst("GenericIndirectLoad", "giload",
              [ap("tab", F32, [[64, 1000], [1, 64]]), ap("idx", "int32", [[4, 1], [1, 4]]), ap("idx", "int32", [[4, 1], [1, 4]])],
-             [ap("t1", F32, [[64, 4], [1, 1]])], engine="DMA", indirect_dims=["W", "X"]),
+             [ap("t1", F32, [[64, 4], [1, 1]])], engine="DMA", indirect_dims=["W", "Z"]),
         inst("GenericIndirectSave", "gisave", [ap("t1", F32, [[64, 4], [1, 64]]), ap("idx", "int32", [[4, 1], [1, 4]])],
              [ap("tab", F32, [[64, 1000], [1, 64]])], engine="DMA", indirect_dims=["W"], op="add",
              wrap={"n": 7, "hi": 7}),
@@ -240,12 +240,12 @@ def letters_and_indices():
         inst("TensorReduce", "tr_x_3", [ap("t0", F32, three_d)], [ap("t1", F32, [[64, 128], [1, 4]])],
              op="add", axis="X"),
         inst("TensorReduce", "tr_xyz_4", [ap("t0", F32, four_d)], [ap("t1", F32, ROW)], op="add", axis="XYZ"),
-        # X on a 2-level AP is its level 1, the innermost.
-        inst("TensorCopy", "dyn_x", [ap("t0", F32, TILE, indirect_dim="X", indirect_dim_max_index=64,
+        # An indirect dim is the AP level index (re-facts §3): Z on a 2-level AP is its level 1.
+        inst("TensorCopy", "dyn_x", [ap("t0", F32, TILE, indirect_dim="Z", indirect_dim_max_index=64,
                                         scalar_offset="r0")], [t("t1")]),
         inst("GenericIndirectLoad", "gil_x_i64",
              [ap("tab", F32, [[64, 1], [1, 64]]), ap("i64", "int64", [[2, 128], [1, 1]])],
-             [ap("t1", F32, [[64, 128], [1, 1]])], engine="DMA", indirect_dims=["X"]),
+             [ap("t1", F32, [[64, 128], [1, 1]])], engine="DMA", indirect_dims=["Z"]),
         inst("GenericIndirectSave", "gis_w_u64",
              [ap("t1", F32, [[64, 4], [1, 64]]), ap("i64", "uint64", [[2, 4], [1, 1]])],
              [ap("tab", F32, [[64, 1], [1, 64]])], engine="DMA", indirect_dims=["W"], op="add"),
@@ -278,7 +278,7 @@ CHOICES = {
         "J19",                              # gil_x_i64 / gis_w_u64: the index is ins[1]
         "J20",                              # dyn_x: indirect_dim + scalar_offset keys
         "J25",                              # dyn_x: its dynamic range is not checked statically
-        "J29", "J31",                       # dyn_x, gil_x_i64: X on a 2-level AP is its level 1
+        "J31",                              # dyn_x, gil_x_i64: Z on a 2-level AP is its level 1
         "J33",                              # tsc_idle / tsc_zero: acc Idle and Zero are accepted
     ],
     "post_allocation": ["J23"],             # const1 1e-38 is read rounded to the nearest fp32
@@ -322,8 +322,8 @@ CHOICES = {
     "dma_block_bad_descriptor": ["J18", "J21"],  # no `engine`; `descriptors`
     "dynamic_without_source": ["J20"],
     "dynamic_both_sources": ["J20"],
-    "dynamic_padded_dim": ["J20", "J25", "J29", "J31"],  # max_index 4 on a size-1 dim not checked
-    "generic_indirect_padded_dim": ["J29", "J31"],
+    "dynamic_padded_dim": ["J20", "J25", "J31"],  # max_index 4 on a size-1 dim not checked
+    "generic_indirect_padded_dim": ["J31"],
     "vector_offset_bad_dtype": ["J20", "J25", "J32"],    # uint16 rule on a non-DMA instruction
     "three_errors_at_once": ["J27"],
     "hw_dge_index_count": ["G50"],          # one index per dense row
@@ -554,7 +554,7 @@ MALFORMED_CASES = [
         ins=[a0(p), idx32(p)], outs=[table(p)])),
      [("bad-field", "(IndirectSaveAccumulate) › op", "only bypass (copy) and add, found max")]),
     ("generic_indirect_dims_mismatch", mut(lambda p: insts(p)[1].update(
-        opcode="GenericIndirectLoad", indirect_dims=["W", "X"],
+        opcode="GenericIndirectLoad", indirect_dims=["W", "Z"],
         ins=[a0(p), idx32(p)])),
      [("bad-field", "(GenericIndirectLoad) › indirect_dims", "number of indirect dims (2) must match")]),
     # new rules of issue #11 (docs/fidelity.md I3-I11)
@@ -582,7 +582,7 @@ MALFORMED_CASES = [
         opcode="IndirectLoad", ins=[table(p), idx32(p)], wrap=5)),
      [("wrong-type", "(IndirectLoad) › wrap", "expected an object")]),
     ("generic_indirect_index_counts", mut(lambda p: insts(p)[1].update(
-        opcode="GenericIndirectLoad", indirect_dims=["W", "X"],
+        opcode="GenericIndirectLoad", indirect_dims=["W", "Z"],
         ins=[dict(a0(p), ap=[[512, 128], [1, 512]]), idx32(p), dict(idx32(p), ap=[[512, 64], [1, 1]])],
         outs=[dict(insts(p)[1]["outs"][0], ap=[[512, 128], [1, 1]])])),
      [("ap-shape", "(GenericIndirectLoad) › ins[2].ap", "ins[1] holds 128, ins[2] holds 64")]),
@@ -655,22 +655,22 @@ MALFORMED_CASES = [
         indirect_dim="W", indirect_dim_max_index=4, scalar_offset="r0",
         vector_offset=dict(insts(p)[1]["ins"][0], dtype="uint16"))),
      [("bad-field", I1 + " › ins[0].scalar_offset", "not both")]),
-    # Dim letters (docs/bir-json.md "Dim letters"): X is accepted on a 2-level AP
-    # (valid/letters_and_indices); Z and Y are its padded size-1 dims.
+    # Dim letters (docs/bir-json.md "Dim letters"): an indirect dim is the AP level index, so Z
+    # is accepted on a 2-level AP (valid/letters_and_indices); Y and X are past its last level.
     ("dynamic_padded_dim", mut(lambda p: insts(p)[1]["ins"][0].update(
-        indirect_dim="Z", indirect_dim_max_index=4, scalar_offset="r0")),
-     [("bad-field", I1 + " › ins[0].indirect_dim", "dim Z is a padded size-1 dim of a 2-level access pattern, which has only W, X")]),
+        indirect_dim="X", indirect_dim_max_index=4, scalar_offset="r0")),
+     [("bad-field", I1 + " › ins[0].indirect_dim", "indirect dim X is level 3 (an indirect dim's letter is its AP level index: W 0, Z 1, Y 2, X 3) but the access pattern has 2 levels, named W, Z")]),
     ("generic_indirect_padded_dim", mut(lambda p: insts(p)[1].update(
         opcode="GenericIndirectLoad", indirect_dims=["Y"],
         ins=[insts(p)[1]["ins"][0], dict(insts(p)[1]["ins"][0], dtype="int32")])),
-     [("bad-field", "(GenericIndirectLoad) › indirect_dims[0]", "dim Y is a padded size-1 dim of a 2-level")]),
+     [("bad-field", "(GenericIndirectLoad) › indirect_dims[0]", "indirect dim Y is level 2")]),
     # Index dtypes: Load/Save family int32/uint64/int64 (seed 000 §6.1), HW-DGE vector offset uint16 (§7).
     ("generic_indirect_load_uint8_index", mut(lambda p: insts(p)[1].update(
         opcode="GenericIndirectLoad", indirect_dims=["W"],
         ins=[a0(p), dict(a0(p), dtype="uint8", ap=ROWS128)])),
      [("dtype", "(GenericIndirectLoad) › ins[1].dtype", "must be int32, uint64 or int64 (seed 000 §6.1), found uint8")]),
     ("generic_indirect_save_float_index", mut(lambda p: insts(p)[1].update(
-        opcode="GenericIndirectSave", indirect_dims=["W", "X"],
+        opcode="GenericIndirectSave", indirect_dims=["W", "Z"],
         ins=[dict(a0(p), ap=ROWS128), idx32(p), dict(a0(p), ap=ROWS128)])),
      [("dtype", "(GenericIndirectSave) › ins[2].dtype", "must be int32, uint64 or int64 (seed 000 §6.1), found float32")]),
     ("vector_offset_bad_dtype", mut(lambda p: insts(p)[1]["ins"][0].update(

@@ -287,14 +287,14 @@ for i, idx_dt in [(3, "int32"), (0, "int32"), (9, "int32"), (6, "float32"), (2, 
     g, prev, yt = dyn_program(i, idx_dt, pairs, 0, "W", NR, 1)
     g.save(yt, "y", "float32", 1, RF, dyn_expect(pairs, 0, RF, i, prev))
     case(f"dyn_scalar_w_row{i}_{idx_dt}", g, f"DMACopy Copy, source row i = {i} ({idx_dt} scalar AP) of a {NR}-row table via indirect_dim W ({DYN})")
-# X dim: shift within a row, 2 rows
+# level 1 (Z on a 2-level AP: an indirect dim is the level index, J31): shift within a row, 2 rows
 pairs = [[RF, 2], [1, 5]]
-g, prev, yt = dyn_program(4, "int32", pairs, RF, "X", 8, 2)
+g, prev, yt = dyn_program(4, "int32", pairs, RF, "Z", 8, 2)
 g.insts[-1]["outs"] = [ap(yt, "float32", [[RF, 2], [1, 5]])]
 y = prev.copy()
 y[:, :5] = TAB[1:3, 4:9]
 g.save(yt, "y", "float32", 2, RF, y)
-case("dyn_scalar_x_shift4", g, f"DMACopy Copy, source AP [[12,2],[1,5]] from row 1 shifted by i = 4 along X (step 1) ({DYN})")
+case("dyn_scalar_z_shift4", g, f"DMACopy Copy, source AP [[12,2],[1,5]] from row 1 shifted by i = 4 along Z = level 1 (step 1) ({DYN})")
 # destination carries the dynamic offset (scatter one row into row i)
 pairs = [[RF, 1], [1, RF]]
 g, prev, yt = dyn_program(5, "int32", pairs, 0, "W", NR, 1, on_dst=True)

@@ -79,6 +79,24 @@ impl AccessPattern {
         n.checked_sub(1 + from_inner).filter(|&level| level >= 1)
     }
 
+    /// The level an **indirect dim** names (a dynamic offset's `indirect_dim`, a GenericIndirect
+    /// `indirect_dims` entry): the letter's ordinal, W 0, Z 1, Y 2, X 3, which "equals the AP dim
+    /// index" (re-facts §3, CERTAIN; seed 000 §8 `DynamicAPINFO.indirect_dim`), or `None` when the
+    /// AP has no such level. Unlike [`level_of`](Self::level_of) (the reduce-axis rule, seed 000
+    /// §3.1, which pins X to the innermost level), nothing is padded: on `[P, F]` the free level
+    /// is Z, and X exists only on an AP of 4 or more levels.
+    ///
+    /// | levels | W | Z | Y | X |
+    /// |---|---|---|---|---|
+    /// | 1 | 0 | – | – | – |
+    /// | 2 | 0 | 1 | – | – |
+    /// | 3 | 0 | 1 | 2 | – |
+    /// | 4, 5 | 0 | 1 | 2 | 3 |
+    pub fn indirect_level(&self, dim: IndirectDim) -> Option<usize> {
+        let level = dim as usize;
+        (level < self.pairs.len()).then_some(level)
+    }
+
     /// The letter that names `level`, or `None` for a level past the end or the unnamed extra
     /// level of a 5-level AP. The inverse of [`level_of`](Self::level_of).
     pub fn dim_at(&self, level: usize) -> Option<IndirectDim> {

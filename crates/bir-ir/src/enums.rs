@@ -199,18 +199,21 @@ impl MemoryType {
 
 bir_enum! {
     /// The AP dim letters W, Z, Y, X: the BIR indirect dim, and the letters reduce axes fold.
-    /// The ordinal equals the Pattern index on a 4-level AP (re-facts §3, CERTAIN); on any AP
-    /// the level a letter names is [`AccessPattern::level_of`](crate::AccessPattern::level_of).
+    /// As an indirect dim (a dynamic offset's `indirect_dim`, GenericIndirect `indirect_dims`)
+    /// the ordinal is the AP level index on every AP (re-facts §3, CERTAIN:
+    /// [`AccessPattern::indirect_level`](crate::AccessPattern::indirect_level)); as a reduce
+    /// axis letter X is the innermost level and a short AP's middle letters are padded
+    /// ([`AccessPattern::level_of`](crate::AccessPattern::level_of), seed 000 §3.1).
     pub enum IndirectDim ("indirect dim") {
         /// The partition dim: always level 0.
         W = 0 => ["W", "W0"],
-        /// The third free dim from the inside: level `n − 3` of an `n ≥ 4`-level AP, a padded
-        /// size-1 dim on shorter APs ([`AccessPattern::level_of`](crate::AccessPattern::level_of)).
+        /// Indirect: level 1. Reduce: the third free dim from the inside, level `n − 3` of an
+        /// `n ≥ 4`-level AP, padded on shorter APs.
         Z = 1 => ["Z", "Z1"],
-        /// The second free dim from the inside: level `n − 2` of an `n ≥ 3`-level AP, padded on
-        /// shorter APs.
+        /// Indirect: level 2. Reduce: the second free dim from the inside, level `n − 2` of an
+        /// `n ≥ 3`-level AP, padded on shorter APs.
         Y = 2 => ["Y", "Y2"],
-        /// The innermost free dim: always the last level of an `n ≥ 2`-level AP.
+        /// Indirect: level 3. Reduce: the innermost free dim, the last level of an `n ≥ 2`-level AP.
         X = 3 => ["X", "X3"],
     }
 }

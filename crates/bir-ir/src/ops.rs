@@ -262,7 +262,7 @@ pub struct GenericIndirectFields {
     /// The optional rebase of the combined offset.
     pub wrap: Option<IndirectWrap>,
     /// The table-AP dim each index operand drives, in operand order (the table is `ins[0]` of a
-    /// load, `outs[0]` of a save); its level is [`AccessPattern::level_of`](crate::AccessPattern::level_of).
+    /// load, `outs[0]` of a save); its level is [`AccessPattern::indirect_level`](crate::AccessPattern::indirect_level).
     pub indirect_dims: Vec<IndirectDim>,
     /// The reduce op on write (Save only; bypass = overwrite).
     pub op: AluOp,

@@ -6,8 +6,8 @@
 //! arch), a configurable cap on the memory a program can make us allocate, loop strides, every
 //! opcode's operand counts and kinds (docs/bir-json.md), dtype rules, AP rank and shape (seed 000
 //! §1.3; a negative partition step asserts in the reference, re-facts §6), that dynamic offsets
-//! and GenericIndirect dims name a real level by the one dim-letter rule
-//! ([`AccessPattern::level_of`], docs/bir-json.md "Dim letters"), index dtypes (seed 000 §6.1,
+//! and GenericIndirect dims name a real level by the indirect-dim rule
+//! ([`AccessPattern::indirect_level`], docs/bir-json.md "Dim letters"), index dtypes (seed 000 §6.1,
 //! §7), and that every static access stays inside its memory location, with checked arithmetic
 //! throughout.
 
@@ -455,7 +455,7 @@ impl Validator<'_> {
                     format!("must be at least 1, found {}", d.max_index),
                 );
             }
-            if ap.level_of(d.indirect_dim).is_none() {
+            if ap.indirect_level(d.indirect_dim).is_none() {
                 self.err(
                     ErrorKind::BadField,
                     &format!("{field}.indirect_dim"),
@@ -649,7 +649,7 @@ impl Validator<'_> {
                 let mut letters_ok = true;
                 if let Some(table) = table.filter(|t| (1..=MAX_AP_DIMS).contains(&t.pairs.len())) {
                     for (k, &dim) in g.indirect_dims.iter().enumerate() {
-                        if table.level_of(dim).is_none() {
+                        if table.indirect_level(dim).is_none() {
                             letters_ok = false;
                             self.err(
                                 ErrorKind::BadField,
@@ -893,7 +893,7 @@ impl Validator<'_> {
             }
         }
         let Some(k) = k_all else { return };
-        let levels: Vec<usize> = g.indirect_dims.iter().filter_map(|d| table.level_of(*d)).collect();
+        let levels: Vec<usize> = g.indirect_dims.iter().filter_map(|d| table.indirect_level(*d)).collect();
         let l = table
             .pairs
             .iter()
@@ -1112,7 +1112,7 @@ impl Validator<'_> {
         fn vector(a: &AccessPattern) -> Option<(&AccessPattern, usize)> {
             let d = a.dynamic.as_deref()?;
             match &d.source {
-                OffsetSource::Vector(v) => a.level_of(d.indirect_dim).map(|level| (v, level)),
+                OffsetSource::Vector(v) => a.indirect_level(d.indirect_dim).map(|level| (v, level)),
                 _ => None,
             }
         }
@@ -1245,18 +1245,20 @@ impl Validator<'_> {
     }
 }
 
-/// Why `dim` cannot be indexed on `ap`: it is a padded size-1 dim (the dim-letter rule of
-/// [`AccessPattern::level_of`], docs/bir-json.md "Dim letters").
+/// Why `dim` cannot be indexed on `ap`: an indirect dim's letter is the AP level index (W 0, Z 1,
+/// Y 2, X 3; re-facts §3, [`AccessPattern::indirect_level`], docs/bir-json.md "Dim letters") and
+/// the AP has no such level.
 fn padded_dim_message(dim: IndirectDim, ap: &AccessPattern) -> String {
     let n = ap.pairs.len();
     let named: Vec<String> = [IndirectDim::W, IndirectDim::Z, IndirectDim::Y, IndirectDim::X]
         .into_iter()
-        .filter(|&d| ap.level_of(d).is_some())
+        .filter(|&d| ap.indirect_level(d).is_some())
         .map(|d| d.to_string())
         .collect();
     format!(
-        "dim {dim} is a padded size-1 dim of a {n}-level access pattern, which has only {} \
-         (docs/bir-json.md \"Dim letters\")",
+        "indirect dim {dim} is level {} (an indirect dim's letter is its AP level index: W 0, Z 1, \
+         Y 2, X 3) but the access pattern has {n} levels, named {} (docs/bir-json.md \"Dim letters\")",
+        dim as u8,
         named.join(", ")
     )
 }

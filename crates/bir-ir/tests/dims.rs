@@ -121,3 +121,18 @@ fn worked_example_reduce_counts() {
     let kept: i64 = [W, Z, Y, X].iter().filter(|&&d| !axis.folds_dim(d)).map(|&d| a.dim_num(d)).product();
     assert_eq!((folded, kept), (64, 128));
 }
+
+/// The indirect-dim rule (re-facts §3: "W 0, Z 1, Y 2, X 3 (equals the AP dim index)"): the
+/// letter's ordinal is the level on every AP, with nothing padded; a letter past the AP's last
+/// level names nothing.
+#[rstest]
+#[case(&[128], &[Some(0), None, None, None])]
+#[case(&[128, 64], &[Some(0), Some(1), None, None])]
+#[case(&[128, 4, 16], &[Some(0), Some(1), Some(2), None])]
+#[case(&[128, 2, 4, 8], &[Some(0), Some(1), Some(2), Some(3)])]
+#[case(&[128, 3, 2, 4, 8], &[Some(0), Some(1), Some(2), Some(3)])]
+fn indirect_level_is_the_ordinal(#[case] nums: &[i64], #[case] want: &[Option<usize>]) {
+    let a = ap(nums);
+    let got: Vec<Option<usize>> = [W, Z, Y, X].into_iter().map(|d| a.indirect_level(d)).collect();
+    assert_eq!(got, want, "indirect_level on {nums:?}");
+}

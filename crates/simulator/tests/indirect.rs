@@ -303,11 +303,11 @@ fn generic_indirect_two_dims() {
                 ap("ix", "int64", 0, &[(3, 1), (1, 3)]),
             ],
             &[ap("dst", "float32", 0, &[(3, 1), (1, 3)])],
-            r#""indirect_dims":["W","X"]"#,
+            r#""indirect_dims":["W","Z"]"#,
         ),
     );
     assert_eq!(to_f32(&out[3]), [11., 1., 7.]);
-    // Dim X only: the entry walks W (step 4): idx 2 → elements 2, 6, 10.
+    // Dim Z (level 1) only: the entry walks W (step 4): idx 2 → elements 2, 6, 10.
     let out = run(
         &[
             t("tab", "float32", 12, f32s(&tab)),
@@ -318,7 +318,7 @@ fn generic_indirect_two_dims() {
             "GenericIndirectLoad",
             &[ap("tab", "float32", 0, &[(4, 3), (1, 4)]), ap("ix", "int32", 0, &[(1, 1), (1, 1)])],
             &[ap("dst", "float32", 0, &[(3, 1), (1, 3)])],
-            r#""indirect_dims":["X"]"#,
+            r#""indirect_dims":["Z"]"#,
         ),
     );
     assert_eq!(to_f32(&out[2]), [2., 6., 10.]);
@@ -337,7 +337,7 @@ fn generic_indirect_two_dims() {
         ),
     );
     assert_eq!(to_f32(&out[2]), [0., 0., 0., 0., 3., 3., 3., 3., 0., 0., 0., 0.]);
-    // A dim's index must be below its level's num (I7): X = 4 of 4 is out of bounds.
+    // A dim's index must be below its level's num (I7): Z = 4 of 4 is out of bounds.
     let (_, fault) = run_with(
         &[
             t("tab", "float32", 12, f32s(&tab)),
@@ -348,13 +348,13 @@ fn generic_indirect_two_dims() {
             "GenericIndirectLoad",
             &[ap("tab", "float32", 0, &[(4, 3), (1, 4)]), ap("ix", "int32", 0, &[(1, 1), (1, 1)])],
             &[ap("dst", "float32", 0, &[(3, 1), (1, 3)])],
-            r#""indirect_dims":["X"]"#,
+            r#""indirect_dims":["Z"]"#,
         ),
         IndirectOob::Fault,
     );
     let (kind, msg) = fault.unwrap();
     assert_eq!(kind, FaultKind::OutOfBounds);
-    assert!(msg.contains("element 0 = 4 is outside the table's 4 entries along X"), "{msg}");
+    assert!(msg.contains("element 0 = 4 is outside the table's 4 entries along Z"), "{msg}");
 }
 
 /// 16 partitions of 3 rows × 2: src[p][r][c] = 100p + 10r + c.

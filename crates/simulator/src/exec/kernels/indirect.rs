@@ -393,7 +393,7 @@ pub(crate) fn generic_indirect<'p>(
     same_storage(cx, &[table, dense])?;
     let mut levels = Vec::with_capacity(f.indirect_dims.len());
     for d in &f.indirect_dims {
-        let Some(l) = table.ap.level_of(*d) else {
+        let Some(l) = table.ap.indirect_level(*d) else {
             return bug("a validated indirect dim names no level");
         };
         levels.push(l);

@@ -268,7 +268,8 @@ impl<'p> Cx<'p> {
         };
         let mut ap = a.ap.clone();
         ap.dynamic = None;
-        let step = a.ap.level_of(dynamic.indirect_dim).and_then(|l| a.ap.pairs.get(l)).map_or(0, |p| p.step);
+        let step =
+            a.ap.indirect_level(dynamic.indirect_dim).and_then(|l| a.ap.pairs.get(l)).map_or(0, |p| p.step);
         let oob = index < 0 || index >= dynamic.max_index;
         match index.checked_mul(step).and_then(|d| ap.offset.checked_add(d)) {
             Some(o) => ap.offset = o,
@@ -494,7 +495,7 @@ impl<'p> Cx<'p> {
         let Some((vec_ap, dynamic)) = indexed.ap.vector_offset() else {
             return bug("the indexed AP lost its vector");
         };
-        let Some(level) = indexed.ap.level_of(dynamic.indirect_dim) else {
+        let Some(level) = indexed.ap.indirect_level(dynamic.indirect_dim) else {
             return bug("a validated indirect_dim names no level");
         };
         let Some(stride) = indexed.ap.pairs.get(level).map(|p| p.step) else {

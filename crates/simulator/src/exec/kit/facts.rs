@@ -313,7 +313,7 @@ impl<'a> InstFacts<'a> {
     fn dge_revisits(&self) -> bool {
         let Some(dst) = self.i.out_ap(0) else { return false };
         let level = match dst.dynamic.as_deref() {
-            Some(d) if matches!(d.source, OffsetSource::Vector(_)) => dst.level_of(d.indirect_dim),
+            Some(d) if matches!(d.source, OffsetSource::Vector(_)) => dst.indirect_level(d.indirect_dim),
             _ => Some(0),
         };
         level.is_some_and(|l| !access_pattern::distinct_pairs(&dst.without_level(l)))
