@@ -122,9 +122,10 @@ def all_opcodes():
              [t("t1")]),
         inst("CopyPredicated", "cpred", [t("t0"), ap("pred", "uint8", [[64, 128], [1, 64]])],
              [t("t1")], reverse_pred=True),
-        # IndirectCopy: 1 uint16 index per partition, 16 per core; rows of 4 -> 16 x 4 = 64 per partition.
+        # IndirectCopy: 1 uint16 index per partition, 16 per core; E = the dst's innermost num 4
+        # (num_elem_per_idx) -> 16 x 4 = 64 per partition.
         inst("IndirectCopy", "icopy", [ap("t0", F32, [[64, 128], [4, 16], [1, 4]]), ap("u16", "uint16", [[4, 128], [1, 1]])],
-             [t("t1")], engine="Pool", num_valid_indices=12),
+             [ap("t1", F32, [[64, 128], [4, 16], [1, 4]])], engine="Pool", num_valid_indices=12),
         # The table's final level [64, 1000] enumerates 1000 entries of 64 (the dst's final num); 4 indices, 4 rows.
         inst("IndirectLoad", "iload", [ap("tab", F32, [[1, 1], [64, 1000]]), ap("idx", "int32", [[4, 1], [1, 4]])],
              [ap("t1", F32, [[64, 4], [1, 64]])], engine="DMA"),
@@ -302,7 +303,6 @@ CHOICES = {
     "generic_indirect_dims_mismatch": ["J19"],  # index operands = ins[1..]
     "generic_indirect_load_uint8_index": ["J19"],
     "generic_indirect_save_float_index": ["J19"],
-    "indirect_load_table_levels": ["I4"],
     "indirect_load_rows_mismatch": ["I4"],
     "indirect_save_rows_mismatch": ["I4"],
     "scatter_acc_insufficient_indices": ["I5"],
@@ -562,9 +562,6 @@ MALFORMED_CASES = [
         opcode="IndirectLoad", ins=[table(p), idx32(p)],
         outs=[dict(insts(p)[1]["outs"][0], dtype="int32")])),
      [("dtype", "(IndirectLoad) › outs[0].dtype", "does not cast: ins[0] is float32, outs[0] is int32")]),
-    ("indirect_load_table_levels", mut(lambda p: insts(p)[1].update(
-        opcode="IndirectLoad", ins=[dict(table(p), ap=[[512, 128], [1, 512]]), idx32(p)])),
-     [("ap-shape", "(IndirectLoad) › ins[0].ap", "every other level must have num 1, found num 128 at level 0")]),
     ("indirect_load_rows_mismatch", mut(lambda p: insts(p)[1].update(
         opcode="IndirectLoad", ins=[table(p), dict(idx32(p), ap=[[512, 64], [1, 1]])])),
      [("ap-shape", "(IndirectLoad) › outs[0].ap", "outs[0] has 128 rows (its levels before the final one) but ins[1] holds 64 indices")]),
@@ -601,7 +598,8 @@ MALFORMED_CASES = [
      [("ap-shape", "(IndirectCopy) › ins[0].ap", "multiple of 16, found 8")]),
     ("indirect_copy_dst_size", mut(lambda p: insts(p)[1].update(
         opcode="IndirectCopy", num_valid_indices=16, engine="Pool",
-        ins=[dict(a0(p), ap=[[512, 128], [16, 32], [1, 16]]), idx32(p)])),
+        ins=[dict(a0(p), ap=[[512, 128], [16, 32], [1, 16]]), idx32(p)],
+        outs=[dict(insts(p)[1]["outs"][0], ap=[[512, 128], [16, 32], [1, 16]])])),
      [("ap-shape", "(IndirectCopy) › outs[0].ap", "outs[0] holds 512 elements per partition but IndirectCopy needs 256")]),
     ("gather_int64_index", mut(lambda p: insts(p)[1].update(
         opcode="Gather", engine="Pool", ins=[a0(p), dict(idx32(p), dtype="int64", ap=[[256, 128], [1, 512]])])),

@@ -425,7 +425,9 @@ impl OpFields for GenericIndirectFields {
             indirect_dims: o
                 .opt(cx, "indirect_dims", |cx, v, p| cx.list(v, p, Cx::enum_name::<IndirectDim>))
                 .unwrap_or_default(),
-            op: opt_enum(o, cx, "op").unwrap_or(AluOp::Bypass),
+            // Absent = add: the public schema lists `op? (add)`, and a non-unique-index
+            // accumulate DMA lowers to GenericIndirectSave with op add (re-facts §6; fidelity I13).
+            op: opt_enum(o, cx, "op").unwrap_or(AluOp::Add),
         }
     }
     fn write(&self, w: &mut Map<String, Value>, _fun: &Function) {

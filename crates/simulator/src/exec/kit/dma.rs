@@ -533,9 +533,9 @@ impl<'p> Cx<'p> {
         let table = Table {
             base: indexed.ap.offset,
             step: stride,
-            entries: u64::try_from(dynamic.max_index).unwrap_or(0),
-            entry_lo: lo,
-            entry_hi: hi,
+            lo,
+            hi,
+            bound: Some(u64::try_from(dynamic.max_index).unwrap_or(0)),
             capacity: self.memory.layout(indexed.ap.loc).capacity(size),
         };
         let oob = if f.oob_is_err { Oob::Fault } else { Oob::Skip };
