@@ -39,6 +39,10 @@ DT = {
     "uint8": (0x3, np.dtype("u1"), False),
     "uint16": (0x5, np.dtype("<u2"), False),
     "uint32": (0x9, np.dtype("<u4"), False),
+    "int8": (0x2, np.dtype("i1"), False),
+    "int16": (0x4, np.dtype("<i2"), False),
+    "int64": (0xC, np.dtype("<i8"), False),
+    "uint64": (0x1, np.dtype("<u8"), False),
 }
 CODE2NAME = {v[0]: k for k, v in DT.items()}
 
@@ -113,6 +117,23 @@ def reduce_vals(dst: np.ndarray, src: np.ndarray, op: str) -> np.ndarray:
         else:
             raise ValueError(op)
     return out
+
+
+def int_reduce(draw: bytes, sraw: bytes, dt: str, op: str) -> bytes:
+    """X14: integer dst op src at the dtype's width, in Python ints (no NumPy overflow rules):
+    ADD / MULTIPLY modulo 2^bits (re-facts §8 "Int add wraps"; MULTIPLY alike, ASSUMED), MAX / MIN
+    on the values as the dtype reads them: signed for intN (re-facts §8 "min/max are signed"),
+    unsigned for uintN (ASSUMED)."""
+    npdt = DT[dt][1]
+    bits, signed = 8 * npdt.itemsize, npdt.kind == "i"
+    out = []
+    for d, s in zip(np.frombuffer(draw, npdt).tolist(), np.frombuffer(sraw, npdt).tolist()):
+        r = {"ADD": lambda: d + s, "MULTIPLY": lambda: d * s, "MAX": lambda: max(d, s), "MIN": lambda: min(d, s)}[op]()
+        r %= 1 << bits
+        if signed and r >= 1 << (bits - 1):
+            r -= 1 << bits
+        out.append(r)
+    return np.array(out, dtype=npdt).tobytes()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -517,7 +538,11 @@ def run_dma(m: Machine, w: DmaIndirect) -> None:
                 out = narrow(widen(sraw, w.in_dt), w.out_dt)
         else:
             draw = m.drd(da, w.dst_es, "dst")
-            out = narrow(reduce_vals(widen(draw, w.out_dt), widen(sraw, w.in_dt), w.op), w.out_dt)
+            if not DT[w.out_dt][2]:  # integer destination (X14)
+                assert w.in_dt == w.out_dt, "the oracle models integer compute between equal dtypes only"
+                out = int_reduce(draw, sraw, w.out_dt, w.op)
+            else:
+                out = narrow(reduce_vals(widen(draw, w.out_dt), widen(sraw, w.in_dt), w.op), w.out_dt)
         m.dwr(da, out, "dst")
 
 
@@ -620,8 +645,6 @@ def violations(w, gen: str) -> list:
         for r in (w.sbr, w.dbr):
             if r and not r & 0x80:
                 v.append("bound reg")
-        if w.op != "NONE" and not (DT[w.in_dt][2] and DT[w.out_dt][2]):
-            v.append("compute_op")
         if w.src_es <= 0 or w.dst_es <= 0 or w.src_es % esz(w.in_dt) or w.dst_es % esz(w.out_dt):
             v.append("elem_size")
         if w.mode == 2 and w.src_num != w.dst_num:
@@ -687,6 +710,8 @@ def vals(rng, dt: str, n: int) -> bytes:
         x = rng.uniform(0.25, 4.0, n) * rng.choice([-1.0, 1.0], n)
         x = np.round(x * 64) / 64  # exact in every float dtype used here
         return x.astype(np.float32).astype(DT[dt][1]).tobytes()
+    if DT[dt][1].itemsize == 8:  # the whole 64-bit range: random bytes
+        return rng.integers(0, 256, 8 * n, dtype=np.uint8).tobytes()
     info = np.iinfo(DT[dt][1])
     return rng.integers(info.min, int(info.max) + 1, n, dtype=np.int64).astype(DT[dt][1]).tobytes()
 
@@ -1138,6 +1163,15 @@ def make_dma_cases():
             if dt == "float16" and op in ("NONE", "MIN"):
                 continue
             dma_case(f"dma_op_{op.lower()}_{dt}", mode=1, didx=pairs, nonuniq=1, op=op, in_dt=dt, seed=300)
+    # X14: the compute ops on integer dtypes (seed 004 §3c gives no dtype limit): wrapping
+    # ADD / MULTIPLY, MAX / MIN signed for intN and unsigned for uintN
+    for op, dt in (("ADD", "int32"), ("MULTIPLY", "int32"), ("MAX", "int32"), ("MIN", "int32"),
+                   ("ADD", "uint32"), ("MAX", "uint32"), ("MIN", "uint32"), ("ADD", "int8"), ("MIN", "int8"),
+                   ("MAX", "uint8"), ("MULTIPLY", "int16"), ("MIN", "uint16"), ("ADD", "int64"),
+                   ("MAX", "int64"), ("MIN", "uint64"), ("MULTIPLY", "uint64")):
+        dma_case(f"dma_op_{op.lower()}_{dt}", mode=1, didx=pairs, nonuniq=1, op=op, in_dt=dt, seed=340,
+                 choices=["X14"])
+    dma_case("dma_g_op_max_int32", mode=0, sidx=sets["rand"], op="MAX", in_dt="int32", seed=341, choices=["X14"])
     # gather-mode compute (dst = dst op src[sidx[k]])
     for op in ("ADD", "MAX"):
         dma_case(f"dma_g_op_{op.lower()}", mode=0, sidx=sets["rand"], op=op, seed=310)
@@ -1364,8 +1398,6 @@ def make_bad_cases():
     c.words[0].gdim = 1
     c = bad(dma_case("bad_dma_bound_reg_disabled_bits", mode=0, sidx=[1, 2, 3], seed=9))
     c.words[0].sbr = 0x05
-    c = bad(dma_case("bad_dma_add_int32", mode=1, didx=[1, 2, 3], in_dt="int32", seed=9), "invalid", "X14")
-    c.words[0].op = "ADD"
     c = bad(dma_case("bad_dma_both_counts", mode=2, sidx=[1, 2, 3], didx=[4, 5, 6], nonuniq=1, seed=9))
     c.words[0].dst_num = 2
     c = bad(dma_case("bad_dma_elem_size", mode=0, sidx=[1, 2, 3], seed=9))
@@ -1436,6 +1468,16 @@ def make_bad_cases():
 # hand-worked checks of the oracle itself
 # ---------------------------------------------------------------------------------------------
 def hand_checks():
+    # 0. X14 integer compute, worked by hand: int32 (2^31 - 1) + 1 wraps to -2^31; (2^31 - 1) * 5 =
+    #    10737418235 = 2 * 2^32 + 2147483643; uint32 MAX(0xFFFFFFFB, 3) keeps 0xFFFFFFFB (unsigned)
+    #    where int32 MAX(-5, 3) = 3; int8 MIN(200 = -56, 3) = -56, uint8 MIN(200, 3) = 3
+    i32 = lambda *v: np.array(v, "<i4").tobytes()  # noqa: E731
+    assert int_reduce(i32(2**31 - 1), i32(1), "int32", "ADD") == i32(-(2**31))
+    assert int_reduce(i32(2**31 - 1), i32(5), "int32", "MULTIPLY") == i32(2147483643)
+    assert int_reduce(i32(-5), i32(3), "uint32", "MAX") == i32(-5)
+    assert int_reduce(i32(-5), i32(3), "int32", "MAX") == i32(3)
+    assert int_reduce(bytes([200]), bytes([3]), "int8", "MIN") == bytes([200])
+    assert int_reduce(bytes([200]), bytes([3]), "uint8", "MIN") == bytes([3])
     # 1. a GATHER word typed byte by byte (contract §1 offsets)
     g = Gather(T(SBUF, 1, 0x10, [1, 2, 3, 4], [5, 6, 7, 8]), T(PSUM, 2, 0x20, [-1, 0, 0, 0], [1, 1, 1, 210]),
                "uint16", "float32", 3, 1, 0xDEADBEEF, 1)

@@ -372,7 +372,9 @@ fn the_base_words_are_valid_on_every_generation() {
 #[case::bound_check_reg_enabled_ok(di(|w| w.src_idx_bound_reg = BoundCheckReg { bc_reg: 3, bc_disable_oob_error_notif: true, bc_enabled: true }), V2, &[])]
 #[case::priority_class(di(|w| w.dma_configs.priority_class = 5), V2, &[("dma_configs.priority_class", rule::PRIORITY_CLASS)])]
 #[case::priority_class_4_ok(di(|w| w.dma_configs.priority_class = 4), V2, &[])]
-#[case::compute_float(di(|w| { w.compute_op = DgeComputeOp::Add; w.in_dtype = IsaDtype::INT32; }), V2, &[("in_dtype", rule::COMPUTE_FLOAT)])]
+// X14: seed 004 §3c gives DGE_COMPUTE_OP with no dtype limit, so integer dtypes validate.
+#[case::compute_int32_ok(di(|w| { w.compute_op = DgeComputeOp::Add; w.in_dtype = IsaDtype::INT32; w.out_dtype = IsaDtype::INT32; }), V2, &[])]
+#[case::compute_uint8_ok(di(|w| { w.compute_op = DgeComputeOp::Min; w.in_dtype = IsaDtype::UINT8; w.out_dtype = IsaDtype::UINT8; w.src_elem_size = 16; w.dst_elem_size = 16; }), V2, &[])]
 #[case::compute_float_ok(di(|w| w.compute_op = DgeComputeOp::Max), V2, &[])]
 #[case::elem_size_zero(di(|w| w.src_elem_size = 0), V2, &[
     ("src_elem_size", rule::ELEM_SIZE),
@@ -407,10 +409,7 @@ fn the_base_words_are_valid_on_every_generation() {
 #[case::pool_dtype_size(pb(|w| w.dtype = IsaDtype(0x12)), V2, &[("dtype", rule::ELEM_SIZE)])]
 // --- DMA_DIRECT2D / GATHER_XPOSE (typed only) ---
 #[case::direct_count(d2(|w| w.src_dims[1].num_elem = 0), V2, &[("src_dims[1].num_elem", rule::TENSOR_COUNT)])]
-#[case::direct_compute(d2(|w| { w.compute_op = DgeComputeOp::Max; w.in_dtype = IsaDtype::INT8; w.src_elem_size = 1; w.dst_elem_size = 1; w.out_dtype = IsaDtype::UINT8; }), V2, &[
-    ("in_dtype", rule::COMPUTE_FLOAT),
-    ("out_dtype", rule::COMPUTE_FLOAT),
-])]
+#[case::direct_compute_int_ok(d2(|w| { w.compute_op = DgeComputeOp::Max; w.in_dtype = IsaDtype::INT8; w.src_elem_size = 1; w.dst_elem_size = 1; w.out_dtype = IsaDtype::UINT8; }), V2, &[])]
 #[case::xpose_dtype(gx(|w| w.dtype = IsaDtype::FP32), V2, &[("dtype", rule::XPOSE_DTYPE)])]
 #[case::xpose_gather_dim(gx(|w| w.gather_dim = IndirectDim::X), V2, &[("gather_dim", rule::XPOSE_GATHER_DIM)])]
 #[case::xpose_dst_align(gx(|w| w.dst_start_addr = Addr8::dram(0x1010)), V2, &[("dst_start_addr.address", rule::XPOSE_DST_ALIGN)])]

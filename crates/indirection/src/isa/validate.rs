@@ -2,10 +2,10 @@
 //! docs/isa.md "Validity"). [`validate`] collects every violation, never stopping at the first;
 //! each names its field path (`src.num_elem[2]`) and a stable rule id from [`rule`].
 
+use super::parts::IndirectDim;
 use super::parts::{
     Addr4, Addr8, Addr8Target, BoundCheckReg, DmaDim, IsaDtype, MemPattern4D, Space, TensorNd,
 };
-use super::parts::{DgeComputeOp, IndirectDim};
 use super::words::{
     DmaDirect2d, DmaIndirect1d, GatherXpose, Generation, Opcode, PoolBufferLoad, PseudoEmbeddingUpdate,
     S4d4Gt, S4d4Ic, Word,
@@ -74,8 +74,6 @@ pub mod rule {
     pub const BOUND_CHECK_REG: &str = "bound-check-reg";
     /// dma_configs.priority_class > 4.
     pub const PRIORITY_CLASS: &str = "priority-class";
-    /// compute_op ≠ NONE with a non-float dtype (X14).
-    pub const COMPUTE_FLOAT: &str = "compute-float";
     /// An elem_size 0, not a multiple of its dtype's size, or a dtype without a byte size.
     pub const ELEM_SIZE: &str = "elem-size";
     /// src_elem_size / size(in) ≠ dst_elem_size / size(out) (contract §4 DMA_INDIRECT).
@@ -277,22 +275,6 @@ impl V<'_> {
                 self.push(field, rule::ELEM_SIZE, format!("{d} has no whole-byte element size"))
             }
             None => {}
-        }
-    }
-
-    #[inline]
-    /// X14: compute_op ≠ NONE needs float dtypes.
-    fn compute_float(&mut self, op: DgeComputeOp, fields: [(&'static str, IsaDtype); 2]) {
-        if op != DgeComputeOp::None {
-            for (field, d) in fields {
-                if d.is_known() && !d.is_float() {
-                    self.push(
-                        field,
-                        rule::COMPUTE_FLOAT,
-                        format!("compute_op {op} needs a float dtype, not {d}"),
-                    );
-                }
-            }
         }
     }
 }
@@ -654,7 +636,6 @@ impl Validate for DmaIndirect1d {
         v.dtype("out_dtype", self.out_dtype);
         bound_reg(&mut v, "src_idx_bound_reg", &self.src_idx_bound_reg);
         bound_reg(&mut v, "dst_idx_bound_reg", &self.dst_idx_bound_reg);
-        v.compute_float(self.compute_op, [("in_dtype", self.in_dtype), ("out_dtype", self.out_dtype)]);
         if self.dma_configs.priority_class > 4 {
             v.push(
                 "dma_configs.priority_class",
@@ -788,7 +769,8 @@ fn dims(v: &mut V<'_>, fields: &[&'static str; 4], dims: &[DmaDim]) {
 }
 
 impl Validate for DmaDirect2d {
-    /// Typed only: dtypes, elem sizes, counts ≥ 1, the ADDR8 rules and X14.
+    /// Typed only: dtypes, elem sizes, counts ≥ 1 and the ADDR8 rules (any compute_op runs on
+    /// every dtype: X14).
     fn check(&self, g: Generation, out: &mut Vec<Violation>) {
         let mut v = V { g, out };
         v.addr8(&D2_SRC, &self.src_start_addr);
@@ -800,7 +782,6 @@ impl Validate for DmaDirect2d {
         elem_values(&mut v, (self.src_elem_size, self.in_dtype), (self.dst_elem_size, self.out_dtype));
         v.dtype("in_dtype", self.in_dtype);
         v.dtype("out_dtype", self.out_dtype);
-        v.compute_float(self.compute_op, [("in_dtype", self.in_dtype), ("out_dtype", self.out_dtype)]);
     }
 }
 
