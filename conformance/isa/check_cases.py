@@ -28,7 +28,11 @@ SB = {"v2": 192 << 10, "v3": 224 << 10, "v4": 256 << 10, "v5": 256 << 10}
 
 
 def a4(v):
-    return (v >> 22) & 127, (v >> 21) & 1, v & 0x1FFFFF
+    # X3: space bit 25; partition at bit 18 (SBUF) / 15 (PSUM); offset below; reserved bits 0
+    psum = (v >> 25) & 1
+    shift = 15 if psum else 18
+    assert v & (0x1DC00000 if psum else 0x1C000000) == 0, hex(v)
+    return (v >> shift) & 127, psum, v & ((1 << shift) - 1)
 
 
 def tensor(w, at, n):

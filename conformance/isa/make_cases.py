@@ -140,9 +140,11 @@ def int_reduce(draw: bytes, sraw: bytes, dt: str, op: str) -> bytes:
 # word assembly (contract §0-§1 offsets)
 # ---------------------------------------------------------------------------------------------
 def addr4(part: int, off: int, space: int = SBUF, marker: int = M_IMM) -> int:
-    """X3: marker bits 29..31, partition 22..28, space bit 21, offset 0..20."""
-    assert 0 <= part < 128 and 0 <= off < (1 << 21)
-    return (marker << 24) | (part << 22) | (space << 21) | off
+    """X3: marker bits 29..31; the partition where re-facts §6 puts it, part << 18 (SBUF) or
+    part << 15 (PSUM); space bit 25 (PSUM); the offset below the partition."""
+    shift = 18 if space == SBUF else 15
+    assert 0 <= part < 128 and 0 <= off < (1 << shift)
+    return (marker << 24) | (space << 25) | (part << shift) | off
 
 
 @dataclass
@@ -155,10 +157,11 @@ class T:
     steps: list
     counts: list
     marker: int = M_IMM
+    raw_or: int = 0  # bits OR-ed into the ADDR4 (X3 reserved bits: invalid cases)
 
     def pack(self, buf: bytearray, at: int) -> None:
         n = len(self.steps)
-        struct.pack_into("<I", buf, at, addr4(self.part, self.off, self.space, self.marker))
+        struct.pack_into("<I", buf, at, addr4(self.part, self.off, self.space, self.marker) | self.raw_or)
         struct.pack_into(f"<{n}h", buf, at + 4, *self.steps)
         struct.pack_into(f"<{n}H", buf, at + 4 + 2 * n, *self.counts)
 
@@ -589,6 +592,8 @@ def tensor_viol(t: T, gen: str, name: str, esize_: int) -> list:
         v.append(f"{name}.start")
     if t.marker in (0x60, 0xE0):
         v.append(f"{name}.start marker (decode error)")
+    if t.raw_or & (0x1DC00000 if t.space == PSUM else 0x1C000000):
+        v.append(f"{name}.start reserved bits (X3)")
     return v
 
 
@@ -1438,6 +1443,11 @@ def make_bad_cases():
     c.words[0].src.counts = [513, 1, 1, 1]
     c = bad(gather_case("bad_gt_marker_0x60", lst, seed=16))
     c.words[1].dst.marker = 0x60
+    # X3: the ADDR4 bits the layout leaves unnamed must be 0 (SBUF 26..28; PSUM 22..24, 26..28)
+    c = bad(gather_case("bad_gt_addr4_reserved_sbuf", lst, space=SBUF, seed=19), "invalid", "X3")
+    c.words[1].src.raw_or = 1 << 26
+    c = bad(gather_case("bad_gt_addr4_reserved_psum", lst, space=PSUM, seed=19), "invalid", "X3")
+    c.words[1].dst.raw_or = 1 << 22
     c = bad(gather_case("bad_gt_offset_v2", lst, space=SBUF, seed=17))
     c.words[1].dst.off = 192 * 1024
     # v3 (224 KiB): a start offset that is valid on v3 but whose elements leave the partition
@@ -1483,9 +1493,9 @@ def hand_checks():
                "uint16", "float32", 3, 1, 0xDEADBEEF, 1)
     expect = bytes.fromhex(
         "68000000" "0000000000000000"  # opcode, inst_flags, 2 unnamed, events
-        "10004000" "0100020003000400" "0500060007000800"  # src: partition 1 (1 << 22) | offset 0x10
+        "10000400" "0100020003000400" "0500060007000800"  # src: partition 1 (1 << 18) | offset 0x10
         "05" "0a" "03" "00" "01" "01" "0000" "efbeadde"  # in u16, out fp32, 3 ch, skip, free, imm
-        "2000a000" "ffff000000000000" "010001000100d200"  # dst: partition 2 | PSUM (bit 21) | 0x20
+        "20000102" "ffff000000000000" "010001000100d200"  # dst: PSUM (1 << 25) | 2 << 15 | 0x20 = 0x02010020
     )
     got = g.pack()
     assert got == expect, (got.hex(), expect.hex())

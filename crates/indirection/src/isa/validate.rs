@@ -74,6 +74,8 @@ pub mod rule {
     pub const BOUND_CHECK_REG: &str = "bound-check-reg";
     /// dma_configs.priority_class > 4.
     pub const PRIORITY_CLASS: &str = "priority-class";
+    /// An ADDR4 with reserved bits set (X3: SBUF bits 26..28; PSUM bits 22..24, 26..28).
+    pub const ADDR4_RESERVED: &str = "addr4-reserved";
     /// An elem_size 0, not a multiple of its dtype's size, or a dtype without a byte size.
     pub const ELEM_SIZE: &str = "elem-size";
     /// src_elem_size / size(in) ≠ dst_elem_size / size(out) (contract §4 DMA_INDIRECT).
@@ -178,10 +180,27 @@ impl V<'_> {
         if a.partition > Addr4::PARTITION_MAX {
             self.push(p.partition, rule::FIELD_WIDTH, format!("{} does not fit 7 bits", a.partition));
         }
-        if a.offset > Addr4::OFFSET_MAX {
-            self.push(p.offset, rule::FIELD_WIDTH, format!("{} does not fit 21 bits", a.offset));
+        let max = Addr4::offset_max(a.space);
+        if a.offset > max {
+            self.push(
+                p.offset,
+                rule::FIELD_WIDTH,
+                format!("{} does not fit a {} offset (at most {max})", a.offset, a.space.name()),
+            );
         } else if !a.marker.address_from_register() {
             self.offset(p.offset, a.space, a.offset);
+        }
+        if a.reserved != 0 {
+            self.push(
+                p.reserved,
+                rule::ADDR4_RESERVED,
+                format!(
+                    "reserved bits 0x{:08x} set; the {} layout leaves 0x{:08x} unnamed and they must be 0",
+                    a.reserved,
+                    a.space.name(),
+                    Addr4::reserved_mask(a.space)
+                ),
+            );
         }
     }
 
@@ -284,6 +303,7 @@ struct A4 {
     partition: &'static str,
     offset: &'static str,
     space: &'static str,
+    reserved: &'static str,
 }
 
 /// Field paths of one TENSORnD.
@@ -305,6 +325,7 @@ macro_rules! a4 {
             partition: concat!($p, ".partition"),
             offset: concat!($p, ".offset"),
             space: concat!($p, ".space"),
+            reserved: concat!($p, ".reserved"),
         }
     };
 }
@@ -315,6 +336,7 @@ macro_rules! tp {
                 partition: concat!($p, ".start_addr.partition"),
                 offset: concat!($p, ".start_addr.offset"),
                 space: concat!($p, ".start_addr.space"),
+                reserved: concat!($p, ".start_addr.reserved"),
             },
             num_elem: [
                 concat!($p, ".num_elem[0]"),
