@@ -589,7 +589,8 @@ MALFORMED_CASES = [
      [("ap-shape", "(GenericIndirectLoad) › outs[0].ap", "outs[0] holds 65536 elements but 4 entries of 512 elements")]),
     ("indirect_copy_uint8_index", mut(lambda p: insts(p)[1].update(
         opcode="IndirectCopy", num_valid_indices=16, engine="Pool",
-        ins=[dict(a0(p), ap=[[512, 128], [32, 16], [1, 32]]), dict(idx32(p), dtype="uint8")])),
+        ins=[dict(a0(p), ap=[[512, 128], [32, 16], [1, 32]]), dict(idx32(p), dtype="uint8")],
+        outs=[dict(insts(p)[1]["outs"][0], ap=[[512, 128], [32, 16], [1, 32]])])),
      [("dtype", "(IndirectCopy) › ins[1].dtype", "must be uint16, int32 or uint32")]),
     ("indirect_copy_partitions", mut(lambda p: insts(p)[1].update(
         opcode="IndirectCopy", num_valid_indices=16, engine="Pool",
