@@ -597,7 +597,9 @@ fn indirect_load_plan_skips_three_of_sixteen() {
     let want: Vec<Descriptor> =
         kept.iter().map(|&j| d(DgeKind::Indirect1D, L0 + 16 * idx[j], L1 + 16 * j as u64, 16, &[])).collect();
     assert_eq!(out, want);
-    // Under Oob::Fault the first bad index (position 2, value 8) is the error.
+    // Under Oob::Fault the first bad index (position 2, value 8) is the error. The table is
+    // bounded by its location (I2/I4): entry 8 spans elements 8·4 ..= 8·4 + 3 = 32..=35 of a
+    // 128-byte location holding fp32 elements 0..32.
     let e = generate::indirect_rows(
         generate::Direction::Gather,
         &op("ins[0]", L0, Layout::flat(0, 128), &table, 0),
@@ -610,5 +612,10 @@ fn indirect_load_plan_skips_three_of_sixteen() {
         &mut out,
     )
     .unwrap_err();
-    assert!(e.to_string().contains("element 2 = 8 is outside the table's 8 entries"), "{e}");
+    assert!(
+        e.to_string().contains(
+            "element 2 = 8 is outside the table's location: its entry spans elements 32..=35, the location holds 0..32"
+        ),
+        "{e}"
+    );
 }
