@@ -80,6 +80,11 @@ fn numerics(e: &NumericsError) -> Fields {
             ("op", text(op.name())),
             ("table", text(table)),
         ]),
+        NumericsError::NotInteger { dtype, op } => f.extend([
+            ("error_kind", text("not_integer")),
+            ("dtype", text(dtype.name())),
+            ("op", text(op.name())),
+        ]),
         NumericsError::NoMemoryReduction(op) => {
             f.extend([("error_kind", text("no_memory_reduction")), ("op", text(op.name()))])
         }
@@ -131,15 +136,19 @@ fn indirect(e: &IndirectError) -> Fields {
             f.extend(index_slot(*operand));
             f.extend([("dtype", text(dtype.name())), ("expected", text(expected))]);
         }
-        IndirectError::OutOfBounds { operand, position, value, bound, along, wrapped } => {
+        IndirectError::OutOfBounds { operand, position, value, bound } => {
             f.push(("error_kind", text("out_of_bounds")));
+            f.extend(index_slot(*operand));
+            f.extend([("position", uint(*position)), ("value", uint(*value)), ("bound", uint(*bound))]);
+        }
+        IndirectError::RunOutside { operand, position, value, len, per } => {
+            f.push(("error_kind", text("run_outside")));
             f.extend(index_slot(*operand));
             f.extend([
                 ("position", uint(*position)),
                 ("value", uint(*value)),
-                ("bound", uint(*bound)),
-                ("along", along.map_or(Val::None, |d| text(d.name()))),
-                ("wrapped", wrapped.map_or(Val::None, uint)),
+                ("len", uint(*len)),
+                ("per", uint(*per)),
             ]);
         }
         IndirectError::LeavesLocation { operand, position, value, lo, hi, capacity } => {
