@@ -55,6 +55,11 @@ pub(crate) fn scratch_budget(budget: u64, cap: u64) -> ScratchBudget {
     ScratchBudget(SCRATCH.replace(Some((budget, cap))))
 }
 
+/// Stops metering until dropped (a parallel section: see `Parallelism::chunks`).
+pub(crate) fn scratch_paused() -> ScratchBudget {
+    ScratchBudget(SCRATCH.replace(None))
+}
+
 impl Drop for ScratchBudget {
     fn drop(&mut self) {
         SCRATCH.set(self.0);
