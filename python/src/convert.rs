@@ -244,6 +244,9 @@ pub(crate) fn cause(c: &FaultCause) -> (&'static str, Fields) {
             with(s, vec![("elements", uint(*elements)), ("bytes", uint(*bytes)), ("cap", uint(*cap))]),
         ),
         FaultCause::OutOfMemory { bytes } => ("out_of_memory", vec![("bytes", uint(*bytes))]),
+        FaultCause::ScratchOverCap { bytes, cap } => {
+            ("scratch_over_cap", vec![("bytes", uint(*bytes)), ("cap", uint(*cap))])
+        }
         FaultCause::InstructionBudget { limit } => ("instruction_budget", vec![("limit", uint(*limit))]),
         FaultCause::Indirect(e) => ("indirect", indirect(e)),
         FaultCause::DgeIndexOutOfBounds { slot: s, element, value, bound } => (

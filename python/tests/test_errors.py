@@ -245,3 +245,15 @@ def test_trace_keys_and_values():
     for byte in x.tobytes():
         h = ((h ^ byte) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
     assert tr[1]["checksums"] == [f"fnv1a64:{h:016x}"]
+
+
+def test_an_output_of_65_dimensions_is_refused_before_the_run():
+    # Issue 26: NumPy holds at most 64 dimensions (NPY_MAXDIMS); an output allocation with 65
+    # used to run and then fail in NumPy's reshape with a raw ValueError.
+    prog = copy_program("float32", 4, 4, 8)
+    y = prog["functions"][0]["allocations"][2]
+    y["tensor_shape"] = [4, 8] + [1] * 63
+    x = np.zeros((4, 8), dtype=np.float32)
+    with pytest.raises(birsim.InputError) as info:
+        birsim.run(json.dumps(prog), {"x": x})
+    assert "'y' has a tensor_shape of 65 dimensions; an .npy array has at most 64" in str(info.value)

@@ -18,6 +18,7 @@
 //! never fails: it is a report, not a gate (it is not run in CI).
 
 mod dge;
+mod dispatch;
 mod e2e;
 mod indirect;
 mod isa_run;
@@ -107,6 +108,7 @@ pub fn run(opts: Opts) -> Result<(), String> {
     ctx.describe();
     header();
     kernels::run(&ctx);
+    dispatch::run(&ctx);
     indirect::run(&ctx);
     dge::run(&ctx);
     isa_words::run(&ctx);

@@ -3,7 +3,32 @@
 //! expected.
 
 use crate::enum_macro::bir_enum;
+use std::borrow::Cow;
 use std::fmt;
+
+/// The most characters of one echoed value — a name, a shape, an option's value — that a
+/// message repeats; the rest is counted ([`clip`]).
+pub const ECHO_CHARS: usize = 300;
+
+/// The most characters of each part of a [`Diagnostic`] (its context, field and message): a
+/// few echoed values and the words around them. Longer parts are [`clip`]ped when recorded, so
+/// a program's diagnostics take memory in proportion to their number, not to the names they
+/// repeat (issue 26: 2,000 problems on an instruction with a 1 MB name held 4 GB).
+pub const DIAGNOSTIC_CHARS: usize = 4 * ECHO_CHARS;
+
+/// `text` cut to its first `max` characters, followed by a count of the rest:
+/// `nnnn…(1048276 more characters)`. Text of at most `max` characters is returned as it is.
+/// Every message that repeats something the user wrote (a name, a shape, an option's value)
+/// passes it through here, so no message is longer than a few hundred characters.
+pub fn clip(text: &str, max: usize) -> Cow<'_, str> {
+    match text.char_indices().nth(max) {
+        None => Cow::Borrowed(text),
+        Some((at, _)) => {
+            let rest = text[at..].chars().count();
+            Cow::Owned(format!("{}…({rest} more characters)", &text[..at]))
+        }
+    }
+}
 
 bir_enum! {
     /// The stable class of a diagnostic. The names are part of our interface: conformance cases
@@ -90,13 +115,18 @@ impl fmt::Display for Diagnostic {
 pub struct Diagnostics(pub Vec<Diagnostic>);
 
 impl Diagnostics {
-    /// Records one problem.
+    /// Records one problem, each part cut to [`DIAGNOSTIC_CHARS`] characters ([`clip`]).
     pub fn push(&mut self, kind: ErrorKind, context: &str, field: &str, message: impl Into<String>) {
+        let message = message.into();
+        let message = match clip(&message, DIAGNOSTIC_CHARS) {
+            Cow::Borrowed(_) => message,
+            Cow::Owned(cut) => cut,
+        };
         self.0.push(Diagnostic {
             kind,
-            context: context.to_owned(),
-            field: field.to_owned(),
-            message: message.into(),
+            context: clip(context, DIAGNOSTIC_CHARS).into_owned(),
+            field: clip(field, DIAGNOSTIC_CHARS).into_owned(),
+            message,
         });
     }
 

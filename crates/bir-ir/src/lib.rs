@@ -32,7 +32,7 @@ pub use alu::{AluClass, AluOp};
 pub use ap::{
     AccessPattern, ApPair, ApPairs, DynamicOffset, F32, MAX_AP_DIMS, Number, OffsetSource, Operand,
 };
-pub use diag::{Diagnostic, Diagnostics, ErrorKind, LoadError};
+pub use diag::{DIAGNOSTIC_CHARS, Diagnostic, Diagnostics, ECHO_CHARS, ErrorKind, LoadError, clip};
 pub use dtype::{Dtype, DtypeClass, isa_only};
 pub use enum_macro::BirEnum;
 pub use enums::*;

@@ -28,8 +28,9 @@ pub struct ValidateOptions {
     pub memory_cap_bytes: u64,
     /// The most iterations one loop may declare (default 2^32).
     pub max_loop_trips: u64,
-    /// The most instructions a run may execute, loop iterations counted (default 10^10, far
-    /// beyond any real kernel): nested loops of 2^32 trips each are refused, not run for ever.
+    /// The most instructions a run may execute, loop iterations counted (default 10^9, far
+    /// beyond any real kernel, and about a minute of the cheapest instruction, a NoOp):
+    /// nested loops of 2^32 trips each, or one loop of 2^32, are refused, not run for minutes.
     pub max_instructions: u64,
 }
 
@@ -38,7 +39,7 @@ impl Default for ValidateOptions {
         ValidateOptions {
             memory_cap_bytes: 4 << 30,
             max_loop_trips: 1 << 32,
-            max_instructions: 10_000_000_000,
+            max_instructions: 1_000_000_000,
         }
     }
 }
@@ -164,7 +165,7 @@ impl Validator<'_> {
         self.context.push_str("instruction #");
         push_decimal(&mut self.context, index);
         self.context.push_str(" '");
-        self.context.push_str(name);
+        self.context.push_str(&crate::clip(name, crate::ECHO_CHARS));
         self.context.push_str("' (");
         self.context.push_str(opcode.name());
         self.context.push(')');
@@ -1507,7 +1508,7 @@ mod tests {
         let p = crate::json::load_str(&text).expect("loads");
         let d = validate(&p, &ValidateOptions::default()).err().map(|d| d.to_string()).unwrap_or_default();
         assert!(d.contains("more than 2^64 instructions") || d.contains("18446744073709551616"), "{d}");
-        assert!(d.contains("budget of 10000000000"), "{d}");
+        assert!(d.contains("budget of 1000000000"), "{d}");
         assert_eq!(executed(&p.functions[0].body), u64::MAX);
     }
 }

@@ -307,7 +307,11 @@ pub enum ExpectError {
         want: &'static str,
     },
     /// The array's shape is not the output's.
-    #[error("--expect {name}: the array has shape {got:?}, but '{name}' has tensor_shape {want:?}")]
+    #[error(
+        "--expect {name}: the array has shape [{}], but '{name}' has tensor_shape [{}]",
+        crate::io::dims_str(.got),
+        crate::io::dims_str(.want)
+    )]
     Shape {
         /// Output name.
         name: String,
@@ -581,23 +585,53 @@ pub fn diff_traces_with(
     b: &[TraceRecord],
     profile: &Profile,
 ) -> Result<DiffReport, DiffError> {
-    for (k, (x, y)) in a.iter().zip(b).enumerate() {
-        if x.name != y.name || x.opcode != y.opcode {
-            return Err(DiffError { position: k as u64, a: At::of(x), b: At::of(y) });
-        }
-    }
-    let mut report =
-        DiffReport { lengths: [a.len() as u64, b.len() as u64], first: None, later: 0, next: None };
+    let mut d = TraceDiff::new(*profile);
     for (x, y) in a.iter().zip(b) {
-        let Some(d) = compare(x, y, profile) else { continue };
-        if report.first.is_none() {
-            report.first = Some(d);
-        } else {
-            report.later += 1;
-            report.next.get_or_insert_with(|| At::of(x));
-        }
+        d.push(x, y)?;
     }
-    Ok(report)
+    Ok(d.finish([a.len() as u64, b.len() as u64]))
+}
+
+/// [`diff_traces`] one pair of records at a time, so two traces can be compared while they are
+/// read, holding one line of each (`birsim diff`): [`TraceDiff::push`] each pair of the common
+/// part in order, then [`TraceDiff::finish`] with both traces' lengths.
+#[derive(Clone, Debug)]
+pub struct TraceDiff {
+    profile: Profile,
+    position: u64,
+    first: Option<Divergence>,
+    later: u64,
+    next: Option<At>,
+}
+
+impl TraceDiff {
+    /// An empty comparison, decoding values for display under `profile`.
+    pub fn new(profile: Profile) -> Self {
+        TraceDiff { profile, position: 0, first: None, later: 0, next: None }
+    }
+
+    /// Compares the next pair of records; an error when they are not the same instruction
+    /// (traces of different programs).
+    pub fn push(&mut self, x: &TraceRecord, y: &TraceRecord) -> Result<(), DiffError> {
+        if x.name != y.name || x.opcode != y.opcode {
+            return Err(DiffError { position: self.position, a: At::of(x), b: At::of(y) });
+        }
+        self.position += 1;
+        if let Some(d) = compare(x, y, &self.profile) {
+            if self.first.is_none() {
+                self.first = Some(d);
+            } else {
+                self.later += 1;
+                self.next.get_or_insert_with(|| At::of(x));
+            }
+        }
+        Ok(())
+    }
+
+    /// The report, given the number of records in trace A and trace B.
+    pub fn finish(self, lengths: [u64; 2]) -> DiffReport {
+        DiffReport { lengths, first: self.first, later: self.later, next: self.next }
+    }
 }
 
 impl DiffReport {

@@ -193,6 +193,17 @@ pub enum FaultCause {
         /// The cap.
         cap: u64,
     },
+    /// The instruction's buffers together would pass the memory cap (each kernel's scratch is
+    /// metered as it is allocated, with what the buffer pool keeps from earlier instructions).
+    #[error(
+        "this instruction's buffers would pass the memory cap of {cap} bytes: {bytes} bytes more were asked for (raise it with --memory-cap)"
+    )]
+    ScratchOverCap {
+        /// The bytes asked for.
+        bytes: u64,
+        /// The cap.
+        cap: u64,
+    },
     /// The host could not allocate memory the instruction needs (below the memory cap, but more
     /// than the machine has): a limit, like the cap, not a reference behaviour.
     #[error(
@@ -300,7 +311,8 @@ impl FaultCause {
             FaultCause::BadField { .. } | FaultCause::BadPredicate { .. } => FaultKind::BadField,
             FaultCause::InstructionBudget { .. }
             | FaultCause::TooLarge { .. }
-            | FaultCause::OutOfMemory { .. } => FaultKind::Budget,
+            | FaultCause::OutOfMemory { .. }
+            | FaultCause::ScratchOverCap { .. } => FaultKind::Budget,
             FaultCause::DynamicOutOfBounds { .. }
             | FaultCause::DgeIndexOutOfBounds { .. }
             | FaultCause::DgeRowOutside { .. } => FaultKind::OutOfBounds,

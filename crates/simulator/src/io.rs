@@ -24,21 +24,45 @@ impl Tensor {
     }
 }
 
-fn shape_str(s: &[u64]) -> String {
-    format!("({})", s.iter().map(u64::to_string).collect::<Vec<_>>().join(", "))
+/// The most dimensions an `.npy` array has: NumPy's `NPY_MAXDIMS` (64 since NumPy 2.0), so a
+/// tensor of more cannot be exchanged as one, and naming it is refused before a run.
+pub const MAX_NPY_DIMS: usize = 64;
+
+/// A shape as messages print it, `(128, 512)`, cut to [`bir_ir::ECHO_CHARS`] characters.
+pub fn shape_str(s: &[u64]) -> String {
+    format!("({})", dims_str(s))
+}
+
+/// A shape's dimensions, `128, 512`, cut after [`bir_ir::ECHO_CHARS`] characters with the count
+/// of dimensions (`1, 1, 1, …(1000000 dimensions in all)`).
+pub fn dims_str(s: &[u64]) -> String {
+    let mut text = String::new();
+    for (k, d) in s.iter().enumerate() {
+        if k > 0 {
+            text.push_str(", ");
+        }
+        text.push_str(&d.to_string());
+        if text.len() > bir_ir::ECHO_CHARS {
+            // ASCII only: any byte is a character boundary.
+            text.truncate(bir_ir::ECHO_CHARS);
+            return format!("{text}…({} dimensions in all)", s.len());
+        }
+    }
+    text
 }
 
 /// Resolves a NAME in a function.
 pub fn resolve(f: &Function, name: &str) -> Result<Tensor, String> {
+    let shown = bir_ir::clip(name, bir_ir::ECHO_CHARS);
     let (alloc, loc) = match f.allocation_by_name(name) {
         Some(a) => {
             let alloc = &f.allocations[a.index()];
             match alloc.locations.as_slice() {
                 [one] => (alloc, *one),
-                [] => return Err(format!("allocation '{name}' has no memory location")),
+                [] => return Err(format!("allocation '{shown}' has no memory location")),
                 _ => {
                     return Err(format!(
-                        "allocation '{name}' has {} memory locations; name one of them instead",
+                        "allocation '{shown}' has {} memory locations; name one of them instead",
                         alloc.locations.len()
                     ));
                 }
@@ -49,17 +73,25 @@ pub fn resolve(f: &Function, name: &str) -> Result<Tensor, String> {
             None => {
                 let names: Vec<&str> = f.allocations.iter().map(|a| a.name.as_str()).collect();
                 return Err(format!(
-                    "no allocation or memory location is named '{name}' (allocations: {})",
-                    names.join(", ")
+                    "no allocation or memory location is named '{shown}' (allocations: {})",
+                    bir_ir::clip(&names.join(", "), bir_ir::ECHO_CHARS)
                 ));
             }
         },
     };
+    if alloc.tensor_shape.len() > MAX_NPY_DIMS {
+        return Err(format!(
+            "'{shown}' has a tensor_shape of {} dimensions; an .npy array has at most {MAX_NPY_DIMS} (NumPy's limit)",
+            alloc.tensor_shape.len()
+        ));
+    }
     Ok(Tensor { loc, dtype: alloc.dtype, shape: alloc.tensor_shape.clone() })
 }
 
 /// Checks an array's dtype descriptor and shape against the tensor NAME stands for.
 pub fn check_header(t: &Tensor, name: &str, descr: &str, shape: &[u64]) -> Result<(), String> {
+    let name = bir_ir::clip(name, bir_ir::ECHO_CHARS);
+    let descr = bir_ir::clip(descr, bir_ir::ECHO_CHARS);
     let want = descr_for(t.dtype);
     if descr != want {
         return Err(format!("the array has dtype {descr}, but '{name}' is {} and needs {want}", t.dtype));

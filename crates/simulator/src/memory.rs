@@ -276,7 +276,7 @@ impl Memory {
         match (data, shadow) {
             (Some(d), Some(s)) => Ok((d.whole(), s, layout)),
             // Both were filled just above.
-            _ => Err(OutOfMemory { bytes: n as u64 }),
+            _ => Err(OutOfMemory::host(n as u64)),
         }
     }
 

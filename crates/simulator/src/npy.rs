@@ -32,6 +32,15 @@ pub enum NpyError {
         /// Bytes present.
         got: u64,
     },
+    /// The stream holds more data than the header promises (it is read no further).
+    #[error("the .npy data is longer than the {want} bytes its header promises")]
+    Longer {
+        /// Bytes the header implies.
+        want: u64,
+    },
+    /// The stream could not be read.
+    #[error("cannot read the .npy data: {0}")]
+    Read(String),
     /// The data does not fit in the host's memory.
     #[error("the .npy data does not fit in memory: {0}")]
     OutOfMemory(#[from] crate::alloc::OutOfMemory),
@@ -143,6 +152,42 @@ impl Npy {
             return Err(NpyError::Length { want, got: r.len() as u64 });
         }
         Ok(Npy { descr: h.descr, shape: h.shape, data: crate::alloc::copied(r)? })
+    }
+
+    /// Reads an `.npy` file from a stream without holding more than it should: the header
+    /// first, which `accept` sees (and may refuse: a caller checks the dtype and shape it
+    /// expects) before any data is read, then exactly the data the header promises, and one
+    /// byte more to see that the stream ends there. So memory is bounded by what `accept`
+    /// allows, and an endless stream (`/dev/zero`, a pipe) is refused at once.
+    pub fn read<R: std::io::Read, E: From<NpyError>>(
+        mut r: R,
+        accept: impl FnOnce(&Header) -> Result<(), E>,
+    ) -> Result<Npy, E> {
+        let h = read_header(&mut r)?;
+        accept(&h)?;
+        let want = h.data_len();
+        let n = usize::try_from(want)
+            .map_err(|_| NpyError::OutOfMemory(crate::alloc::OutOfMemory::host(want)))?;
+        let mut data = crate::alloc::filled(n, 0u8).map_err(NpyError::from)?;
+        let mut got = 0;
+        while got < n {
+            match r.read(&mut data[got..]) {
+                Ok(0) => return Err(NpyError::Length { want, got: got as u64 }.into()),
+                Ok(k) => got += k,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(NpyError::Read(e.to_string()).into()),
+            }
+        }
+        let mut one = [0u8; 1];
+        loop {
+            match r.read(&mut one) {
+                Ok(0) => break,
+                Ok(_) => return Err(NpyError::Longer { want }.into()),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(NpyError::Read(e.to_string()).into()),
+            }
+        }
+        Ok(Npy { descr: h.descr, shape: h.shape, data })
     }
 
     /// The file bytes.

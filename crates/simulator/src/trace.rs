@@ -128,7 +128,12 @@ impl TraceRecord {
 
     /// Parses one trace line.
     pub fn parse(line: &str) -> Result<TraceRecord, FieldError> {
-        let v: Value = serde_json::from_str(line)
+        Self::parse_bytes(line.as_bytes())
+    }
+
+    /// Parses one trace line given as bytes (UTF-8 is checked as JSON is read).
+    pub fn parse_bytes(line: &[u8]) -> Result<TraceRecord, FieldError> {
+        let v: Value = serde_json::from_slice(line)
             .map_err(|e| FieldError { field: String::new(), message: format!("not JSON: {e}") })?;
         let o = Obj { v: &v, path: String::new() };
         let checksums = o
@@ -296,19 +301,90 @@ pub struct TraceError {
 /// Parses a whole JSONL trace (`file` names it in errors). Blank lines are skipped; the first
 /// bad line is the error.
 pub fn parse_trace(file: &str, text: &str) -> Result<Vec<TraceRecord>, TraceError> {
-    let mut out = Vec::new();
-    for (k, line) in text.lines().enumerate() {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let r = TraceRecord::parse(line).map_err(|error| TraceError {
-            file: file.to_owned(),
-            line: k + 1,
-            error,
-        })?;
-        out.push(r);
+    TraceReader::new(file, text.as_bytes(), u64::MAX).collect()
+}
+
+/// The longest trace line [`TraceReader`] accepts by default: 256 MiB, the line of an
+/// instruction whose output regions hold 128 MiB together with `--trace-data` (two hex digits a
+/// byte) — more than all of a gen3 core's SBUF (24 MiB) and PSUM (2 MiB). Only a DMA of a larger
+/// DRAM region writes a longer line; `birsim diff --max-line` raises the limit for it.
+pub const MAX_LINE: u64 = 256 << 20;
+
+/// Reads a JSONL trace one line at a time, holding one line at once, and never more than
+/// `max_line` bytes of it: a longer line (a file with no newline, `/dev/zero`) is an error at
+/// that line, after reading `max_line + 1` bytes of it. Blank lines are skipped.
+pub struct TraceReader<R> {
+    file: String,
+    reader: R,
+    max_line: u64,
+    line: usize,
+    buf: Vec<u8>,
+    done: bool,
+}
+
+impl<R: std::io::BufRead> TraceReader<R> {
+    /// A reader of `reader` (`file` names it in errors) with lines of at most `max_line` bytes.
+    pub fn new(file: &str, reader: R, max_line: u64) -> Self {
+        TraceReader { file: file.to_owned(), reader, max_line, line: 0, buf: Vec::new(), done: false }
     }
-    Ok(out)
+
+    fn error(&self, message: String) -> TraceError {
+        TraceError {
+            file: self.file.clone(),
+            line: self.line,
+            error: FieldError { field: String::new(), message },
+        }
+    }
+
+    /// The length of the next non-blank line (held in `buf`, without its line ending); `None`
+    /// at the end of the file.
+    fn next_line(&mut self) -> Result<Option<usize>, TraceError> {
+        use std::io::{BufRead as _, Read};
+        loop {
+            self.buf.clear();
+            self.line += 1;
+            let n = (&mut self.reader)
+                .take(self.max_line.saturating_add(1))
+                .read_until(b'\n', &mut self.buf)
+                .map_err(|e| self.error(format!("cannot read: {e}")))?;
+            if n == 0 {
+                return Ok(None);
+            }
+            let content = self.buf.strip_suffix(b"\n").unwrap_or(&self.buf);
+            let content = content.strip_suffix(b"\r").unwrap_or(content);
+            if content.len() as u64 > self.max_line {
+                return Err(self.error(format!(
+                    "the line is longer than {} bytes, the limit of one trace line (raise it with --max-line)",
+                    self.max_line
+                )));
+            }
+            if !content.iter().all(u8::is_ascii_whitespace) {
+                return Ok(Some(content.len()));
+            }
+        }
+    }
+}
+
+impl<R: std::io::BufRead> Iterator for TraceReader<R> {
+    type Item = Result<TraceRecord, TraceError>;
+
+    /// The next record; after the first error, `None`.
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let item = match self.next_line() {
+            Ok(None) => None,
+            Ok(Some(len)) => Some(TraceRecord::parse_bytes(&self.buf[..len]).map_err(|error| TraceError {
+                file: self.file.clone(),
+                line: self.line,
+                error,
+            })),
+            Err(e) => Some(Err(e)),
+        };
+        self.done = !matches!(item, Some(Ok(_)));
+        item
+    }
 }
 
 #[cfg(test)]

@@ -487,3 +487,194 @@ fn trace_memory_is_bounded_when_streamed() {
     drop(sim);
     assert_eq!(seen.get(), 100_000);
 }
+
+/// The issue 26 programs: the example with one edit, written on first use.
+fn bounded_fixture(name: &str, make: impl FnOnce() -> Vec<u8>) -> String {
+    let path = fixtures().join(name);
+    if !path.exists() {
+        std::fs::write(&path, make()).unwrap();
+    }
+    format!("F/{name}")
+}
+
+/// The example's program text.
+fn example_program() -> String {
+    std::fs::read_to_string(example("program.json")).unwrap()
+}
+
+/// Runs birsim under an address-space limit of `mib` MiB (`ulimit -v`), as `birsim` does.
+fn birsim_within(mib: u64, args: &[&str]) -> (i32, String) {
+    let f = fixtures();
+    let args: Vec<String> = args.iter().map(|a| a.replace("F/", &format!("{}/", f.display()))).collect();
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {} && exec \"$0\" \"$@\"", mib << 10))
+        .arg(env!("CARGO_BIN_EXE_birsim"))
+        .args(&args)
+        .env("BIRSIM_THREADS", "1")
+        .output()
+        .unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// Issue 26 row 1: `birsim diff` reads its traces a line at a time, and a line is at most
+/// `--max-line` bytes (256 MiB by default): `/dev/zero`, which has no line end, is refused at the
+/// limit instead of filling the machine (it grew past 6 GB), and within 1 GiB of address space.
+#[test]
+fn bounded_diff_of_dev_zero_stops_at_the_line_limit() {
+    let o = scratch();
+    let trace = o.join("a.jsonl");
+    let t = trace.to_str().unwrap();
+    let (code, err, _) = birsim(&["run", "F/prog.json", "--input", "a=F/a.npy", "--trace", t]);
+    assert_eq!(code, 0, "{err}");
+    let (code, err) = birsim_within(1024, &["diff", t, "/dev/zero"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("/dev/zero:1: the line is longer than 268435456 bytes"), "{err}");
+    check(
+        &["diff", t, "/dev/zero", "--max-line", "1000"],
+        2,
+        "/dev/zero:1: the line is longer than 1000 bytes",
+    );
+    check(&["diff", t, t, "--max-line", "100"], 2, ":1: the line is longer than 100 bytes");
+    check(&["diff", t, t], 0, "");
+}
+
+/// Issue 26 row 2: `--expect` reads the header first and then exactly the data it promises, as
+/// `--input` does: `/dev/zero` is refused at once (it grew past 7 GB), and so is a file with
+/// more data than its header says.
+#[test]
+fn bounded_expect_from_dev_zero_is_refused_at_the_header() {
+    let (code, err) =
+        birsim_within(1024, &["run", "F/prog.json", "--input", "a=F/a.npy", "--expect", "b=/dev/zero"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--expect b: /dev/zero: not an .npy file"), "{err}");
+    let long = bounded_fixture("expect_long.npy", || npy_v(1, &dict("<f4", "(128, 512)"), A_BYTES + 1));
+    check(
+        &["run", "F/prog.json", "--input", "a=F/a.npy", "--expect", &format!("b={long}")],
+        2,
+        "longer than the 262144 bytes its header promises",
+    );
+    let short = bounded_fixture("expect_short.npy", || npy_v(1, &dict("<f4", "(128, 512)"), A_BYTES - 1));
+    check(
+        &["run", "F/prog.json", "--input", "a=F/a.npy", "--expect", &format!("b={short}")],
+        2,
+        "has 262143 bytes; its header promises 262144",
+    );
+}
+
+/// Issue 26 row 3: a 1.3 MB program whose instruction has a 1 MiB name and 2,000 bad operands
+/// held 4.1 GB (each diagnostic copied the name); names in contexts are cut to 300 characters
+/// and every diagnostic part to 1,200, so `validate`, `run`, `check` and `dump` stay within
+/// 512 MiB of address space and print under 64 KiB.
+#[test]
+fn bounded_diagnostics_on_an_instruction_with_a_1_mib_name() {
+    let p = bounded_fixture("name_errors.json", || {
+        let ins = r#"{"kind":"physical_ap","memref":"nope","memsetref":"a_tile_set","dtype":"float32","offset":0,"ap":[[512,128],[1,512]]}"#;
+        let many = vec![ins; 2000].join(",");
+        let prog = example_program();
+        let from = "\"name\":\"i1\"";
+        assert!(prog.contains(from));
+        let prog = prog.replacen(from, &format!("\"name\":\"{}\"", "n".repeat(1 << 20)), 1);
+        let at = prog.find("\"opcode\":\"TensorScalar\"").unwrap();
+        let ins_at = at + prog[at..].find("\"ins\":[").unwrap();
+        let end = ins_at + prog[ins_at..].find("}],").unwrap() + 2;
+        format!("{}\"ins\":[{many}]{}", &prog[..ins_at], &prog[end..]).into_bytes()
+    });
+    for cmd in ["validate", "run", "check", "dump"] {
+        let mut args = vec![cmd, p.as_str()];
+        if cmd == "run" {
+            args.extend(["--input", "a=F/a.npy"]);
+        }
+        let (code, err) = birsim_within(512, &args);
+        assert_eq!(code, 2, "{cmd}: {err}");
+        assert!(err.contains("more characters)"), "{cmd}: {err}");
+        assert!(err.contains("more problem(s)"), "{cmd}: {err}");
+        assert!(err.len() < 64 << 10, "{cmd}: {} bytes", err.len());
+    }
+}
+
+/// Issue 26 row 4: Memset Random on a step-0 AP keeps two buffers of 4 bytes per element (the
+/// draws and their bytes); the per-operand check counted one. Every kernel's buffers now count
+/// together against the memory cap as they are allocated: 2^24 elements (64 MiB a buffer) fault
+/// under a 100 MiB cap and run under 200 MiB.
+#[test]
+fn bounded_memset_random_counts_all_its_buffers() {
+    let p = bounded_fixture("memset_random.json", || {
+        let loc = r#"{"Skind":"memory_location","name":"yt","type":"SB","addr":0,"dims":[1,8],"base":0,"bank":0,"allocated":false}"#;
+        format!(
+            r#"{{"arch":"gen3","version":2,"functions":[{{"name":"f","allocations":[
+              {{"Skind":"memory_location_set","name":"yt","kind":"Internal","dtype":"uint32","tensor_shape":[1,1],"partition_dim":0,"memorylocations":[{loc}]}}],
+              "blocks":[{{"name":"b","instructions":[{{"opcode":"Memset","name":"m","engine":"SP","ins":[],
+              "outs":[{{"kind":"physical_ap","memref":"yt","memsetref":"yt","dtype":"uint32","offset":0,"ap":[[2,1],[0,16777216]]}}],"mode":"Random"}}]}}]}}]}}"#
+        )
+        .into_bytes()
+    });
+    check(
+        &["run", &p, "--memory-cap", "104857600"],
+        1,
+        "this instruction's buffers would pass the memory cap of 104857600 bytes",
+    );
+    check(&["run", &p, "--memory-cap", "209715200"], 0, "ok");
+}
+
+/// Issue 26 row 5: an output whose `tensor_shape` has more than 64 dimensions (NumPy's limit)
+/// was written as an `.npy` NumPy cannot load; it is refused before the run.
+#[test]
+fn bounded_an_output_of_65_dimensions_is_refused_before_the_run() {
+    let p = bounded_fixture("dims65.json", || {
+        let prog = example_program();
+        let shape = format!("\"tensor_shape\":[128,512{}]", ",1".repeat(63));
+        let b = prog.find("\"name\":\"b_set\"").unwrap();
+        let at = b + prog[b..].find("\"tensor_shape\":[128,512]").unwrap();
+        format!("{}{shape}{}", &prog[..at], &prog[at + "\"tensor_shape\":[128,512]".len()..]).into_bytes()
+    });
+    check(
+        &["run", &p, "--input", "a=F/a.npy", "--output", "b=O/b.npy"],
+        2,
+        "--output b: 'b' has a tensor_shape of 65 dimensions; an .npy array has at most 64 (NumPy's limit)",
+    );
+}
+
+/// Issue 26 row 6: a 2^32-trip NoOp loop ran for 254 s under the old default budget of 10^10;
+/// the default is now 10^9 (about a minute of NoOps), so it is refused before it runs.
+#[test]
+fn bounded_a_2_32_trip_loop_is_refused_by_the_default_budget() {
+    let p = bounded_fixture("noop_2_32.json", || {
+        br#"{"functions":[{"name":"f","allocations":[],"blocks":[{"name":"b","instructions":[
+          {"opcode":"Loop","name":"l","LoopAxis":{"name":"i","lb":0,"ub":4294967296},
+           "blocks":[{"name":"b1","instructions":[{"opcode":"NoOp","name":"n","ins":[],"outs":[]}]}]}]}]}]}"#
+            .to_vec()
+    });
+    check(
+        &["run", &p],
+        2,
+        "the program would execute 4294967296 instructions (loop iterations counted), above the budget of 1000000000",
+    );
+    check(&["validate", &p, "--max-instructions", "4294967296"], 0, "ok");
+}
+
+/// Issue 26 row 7: whatever a message repeats is cut, with a count: a 10^6-dimension input
+/// shape (a 3 MB line), an `.npy` shape of 300,000 dimensions, an option's value of 100,000
+/// characters.
+#[test]
+fn bounded_long_shapes_and_values_are_cut_with_a_count() {
+    let p = bounded_fixture("dims_1e6.json", || {
+        let prog = example_program();
+        let shape = format!("\"tensor_shape\":[128,512{}]", ",1".repeat(999_998));
+        prog.replacen("\"tensor_shape\":[128,512]", &shape, 1).into_bytes()
+    });
+    check(
+        &["run", &p, "--input", "a=F/a.npy", "--output", "b=O/b.npy"],
+        2,
+        "--input a: 'a' has a tensor_shape of 1000000 dimensions; an .npy array has at most 64",
+    );
+    let wide = bounded_fixture("wide.npy", || {
+        npy_v(2, &dict("<f4", &format!("(128, 512{})", ", 1".repeat(299_998))), A_BYTES)
+    });
+    check(&with_input(&format!("a={wide}")), 2, "the array has shape (128, 512, 1, 1");
+    check(&with_input(&format!("a={wide}")), 2, "…(300000 dimensions in all))");
+    let value = "9".repeat(100_000);
+    check(&["run", "F/prog.json", "--memory-cap", &value], 2, "more characters)");
+    check(&["run", "F/prog.json", "--tsc-reverse", &value], 2, "more characters)");
+    check(&["validate", "F/prog.json", "--max-instructions", &format!("x{value}")], 2, "more characters)");
+}

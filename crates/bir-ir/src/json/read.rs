@@ -204,14 +204,19 @@ impl Seg {
     }
 }
 
+/// A name as a context repeats it: cut to [`crate::ECHO_CHARS`] characters.
+fn echo(name: &str) -> Cow<'_, str> {
+    crate::clip(name, crate::ECHO_CHARS)
+}
+
 impl fmt::Display for Seg {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Seg::Function(n) => write!(f, "function '{n}'"),
-            Seg::Allocation(n) => write!(f, "allocation '{n}'"),
-            Seg::Block(n) => write!(f, "block '{n}'"),
-            Seg::Loop(i, n) => write!(f, "loop #{i} '{n}'"),
-            Seg::Instruction(i, n, op) => write!(f, "instruction #{i} '{n}' ({op})"),
+            Seg::Function(n) => write!(f, "function '{}'", echo(n)),
+            Seg::Allocation(n) => write!(f, "allocation '{}'", echo(n)),
+            Seg::Block(n) => write!(f, "block '{}'", echo(n)),
+            Seg::Loop(i, n) => write!(f, "loop #{i} '{}'", echo(n)),
+            Seg::Instruction(i, n, op) => write!(f, "instruction #{i} '{}' ({})", echo(n), echo(op)),
         }
     }
 }

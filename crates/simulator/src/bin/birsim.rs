@@ -99,17 +99,35 @@ fn main() -> ExitCode {
             // --help, --version and `help` print to stdout and succeed; every usage error
             // (bare `birsim` included) prints to stderr and is exit 2.
             let code = if e.use_stderr() { 2 } else { 0 };
-            let _ = e.print();
+            // clap repeats a refused value whole: a long one is cut, with a count (issue 26).
+            let text = e.render().to_string();
+            if e.use_stderr() && text.lines().any(|l| l.len() > bir_ir::DIAGNOSTIC_CHARS) {
+                eprint!("{}", clip_lines(&text));
+            } else {
+                let _ = e.print();
+            }
             return ExitCode::from(code);
         }
     };
     match dispatch(&cli.cmd) {
         Ok(()) => ExitCode::SUCCESS,
         Err(Exit(code, msg)) => {
-            eprintln!("birsim: {msg}");
+            eprintln!("birsim: {}", clip_lines(&msg).trim_end());
             ExitCode::from(code)
         }
     }
+}
+
+/// `text` with every line cut to [`bir_ir::DIAGNOSTIC_CHARS`] characters and the rest counted
+/// ([`bir_ir::clip`]): whatever a message repeats (a shape of a million dimensions, an option's
+/// value), no line birsim prints is longer than a screenful.
+fn clip_lines(text: &str) -> String {
+    let mut out = String::with_capacity(text.len().min(1 << 16));
+    for line in text.lines() {
+        out.push_str(&bir_ir::clip(line, bir_ir::DIAGNOSTIC_CHARS));
+        out.push('\n');
+    }
+    out
 }
 
 fn dispatch(cmd: &Cmd) -> Result<(), Exit> {

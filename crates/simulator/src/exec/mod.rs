@@ -28,6 +28,23 @@ pub enum Outcome {
     Faulted(Fault),
 }
 
+/// A block or loop the running instruction sits in.
+#[derive(Clone, Copy, Debug)]
+enum Place<'p> {
+    Block(&'p str),
+    Loop(usize, &'p str),
+}
+
+impl std::fmt::Display for Place<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let echo = |n| bir_ir::clip(n, bir_ir::ECHO_CHARS);
+        match self {
+            Place::Block(n) => write!(f, "block '{}'", echo(n)),
+            Place::Loop(index, n) => write!(f, "loop #{index} '{}'", echo(n)),
+        }
+    }
+}
+
 /// Runs programs. Create one per program run.
 pub struct Simulator<'p> {
     /// The execution context the kernels run in (memory, profile, options, engine state).
@@ -36,8 +53,9 @@ pub struct Simulator<'p> {
     obs: observe::Observers<'p>,
     /// Instructions executed so far (loop iterations counted).
     executed: u64,
-    /// Where the running instruction sits (blocks and loops), for fault locations.
-    context: Vec<String>,
+    /// Where the running instruction sits (blocks and loops), for fault locations: names only,
+    /// formatted when a fault needs them (formatting each loop trip cost a NoOp most of its time).
+    context: Vec<Place<'p>>,
     /// Loop nesting of the running instruction.
     depth: usize,
 }
@@ -186,12 +204,12 @@ impl<'p> Simulator<'p> {
         for (index, node) in nodes.iter().enumerate() {
             match node {
                 Node::Block(b) => {
-                    self.context.push(format!("block '{}'", b.name));
+                    self.context.push(Place::Block(&b.name));
                     self.nodes(&b.body)?;
                     self.context.pop();
                 }
                 Node::Loop(l) => {
-                    self.context.push(format!("loop #{index} '{}'", l.name));
+                    self.context.push(Place::Loop(index, &l.name));
                     self.depth += 1;
                     // Validation bounded the trip count.
                     for _ in 0..l.trip_count().unwrap_or(0) {
@@ -207,8 +225,9 @@ impl<'p> Simulator<'p> {
                     let top = self.depth == 0;
                     self.cx.unit = top.then(|| liveness::inst_key(i));
                     if let Err(stop) = self.instruction(i) {
-                        let mut at = self.context.clone();
-                        at.push(format!("instruction #{index} '{}' ({})", i.name, i.opcode()));
+                        let mut at: Vec<String> = self.context.iter().map(Place::to_string).collect();
+                        let name = bir_ir::clip(&i.name, bir_ir::ECHO_CHARS);
+                        at.push(format!("instruction #{index} '{name}' ({})", i.opcode()));
                         return Err((at.join(" › "), i, stop));
                     }
                     if self.executed >= self.obs.progress_at {
@@ -238,6 +257,10 @@ impl<'p> Simulator<'p> {
         let timed = self.obs.timed().then(std::time::Instant::now);
         match (op.category(), table::row(op).map(|r| &r.kernel)) {
             (OpCategory::Kernel, Some(table::Kernel::Runs { run, .. })) => {
+                // Every buffer the kernel allocates counts against the memory cap, together
+                // with what the pool keeps from earlier instructions (docs/robustness.md).
+                let cap = self.cx.options.memory_cap;
+                let _budget = crate::alloc::scratch_budget(cap.saturating_sub(self.cx.pool.held()), cap);
                 run(&mut self.cx, i, &mut regions)?
             }
             // Base records and no-ops: named and skipped, as the reference does.

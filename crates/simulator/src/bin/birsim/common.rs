@@ -18,7 +18,7 @@ pub struct Limits {
     /// program or an input; birsim never aborts (docs/robustness.md).
     #[arg(long, value_name = "BYTES", value_parser = option("memory_cap"), allow_negative_numbers = true)]
     pub memory_cap: Option<String>,
-    /// The most instructions a run may execute, loop iterations counted [default: 10^10]
+    /// The most instructions a run may execute, loop iterations counted [default: 10^9]
     ///
     /// A program that would execute more is refused before it runs.
     #[arg(long, value_name = "N", value_parser = option("max_instructions"), allow_negative_numbers = true)]
@@ -214,17 +214,16 @@ pub fn leave_to_exit<T>(value: T) {
 /// At most this many diagnostics are printed; the rest are counted.
 const MAX_DIAGNOSTICS: usize = 100;
 
-/// A problem list for the terminal: the first [`MAX_DIAGNOSTICS`] lines, each at most 300
-/// characters (names inside messages can be long), then how many more there were.
+/// A problem list for the terminal: the first [`MAX_DIAGNOSTICS`] problems, each line cut at
+/// 300 characters with a count of the rest ([`bir_ir::clip`]), then how many more there were.
+/// Only the printed problems are formatted.
 pub fn problems(path: &Path, d: &bir_ir::Diagnostics) -> Exit {
     let mut text = String::new();
-    for line in d.to_string().lines().take(MAX_DIAGNOSTICS) {
-        let mut l: String = line.chars().take(300).collect();
-        if l.len() < line.len() {
-            l.push('…');
+    for diagnostic in d.iter().take(MAX_DIAGNOSTICS) {
+        for line in diagnostic.to_string().lines() {
+            text.push_str(&bir_ir::clip(line, bir_ir::ECHO_CHARS));
+            text.push('\n');
         }
-        text.push_str(&l);
-        text.push('\n');
     }
     if d.len() > MAX_DIAGNOSTICS {
         text.push_str(&format!("… and {} more problem(s)\n", d.len() - MAX_DIAGNOSTICS));

@@ -4,8 +4,9 @@
 
 use super::common::any_path;
 use super::{Exit, bad};
-use simulator::diff::{ExpectReport, Tolerance, check_expected, compare_expected, diff_traces};
+use simulator::diff::{ExpectReport, Tolerance, TraceDiff, check_expected, compare_expected};
 use simulator::npy::Npy;
+use simulator::trace::TraceReader;
 use simulator::{Simulator, io};
 use std::path::{Path, PathBuf};
 
@@ -15,11 +16,10 @@ fn out(text: &str) {
     let _ = writeln!(std::io::stdout().lock(), "{text}");
 }
 
-/// Reads and parses one trace file (exit 2 naming the file, line and field).
-fn read_trace(path: &Path) -> Result<Vec<simulator::trace::TraceRecord>, Exit> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?;
-    simulator::trace::parse_trace(&path.display().to_string(), &text).map_err(|e| bad(e.to_string()))
+/// Opens one trace file for reading a line at a time (exit 2 naming the file).
+fn open_trace(path: &Path, max_line: u64) -> Result<TraceReader<std::io::BufReader<std::fs::File>>, Exit> {
+    let file = std::fs::File::open(path).map_err(|e| bad(format!("cannot read {}: {e}", path.display())))?;
+    Ok(TraceReader::new(&path.display().to_string(), std::io::BufReader::new(file), max_line))
 }
 
 /// Compare two traces of one program: the first instruction whose written bytes differ
@@ -45,18 +45,54 @@ pub struct DiffArgs {
     /// Prints the report as one JSON object
     #[arg(long)]
     pub json: bool,
+    /// The longest trace line read, in bytes (256 MiB by default: a line holding 128 MiB
+    /// of `--trace-data`); a longer line, or a file with no line end, is an error
+    #[arg(long, value_name = "BYTES", default_value_t = simulator::trace::MAX_LINE, value_parser = max_line)]
+    pub max_line: u64,
+}
+
+/// A `--max-line` value (its value parser).
+fn max_line(value: &str) -> Result<u64, String> {
+    value.parse().ok().filter(|n| *n > 0).ok_or_else(|| "expected a number of bytes (1 or more)".to_owned())
 }
 
 /// Runs `birsim diff`.
 pub fn diff(args: &DiffArgs) -> Result<(), Exit> {
-    diff_files(&args.a, &args.b, args.json)
+    diff_files(&args.a, &args.b, args.json, args.max_line)
 }
 
-/// `birsim diff`: the report on stdout; exit 0 when the traces agree, 1 when they diverge.
-fn diff_files(a: &Path, b: &Path, json: bool) -> Result<(), Exit> {
-    let (ta, tb) = (read_trace(a)?, read_trace(b)?);
-    let report =
-        diff_traces(&ta, &tb).map_err(|e| bad(format!("{} and {}: {e}", a.display(), b.display())))?;
+/// `birsim diff`: the report on stdout; exit 0 when the traces agree, 1 when they diverge. Both
+/// files are read side by side, one line of each at a time, so memory stays within two lines
+/// whatever their length in lines; a line is at most `max_line` bytes.
+fn diff_files(a: &Path, b: &Path, json: bool, max_line: u64) -> Result<(), Exit> {
+    let (mut ra, mut rb) = (open_trace(a, max_line)?, open_trace(b, max_line)?);
+    let mut d = TraceDiff::new(numerics::Profile::refsim());
+    let mut lengths = [0u64; 2];
+    let parted = |e: simulator::diff::DiffError| bad(format!("{} and {}: {e}", a.display(), b.display()));
+    loop {
+        let (x, y) = (ra.next().transpose(), rb.next().transpose());
+        let (x, y) = (x.map_err(|e| bad(e.to_string()))?, y.map_err(|e| bad(e.to_string()))?);
+        lengths[0] += u64::from(x.is_some());
+        lengths[1] += u64::from(y.is_some());
+        match (x, y) {
+            (Some(x), Some(y)) => d.push(&x, &y).map_err(parted)?,
+            // The longer trace is read to its end: every line is checked and counted.
+            (Some(_), None) => {
+                for r in ra.by_ref() {
+                    r.map_err(|e| bad(e.to_string()))?;
+                    lengths[0] += 1;
+                }
+            }
+            (None, Some(_)) => {
+                for r in rb.by_ref() {
+                    r.map_err(|e| bad(e.to_string()))?;
+                    lengths[1] += 1;
+                }
+            }
+            (None, None) => break,
+        }
+    }
+    let report = d.finish(lengths);
     if json {
         out(&report.to_json().to_string());
     } else {
@@ -90,15 +126,35 @@ pub(crate) fn open_expects(f: &bir_ir::Function, list: &[(String, PathBuf)]) -> 
     list.iter()
         .map(|(name, path)| {
             let tensor = io::resolve(f, name).map_err(|e| bad(format!("--expect {name}: {e}")))?;
-            let bytes = std::fs::read(path)
+            // The header first: its dtype and shape must be the output's (so the data to read
+            // is bounded by the memory cap), then exactly that much data (an endless file such
+            // as /dev/zero is refused at once, as for --input).
+            let file = std::fs::File::open(path)
                 .map_err(|e| bad(format!("--expect {name}: cannot read {}: {e}", path.display())))?;
-            let expected =
-                Npy::parse(&bytes).map_err(|e| bad(format!("--expect {name}: {}: {e}", path.display())))?;
-            check_expected(name, tensor.dtype, &tensor.shape, &expected)
-                .map_err(|e| bad(format!("{e} ({})", path.display())))?;
+            let expected = Npy::read(std::io::BufReader::new(file), |h| {
+                let header = Npy { descr: h.descr.clone(), shape: h.shape.clone(), data: Vec::new() };
+                check_expected(name, tensor.dtype, &tensor.shape, &header)
+                    .map_err(|e| Read::Refused(bad(format!("{e} ({})", path.display()))))
+            })
+            .map_err(|e| match e {
+                Read::Npy(e) => bad(format!("--expect {name}: {}: {e}", path.display())),
+                Read::Refused(e) => e,
+            })?;
             Ok(Expect { name: name.clone(), tensor, expected })
         })
         .collect()
+}
+
+/// Why an `--expect` file was not read: the file, or the check of its header.
+enum Read {
+    Npy(simulator::npy::NpyError),
+    Refused(Exit),
+}
+
+impl From<simulator::npy::NpyError> for Read {
+    fn from(e: simulator::npy::NpyError) -> Self {
+        Read::Npy(e)
+    }
 }
 
 /// Compares every expected output after a run; the reports, in `--expect` order.

@@ -23,7 +23,7 @@ use std::path::PathBuf;
 /// (birsim never fsyncs). Outputs must be regular files or new files in existing folders (a
 /// symlink is written through to its target); every output path is checked before the run, and
 /// none is replaced unless all are written. At most 100 problems are printed. A program that
-/// would execute more than --max-instructions (default 10^10, loop iterations counted) is
+/// would execute more than --max-instructions (default 10^9, loop iterations counted) is
 /// refused before it runs.
 ///
 /// A run that needs more memory than the host can give stops with a `budget` fault (exit 1), or

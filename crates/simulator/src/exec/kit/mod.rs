@@ -60,7 +60,10 @@ impl From<SimError> for Stop {
 impl From<crate::alloc::OutOfMemory> for Stop {
     #[cold]
     fn from(e: crate::alloc::OutOfMemory) -> Self {
-        FaultCause::OutOfMemory { bytes: e.bytes }.into()
+        match e.cap {
+            None => FaultCause::OutOfMemory { bytes: e.bytes }.into(),
+            Some(cap) => FaultCause::ScratchOverCap { bytes: e.bytes, cap }.into(),
+        }
     }
 }
 

@@ -92,6 +92,14 @@ pub(crate) struct Pool {
 }
 
 impl Pool {
+    /// The bytes its buffers keep (their capacity): memory an instruction's scratch budget
+    /// counts as already spent.
+    pub(crate) fn held(&self) -> u64 {
+        let bytes: usize = self.bytes.iter().map(Vec::capacity).sum();
+        let f32s: usize = self.f32s.iter().map(|v| v.capacity() * size_of::<f32>()).sum();
+        (bytes as u64).saturating_add(f32s as u64)
+    }
+
     pub(crate) fn take(&mut self) -> Vec<u8> {
         let mut v = self.bytes.pop().unwrap_or_default();
         v.clear();

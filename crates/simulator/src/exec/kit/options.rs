@@ -99,7 +99,9 @@ impl OptionSpec {
     /// The error for `value`, a value this option does not take (written as the caller was
     /// given it: `ignore`, or `'4'` for a Python string where a number belongs).
     pub fn refuse(&self, value: &str) -> OptionError {
-        OptionError::Value { name: self.name, value: value.to_owned(), expected: self.expected() }
+        // The value is echoed cut to a few hundred characters (bir_ir::clip), however long.
+        let value = bir_ir::clip(value, bir_ir::ECHO_CHARS).into_owned();
+        OptionError::Value { name: self.name, value, expected: self.expected() }
     }
 
     /// The option's value in `options`, spelled as [`Options::set`] takes it.
@@ -242,7 +244,9 @@ impl Options {
     /// Sets option `name` ([`Options::NAMES`]) from its spelling: `set("oob", "skip")`,
     /// `set("threads", "4")`. On an error nothing changes.
     pub fn set(&mut self, name: &str, value: &str) -> Result<(), OptionError> {
-        let spec = Self::spec(name).ok_or_else(|| OptionError::Unknown { name: name.to_owned() })?;
+        let spec = Self::spec(name).ok_or_else(|| OptionError::Unknown {
+            name: bir_ir::clip(name, bir_ir::ECHO_CHARS).into_owned(),
+        })?;
         if (spec.set)(self, value) { Ok(()) } else { Err(spec.refuse(value)) }
     }
 

@@ -39,6 +39,10 @@ impl Parallelism {
     ) -> Result<(), E> {
         let n = dst.len();
         let t = self.split(n);
+        // A chunk's own buffers (bounded by the chunk) are not metered against the scratch
+        // budget on any thread, so whether an instruction passes the memory cap does not depend
+        // on how many threads ran it (rayon may run a piece on this thread or another).
+        let _unmetered = crate::alloc::scratch_paused();
         if t <= 1 {
             return f(0, dst);
         }
