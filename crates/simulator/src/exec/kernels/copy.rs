@@ -6,6 +6,6 @@ use crate::exec::kit::{Cx, Res, Written};
 use bir_ir::Instruction;
 
 /// Runs one instruction of the copy family.
-pub(crate) fn run<'p>(cx: &mut Cx<'p>, i: &'p Instruction, regions: &mut Written) -> Res<()> {
+pub(crate) fn run<'p>(cx: &mut Cx<'_>, i: &'p Instruction, regions: &mut Written) -> Res<()> {
     cx.copy(i, regions)
 }

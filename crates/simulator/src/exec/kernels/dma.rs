@@ -8,7 +8,7 @@ use bir_ir::{BirEnum, CopyMode, Instruction};
 
 /// Runs a DMACopy in its mode.
 pub(crate) fn run<'p>(
-    cx: &mut Cx<'p>,
+    cx: &mut Cx<'_>,
     i: &'p Instruction,
     f: &DmaCopyFields,
     regions: &mut Written,

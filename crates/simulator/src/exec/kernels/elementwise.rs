@@ -474,8 +474,8 @@ pub(crate) fn is_bitvec(ops: &[AluOp]) -> bool {
 /// scalar-tensor-tensor, scan, any `acc`) runs in the domain its flags and ops pick (fidelity
 /// S3, T1-T5), except a scan with scalar-tensor-tensor (a bad-field fault, T6).
 pub(crate) fn classify_ptr(q: &dyn Facts) -> Verdict {
-    if q.yes(Fact::Dynamic) {
-        return Verdict::not_implemented(facts::DYNAMIC);
+    if let Some(v) = facts::offsets(q) {
+        return v;
     }
     let scan = q.yes(Fact::Scan);
     if scan && q.yes(Fact::ScalarTensorTensor) {
@@ -501,7 +501,7 @@ fn op_error(field: &'static str) -> impl FnOnce(numerics::NumericsError) -> Stop
 
 /// An fp32 immediate in `domain`: as is, RNE-saturated to int32, or by the 64-bit path's
 /// float conversion (re-facts §2).
-fn scalar_one<'p>(cx: &Cx<'p>, c: f32, domain: Domain) -> Res<ScalarSet> {
+fn scalar_one<'p>(cx: &Cx<'_>, c: f32, domain: Domain) -> Res<ScalarSet> {
     Ok(match domain {
         Domain::F32 => ScalarSet { f: Scalars::One(c), ..ScalarSet::absent() },
         Domain::I32 => {
@@ -518,7 +518,7 @@ fn scalar_one<'p>(cx: &Cx<'p>, c: f32, domain: Domain) -> Res<ScalarSet> {
 
 /// A scalar operand (`ins[k]`) in a domain, for `total` data elements.
 fn scalars<'p>(
-    cx: &mut Cx<'p>,
+    cx: &mut Cx<'_>,
     i: &'p Instruction,
     k: usize,
     domain: Domain,
@@ -566,7 +566,7 @@ fn scalars<'p>(
 
 /// Runs the two stages over the instruction's data in `domain` and writes the output.
 fn two_stages<'p>(
-    cx: &mut Cx<'p>,
+    cx: &mut Cx<'_>,
     i: &'p Instruction,
     domain: Domain,
     stages: [(AluOp, ScalarSet, bool); 2],
@@ -675,7 +675,7 @@ fn two_stages<'p>(
 /// apply.
 #[expect(clippy::too_many_arguments, reason = "the two stages' fields")]
 fn tensor_scalar_direct<'p>(
-    cx: &mut Cx<'p>,
+    cx: &mut Cx<'_>,
     inp: Arg<'_>,
     out: Arg<'_>,
     op0: AluOp,
@@ -725,7 +725,7 @@ fn tensor_scalar_direct<'p>(
 /// all three the same AP (`out = op(out, out)` in place). One fused pass per op over chunks of
 /// the output, in parallel. Returns false when that does not apply.
 fn tensor_tensor_direct<'p>(
-    cx: &mut Cx<'p>,
+    cx: &mut Cx<'_>,
     a: Arg<'_>,
     b: Arg<'_>,
     out: Arg<'_>,
@@ -772,7 +772,7 @@ fn tensor_tensor_direct<'p>(
 
 /// TensorScalar: immediates `const0`/`const1` (seed 000 §2.2).
 pub(crate) fn tensor_scalar<'p>(
-    cx: &mut Cx<'p>,
+    cx: &mut Cx<'_>,
     i: &'p Instruction,
     t: &TensorScalarFields,
     regions: &mut Written,
@@ -788,7 +788,7 @@ pub(crate) fn tensor_scalar<'p>(
 /// `is_scalar_tensor_tensor`, `is_tensor_tensor_scan` and the accumulating `acc` values run
 /// over the whole tensor in that domain (docs/fidelity.md D15, T1–T6).
 pub(crate) fn tensor_scalar_ptr<'p>(
-    cx: &mut Cx<'p>,
+    cx: &mut Cx<'_>,
     i: &'p Instruction,
     t: &TensorScalarPtrFields,
     regions: &mut Written,
@@ -824,7 +824,7 @@ pub(crate) fn tensor_scalar_ptr<'p>(
 
 /// `ins[k]` of a form that needs a full tensor there (the scalar-tensor-tensor operand1, the
 /// scan's data1): an AP, else a located `shape` fault (validation checks only `ins[0]`).
-fn tensor_operand<'p>(cx: &Cx<'p>, i: &'p Instruction, k: usize, want: &'static str) -> Res<Arg<'p>> {
+fn tensor_operand<'p>(cx: &Cx<'_>, i: &'p Instruction, k: usize, want: &'static str) -> Res<Arg<'p>> {
     match i.in_ap(k) {
         Some(ap) => Ok(cx.arg(Slot::In(k), ap)),
         None => fault(FaultCause::OperandKind { slot: Slot::In(k), want }),
@@ -850,7 +850,7 @@ fn transpose_shape(inp: Arg<'_>) -> Res<(usize, usize)> {
 /// scalar-tensor-tensor second stage `op1(t, ins[2])` with a full tensor, and the
 /// accumulating `acc` values through the shared accumulate.
 fn tensor_scalar_ptr_f32<'p>(
-    cx: &mut Cx<'p>,
+    cx: &mut Cx<'_>,
     i: &'p Instruction,
     t: &TensorScalarPtrFields,
     acc: Option<EngineAccumulationType>,
@@ -898,7 +898,7 @@ fn tensor_scalar_ptr_f32<'p>(
 /// `reverse1` making data1 op1's left operand; every `r` written (or accumulated). With
 /// `apply_transpose`, data0 alone is transposed first (T2).
 fn tensor_tensor_scan<'p>(
-    cx: &mut Cx<'p>,
+    cx: &mut Cx<'_>,
     i: &'p Instruction,
     t: &TensorScalarPtrFields,
     acc: Option<EngineAccumulationType>,
@@ -941,7 +941,7 @@ fn tensor_tensor_scan<'p>(
 /// for scalar-tensor-tensor) or the scan against `ins[1]`, in `ts_int_ops` / `ta_ops`; the
 /// result written or accumulated (wrapping) through the shared accumulate.
 fn tensor_scalar_ptr_int<'p, D: IntDomain>(
-    cx: &mut Cx<'p>,
+    cx: &mut Cx<'_>,
     i: &'p Instruction,
     t: &TensorScalarPtrFields,
     acc: Option<EngineAccumulationType>,
@@ -1010,7 +1010,7 @@ fn tensor_scalar_ptr_int<'p, D: IntDomain>(
 /// TensorTensor: `out = op(in0, in1)`, optionally accumulated into the output (seed 000 §2.3;
 /// `acc` Accumulate, AddAccumulate, LoadAccumulate add, the others overwrite: fidelity S5, L1).
 pub(crate) fn tensor_tensor<'p>(
-    cx: &mut Cx<'p>,
+    cx: &mut Cx<'_>,
     i: &'p Instruction,
     t: &TensorTensorFields,
     regions: &mut Written,
