@@ -23,7 +23,7 @@ use std::marker::PhantomData;
 /// TensorScalarCache: the plain rule, and AddAccumulate (which has no TensorScalarCache
 /// meaning) is refused by validation.
 pub(crate) fn classify(q: &dyn Facts) -> Verdict {
-    if let Some(v) = facts::offsets(q) {
+    if let Some(v) = facts::classify_offsets(q) {
         return v;
     }
     if q.get(Fact::Acc) == acc_value(EngineAccumulationType::AddAccumulate) {

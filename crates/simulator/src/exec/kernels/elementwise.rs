@@ -474,7 +474,7 @@ pub(crate) fn is_bitvec(ops: &[AluOp]) -> bool {
 /// scalar-tensor-tensor, scan, any `acc`) runs in the domain its flags and ops pick (fidelity
 /// S3, T1-T5), except a scan with scalar-tensor-tensor (a bad-field fault, T6).
 pub(crate) fn classify_ptr(q: &dyn Facts) -> Verdict {
-    if let Some(v) = facts::offsets(q) {
+    if let Some(v) = facts::classify_offsets(q) {
         return v;
     }
     let scan = q.yes(Fact::Scan);

@@ -23,10 +23,10 @@ use bir_ir::{Instruction, MemoryReductionOp, Opcode};
 use indirection::plan::{self, GenericDim, GenericGeometry, Step, Table, Wrap};
 use indirection::{Addressing, Direction, Entry, IndirectError, decode};
 
-/// The indirect ops: scalar dynamic offsets run (the floor resolves them, `facts::offsets`);
+/// The indirect ops: scalar dynamic offsets run (the floor resolves them, `facts::classify_offsets`);
 /// an operand whose AP dtype differs from its memory's is not implemented yet.
 pub(crate) fn classify(q: &dyn Facts) -> Verdict {
-    if let Some(v) = crate::exec::kit::facts::offsets(q) {
+    if let Some(v) = crate::exec::kit::facts::classify_offsets(q) {
         return v;
     }
     if q.yes(Fact::StorageCast) {

@@ -29,9 +29,9 @@ pub(crate) fn run<'p>(
     }
 }
 
-/// Memset runs every mode, scalar dynamic offsets included (`facts::offsets`).
+/// Memset runs every mode, scalar dynamic offsets included (`facts::classify_offsets`).
 pub(crate) fn classify(q: &dyn Facts) -> Verdict {
-    if let Some(v) = facts::offsets(q) {
+    if let Some(v) = facts::classify_offsets(q) {
         return v;
     }
     match MemsetMode::ALL.get(usize::from(q.get(Fact::MemsetMode))) {

@@ -231,14 +231,14 @@ impl I32Visitor for FoldI32<'_> {
     }
 }
 
-/// TensorReduce: scalar dynamic offsets run (the floor resolves them, `facts::offsets`), but
+/// TensorReduce: scalar dynamic offsets run (the floor resolves them, `facts::classify_offsets`), but
 /// an input carrying one needs `axis` X (seed 000 §3.1: "Indirection is only allowed for
 /// AxisListType::X" + "num_dims == 1"; validation refuses the rest, D18).
 pub(crate) fn classify_reduce(q: &dyn Facts) -> Verdict {
-    if let Some(v) = facts::offsets(q) {
+    if let Some(v) = facts::classify_offsets(q) {
         return v;
     }
-    if q.get(Fact::SrcOffset) != facts::OFFSET_NONE && !q.yes(Fact::AxisX) {
+    if !q.yes(Fact::AxisX) && q.get(Fact::SrcOffset) != facts::OFFSET_NONE {
         return Verdict::rejected(
             "bir-ir validation: an indirect input with an axis other than X (seed 000 §3.1: \"Indirection is only allowed for AxisListType::X\")",
         );

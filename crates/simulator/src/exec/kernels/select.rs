@@ -33,7 +33,7 @@ use numerics::alu::{fmaxf, fminf};
 /// CopyPredicated : the side output's fold (packed x4 outputs run lane by
 /// lane, K1).
 pub(crate) fn classify_copy_predicated(q: &dyn Facts) -> Verdict {
-    if let Some(v) = facts::offsets(q) {
+    if let Some(v) = facts::classify_offsets(q) {
         return v;
     }
     if !q.yes(Fact::SideOutput) {

@@ -195,7 +195,7 @@ fn transpose_rows(
 /// StreamShuffle / StreamTranspose: the plain rule; a cast between their operands is refused by
 /// validation.
 pub(crate) fn classify(q: &dyn Facts) -> Verdict {
-    if let Some(v) = facts::offsets(q) {
+    if let Some(v) = facts::classify_offsets(q) {
         return v;
     }
     if q.yes(Fact::InOutDiffer) {

@@ -451,7 +451,7 @@ pub(crate) const VECTOR_ELSEWHERE: &str = "bir-ir validation: a vector offset is
 /// vector offset is rejected (the HW-DGE bridge is DMACopy's, seed 000 §5.2/§7; validation
 /// refuses it), a register-held one is not implemented yet. `None`: the kernel's own rules
 /// decide.
-pub(crate) fn offsets(q: &dyn Facts) -> Option<Verdict> {
+pub(crate) fn classify_offsets(q: &dyn Facts) -> Option<Verdict> {
     match q.get(Fact::Dynamic) {
         OTHER_VECTOR => Some(Verdict::rejected(VECTOR_ELSEWHERE)),
         OTHER_REGISTER => Some(Verdict::not_implemented(REGISTER)),
@@ -459,9 +459,9 @@ pub(crate) fn offsets(q: &dyn Facts) -> Option<Verdict> {
     }
 }
 
-/// The plain rule: runs, scalar dynamic offsets included ([`offsets`]).
+/// The plain rule: runs, scalar dynamic offsets included ([`classify_offsets`]).
 pub(crate) fn plain(q: &dyn Facts) -> Verdict {
-    offsets(q).unwrap_or(Verdict::runs(""))
+    classify_offsets(q).unwrap_or(Verdict::runs(""))
 }
 
 /// The [`Fact::Acc`] value of `a` (its position in ordinal order; an absent `acc` is Idle).
