@@ -104,7 +104,9 @@ pub enum Fact {
     OtherOffset,
     /// The HW-DGE reduce-on-write (`cce_op`): bypass (or absent), add, other.
     DgeReduce,
-    /// The HW-DGE written rows' walk visits some element twice.
+    /// The HW-DGE written rows' walk visits some element twice. No opcode asks it since such an
+    /// add runs element by element (docs/fidelity.md G57); kept so the enum stays
+    /// source-compatible.
     DgeRevisits,
     /// TensorScalarPtr `is_tensor_tensor_scan`.
     Scan,
