@@ -122,9 +122,10 @@ def all_opcodes():
              [t("t1")]),
         inst("CopyPredicated", "cpred", [t("t0"), ap("pred", "uint8", [[64, 128], [1, 64]])],
              [t("t1")], reverse_pred=True),
-        # IndirectCopy: 1 uint16 index per partition, 16 per core; rows of 4 -> 16 x 4 = 64 per partition.
+        # IndirectCopy: 1 uint16 index per partition, 16 per core; E = the dst's innermost num 4
+        # (num_elem_per_idx) -> 16 x 4 = 64 per partition.
         inst("IndirectCopy", "icopy", [ap("t0", F32, [[64, 128], [4, 16], [1, 4]]), ap("u16", "uint16", [[4, 128], [1, 1]])],
-             [t("t1")], engine="Pool", num_valid_indices=12),
+             [ap("t1", F32, [[64, 128], [4, 16], [1, 4]])], engine="Pool", num_valid_indices=12),
         # The table's final level [64, 1000] enumerates 1000 entries of 64 (the dst's final num); 4 indices, 4 rows.
         inst("IndirectLoad", "iload", [ap("tab", F32, [[1, 1], [64, 1000]]), ap("idx", "int32", [[4, 1], [1, 4]])],
              [ap("t1", F32, [[64, 4], [1, 64]])], engine="DMA"),
@@ -302,7 +303,6 @@ CHOICES = {
     "generic_indirect_dims_mismatch": ["J19"],  # index operands = ins[1..]
     "generic_indirect_load_uint8_index": ["J19"],
     "generic_indirect_save_float_index": ["J19"],
-    "indirect_load_table_levels": ["I4"],
     "indirect_load_rows_mismatch": ["I4"],
     "indirect_save_rows_mismatch": ["I4"],
     "scatter_acc_insufficient_indices": ["I5"],
@@ -325,9 +325,9 @@ CHOICES = {
     "dynamic_padded_dim": ["J20", "J25", "J31"],  # max_index 4 on a size-1 dim not checked
     "generic_indirect_padded_dim": ["J31"],
     "vector_offset_bad_dtype": ["J20", "J25", "J32", "G56"],    # uint16 rule on a non-DMA instruction
-    "tensor_copy_dynamic_src_without_offset": ["D19"],
-    "tensor_copy_dynamic_dst_offset_on_w": ["D19"],
-    "tensor_reduce_indirect_axis_xy": ["D18"],
+    "tensor_copy_dynamic_src_without_offset": ["D20"],
+    "tensor_copy_dynamic_dst_offset_on_w": ["D20"],
+    "tensor_reduce_indirect_axis_xy": ["D19"],
     "vector_offset_in_replicate": ["G56"],
     "three_errors_at_once": ["J27"],
     "hw_dge_index_count": ["G50"],          # one index per dense row
@@ -566,9 +566,6 @@ MALFORMED_CASES = [
         opcode="IndirectLoad", ins=[table(p), idx32(p)],
         outs=[dict(insts(p)[1]["outs"][0], dtype="int32")])),
      [("dtype", "(IndirectLoad) › outs[0].dtype", "does not cast: ins[0] is float32, outs[0] is int32")]),
-    ("indirect_load_table_levels", mut(lambda p: insts(p)[1].update(
-        opcode="IndirectLoad", ins=[dict(table(p), ap=[[512, 128], [1, 512]]), idx32(p)])),
-     [("ap-shape", "(IndirectLoad) › ins[0].ap", "every other level must have num 1, found num 128 at level 0")]),
     ("indirect_load_rows_mismatch", mut(lambda p: insts(p)[1].update(
         opcode="IndirectLoad", ins=[table(p), dict(idx32(p), ap=[[512, 64], [1, 1]])])),
      [("ap-shape", "(IndirectLoad) › outs[0].ap", "outs[0] has 128 rows (its levels before the final one) but ins[1] holds 64 indices")]),
@@ -596,7 +593,8 @@ MALFORMED_CASES = [
      [("ap-shape", "(GenericIndirectLoad) › outs[0].ap", "outs[0] holds 65536 elements but 4 entries of 512 elements")]),
     ("indirect_copy_uint8_index", mut(lambda p: insts(p)[1].update(
         opcode="IndirectCopy", num_valid_indices=16, engine="Pool",
-        ins=[dict(a0(p), ap=[[512, 128], [32, 16], [1, 32]]), dict(idx32(p), dtype="uint8")])),
+        ins=[dict(a0(p), ap=[[512, 128], [32, 16], [1, 32]]), dict(idx32(p), dtype="uint8")],
+        outs=[dict(insts(p)[1]["outs"][0], ap=[[512, 128], [32, 16], [1, 32]])])),
      [("dtype", "(IndirectCopy) › ins[1].dtype", "must be uint16, int32 or uint32")]),
     ("indirect_copy_partitions", mut(lambda p: insts(p)[1].update(
         opcode="IndirectCopy", num_valid_indices=16, engine="Pool",
@@ -605,7 +603,8 @@ MALFORMED_CASES = [
      [("ap-shape", "(IndirectCopy) › ins[0].ap", "multiple of 16, found 8")]),
     ("indirect_copy_dst_size", mut(lambda p: insts(p)[1].update(
         opcode="IndirectCopy", num_valid_indices=16, engine="Pool",
-        ins=[dict(a0(p), ap=[[512, 128], [16, 32], [1, 16]]), idx32(p)])),
+        ins=[dict(a0(p), ap=[[512, 128], [16, 32], [1, 16]]), idx32(p)],
+        outs=[dict(insts(p)[1]["outs"][0], ap=[[512, 128], [16, 32], [1, 16]])])),
      [("ap-shape", "(IndirectCopy) › outs[0].ap", "outs[0] holds 512 elements per partition but IndirectCopy needs 256")]),
     ("gather_int64_index", mut(lambda p: insts(p)[1].update(
         opcode="Gather", engine="Pool", ins=[a0(p), dict(idx32(p), dtype="int64", ap=[[256, 128], [1, 512]])])),
@@ -681,7 +680,7 @@ MALFORMED_CASES = [
         indirect_dim="W", indirect_dim_max_index=4, vector_offset=dict(insts(p)[1]["ins"][0], dtype="int32"))),
      [("dtype", I1 + " › ins[0].vector_offset.dtype", "must be uint16 (seed 000 §7), found int32"),
       ("bad-field", I1 + " › ins[0].vector_offset", "the HW-DGE form, only on ins[0] or outs[0] of a DMACopy")]),
-    # Where dynamic offsets may sit (issue #25; docs/bir-json.md "Dynamic offsets"; fidelity D18, D19, G56).
+    # Where dynamic offsets may sit (issue #25; docs/bir-json.md "Dynamic offsets"; fidelity D19, D20, G56).
     ("tensor_copy_dynamic_src_without_offset", mut(lambda p: insts(p)[1].update(opcode="TensorCopyDynamicSrc")),
      [("bad-field", "instruction #1 'i1' (TensorCopyDynamicSrc) › ins[0].scalar_offset", "must carry a scalar dynamic offset")]),
     ("tensor_copy_dynamic_dst_offset_on_w", mut(lambda p: (insts(p)[1].update(opcode="TensorCopyDynamicDst"),

@@ -22,13 +22,17 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 NP = {0x3: np.uint8, 0x5: np.uint16, 0x6: ml_dtypes.bfloat16, 0x7: np.float16, 0x8: np.int32, 0x9: np.uint32,
-      0xA: np.float32}
+      0xA: np.float32, 0x2: np.int8, 0x4: np.int16, 0xC: np.int64, 0x1: np.uint64}
 NAME = {"float32": 0xA, "bfloat16": 0x6, "float16": 0x7, "int32": 0x8, "uint8": 0x3}
 SB = {"v2": 192 << 10, "v3": 224 << 10, "v4": 256 << 10, "v5": 256 << 10}
 
 
 def a4(v):
-    return (v >> 22) & 127, (v >> 21) & 1, v & 0x1FFFFF
+    # X3: space bit 25; partition at bit 18 (SBUF) / 15 (PSUM); offset below; reserved bits 0
+    psum = (v >> 25) & 1
+    shift = 15 if psum else 18
+    assert v & (0x1DC00000 if psum else 0x1C000000) == 0, hex(v)
+    return (v >> shift) & 127, psum, v & ((1 << shift) - 1)
 
 
 def tensor(w, at, n):
@@ -162,6 +166,15 @@ def do_dma(st, w):
         sv = sarr[so : so + ses].copy().view(NP[idt]).astype(np.float32)
         if op == 0:
             out = sarr[so : so + ses].copy() if idt == odt else sv.astype(NP[odt]).view(np.uint8)
+        elif np.issubdtype(NP[odt], np.integer):
+            # X14: integer compute, vectorised in NumPy's own integer types (their +, * wrap
+            # modulo 2^bits; maximum / minimum compare as the dtype reads: signed or unsigned)
+            assert idt == odt
+            dv = darr[do : do + des].copy().view(NP[odt])
+            si_ = sarr[so : so + ses].copy().view(NP[idt])
+            with np.errstate(over="ignore"):
+                r_ = {1: np.add, 2: np.multiply, 3: np.maximum, 4: np.minimum}[op](dv, si_)
+            out = r_.astype(NP[odt]).view(np.uint8)
         else:
             dv = darr[do : do + des].copy().view(NP[odt]).astype(np.float32)
             r_ = {1: lambda: dv + sv, 2: lambda: dv * sv}.get(op, lambda: fmax(dv, sv, op))()

@@ -9,7 +9,8 @@ PRELUDE = {"profile": "device", "ic_oob": "zero-lanes", "bound_rule": "seed", "d
 
 
 def addr4(p, off, psum=0):
-    return p << 22 | psum << 21 | off
+    # X3: SBUF partition << 18 / PSUM bit 25 | partition << 15 (re-facts §6), offset below
+    return (1 << 25 | p << 15 | off) if psum else (p << 18 | off)
 
 
 def tensor4(w, at, addr, steps, nums):

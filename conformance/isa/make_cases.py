@@ -39,6 +39,10 @@ DT = {
     "uint8": (0x3, np.dtype("u1"), False),
     "uint16": (0x5, np.dtype("<u2"), False),
     "uint32": (0x9, np.dtype("<u4"), False),
+    "int8": (0x2, np.dtype("i1"), False),
+    "int16": (0x4, np.dtype("<i2"), False),
+    "int64": (0xC, np.dtype("<i8"), False),
+    "uint64": (0x1, np.dtype("<u8"), False),
 }
 CODE2NAME = {v[0]: k for k, v in DT.items()}
 
@@ -115,13 +119,32 @@ def reduce_vals(dst: np.ndarray, src: np.ndarray, op: str) -> np.ndarray:
     return out
 
 
+def int_reduce(draw: bytes, sraw: bytes, dt: str, op: str) -> bytes:
+    """X14: integer dst op src at the dtype's width, in Python ints (no NumPy overflow rules):
+    ADD / MULTIPLY modulo 2^bits (re-facts §8 "Int add wraps"; MULTIPLY alike, ASSUMED), MAX / MIN
+    on the values as the dtype reads them: signed for intN (re-facts §8 "min/max are signed"),
+    unsigned for uintN (ASSUMED)."""
+    npdt = DT[dt][1]
+    bits, signed = 8 * npdt.itemsize, npdt.kind == "i"
+    out = []
+    for d, s in zip(np.frombuffer(draw, npdt).tolist(), np.frombuffer(sraw, npdt).tolist()):
+        r = {"ADD": lambda: d + s, "MULTIPLY": lambda: d * s, "MAX": lambda: max(d, s), "MIN": lambda: min(d, s)}[op]()
+        r %= 1 << bits
+        if signed and r >= 1 << (bits - 1):
+            r -= 1 << bits
+        out.append(r)
+    return np.array(out, dtype=npdt).tobytes()
+
+
 # ---------------------------------------------------------------------------------------------
 # word assembly (contract §0-§1 offsets)
 # ---------------------------------------------------------------------------------------------
 def addr4(part: int, off: int, space: int = SBUF, marker: int = M_IMM) -> int:
-    """X3: marker bits 29..31, partition 22..28, space bit 21, offset 0..20."""
-    assert 0 <= part < 128 and 0 <= off < (1 << 21)
-    return (marker << 24) | (part << 22) | (space << 21) | off
+    """X3: marker bits 29..31; the partition where re-facts §6 puts it, part << 18 (SBUF) or
+    part << 15 (PSUM); space bit 25 (PSUM); the offset below the partition."""
+    shift = 18 if space == SBUF else 15
+    assert 0 <= part < 128 and 0 <= off < (1 << shift)
+    return (marker << 24) | (space << 25) | (part << shift) | off
 
 
 @dataclass
@@ -134,10 +157,11 @@ class T:
     steps: list
     counts: list
     marker: int = M_IMM
+    raw_or: int = 0  # bits OR-ed into the ADDR4 (X3 reserved bits: invalid cases)
 
     def pack(self, buf: bytearray, at: int) -> None:
         n = len(self.steps)
-        struct.pack_into("<I", buf, at, addr4(self.part, self.off, self.space, self.marker))
+        struct.pack_into("<I", buf, at, addr4(self.part, self.off, self.space, self.marker) | self.raw_or)
         struct.pack_into(f"<{n}h", buf, at + 4, *self.steps)
         struct.pack_into(f"<{n}H", buf, at + 4 + 2 * n, *self.counts)
 
@@ -517,7 +541,11 @@ def run_dma(m: Machine, w: DmaIndirect) -> None:
                 out = narrow(widen(sraw, w.in_dt), w.out_dt)
         else:
             draw = m.drd(da, w.dst_es, "dst")
-            out = narrow(reduce_vals(widen(draw, w.out_dt), widen(sraw, w.in_dt), w.op), w.out_dt)
+            if not DT[w.out_dt][2]:  # integer destination (X14)
+                assert w.in_dt == w.out_dt, "the oracle models integer compute between equal dtypes only"
+                out = int_reduce(draw, sraw, w.out_dt, w.op)
+            else:
+                out = narrow(reduce_vals(widen(draw, w.out_dt), widen(sraw, w.in_dt), w.op), w.out_dt)
         m.dwr(da, out, "dst")
 
 
@@ -564,6 +592,8 @@ def tensor_viol(t: T, gen: str, name: str, esize_: int) -> list:
         v.append(f"{name}.start")
     if t.marker in (0x60, 0xE0):
         v.append(f"{name}.start marker (decode error)")
+    if t.raw_or & (0x1DC00000 if t.space == PSUM else 0x1C000000):
+        v.append(f"{name}.start reserved bits (X3)")
     return v
 
 
@@ -620,8 +650,6 @@ def violations(w, gen: str) -> list:
         for r in (w.sbr, w.dbr):
             if r and not r & 0x80:
                 v.append("bound reg")
-        if w.op != "NONE" and not (DT[w.in_dt][2] and DT[w.out_dt][2]):
-            v.append("compute_op")
         if w.src_es <= 0 or w.dst_es <= 0 or w.src_es % esz(w.in_dt) or w.dst_es % esz(w.out_dt):
             v.append("elem_size")
         if w.mode == 2 and w.src_num != w.dst_num:
@@ -687,6 +715,8 @@ def vals(rng, dt: str, n: int) -> bytes:
         x = rng.uniform(0.25, 4.0, n) * rng.choice([-1.0, 1.0], n)
         x = np.round(x * 64) / 64  # exact in every float dtype used here
         return x.astype(np.float32).astype(DT[dt][1]).tobytes()
+    if DT[dt][1].itemsize == 8:  # the whole 64-bit range: random bytes
+        return rng.integers(0, 256, 8 * n, dtype=np.uint8).tobytes()
     info = np.iinfo(DT[dt][1])
     return rng.integers(info.min, int(info.max) + 1, n, dtype=np.int64).astype(DT[dt][1]).tobytes()
 
@@ -1138,6 +1168,15 @@ def make_dma_cases():
             if dt == "float16" and op in ("NONE", "MIN"):
                 continue
             dma_case(f"dma_op_{op.lower()}_{dt}", mode=1, didx=pairs, nonuniq=1, op=op, in_dt=dt, seed=300)
+    # X14: the compute ops on integer dtypes (seed 004 §3c gives no dtype limit): wrapping
+    # ADD / MULTIPLY, MAX / MIN signed for intN and unsigned for uintN
+    for op, dt in (("ADD", "int32"), ("MULTIPLY", "int32"), ("MAX", "int32"), ("MIN", "int32"),
+                   ("ADD", "uint32"), ("MAX", "uint32"), ("MIN", "uint32"), ("ADD", "int8"), ("MIN", "int8"),
+                   ("MAX", "uint8"), ("MULTIPLY", "int16"), ("MIN", "uint16"), ("ADD", "int64"),
+                   ("MAX", "int64"), ("MIN", "uint64"), ("MULTIPLY", "uint64")):
+        dma_case(f"dma_op_{op.lower()}_{dt}", mode=1, didx=pairs, nonuniq=1, op=op, in_dt=dt, seed=340,
+                 choices=["X14"])
+    dma_case("dma_g_op_max_int32", mode=0, sidx=sets["rand"], op="MAX", in_dt="int32", seed=341, choices=["X14"])
     # gather-mode compute (dst = dst op src[sidx[k]])
     for op in ("ADD", "MAX"):
         dma_case(f"dma_g_op_{op.lower()}", mode=0, sidx=sets["rand"], op=op, seed=310)
@@ -1364,8 +1403,6 @@ def make_bad_cases():
     c.words[0].gdim = 1
     c = bad(dma_case("bad_dma_bound_reg_disabled_bits", mode=0, sidx=[1, 2, 3], seed=9))
     c.words[0].sbr = 0x05
-    c = bad(dma_case("bad_dma_add_int32", mode=1, didx=[1, 2, 3], in_dt="int32", seed=9), "invalid", "X14")
-    c.words[0].op = "ADD"
     c = bad(dma_case("bad_dma_both_counts", mode=2, sidx=[1, 2, 3], didx=[4, 5, 6], nonuniq=1, seed=9))
     c.words[0].dst_num = 2
     c = bad(dma_case("bad_dma_elem_size", mode=0, sidx=[1, 2, 3], seed=9))
@@ -1406,6 +1443,11 @@ def make_bad_cases():
     c.words[0].src.counts = [513, 1, 1, 1]
     c = bad(gather_case("bad_gt_marker_0x60", lst, seed=16))
     c.words[1].dst.marker = 0x60
+    # X3: the ADDR4 bits the layout leaves unnamed must be 0 (SBUF 26..28; PSUM 22..24, 26..28)
+    c = bad(gather_case("bad_gt_addr4_reserved_sbuf", lst, space=SBUF, seed=19), "invalid", "X3")
+    c.words[1].src.raw_or = 1 << 26
+    c = bad(gather_case("bad_gt_addr4_reserved_psum", lst, space=PSUM, seed=19), "invalid", "X3")
+    c.words[1].dst.raw_or = 1 << 22
     c = bad(gather_case("bad_gt_offset_v2", lst, space=SBUF, seed=17))
     c.words[1].dst.off = 192 * 1024
     # v3 (224 KiB): a start offset that is valid on v3 but whose elements leave the partition
@@ -1436,14 +1478,24 @@ def make_bad_cases():
 # hand-worked checks of the oracle itself
 # ---------------------------------------------------------------------------------------------
 def hand_checks():
+    # 0. X14 integer compute, worked by hand: int32 (2^31 - 1) + 1 wraps to -2^31; (2^31 - 1) * 5 =
+    #    10737418235 = 2 * 2^32 + 2147483643; uint32 MAX(0xFFFFFFFB, 3) keeps 0xFFFFFFFB (unsigned)
+    #    where int32 MAX(-5, 3) = 3; int8 MIN(200 = -56, 3) = -56, uint8 MIN(200, 3) = 3
+    i32 = lambda *v: np.array(v, "<i4").tobytes()  # noqa: E731
+    assert int_reduce(i32(2**31 - 1), i32(1), "int32", "ADD") == i32(-(2**31))
+    assert int_reduce(i32(2**31 - 1), i32(5), "int32", "MULTIPLY") == i32(2147483643)
+    assert int_reduce(i32(-5), i32(3), "uint32", "MAX") == i32(-5)
+    assert int_reduce(i32(-5), i32(3), "int32", "MAX") == i32(3)
+    assert int_reduce(bytes([200]), bytes([3]), "int8", "MIN") == bytes([200])
+    assert int_reduce(bytes([200]), bytes([3]), "uint8", "MIN") == bytes([3])
     # 1. a GATHER word typed byte by byte (contract §1 offsets)
     g = Gather(T(SBUF, 1, 0x10, [1, 2, 3, 4], [5, 6, 7, 8]), T(PSUM, 2, 0x20, [-1, 0, 0, 0], [1, 1, 1, 210]),
                "uint16", "float32", 3, 1, 0xDEADBEEF, 1)
     expect = bytes.fromhex(
         "68000000" "0000000000000000"  # opcode, inst_flags, 2 unnamed, events
-        "10004000" "0100020003000400" "0500060007000800"  # src: partition 1 (1 << 22) | offset 0x10
+        "10000400" "0100020003000400" "0500060007000800"  # src: partition 1 (1 << 18) | offset 0x10
         "05" "0a" "03" "00" "01" "01" "0000" "efbeadde"  # in u16, out fp32, 3 ch, skip, free, imm
-        "2000a000" "ffff000000000000" "010001000100d200"  # dst: partition 2 | PSUM (bit 21) | 0x20
+        "20000102" "ffff000000000000" "010001000100d200"  # dst: PSUM (1 << 25) | 2 << 15 | 0x20 = 0x02010020
     )
     got = g.pack()
     assert got == expect, (got.hex(), expect.hex())

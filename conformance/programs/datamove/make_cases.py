@@ -329,8 +329,8 @@ g.save(yt, "y", "float32", NR, RF, dyn_expect(pairs, 0, RF, 9, prev, on_dst=True
 case("dyn_oob_dst_leaves_location_tolerated", g,
      f"DMACopy Copy, destination rows 9, 10 of a 10-row tile (i = 9), oob_is_err false: row 9 written, row 10 skipped ({DYN})",
      choices=["D1"])
-# the letter names a level (J29): Y on a 3-level AP is level 1, Z / Y on a 4-level AP are levels 1 / 2
-for tag, pairs, dim, step, i in [("y_3level", [[RF, 1], [3, 2], [1, 3]], "Y", 3, 2),
+# the letter is the level index (J31): Y on a 3-level AP is level 2, Z / Y on a 4-level AP are levels 1 / 2
+for tag, pairs, dim, step, i in [("y_3level", [[RF, 1], [3, 2], [1, 3]], "Y", 1, 2),
                                  ("z_4level", [[RF, 1], [6, 2], [2, 3], [1, 2]], "Z", 6, 3),
                                  ("y_4level", [[RF, 1], [6, 2], [2, 3], [1, 2]], "Y", 2, 5)]:
     n = int(np.prod([q[1] for q in pairs]))
@@ -342,7 +342,7 @@ for tag, pairs, dim, step, i in [("y_3level", [[RF, 1], [3, 2], [1, 3]], "Y", 3,
                           scalar_offset=ap(it, "int32", [[1, 1], [1, 1]]))], [tile("yt", "float32", 1, n)], mode="Copy")
     g.save("yt", "y", "float32", 1, n, TAB.reshape(-1)[ap_index(pairs, i * step).reshape(1, -1)])
     case(f"dyn_scalar_{tag}", g, f"DMACopy Copy, indirect_dim {dim} on the AP {pairs}: offset += i = {i} x step {step} of the level {dim} names "
-         f"(docs/bir-json.md dim letters, J29; {DYN})")
+         f"(docs/bir-json.md dim letters, J31; {DYN})")
 # a faulting DMACopy writes straight into the pre-filled external output: it must stay as it was
 for i, err in [(10, None), (-1, True)]:
     g = Prog()

@@ -318,7 +318,9 @@ class State:
         operand = "outs[0].vector_offset" if scatter else "ins[0].vector_offset"
         n_lv = len(table["ap"])
         letter = table["indirect_dim"]
-        lvl = {"W": 0, "X": n_lv - 1, "Z": {4: 1, 5: 2}.get(n_lv), "Y": {3: 1, 4: 2, 5: 3}.get(n_lv)}[letter]
+        # An indirect dim's letter is the AP level index (re-facts §3; fidelity J31).
+        lvl = {"W": 0, "Z": 1, "Y": 2, "X": 3}[letter]
+        assert lvl < n_lv, "a letter past the last level is a validation error"
         M = table["indirect_dim_max_index"]
         idx = [int(v) for v in self.read(table["vector_offset"]).astype(np.uint16)]
         N = dense["ap"][0][1]
@@ -1093,7 +1095,7 @@ scatter_case("hw_scatter_index_in_dram", "float32", 9, 5, [8, 1, 4, 1], idx_wher
 g, o, t0, sv = scatter_case("hw_scatter_index_ap_reversed", "float32", 9, 5, [3, 8, 0, 6], idx_order="rev",
                             note="the index AP walks its SB tile backwards (free step -1): index[i] = the AP's i-th element")
 assert np.array_equal(o["y"][8], sv[1])
-# 3-level destination, indirect_dim Y (level 1): each row spans 2 planes
+# 3-level destination, indirect_dim Z (level 1; J31): each row spans 2 planes
 M, Fr, N = 5, 3, 3
 g = Prog()
 tab0 = distinct(2, M * Fr)
@@ -1101,15 +1103,15 @@ g.out_prefilled("y", "float32", tab0)
 sv = fp32_vals((N, 2 * Fr))
 s = g.tile_in("x", "float32", sv)
 vo = idx_tile(g, [4, 0, 2])
-dst = ap("y", "float32", [[M * Fr, 2], [Fr, N], [1, Fr]], indirect_dim="Y", indirect_dim_max_index=M, vector_offset=vo)
-outs, st = case("hw_scatter_3level_indirect_y", g, list(g.pre) + [dma(tile(s, "float32", N, 2 * Fr), dst)],
-                f"{HW}: a 3-level destination [[15, 2], [3, N], [1, 3]] with indirect_dim Y (level 1, stride 3): row i = "
-                "both planes' row index[i] (6 elements), source row i = partition i (letters: J29)", choices=["J29"])
+dst = ap("y", "float32", [[M * Fr, 2], [Fr, N], [1, Fr]], indirect_dim="Z", indirect_dim_max_index=M, vector_offset=vo)
+outs, st = case("hw_scatter_3level_indirect_z", g, list(g.pre) + [dma(tile(s, "float32", N, 2 * Fr), dst)],
+                f"{HW}: a 3-level destination [[15, 2], [3, N], [1, 3]] with indirect_dim Z (level 1, stride 3): row i = "
+                "both planes' row index[i] (6 elements), source row i = partition i (letters: J31)", choices=["J31"])
 want = tab0.copy().reshape(2, M, Fr)
 for i, r in enumerate([4, 0, 2]):
     want[:, r, :] = sv[i].reshape(2, Fr)
 assert np.array_equal(outs["y"], want.reshape(2, -1))
-# indirect_dim X on an SB destination: column scatter
+# indirect_dim Z (level 1) on an SB destination: column scatter
 Pp, M, N = 4, 10, 3
 g = Prog()
 d0 = distinct(Pp, M)
@@ -1117,11 +1119,11 @@ dtile = g.tile_in("d", "float32", d0)
 sv = fp32_vals((N, Pp))
 s = g.tile_in("x", "float32", sv)
 vo = idx_tile(g, [9, 2, 5])
-dst = ap(dtile, "float32", [[M, Pp], [1, N]], indirect_dim="X", indirect_dim_max_index=M, vector_offset=vo)
+dst = ap(dtile, "float32", [[M, Pp], [1, N]], indirect_dim="Z", indirect_dim_max_index=M, vector_offset=vo)
 nodes = list(g.pre) + [dma(tile(s, "float32", N, Pp), dst)] + g.save_all([(dtile, "float32")])
-outs, st = case("hw_scatter_sb_columns_indirect_x", g, nodes,
-                f"{HW}: an SB destination [[10, 4], [1, N]] with indirect_dim X (stride 1): row i = column index[i] of "
-                "the 4 partitions; source row i = its partition i (4 elements; X on a 2-level AP = level 1: J31)",
+outs, st = case("hw_scatter_sb_columns_indirect_z", g, nodes,
+                f"{HW}: an SB destination [[10, 4], [1, N]] with indirect_dim Z (stride 1): row i = column index[i] of "
+                "the 4 partitions; source row i = its partition i (4 elements; Z on a 2-level AP = level 1: J31)",
                 choices=["J31"])
 want = d0.copy()
 for i, c in enumerate([9, 2, 5]):

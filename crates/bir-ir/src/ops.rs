@@ -206,6 +206,11 @@ pub struct CopyPredicatedFields {
     pub reverse_pred: bool,
     /// The instruction may read memory nobody wrote.
     pub can_read_uninit: bool,
+    /// `useFalseFill` (seed 000 §5.5 names the mode): a false element is written with
+    /// [`false_fill`](Self::false_fill) instead of keeping its bits (fidelity D17, ASSUMED).
+    pub use_false_fill: bool,
+    /// The fill value (fp32, converted to the destination dtype); JSON `false_fill`, default 0.
+    pub false_fill: F32,
     /// The `doEngineAccumReduce` side output's fold (seed 000 §5.5; re-facts §7 `reduce_op`).
     pub reduce_op: Option<AluOp>,
     /// What the side output does with the fold (re-facts §7 `accumulator_cmd`).

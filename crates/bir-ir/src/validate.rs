@@ -785,8 +785,8 @@ impl Validator<'_> {
         }
     }
 
-    /// Where each dynamic-offset form may sit (docs/bir-json.md "Dynamic offsets"; fidelity D17,
-    /// D18, G56, S24). A `vector_offset` is the HW-DGE form: only on `ins[0]`/`outs[0]` of a
+    /// Where each dynamic-offset form may sit (docs/bir-json.md "Dynamic offsets"; fidelity D18,
+    /// D19, G56). A `vector_offset` is the HW-DGE form: only on `ins[0]`/`outs[0]` of a
     /// DMACopy (or DMADescriptorCopy) in Copy mode (seed 000 §5.2 routes only Copy mode to the
     /// vector-indirect arm), on one of them (§7: `getIndirectArgId` finds one offset argument).
     /// A TensorReduce input with an offset needs axis X (§3.1). TensorCopyDynamicSrc/Dst carry
@@ -905,28 +905,9 @@ impl Validator<'_> {
         }
     }
 
-    /// A table AP of IndirectLoad/Save/SaveAccumulate: its final level [S, V] enumerates the
-    /// entries, every other level has num 1 (fidelity I4).
-    fn table_levels(&mut self, field: &str, ap: &AccessPattern) {
-        if Self::count_of(ap).is_none() {
-            return;
-        }
-        let n = ap.pairs.len();
-        if let Some((l, p)) = ap.pairs.iter().enumerate().take(n - 1).find(|(_, p)| p.num != 1) {
-            self.err(
-                ErrorKind::ApShape,
-                &format!("{field}.ap"),
-                format!(
-                    "{field} is the table: its final level [step, entries] enumerates the entries and every other level \
-                     must have num 1, found num {} at level {l} (fidelity I4)",
-                    p.num
-                ),
-            );
-        }
-    }
-
-    /// IndirectLoad / IndirectSave / IndirectSaveAccumulate: one dtype, the table's levels, and
-    /// one dense row (the dense AP's non-final levels) per index slot (fidelity I4–I6).
+    /// IndirectLoad / IndirectSave / IndirectSaveAccumulate: one dtype and one dense row (the
+    /// dense AP's non-final levels) per index slot (fidelity I4–I6). The table AP may have any
+    /// shape: only its offset and final-level step address the entries (seed 000 §6.1).
     fn indirect_rows(&mut self, i: &Instruction) {
         let (wrap, isa) = match &i.op {
             Op::IndirectLoad(f) | Op::IndirectSave(f) => (f.wrap, None),
@@ -936,14 +917,7 @@ impl Validator<'_> {
         self.wrap(wrap);
         self.same_dtype(i, "an indirect copy does not cast");
         let load = i.opcode() == Opcode::IndirectLoad;
-        let (table, table_field, dense, dense_field) = if load {
-            (i.in_ap(0), "ins[0]", i.out_ap(0), "outs[0]")
-        } else {
-            (i.out_ap(0), "outs[0]", i.in_ap(0), "ins[0]")
-        };
-        if let Some(t) = table {
-            self.table_levels(table_field, t);
-        }
+        let (dense, dense_field) = if load { (i.out_ap(0), "outs[0]") } else { (i.in_ap(0), "ins[0]") };
         let (Some(dense), Some(idx)) = (dense, i.in_ap(1)) else { return };
         let (Some(dn), Some(k)) = (Self::count_of(dense), Self::count_of(idx)) else { return };
         let rows = dn / dense.pairs.last().map_or(1, |p| p.num.max(1));
@@ -1082,7 +1056,8 @@ impl Validator<'_> {
         }
         let (per_idx, per_dst) = (kn / p, dn / p);
         let want = if copy {
-            let l = if src.pairs.len() >= 2 { src.pairs.last().map_or(1, |q| q.num) } else { 1 };
+            // num_elem_per_idx: the dst AP's innermost num (NKI local_gather; fidelity I10).
+            let l = if dst.pairs.len() >= 2 { dst.pairs.last().map_or(1, |q| q.num) } else { 1 };
             (16 * per_idx).checked_mul(l)
         } else {
             Some(per_idx)
@@ -1096,7 +1071,7 @@ impl Validator<'_> {
                     i.opcode(),
                     match (copy, want) {
                         (true, Some(w)) =>
-                            format!("{w} (16 × {per_idx} indices per partition × the entry length)"),
+                            format!("{w} (16 × {per_idx} indices per partition × its innermost num, the elements per index)"),
                         (false, Some(w)) => format!("{w} (one per index)"),
                         (_, None) => "an overflowing count".to_owned(),
                     }

@@ -194,7 +194,7 @@ fn save_accumulate(
         }
     };
     let mut idx = Vec::new();
-    indirection::decode_indices(x.dtype, bytes, 1, &mut idx)?;
+    indirection::decode_accumulate_indices(x.dtype, bytes, 1, &mut idx)?;
     let parts = x.pairs.first().map_or(1, |p| p.num.max(1) as usize);
     let (vo, to) = (c.operand(vn, v)?, c.operand(tn, t)?);
     let w = f.wrap.map(|w| indirection::Wrap { n: w.n, hi: w.hi });

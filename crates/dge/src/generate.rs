@@ -563,8 +563,9 @@ pub fn indirect_save_accumulate(
     emit_plan(Direction::Scatter, table, &steps, values, dtype, op, out)
 }
 
-/// The table of a Load/Save-family op: entries `offset + r·step` (the table AP's last-level
-/// step unless given), `r <` its last-level num, each the dense AP's last-level num elements.
+/// The table of a Load/Save-family op: entry r is the dense AP's last-level num contiguous
+/// elements from `offset + r·step` (the table AP's last-level step unless given), bounded only
+/// by the table's location (seed 000 §6.1/§6.3; fidelity I2, I4).
 fn table_of(
     table: &Operand<'_>,
     dense: &Operand<'_>,
@@ -579,14 +580,12 @@ fn table_of(
         return Err(DgeError::Access { side: dense.name, error: ApError::NoDims });
     };
     check(dense, size)?;
-    Ok(Table {
-        base: table.offset,
-        step: step.unwrap_or(last.step),
-        entries: last.num.max(0) as u64,
-        entry_lo: 0,
-        entry_hi: dlast.num.max(1) - 1,
-        capacity: table.layout.capacity(size),
-    })
+    Ok(Table::contiguous(
+        table.offset,
+        step.unwrap_or(last.step),
+        dlast.num.max(1) as u64,
+        table.layout.capacity(size),
+    ))
 }
 
 /// One INDIRECT1D (or more, split at row crossings) per planned step (dense row ↔ table entry).

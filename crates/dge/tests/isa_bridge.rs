@@ -19,8 +19,9 @@ fn addr8(rng: &mut XorShift64Star) -> u64 {
     match rng.below(4) {
         0 => DRAM_A + rng.below(256),
         1 => DRAM_B + rng.below(256),
-        2 => (1 << 55) | (rng.below(4) + 1) << 22 | rng.below(512),
-        _ => (1 << 55) | (rng.below(4) + 1) << 22 | 1 << 21 | rng.below(512),
+        // On chip (X3): SBUF partition << 18; PSUM bit 25 | partition << 15.
+        2 => (1 << 55) | (rng.below(4) + 1) << 18 | rng.below(512),
+        _ => (1 << 55) | 1 << 25 | (rng.below(4) + 1) << 15 | rng.below(512),
     }
 }
 

@@ -2,7 +2,8 @@
 //!
 //! The Load/Save family reads int32 zero-extended to `u64` (a stored −1 is row 4294967295, not a
 //! skip) and uint64/int64 as the value minus 0x1_0000_0000 (wrapping): 2^32 + r reaches row r and
-//! a stored 2^32 − 1 becomes −1, the skip sentinel [`SKIP`]. The local gathers (IndirectCopy,
+//! a stored 2^32 − 1 becomes −1, the skip sentinel [`SKIP`]. IndirectSaveAccumulate is the
+//! exception (§6.2 rebases its table base instead): its 64-bit indices are plain rows. The local gathers (IndirectCopy,
 //! Gather) zero-extend their unsigned forms and int32's bit pattern, with no rebase and no
 //! sentinel.
 
@@ -39,6 +40,26 @@ pub fn decode_indices(
                 dtype,
                 expected: "loading mem addr, which must be int32, uint64 or int64 (seed 000 §6.1)",
             });
+        }
+    }
+    Ok(())
+}
+
+/// Decodes IndirectSaveAccumulate's index vector: int32 zero-extended, uint64/int64 as they are.
+/// Seed 000 §6.2 builds `idx = embTableBase − 0x100000000 + dtypeBytes·(entry_step_elements·
+/// indexTensor[v15])`: the −2^32 rebases the table *base*, so a plain 64-bit value reaches its
+/// row, and no stored value is the −1 sentinel (only the `num_indices` tails are). The dtypes
+/// are §6.1's gate.
+pub fn decode_accumulate_indices(
+    dtype: Dtype,
+    bytes: &[u8],
+    operand: usize,
+    out: &mut Vec<u64>,
+) -> Result<(), IndirectError> {
+    decode_indices(dtype, bytes, operand, out)?;
+    if matches!(dtype, Dtype::Uint64 | Dtype::Int64) {
+        for v in out.iter_mut() {
+            *v = v.wrapping_add(REBASE);
         }
     }
     Ok(())

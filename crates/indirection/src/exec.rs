@@ -451,10 +451,8 @@ mod tests {
             } else {
                 Entry::Contiguous(1 + (rng.next_u64() % 4) as usize)
             };
-            let (lo, hi) = crate::plan::span(match entry {
-                Entry::Walk(w) => w,
-                Entry::Contiguous(_) => &[],
-            });
+            // The walk [[2, 2], [1, 2]] reaches elements 0..=3 of its first; a run 0..=L−1.
+            let (lo, hi) = (0i64, 3i64);
             let len = entry.len();
             let hi = if let Entry::Contiguous(l) = entry { l as i64 - 1 } else { hi };
             let rows = 1 + (rng.next_u64() % 9) as usize;

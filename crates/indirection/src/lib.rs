@@ -5,7 +5,8 @@
 //! can use it on its own. The pieces, in the order an instruction uses them:
 //!
 //! - [`decode`]: index vectors to `u64` (seed 000 §6.1: int32 zero-extended, uint64/int64
-//!   rebased by −2^32, −1 = skip; the local gathers' uint8/uint16/uint32/int32 forms).
+//!   rebased by −2^32, −1 = skip; IndirectSaveAccumulate's plain rows, §6.2; the local gathers'
+//!   uint8/uint16/uint32/int32 forms).
 //! - [`plan`]: the offset-list builders of seed 000 §6.2 — plain rows (IndirectLoad/Save), the
 //!   2-D IndirectSaveAccumulate build (entry-major, −1 past `num_indices`), the GenericIndirect
 //!   Σ coef·index, IndirectCopy's 16-partition blocks and Gather's per-partition lists — with
@@ -24,11 +25,11 @@ pub mod isa;
 pub mod plan;
 
 pub use access_pattern::Layout;
-pub use decode::{SKIP, decode_dge_indices, decode_indices, decode_local_indices};
+pub use decode::{SKIP, decode_accumulate_indices, decode_dge_indices, decode_indices, decode_local_indices};
 pub use exec::{Addressing, Direction, Entry, gather, scatter, serial};
 pub use plan::{GenericDim, GenericGeometry, Oob, Step, Table, Wrap};
 
-use bir_ir::{Dtype, IndirectDim};
+use bir_ir::Dtype;
 
 /// Why an indirect instruction cannot run. Every variant names the index operand (`ins[k]`) and,
 /// for a bad index, its position in that operand's AP order and its decoded value.
@@ -44,12 +45,9 @@ pub enum IndirectError {
         /// The accepted set.
         expected: &'static str,
     },
-    /// A decoded index at or past the bound (I2, I4, I7).
-    #[error(
-        "index ins[{operand}] element {position} = {value} is outside the table's {bound} entries{}{}",
-        along.map_or(String::new(), |d| format!(" along {d}")),
-        wrapped.map_or(String::new(), |w| format!(" (after wrap: {w})"))
-    )]
+    /// A decoded index at or past the bound (Gather's per-partition element count, I11; the
+    /// HW-DGE bridge's `indirect_dim_max_index`).
+    #[error("index ins[{operand}] element {position} = {value} is outside the table's {bound} entries")]
     OutOfBounds {
         /// The index operand.
         operand: usize,
@@ -57,12 +55,8 @@ pub enum IndirectError {
         position: u64,
         /// The decoded value.
         value: u64,
-        /// The number of entries (rows, or the dim's size).
+        /// The number of entries.
         bound: u64,
-        /// The dim a GenericIndirect index drives.
-        along: Option<IndirectDim>,
-        /// The row after `apply_wrap`, when a wrap applied.
-        wrapped: Option<u64>,
     },
     /// An entry whose elements leave the table's memory location (I2).
     #[error(
@@ -81,6 +75,24 @@ pub enum IndirectError {
         hi: i128,
         /// Elements the location holds.
         capacity: u64,
+    },
+    /// IndirectCopy: an element offset whose run of `len` elements leaves the partition's source
+    /// (I10; AWS calls local_gather's out-of-bounds behaviour undefined, we fault).
+    #[error(
+        "index ins[{operand}] element {position} = {value}: its {len} elements [{value}, {value} + {len}) are \
+         outside the partition's {per} source elements"
+    )]
+    RunOutside {
+        /// The index operand.
+        operand: usize,
+        /// The index's position in the operand's AP order.
+        position: u64,
+        /// The element offset.
+        value: u64,
+        /// Elements per index (the dst AP's innermost num).
+        len: u64,
+        /// Source elements per partition.
+        per: u64,
     },
     /// `apply_wrap` overflows 64 bits (I3).
     #[error(
@@ -127,6 +139,7 @@ impl IndirectError {
             self,
             IndirectError::OutOfBounds { .. }
                 | IndirectError::LeavesLocation { .. }
+                | IndirectError::RunOutside { .. }
                 | IndirectError::WrapOverflow { .. }
         )
     }

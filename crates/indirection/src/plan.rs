@@ -9,7 +9,7 @@
 
 use crate::decode::SKIP;
 use crate::{IndirectError, shape};
-use bir_ir::{ApPair, IndirectDim};
+use bir_ir::ApPair;
 
 /// One entry to apply: dense row `row` ↔ the table entry whose first element is `start`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -48,22 +48,37 @@ impl Wrap {
     }
 }
 
-/// A table whose entries are `base + r·step` (IndirectLoad, IndirectSave: `step` is the table
-/// AP's final-level step; IndirectSaveAccumulate: `entry_step_elements`), `r < entries`.
+/// A table whose entry `r` starts at element `base + r·step` and spans `lo..=hi` relative to
+/// that start. The indirect ops' entries are the `len` contiguous elements from there
+/// ([`Table::contiguous`]; seed 000 §6.1: the index is scaled "by qword_5F4500[dataDtype] *
+/// Pattern[final].step", and §6.3 copies `entrySize` bytes with one `memcpy`): no table shape is
+/// refused and no entry count bounds `r`, an entry is out of bounds only when it leaves the
+/// table's memory location (I2, I4). The HW-DGE bridge's entries are a row walk, and its index
+/// is also bounded by `indirect_dim_max_index` (seed 000 §7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Table {
     /// The table AP's first element (its offset).
     pub base: i64,
     /// Elements between consecutive entries.
     pub step: i64,
-    /// The bound V (the table AP's final-level num; I4).
-    pub entries: u64,
-    /// The entry's lowest element relative to its first (0 for a contiguous entry).
-    pub entry_lo: i64,
-    /// The entry's highest element relative to its first (L − 1 for a contiguous entry).
-    pub entry_hi: i64,
+    /// The entry's lowest element relative to its start (0 for a contiguous entry).
+    pub lo: i64,
+    /// The entry's highest element relative to its start (L − 1 for a contiguous entry).
+    pub hi: i64,
+    /// An index at or past this is out of bounds (the HW-DGE bridge's max index); `None`: only
+    /// the location bounds the entries.
+    pub bound: Option<u64>,
     /// Elements the table's location holds (`Layout::capacity`).
     pub capacity: u64,
+}
+
+impl Table {
+    /// IndirectLoad / IndirectSave / IndirectSaveAccumulate: entries of `len` contiguous
+    /// elements `step` apart from `base`, bounded only by the location.
+    pub fn contiguous(base: i64, step: i64, len: u64, capacity: u64) -> Table {
+        let hi = i64::try_from(len.max(1) - 1).unwrap_or(i64::MAX);
+        Table { base, step, lo: 0, hi, bound: None, capacity }
+    }
 }
 
 /// Where the bad index is, for the error.
@@ -83,7 +98,8 @@ fn reject(oob: Oob, e: impl FnOnce() -> IndirectError) -> Result<Option<i64>, In
     }
 }
 
-/// The first element of an entry at element `start`, when all of it is inside the location.
+/// The start of the entry at element `start` (spanning `start + lo ..= start + hi`), when all
+/// of it is inside the location (I2).
 #[inline]
 fn place(
     start: i128,
@@ -93,7 +109,7 @@ fn place(
     at: At,
     oob: Oob,
 ) -> Result<Option<i64>, IndirectError> {
-    let (a, b) = (start + i128::from(lo), start + i128::from(hi));
+    let (a, b) = (start.saturating_add(i128::from(lo)), start.saturating_add(i128::from(hi)));
     if a >= 0 && b < i128::from(capacity) {
         // a ≥ 0 and b < capacity ≤ u64::MAX, and lo ≤ 0 ≤ hi, so start fits when a, b do.
         if let Ok(s) = i64::try_from(start) {
@@ -110,40 +126,69 @@ fn place(
     })
 }
 
+/// The lowest and highest element offset (relative to 0) a walk reaches
+/// (saturating).
+pub fn span(pairs: &[ApPair]) -> (i64, i64) {
+    let (mut lo, mut hi) = (0i64, 0i64);
+    for p in pairs {
+        let d = p.step.saturating_mul(p.num.saturating_sub(1));
+        if d < 0 {
+            lo = lo.saturating_add(d);
+        } else {
+            hi = hi.saturating_add(d);
+        }
+    }
+    (lo, hi)
+}
+
+/// `apply_wrap` on `v`, or the overflow under the policy.
+#[inline]
+fn wrapped(v: u64, wrap: Option<Wrap>, at: At, oob: Oob) -> Result<Option<u64>, IndirectError> {
+    let Some(w) = wrap else { return Ok(Some(v)) };
+    match w.apply(v) {
+        Some(r) => Ok(Some(r)),
+        None => match oob {
+            Oob::Skip => Ok(None),
+            Oob::Fault => Err(IndirectError::WrapOverflow {
+                operand: at.operand,
+                position: at.position,
+                value: at.value,
+                n: w.n,
+                hi: w.hi,
+            }),
+        },
+    }
+}
+
 impl Table {
-    /// The entry for decoded row index `v` (wrap, bound, location checks), `None` when skipped.
+    /// The entry for decoded row index `v` (wrap, then the location check), `None` when
+    /// skipped. `sentinel`: −1 ([`SKIP`]) skips (the §6.1 decode's −1); IndirectSaveAccumulate's
+    /// slots carry no sentinel of their own (§6.2 rebases the table base, not the index).
     #[inline]
-    fn entry(&self, v: u64, wrap: Option<Wrap>, at: At, oob: Oob) -> Result<Option<i64>, IndirectError> {
-        if v == SKIP {
+    fn entry(
+        &self,
+        v: u64,
+        sentinel: bool,
+        wrap: Option<Wrap>,
+        at: At,
+        oob: Oob,
+    ) -> Result<Option<i64>, IndirectError> {
+        if sentinel && v == SKIP {
             return Ok(None);
         }
-        let r = match wrap {
-            None => v,
-            Some(w) => match w.apply(v) {
-                Some(r) => r,
-                None => {
-                    return reject(oob, || IndirectError::WrapOverflow {
-                        operand: at.operand,
-                        position: at.position,
-                        value: v,
-                        n: w.n,
-                        hi: w.hi,
-                    });
-                }
-            },
-        };
-        if r >= self.entries {
+        let Some(r) = wrapped(v, wrap, at, oob)? else { return Ok(None) };
+        if let Some(bound) = self.bound
+            && r >= bound
+        {
             return reject(oob, || IndirectError::OutOfBounds {
                 operand: at.operand,
                 position: at.position,
                 value: v,
-                bound: self.entries,
-                along: None,
-                wrapped: wrap.map(|_| r),
+                bound,
             });
         }
-        let start = i128::from(self.base) + i128::from(r) * i128::from(self.step);
-        place(start, self.entry_lo, self.entry_hi, self.capacity, at, oob)
+        let start = i128::from(self.base).saturating_add(i128::from(r).saturating_mul(i128::from(self.step)));
+        place(start, self.lo, self.hi, self.capacity, at, oob)
     }
 }
 
@@ -161,7 +206,7 @@ pub fn rows(
     plan.reserve(idx.len());
     for (j, &v) in idx.iter().enumerate() {
         let at = At { operand, position: j as u64, value: v };
-        if let Some(start) = table.entry(v, wrap, at, oob)? {
+        if let Some(start) = table.entry(v, true, wrap, at, oob)? {
             plan.push(Step { row: j, start });
         }
     }
@@ -170,8 +215,10 @@ pub fn rows(
 
 /// IndirectSaveAccumulate (seed 000 §6.2, the 2-D build): the index operand's `partitions`
 /// partitions each hold `E = idx.len() / partitions` slots, slot (p, e) = `idx[p·E + e]` and
-/// values row `p·E + e`; slots with `e ≥ num_indices` are −1. Applied entry-major, `for e { for
-/// p }` (I6). `num_indices > E` is "insufficient indices" (I5).
+/// values row `p·E + e`; slots with `e ≥ num_indices` are −1 (skipped). Applied entry-major,
+/// `for e { for p }` (I6). `num_indices > E` is "insufficient indices" (I5). The indices are
+/// plain row numbers ([`decode::decode_accumulate_indices`](crate::decode::decode_accumulate_indices)):
+/// a stored value is never the −1 sentinel, whatever its bits.
 #[expect(clippy::too_many_arguments, reason = "the instruction's geometry, each named")]
 pub fn save_accumulate(
     idx: &[u64],
@@ -196,9 +243,9 @@ pub fn save_accumulate(
     for e in 0..used {
         for p in 0..partitions {
             let k = p * per + e;
-            let v = idx.get(k).copied().unwrap_or(SKIP);
+            let Some(&v) = idx.get(k) else { return shape("an index slot past the index operand") };
             let at = At { operand, position: k as u64, value: v };
-            if let Some(start) = table.entry(v, wrap, at, oob)? {
+            if let Some(start) = table.entry(v, false, wrap, at, oob)? {
                 plan.push(Step { row: k, start });
             }
         }
@@ -213,23 +260,18 @@ pub struct GenericDim<'a> {
     pub idx: &'a [u64],
     /// The `ins` slot of the operand.
     pub operand: usize,
-    /// The dim letter (for messages).
-    pub dim: IndirectDim,
     /// The table AP level it drives.
     pub level: usize,
 }
 
-/// A GenericIndirect table AP taken apart (seed 000 §6.2): per indirect level its coefficient
-/// `coef_d = Π_{l > d} N_l` and bound `N_d`, and the entry walk (the non-indirect levels, with
-/// their own steps, in AP order; one `[1, 1]` level when every level is indirect).
+/// A GenericIndirect table AP taken apart (seed 000 §6.2): per level its coefficient
+/// `coef_d = Π_{l > d} N_l` (nums, not steps) and the entry length L, the product of the
+/// non-indirect levels' nums (1 when every level is indirect). An entry is one contiguous run of
+/// L elements (§6.3's `memcpy` of `entrySize` bytes), not a walk of the other levels.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct GenericGeometry {
     /// Per table level: the product of the nums of the levels inboard of it.
     pub coefs: Vec<u64>,
-    /// The table AP's nums.
-    pub nums: Vec<u64>,
-    /// The entry walk, relative to the entry's first element.
-    pub entry: Vec<ApPair>,
     /// Elements per entry (L).
     pub len: usize,
 }
@@ -244,37 +286,21 @@ impl GenericGeometry {
             coefs[l] = acc;
             acc = acc.saturating_mul(nums[l]);
         }
-        let entry: Vec<ApPair> =
-            pairs.iter().enumerate().filter(|(l, _)| !levels.contains(l)).map(|(_, p)| *p).collect();
-        let entry = if entry.is_empty() { vec![ApPair::new(1, 1)] } else { entry };
-        let len = entry.iter().try_fold(1usize, |n, p| n.checked_mul(usize::try_from(p.num).ok()?));
+        let len = nums
+            .iter()
+            .enumerate()
+            .filter(|(l, _)| !levels.contains(l))
+            .try_fold(1usize, |n, (_, &m)| n.checked_mul(usize::try_from(m).ok()?));
         let Some(len) = len else { return shape("the table's entry length overflows") };
-        Ok(GenericGeometry { coefs, nums, entry, len })
-    }
-
-    /// The entry walk's lowest and highest element relative to its first.
-    pub fn entry_span(&self) -> (i64, i64) {
-        span(&self.entry)
+        Ok(GenericGeometry { coefs, len })
     }
 }
 
-/// The lowest and highest element offset (relative to 0) a walk reaches (saturating).
-pub fn span(pairs: &[ApPair]) -> (i64, i64) {
-    let (mut lo, mut hi) = (0i64, 0i64);
-    for p in pairs {
-        let d = p.step.saturating_mul(p.num.saturating_sub(1));
-        if d < 0 {
-            lo = lo.saturating_add(d);
-        } else {
-            hi = hi.saturating_add(d);
-        }
-    }
-    (lo, hi)
-}
-
-/// GenericIndirectLoad / Save: entry `j` starts at `base + Σ_k coef_{d_k}·idx_k[j]` (wrap on the
-/// sum), dense row `j`. −1 in any dim skips the entry (I8); a dim's index must be below its
-/// level's num (I7).
+/// GenericIndirectLoad / Save: entry `j` is the L contiguous elements from `base + O_j`,
+/// `O_j = Σ_k coef_{d_k}·idx_k[j]` in 64-bit wrapping arithmetic, dense row `j`. −1 is tested
+/// on the combined offset, as §6.3's loop tests its final offset list (I8): `O_j = −1` skips; a
+/// −1 in one dim whose sum is not −1 is just a huge offset. `wrap` rebases `O_j` (after the
+/// test, §6.3), and the entry must lie inside the table's location (I2, I7): no per-dim bound.
 pub fn generic(
     dims: &[GenericDim<'_>],
     geometry: &GenericGeometry,
@@ -289,52 +315,22 @@ pub fn generic(
     if dims.iter().any(|d| d.idx.len() != k) {
         return shape("the index operands hold different numbers of indices");
     }
-    let (lo, hi) = geometry.entry_span();
     plan.reserve(k);
-    'entries: for j in 0..k {
-        if dims.iter().any(|d| d.idx.get(j) == Some(&SKIP)) {
+    for j in 0..k {
+        let mut o: u64 = 0;
+        for d in dims {
+            let v = d.idx.get(j).copied().unwrap_or(0);
+            let coef = geometry.coefs.get(d.level).copied().unwrap_or(0);
+            o = o.wrapping_add(coef.wrapping_mul(v));
+        }
+        if o == SKIP {
             continue;
         }
-        let mut o: u128 = 0;
-        for d in dims {
-            let v = d.idx.get(j).copied().unwrap_or(SKIP);
-            let bound = geometry.nums.get(d.level).copied().unwrap_or(0);
-            if v >= bound {
-                match oob {
-                    Oob::Fault => {
-                        return Err(IndirectError::OutOfBounds {
-                            operand: d.operand,
-                            position: j as u64,
-                            value: v,
-                            bound,
-                            along: Some(d.dim),
-                            wrapped: None,
-                        });
-                    }
-                    Oob::Skip => continue 'entries,
-                }
-            }
-            let coef = geometry.coefs.get(d.level).copied().unwrap_or(0);
-            o += u128::from(coef) * u128::from(v);
-        }
-        let first = dims[0];
-        let at =
-            At { operand: first.operand, position: j as u64, value: first.idx.get(j).copied().unwrap_or(0) };
-        let o = match u64::try_from(o).ok().and_then(|o| wrap.map_or(Some(o), |w| w.apply(o))) {
-            Some(o) => o,
-            None if oob == Oob::Skip => continue,
-            None => {
-                let w = wrap.unwrap_or(Wrap { n: 1, hi: 1 });
-                return Err(IndirectError::WrapOverflow {
-                    operand: at.operand,
-                    position: at.position,
-                    value: at.value,
-                    n: w.n,
-                    hi: w.hi,
-                });
-            }
-        };
-        if let Some(start) = place(i128::from(base) + i128::from(o), lo, hi, capacity, at, oob)? {
+        let at = At { operand: dims[0].operand, position: j as u64, value: o };
+        let Some(o) = wrapped(o, wrap, at, oob)? else { continue };
+        let start = i128::from(base).saturating_add(i128::from(o));
+        let hi = i64::try_from(geometry.len.max(1) - 1).unwrap_or(i64::MAX);
+        if let Some(start) = place(start, 0, hi, capacity, at, oob)? {
             plan.push(Step { row: j, start });
         }
     }
@@ -343,15 +339,17 @@ pub fn generic(
 
 /// IndirectCopy (NKI local_gather; I10): `partitions` (a multiple of 16) partitions each hold
 /// `per` indices (`idx` in AP order); core `c` owns partitions `16c..16c+16` and its list is their
-/// indices partition-first, `k = j·16 + q`. For every partition `p` of the core and
-/// `k < min(16·per, num_valid)`: dense row `p·16·per + k` ← the partition's source row `idx_k`,
-/// i.e. flat source element `p·src_per + idx_k·len`. A row ≥ `src_rows` is out of bounds.
+/// indices partition-first, `k = j·16 + q`. An index is an **element offset** inside the
+/// partition's own source (AWS local_gather: "`num_elem_per_idx` contiguous elements of its own
+/// partition starting at element offset k"; seed 004 §5's cross-check bounds `idx + E`). For
+/// every partition `p` of the core and `k < min(16·per, num_valid)`: dense row `p·16·per + k`
+/// (of `len` = E elements) ← the partition's source elements `[idx_k, idx_k + E)`, i.e. flat
+/// source element `p·src_per + idx_k`. An index with `idx_k + E > src_per` is out of bounds.
 #[expect(clippy::too_many_arguments, reason = "the instruction's geometry, each named")]
 pub fn indirect_copy(
     idx: &[u64],
     partitions: usize,
     num_valid: u64,
-    src_rows: u64,
     src_per: usize,
     len: usize,
     oob: Oob,
@@ -370,23 +368,22 @@ pub fn indirect_copy(
             let (j, q) = (k / 16, k % 16);
             let position = (16 * c + q) * per + j;
             let v = idx.get(position).copied().unwrap_or(u64::MAX);
-            if v >= src_rows {
+            if v.checked_add(len as u64).is_none_or(|end| end > src_per as u64) {
                 match oob {
                     Oob::Fault => {
-                        return Err(IndirectError::OutOfBounds {
+                        return Err(IndirectError::RunOutside {
                             operand,
                             position: position as u64,
                             value: v,
-                            bound: src_rows,
-                            along: None,
-                            wrapped: None,
+                            len: len as u64,
+                            per: src_per as u64,
                         });
                     }
                     Oob::Skip => continue,
                 }
             }
             for p in 16 * c..16 * c + 16 {
-                let start = p * src_per + v as usize * len;
+                let start = p * src_per + v as usize;
                 plan.push(Step { row: p * k_all + k, start: start as i64 });
             }
         }
@@ -419,8 +416,6 @@ pub fn gather_rows(
                         position: k as u64,
                         value: v,
                         bound: src_per as u64,
-                        along: None,
-                        wrapped: None,
                     });
                 }
                 Oob::Skip => continue,
@@ -437,8 +432,9 @@ mod tests {
     use super::*;
     use rstest::rstest;
 
-    /// 8 entries of 2 consecutive elements (base 0, step 2) in a 16-element location.
-    const T8: Table = Table { base: 0, step: 2, entries: 8, entry_lo: 0, entry_hi: 1, capacity: 16 };
+    /// Entries of 2 consecutive elements (base 0, step 2) in a 16-element location: entries
+    /// 0..=7 fit, entry 8 would span 16..=17.
+    const T8: Table = Table { base: 0, step: 2, lo: 0, hi: 1, bound: None, capacity: 16 };
 
     fn starts(idx: &[u64], oob: Oob) -> Result<Vec<(usize, i64)>, IndirectError> {
         let mut plan = Vec::new();
@@ -460,6 +456,7 @@ mod tests {
         assert_eq!(starts(idx, Oob::Skip).unwrap(), want);
     }
 
+    /// Out of bounds = the entry leaves the location: entry v spans 2v..=2v+1 of 0..16.
     #[rstest]
     #[case::one_past_end(&[8], 0, 8)]
     #[case::all_oob(&[8, 9, 100], 0, 8)]
@@ -467,45 +464,56 @@ mod tests {
     #[case::int32_minus_one(&[0xFFFF_FFFF], 0, 0xFFFF_FFFF)]
     fn val_sweep_out_of_bounds(#[case] idx: &[u64], #[case] position: u64, #[case] value: u64) {
         let e = starts(idx, Oob::Fault).unwrap_err();
+        let lo = 2 * i128::from(value);
         assert_eq!(
             e,
-            IndirectError::OutOfBounds { operand: 1, position, value, bound: 8, along: None, wrapped: None }
+            IndirectError::LeavesLocation { operand: 1, position, value, lo, hi: lo + 1, capacity: 16 }
         );
-        assert!(e.to_string().contains(&format!(
-            "index ins[1] element {position} = {value} is outside the table's 8 entries"
-        )));
+        assert!(
+            e.to_string().contains(&format!(
+                "index ins[1] element {position} = {value} is outside the table's location"
+            ))
+        );
         // Skip keeps only the in-bounds entries, in order.
         let kept: Vec<(usize, i64)> =
             idx.iter().enumerate().filter(|(_, v)| **v < 8).map(|(j, v)| (j, 2 * *v as i64)).collect();
         assert_eq!(starts(idx, Oob::Skip).unwrap(), kept);
     }
 
-    /// An entry that would leave the location is out of bounds even when r < V.
+    /// No entry count bounds the index (I4): a table AP `[[128, 4096], [1, 128]]` has final step
+    /// 1, so index v is the element run v..v+128 of a 128 × 4096 location, for any v up to
+    /// 524288 − 128 (its last run), far past the final level's num 128.
+    #[test]
+    fn the_final_level_num_is_no_bound() {
+        let t = Table::contiguous(0, 1, 128, 128 * 4096);
+        let mut plan = Vec::new();
+        rows(&[128, 4096, 524_160], &t, None, Oob::Fault, 1, &mut plan).unwrap();
+        assert_eq!(plan.iter().map(|s| s.start).collect::<Vec<_>>(), [128, 4096, 524_160]);
+        let e = rows(&[524_161], &t, None, Oob::Fault, 1, &mut plan).unwrap_err();
+        assert!(matches!(e, IndirectError::LeavesLocation { lo: 524_161, hi: 524_288, .. }), "{e:?}");
+        // A negative final step walks backwards from the base.
+        let t = Table::contiguous(10, -2, 2, 16);
+        rows(&[0, 5], &t, None, Oob::Fault, 1, &mut plan).unwrap();
+        assert_eq!(plan.iter().map(|s| s.start).collect::<Vec<_>>(), [10, 0]);
+        assert!(rows(&[6], &t, None, Oob::Fault, 1, &mut plan).is_err(), "element −2");
+    }
+
+    /// An entry that would leave the location is out of bounds.
     #[test]
     fn entry_leaving_the_location() {
         let t = Table { capacity: 15, ..T8 };
         let mut plan = Vec::new();
         let e = rows(&[6, 7], &t, None, Oob::Fault, 2, &mut plan).unwrap_err();
-        assert!(
-            matches!(
-                e,
-                IndirectError::LeavesLocation {
-                    operand: 2,
-                    position: 1,
-                    value: 7,
-                    lo: 14,
-                    hi: 15,
-                    capacity: 15
-                }
-            ),
-            "{e:?}"
+        assert_eq!(
+            e,
+            IndirectError::LeavesLocation { operand: 2, position: 1, value: 7, lo: 14, hi: 15, capacity: 15 }
         );
         rows(&[6, 7], &t, None, Oob::Skip, 2, &mut plan).unwrap();
         assert_eq!(plan, [Step { row: 0, start: 12 }]);
     }
 
     /// v' = v % n + hi·(v / n), before the bound: n 3, hi 2: 4 → 1 + 2 = 3; 7 → 1 + 4 = 5;
-    /// 10 → 1 + 6 = 7; 12 → 0 + 8 = 8 ≥ 8.
+    /// 10 → 1 + 6 = 7; 12 → 0 + 8 = 8, whose entry 16..=17 leaves the location.
     #[test]
     fn wrap_rebases_before_the_bound() {
         let w = Some(Wrap { n: 3, hi: 2 });
@@ -513,16 +521,17 @@ mod tests {
         rows(&[4, 7, 10], &T8, w, Oob::Fault, 1, &mut plan).unwrap();
         assert_eq!(plan.iter().map(|s| s.start).collect::<Vec<_>>(), [6, 10, 14]);
         let e = rows(&[12], &T8, w, Oob::Fault, 1, &mut plan).unwrap_err();
-        assert!(e.to_string().ends_with("(after wrap: 8)"), "{e}");
+        assert!(matches!(e, IndirectError::LeavesLocation { value: 12, lo: 16, .. }), "{e:?}");
         assert_eq!(Wrap { n: 1, hi: u64::MAX }.apply(2), None, "overflow");
         assert!(rows(&[2], &T8, Some(Wrap { n: 1, hi: u64::MAX }), Oob::Fault, 1, &mut plan).is_err());
         assert_eq!(Wrap { n: 0, hi: 1 }.apply(5), None);
     }
 
     /// P = 2, E = 3, num_indices 2: slot (p, e) = idx[3p + e], applied e-major; e = 2 skipped.
+    /// A stored all-ones value is a row like any other (no sentinel): out of bounds here.
     #[test]
     fn save_accumulate_is_entry_major() {
-        let t = Table { step: 1, entries: 16, entry_hi: 0, ..T8 };
+        let t = Table { step: 1, hi: 0, ..T8 };
         let idx = [10, 11, 12, 13, 14, 15];
         let mut plan = Vec::new();
         save_accumulate(&idx, 2, 2, &t, None, Oob::Fault, 1, &mut plan).unwrap();
@@ -531,63 +540,74 @@ mod tests {
         let e = save_accumulate(&idx, 2, 4, &t, None, Oob::Fault, 1, &mut plan).unwrap_err();
         assert_eq!(e, IndirectError::InsufficientIndices { num_indices: 4, available: 3 });
         assert!(e.to_string().contains("insufficient indices"));
+        let e = save_accumulate(&[SKIP, 1], 1, 2, &t, None, Oob::Fault, 1, &mut plan).unwrap_err();
+        assert!(matches!(e, IndirectError::LeavesLocation { position: 0, value: SKIP, .. }), "{e:?}");
+        save_accumulate(&[SKIP, 1], 1, 2, &t, None, Oob::Skip, 1, &mut plan).unwrap();
+        assert_eq!(plan, [Step { row: 1, start: 1 }]);
     }
 
-    /// Table [[4, 3], [1, 4]] (3 × 4), dims W and X: coef W = 4, X = 1; −1 in either skips.
+    /// Table `[[4, 3], [1, 4]]` (3 × 4) in a 12-element location: coef W = 4, Z (level 1) = 1.
     #[test]
     fn generic_sums_coefficients() {
         let pairs = [ApPair::new(4, 3), ApPair::new(1, 4)];
         let g = GenericGeometry::new(&pairs, &[0, 1]).unwrap();
         assert_eq!((g.coefs.clone(), g.len), (vec![4, 1], 1));
-        let (w, x) = ([2, 0, SKIP, 1], [3, 1, 0, SKIP]);
-        let dims = [
-            GenericDim { idx: &w, operand: 1, dim: IndirectDim::W, level: 0 },
-            GenericDim { idx: &x, operand: 2, dim: IndirectDim::X, level: 1 },
-        ];
+        // O = 4w + z: (2, 3) → 11, (0, 1) → 1; (−1, 0) → −4 (a huge offset, not a skip under
+        // Skip); (1, −1) → 3: a −1 in one dim is no sentinel; (0, −1) → −1: skipped.
+        let (w, z) = ([2, 0, SKIP, 1, 0], [3, 1, 0, SKIP, SKIP]);
+        let dims =
+            [GenericDim { idx: &w, operand: 1, level: 0 }, GenericDim { idx: &z, operand: 2, level: 1 }];
         let mut plan = Vec::new();
-        generic(&dims, &g, 0, 12, None, Oob::Fault, &mut plan).unwrap();
-        assert_eq!(plan, [Step { row: 0, start: 11 }, Step { row: 1, start: 1 }]);
-        // X = 4 of 4 is out of bounds along X, even though 4 < 12.
-        let x = [4];
-        let w = [0];
-        let dims = [
-            GenericDim { idx: &w, operand: 1, dim: IndirectDim::W, level: 0 },
-            GenericDim { idx: &x, operand: 2, dim: IndirectDim::X, level: 1 },
-        ];
+        generic(&dims, &g, 0, 12, None, Oob::Skip, &mut plan).unwrap();
+        assert_eq!(plan, [Step { row: 0, start: 11 }, Step { row: 1, start: 1 }, Step { row: 3, start: 3 }]);
         let e = generic(&dims, &g, 0, 12, None, Oob::Fault, &mut plan).unwrap_err();
-        assert!(
-            e.to_string().contains("ins[2] element 0 = 4 is outside the table's 4 entries along X"),
-            "{e}"
-        );
-        // Only X indirect: the entry walks W with its step: [4, 3].
+        assert!(matches!(e, IndirectError::LeavesLocation { operand: 1, position: 2, .. }), "{e:?}");
+        // No per-dim bound: z = 4 of 4 is element 4 of the 12, inside the location.
+        let (w, z) = ([0], [4]);
+        let dims =
+            [GenericDim { idx: &w, operand: 1, level: 0 }, GenericDim { idx: &z, operand: 2, level: 1 }];
+        generic(&dims, &g, 0, 12, None, Oob::Fault, &mut plan).unwrap();
+        assert_eq!(plan, [Step { row: 0, start: 4 }]);
+        // Only Z indirect: the entry is W's num 3 of contiguous elements (not a walk of W's
+        // step 4): z = 2 → elements 2..=4; z = 10 → 10..=12 leaves the 12.
         let g = GenericGeometry::new(&pairs, &[1]).unwrap();
-        assert_eq!((g.entry.clone(), g.len, g.entry_span()), (vec![ApPair::new(4, 3)], 3, (0, 8)));
+        assert_eq!(g.len, 3);
+        let z = [2, 10];
+        let dims = [GenericDim { idx: &z, operand: 1, level: 1 }];
+        let e = generic(&dims, &g, 0, 12, None, Oob::Fault, &mut plan).unwrap_err();
+        assert!(matches!(e, IndirectError::LeavesLocation { position: 1, lo: 10, hi: 12, .. }), "{e:?}");
+        generic(&dims, &g, 0, 12, None, Oob::Skip, &mut plan).unwrap();
+        assert_eq!(plan, [Step { row: 0, start: 2 }]);
     }
 
-    /// 16 partitions, 2 indices each: core list k = j·16 + q (column-major).
+    /// 16 partitions, 2 indices each: core list k = j·16 + q (column-major); an index is an
+    /// element offset into the partition's 12 source elements, runs of 4.
     #[test]
     fn indirect_copy_blocks_are_column_major() {
-        // idx[q][0] = q % 2 (row 0 or 1), idx[q][1] = 2.
+        // idx[q][0] = q % 2 (offset 0 or 1), idx[q][1] = 8.
         let mut idx = vec![0u64; 32];
         for q in 0..16 {
             idx[2 * q] = (q % 2) as u64;
-            idx[2 * q + 1] = 2;
+            idx[2 * q + 1] = 8;
         }
         let mut plan = Vec::new();
-        // 3 rows of 4 per partition (src_per 12), num_valid 17.
-        indirect_copy(&idx, 16, 17, 3, 12, 4, Oob::Fault, 1, &mut plan).unwrap();
+        indirect_copy(&idx, 16, 17, 12, 4, Oob::Fault, 1, &mut plan).unwrap();
         assert_eq!(plan.len(), 17 * 16);
-        // k = 1 → partition q = 1's first index (row 1); for partition 5 that is start 5·12 + 4.
+        // k = 1 → partition q = 1's first index (offset 1); for partition 5 that is 5·12 + 1.
         let at = |p: usize, k: usize| plan.iter().find(|s| s.row == p * 32 + k).map(|s| s.start);
-        assert_eq!(at(5, 1), Some(64));
+        assert_eq!(at(5, 1), Some(61));
         assert_eq!(at(5, 0), Some(60));
-        assert_eq!(at(5, 16), Some(60 + 8), "k = 16 is partition 0's second index: row 2");
+        assert_eq!(at(5, 16), Some(60 + 8), "k = 16 is partition 0's second index: offset 8");
         assert_eq!(at(5, 17), None, "past num_valid_indices");
-        // 3 of 3 rows is out of bounds, named by its position in the index AP.
-        idx[7] = 3;
-        let e = indirect_copy(&idx, 16, 32, 3, 12, 4, Oob::Fault, 1, &mut plan).unwrap_err();
-        assert!(e.to_string().contains("element 7 = 3 is outside the table's 3 entries"), "{e}");
-        assert!(indirect_copy(&idx, 8, 32, 3, 12, 4, Oob::Fault, 1, &mut plan).is_err(), "8 partitions");
+        // Offset 9 + 4 elements passes the 12.
+        idx[7] = 9;
+        let e = indirect_copy(&idx, 16, 32, 12, 4, Oob::Fault, 1, &mut plan).unwrap_err();
+        assert_eq!(e, IndirectError::RunOutside { operand: 1, position: 7, value: 9, len: 4, per: 12 });
+        assert!(
+            e.to_string().contains("element 7 = 9: its 4 elements [9, 9 + 4) are outside the partition's 12"),
+            "{e}"
+        );
+        assert!(indirect_copy(&idx, 8, 32, 12, 4, Oob::Fault, 1, &mut plan).is_err(), "8 partitions");
     }
 
     #[test]

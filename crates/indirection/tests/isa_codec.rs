@@ -41,7 +41,7 @@ impl W {
 }
 
 fn a4(marker: Addr4Marker, partition: u8, space: Space, offset: u32) -> Addr4 {
-    Addr4 { marker, partition, space, offset }
+    Addr4 { marker, partition, space, offset, reserved: 0 }
 }
 
 /// GATHER golden 1: an IMM SBUF index tensor, a PSUM destination, every raw byte non-zero.
@@ -60,8 +60,9 @@ fn gather_1() -> [u8; 64] {
         .u16(30, 1) // src counts
         .b(32, &[0x09, 0x0A, 16, 0x5A, 1, 1, 0x11, 0x22]) // in UINT32, out FP32, 16 ch, raw, SKIP, free, raw
         .u32(40, 0xDEAD_BEEF) // immediate
-        // dst ADDR4: partition 3 (3 << 22 = 0x00C0_0000) | PSUM (1 << 21) | offset 0x200
-        .u32(44, 0x00E0_0200)
+        // dst ADDR4 (X3): PSUM (1 << 25 = 0x0200_0000) | partition 3 << 15 (= 0x0001_8000)
+        // | offset 0x200
+        .u32(44, 0x0201_8200)
         .i16(48, -1)
         .i16(50, 8)
         .u16(56, 8)
@@ -75,7 +76,8 @@ fn gather_1() -> [u8; 64] {
 fn gather_2() -> [u8; 64] {
     W::new()
         .b(0, &[0x68])
-        // 0x80 << 24 | 127 << 22 (0x1FC0_0000) | PSUM (0x0020_0000) | offset 0x1F_FFFF
+        // 0x80 << 24 | all 29 low bits: bit 25 → PSUM, partition (bits 15..21) 127, offset
+        // (bits 0..14) 0x7FFF, reserved bits 22..24 | 26..28 = 0x01C0_0000 | 0x1C00_0000
         .u32(12, 0x9FFF_FFFF)
         .u16(24, 0xFFFF)
         .b(32, &[0x03, 0x06, 128, 0, 0, 0])
@@ -112,7 +114,10 @@ fn gather_golden_words_decode_field_by_field() {
     assert_eq!(w, expected);
 
     let w = S4d4Gt::decode(&gather_2()).unwrap();
-    assert_eq!(w.src.start_addr, a4(Addr4Marker::AddrReg, 127, Space::Psum, 0x1F_FFFF));
+    assert_eq!(
+        w.src.start_addr,
+        Addr4 { reserved: 0x1DC0_0000, ..a4(Addr4Marker::AddrReg, 127, Space::Psum, 0x7FFF) }
+    );
     assert_eq!(w.src.num_elem, [0xFFFF, 0, 0, 0]);
     assert_eq!((w.in_dtype, w.out_dtype, w.num_active_channels), (IsaDtype::UINT8, IsaDtype::BFLOAT16, 128));
     assert_eq!(w.index_miss_behavior, IndexMissBehavior::ImmediateWrite);
@@ -126,15 +131,15 @@ fn ic_1() -> [u8; 64] {
         .b(0, &[0xE7, 0, 0, 0])
         .b(4, &[0xFF; 8])
         // index_addr: INDIRECT_IMM (0x20 << 24) | partition 32 (0x0800_0000) | offset 0x10
-        .u32(12, 0x2800_0010)
-        .u32(16, 0x0800_1000) // data_addr: IMM, partition 32, SBUF, offset 0x1000
+        .u32(12, 0x2080_0010)
+        .u32(16, 0x0080_1000) // data_addr: IMM, partition 32, SBUF, offset 0x1000
         .u16(20, 64) // num_elem
         .b(22, &[0xA0, 0xA1, 0xA2, 0xA3, 0xA4, 0xA5, 0xA6, 0xA7, 0xA8, 0xA9]) // raw tail
         .b(32, &[0x05, 0x05, 32, 4, 0, 0x77]) // in/out UINT16, 32 ch, 4 per idx, dst 0, raw
         .u16(38, 512)
         .u16(40, 0)
         .b(42, &[1, 2])
-        .u32(44, 0x0800_2000) // dst ADDR4: IMM, partition 32, offset 0x2000
+        .u32(44, 0x0080_2000) // dst ADDR4: IMM, partition 32 (32 << 18 = 0x0080_0000), offset 0x2000
         .i16(48, 1)
         .u16(56, 64)
         .u16(58, 1)
@@ -152,7 +157,7 @@ fn ic_2() -> [u8; 64] {
         .b(32, &[0x0A, 0x06, 17, 3, 2, 0])
         .u16(40, 9)
         // dst: INDIRECT_REG (0xA0 << 24) | partition 1 (0x0040_0000) | PSUM (0x0020_0000) | 5
-        .u32(44, 0xA060_0005)
+        .u32(44, 0xA200_8005) // INDIRECT_REG 0xA0 << 24 | PSUM 0x0200_0000 | 1 << 15 | offset 5
         .u32(48, 0x0000_0044) // data_addr IMM SBUF offset 0x44
         .u16(52, 12)
         .0
@@ -338,12 +343,12 @@ fn embed_1() -> [u8; 64] {
         .u32(16, 0) // index TENSOR1D: IMM p0 offset 0
         .i16(20, 1)
         .u16(22, 8)
-        .u32(24, 0x0040_0100) // data TENSOR2D: partition 1 (1 << 22) offset 0x100
+        .u32(24, 0x0004_0100) // data TENSOR2D: partition 1 (1 << 18) offset 0x100
         .i16(28, 1)
         .i16(30, 16)
         .u16(32, 16)
         .u16(34, 8)
-        .u32(36, 0x0080_0000) // desc TENSOR1D: partition 2
+        .u32(36, 0x0008_0000) // desc TENSOR1D: partition 2 (2 << 18)
         .i16(40, 1)
         .u16(42, 4)
         .u32(44, 0x0010_0000) // table base
@@ -419,7 +424,7 @@ fn pool_1() -> [u8; 64] {
 }
 
 fn pool_2() -> [u8; 64] {
-    W::new().b(0, &[0x67, 0xFF, 0xFF, 0xFF]).u32(12, 0x0020_0000).b(32, &[0x06, 0, 1, 0]).u16(36, 0xFFFF).0
+    W::new().b(0, &[0x67, 0xFF, 0xFF, 0xFF]).u32(12, 0x0200_0000).b(32, &[0x06, 0, 1, 0]).u16(36, 0xFFFF).0
 }
 
 #[test]
@@ -508,7 +513,7 @@ fn hand_built_gather_encodes_to_the_hand_bytes() {
     };
     let hand = W::new()
         .b(0, &[0x68])
-        .u32(12, 0x0140_0030) // 5 << 22 = 0x0140_0000
+        .u32(12, 0x0014_0030) // 5 << 18 = 0x0014_0000
         .i16(16, 1)
         .u16(24, 10)
         .u16(26, 1)
@@ -516,7 +521,7 @@ fn hand_built_gather_encodes_to_the_hand_bytes() {
         .u16(30, 1)
         .b(32, &[0x05, 0x07, 2])
         .u32(40, 0x3C00)
-        .u32(44, 0x0140_0080)
+        .u32(44, 0x0014_0080)
         .i16(48, 1)
         .u16(56, 10)
         .u16(58, 1)
@@ -559,6 +564,37 @@ fn decode_errors_name_the_field() {
     ));
 }
 
+/// X3: the partition where re-facts §6 "Partition base on the wire" puts it, `basePartition
+/// << 18` (SBUF) or `<< 15` (PSUM); space bit 25, marker bits 29..31 (ASSUMED). Worked by hand:
+/// - SBUF p127 offset 0x3_FFFF (256 KiB − 1): 127 << 18 = 0x01FC_0000, | 0x3_FFFF = 0x01FF_FFFF;
+/// - PSUM p127 offset 0x3FFF (16 KiB − 1): 0x0200_0000 | 127 << 15 (0x003F_8000) | 0x3FFF
+///   = 0x023F_BFFF;
+/// - PSUM p5 offset 0x7FFF (the field's top): 0x0200_0000 | 5 << 15 (0x0002_8000) | 0x7FFF
+///   = 0x0202_FFFF;
+/// - SBUF p1 offset 0 with marker INDIRECT_IMM: 0x2000_0000 | 1 << 18 = 0x2004_0000;
+/// - reserved: 0x1C00_0000 (bits 26..28) reads SBUF p0 offset 0 reserved 0x1C00_0000;
+///   0x03C0_0000 reads PSUM (bit 25) p0 reserved 0x01C0_0000 (bits 22..24).
+#[test]
+fn addr4_layout_follows_re_facts_6() {
+    let cases = [
+        (0x01FF_FFFF, a4(Addr4Marker::Imm, 127, Space::Sbuf, 0x3_FFFF)),
+        (0x023F_BFFF, a4(Addr4Marker::Imm, 127, Space::Psum, 0x3FFF)),
+        (0x0202_FFFF, a4(Addr4Marker::Imm, 5, Space::Psum, 0x7FFF)),
+        (0x2004_0000, a4(Addr4Marker::IndirectImm, 1, Space::Sbuf, 0)),
+        (0x1C00_0000, Addr4 { reserved: 0x1C00_0000, ..a4(Addr4Marker::Imm, 0, Space::Sbuf, 0) }),
+        (0x03C0_0000, Addr4 { reserved: 0x01C0_0000, ..a4(Addr4Marker::Imm, 0, Space::Psum, 0) }),
+    ];
+    for (bits, want) in cases {
+        assert_eq!(Addr4::from_bits(bits, "a").unwrap(), want, "{bits:#010x}");
+        assert_eq!(want.to_bits(), bits, "{want:?}");
+    }
+    assert_eq!((Addr4::offset_max(Space::Sbuf), Addr4::offset_max(Space::Psum)), (0x3_FFFF, 0x7FFF));
+    assert_eq!(
+        (Addr4::reserved_mask(Space::Sbuf), Addr4::reserved_mask(Space::Psum)),
+        (0x1C00_0000, 0x1DC0_0000)
+    );
+}
+
 #[test]
 fn addr8_target_rejects_marker_and_high_bits_on_chip() {
     // Bit 55 set with ADDR4 marker bits 29..31 = 0x20 (X5), and with bit 40 set (X31).
@@ -566,8 +602,11 @@ fn addr8_target_rejects_marker_and_high_bits_on_chip() {
     assert_eq!(a.target(), Err(TargetError::Marker(0x20)));
     let a = Addr8::dram((1 << 55) | (1 << 40));
     assert_eq!(a.target(), Err(TargetError::HighBits(1 << 8)));
-    // partition 127 PSUM offset 1 on chip: 0x1FC0_0000 | 0x0020_0000 | 1.
-    assert_eq!(Addr8::on_chip(127, Space::Psum, 1).address, (1 << 55) | 0x1FE0_0001);
+    // partition 127 PSUM offset 1 on chip (X3): PSUM 0x0200_0000 | 127 << 15 (= 0x003F_8000) | 1.
+    assert_eq!(Addr8::on_chip(127, Space::Psum, 1).address, (1 << 55) | 0x023F_8001);
+    // ADDR4 reserved bits in the low word: bit 26 (SBUF), bit 22 under PSUM.
+    assert_eq!(Addr8::dram((1 << 55) | 0x0400_0000).target(), Err(TargetError::Reserved(0x0400_0000)));
+    assert_eq!(Addr8::dram((1 << 55) | 0x0240_0000).target(), Err(TargetError::Reserved(0x0040_0000)));
     assert_eq!(Addr8::dram((1 << 55) - 1).target(), Ok(Addr8Target::Dram((1 << 55) - 1)));
 }
 

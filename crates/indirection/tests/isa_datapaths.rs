@@ -458,6 +458,90 @@ fn dma_max_min_nan_and_signed_zero() {
     assert_eq!(got[..5], [3.0f32.to_bits(), 1.0f32.to_bits(), 0, 0x8000_0000, (-5.0f32).to_bits()]);
 }
 
+fn i32s(v: &[i32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// X14: compute ops on integer dtypes run (seed 004 §3c lists NONE/ADD/MULTIPLY/MAX/MIN with no
+/// dtype limit). Scatter of src rows [1, 3], [10, -2], [5, 4] (SBUF partition 1, 2 × int32) to
+/// didx = [0, 1, 0] of a DRAM table with rows [i32::MAX, -5], [7, 0]; worked by hand:
+/// - ADD wraps (re-facts §8 "Int add wraps"): row 0 = [2^31 − 1 + 1 + 5 = 2^31 + 5 → −2^31 + 5
+///   = −2147483643, −5 + 3 + 4 = 2], row 1 = [7 + 10, 0 − 2] = [17, −2].
+/// - MULTIPLY wraps: (2^31 − 1)·1·5 = 10737418235 = 2·2^32 + 2147483643 → 2147483643;
+///   −5·3·4 = −60; row 1 = [70, 0].
+/// - MAX / MIN signed for int32 (re-facts §8 "min/max are signed"): MAX row 0 = [2^31 − 1, 4],
+///   row 1 = [10, 0]; MIN row 0 = [1, −5], row 1 = [7, −2].
+/// - uint32 (the same bytes): MAX / MIN compare unsigned (X14 ASSUMED), so −5 reads
+///   4294967291: MAX row 0 = [2^31 − 1, 4294967291], row 1 = [10, 4294967294 (the bytes of −2)];
+///   MIN row 0 = [1, 3], row 1 = [7, 0].
+#[test]
+fn dma_integer_compute_wraps_and_compares_by_dtype() {
+    let run = |op: Combine, dtype: Dtype| -> Vec<u8> {
+        let mut m = Machine::new(Generation::V2);
+        m.add_dram("t", TABLE, i32s(&[i32::MAX, -5, 7, 0])).unwrap();
+        put(&mut m, 1, 0, &i32s(&[1, 3, 10, -2, 5, 4]));
+        put(&mut m, 0, 0, &u32s(&[0, 1, 0]));
+        let mut d = dma_scatter(Some(op), true);
+        d.src.dtype = dtype;
+        d.dst.dtype = dtype;
+        m.dma_indirect(&d, &opts()).unwrap();
+        table(&m)
+    };
+    assert_eq!(run(Combine::Add, Dtype::Int32), i32s(&[-2147483643, 2, 17, -2]));
+    assert_eq!(run(Combine::Multiply, Dtype::Int32), i32s(&[2147483643, -60, 70, 0]));
+    assert_eq!(run(Combine::Max, Dtype::Int32), i32s(&[i32::MAX, 4, 10, 0]));
+    assert_eq!(run(Combine::Min, Dtype::Int32), i32s(&[1, -5, 7, -2]));
+    assert_eq!(run(Combine::Max, Dtype::Uint32), u32s(&[0x7FFF_FFFF, 4294967291, 10, 4294967294]));
+    assert_eq!(run(Combine::Min, Dtype::Uint32), u32s(&[1, 3, 7, 0]));
+    // ADD / MULTIPLY bytes do not depend on the signedness (two's complement wrap).
+    assert_eq!(run(Combine::Add, Dtype::Uint32), run(Combine::Add, Dtype::Int32));
+    assert_eq!(run(Combine::Multiply, Dtype::Uint32), run(Combine::Multiply, Dtype::Int32));
+}
+
+/// X14, narrow and wide integers: int8 ADD 100 + 100 = 200 → 200 − 256 = −56; uint8 MIN(200, 3)
+/// = 3 where int8 gives MIN(−56, 3) = −56; int64 MULTIPLY 2^62 · 4 = 2^64 → 0; uint16 MAX(0xFFFF,
+/// 1) = 0xFFFF where int16 gives MAX(−1, 1) = 1.
+#[test]
+fn dma_integer_compute_every_width() {
+    let run = |op: Combine, dtype: Dtype, dst: &[u8], src: &[u8]| -> Vec<u8> {
+        let mut m = Machine::new(Generation::V2);
+        m.add_dram("t", TABLE, dst.to_vec()).unwrap();
+        put(&mut m, 1, 0, src);
+        put(&mut m, 0, 0, &u32s(&[0]));
+        let mut d = dma_scatter(Some(op), true);
+        d.src = Side { dtype, elem_size: src.len(), num_elem: 1, ..d.src };
+        d.dst = Side { dtype, elem_size: dst.len(), num_elem: 1, ..d.dst };
+        m.dma_indirect(&d, &opts()).unwrap();
+        table(&m)
+    };
+    assert_eq!(run(Combine::Add, Dtype::Int8, &[100], &[100]), [(-56i8) as u8]);
+    assert_eq!(run(Combine::Min, Dtype::Uint8, &[200], &[3]), [3]);
+    assert_eq!(run(Combine::Min, Dtype::Int8, &[200], &[3]), [200]);
+    assert_eq!(
+        run(Combine::Multiply, Dtype::Int64, &(1i64 << 62).to_le_bytes(), &4i64.to_le_bytes()),
+        [0; 8]
+    );
+    assert_eq!(run(Combine::Max, Dtype::Uint16, &[0xFF, 0xFF], &[1, 0]), [0xFF, 0xFF]);
+    assert_eq!(run(Combine::Max, Dtype::Int16, &[0xFF, 0xFF], &[1, 0]), [1, 0]);
+}
+
+/// X14, differing dtypes with an integer destination: the source value is cast to the
+/// destination dtype first (re-facts §4: fp32 hub, RNE, saturating clamp), then combined at the
+/// destination's width: fp32 [2.5, −3.5, 3e9] ADD into int32 [10, 10, 1] → RNE 2.5 → 2,
+/// −3.5 → −4, 3e9 saturates to 2^31 − 1 → [12, 6, (2^31 − 1) + 1 wraps to −2^31].
+#[test]
+fn dma_integer_compute_casts_the_source_first() {
+    let mut m = Machine::new(Generation::V2);
+    m.add_dram("t", TABLE, i32s(&[10, 10, 1])).unwrap();
+    put(&mut m, 1, 0, &f32s(&[2.5, -3.5, 3e9]));
+    put(&mut m, 0, 0, &u32s(&[0]));
+    let mut d = dma_scatter(Some(Combine::Add), true);
+    d.src = Side { elem_size: 12, num_elem: 1, ..d.src };
+    d.dst = Side { dtype: Dtype::Int32, elem_size: 12, num_elem: 1, ..d.dst };
+    m.dma_indirect(&d, &opts()).unwrap();
+    assert_eq!(table(&m), i32s(&[12, 6, i32::MIN]));
+}
+
 /// A copy with differing dtypes casts through fp32 (RNE): 1 + 2^-8 → bf16 0x3F80 (tie to
 /// even), 1 + 3·2^-9 → 0x3F81.
 #[test]

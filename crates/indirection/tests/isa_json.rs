@@ -25,12 +25,12 @@ fn gather_bytes() -> [u8; 64] {
     let mut put = |at: usize, b: &[u8]| w[at..at + b.len()].copy_from_slice(b);
     put(0, &[0x68, 0x01, 0xAB, 0xCD]);
     put(4, &[1, 2, 3, 4, 5, 6, 7, 8]);
-    put(12, &0x0080_0040u32.to_le_bytes()); // partition 2 << 22 = 0x0080_0000, offset 64
+    put(12, &0x0008_0040u32.to_le_bytes()); // partition 2 << 18 = 0x0008_0000, offset 64
     put(16, &[1, 0, 4, 0, 0, 0, 0, 0]);
     put(24, &[4, 0, 2, 0, 1, 0, 1, 0]);
     put(32, &[0x09, 0x0A, 16, 0x5A, 1, 1, 0x11, 0x22]);
     put(40, &0xDEAD_BEEFu32.to_le_bytes());
-    put(44, &0x00E0_0200u32.to_le_bytes()); // partition 3, PSUM, offset 0x200
+    put(44, &0x0201_8200u32.to_le_bytes()); // PSUM 0x0200_0000 | 3 << 15 (0x0001_8000) | offset 0x200
     put(48, &[0xFF, 0xFF, 8, 0, 0, 0, 0, 0]);
     put(56, &[8, 0, 1, 0, 1, 0, 1, 0]);
     w
@@ -112,6 +112,22 @@ fn unknown_and_missing_keys_are_errors() {
     assert!(e.contains("num_elem has 3 entries, expected 4"), "{e}");
     let wide = GATHER_JSON.replace(r#""partition": 2"#, r#""partition": 128"#);
     assert!(serde_json::from_str::<Word>(&wide).unwrap_err().to_string().contains("7 bits"));
+    // X3: a PSUM offset has 15 bits; reserved bits are kept in place and must lie in the
+    // space's reserved mask (PSUM 0x1DC0_0000).
+    let psum_off =
+        GATHER_JSON.replace(r#""space": "PSUM", "offset": 512"#, r#""space": "PSUM", "offset": 32768"#);
+    assert!(serde_json::from_str::<Word>(&psum_off).unwrap_err().to_string().contains("at most 32767"));
+    let res = GATHER_JSON.replace(
+        r#""space": "PSUM", "offset": 512"#,
+        r#""space": "PSUM", "offset": 512, "reserved": 4194304"#,
+    );
+    let w: Word = serde_json::from_str(&res).unwrap();
+    let Word::Gather(S4d4Gt { dst, .. }) = w else { panic!() };
+    assert_eq!(dst.start_addr.reserved, 0x0040_0000);
+    assert_eq!(dst.start_addr.to_bits(), 0x0241_8200, "bit 22 kept in place");
+    let res_out = GATHER_JSON
+        .replace(r#""space": "PSUM", "offset": 512"#, r#""space": "PSUM", "offset": 512, "reserved": 1"#);
+    assert!(serde_json::from_str::<Word>(&res_out).unwrap_err().to_string().contains("reserved"));
     let hex = GATHER_JSON.replace(r#""5a""#, r#""5""#);
     assert!(serde_json::from_str::<Word>(&hex).unwrap_err().to_string().contains("hex"));
     // An unnamed ISA dtype code is spelled 0xNN.

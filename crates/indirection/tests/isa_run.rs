@@ -8,9 +8,10 @@ use indirection::isa::machine::{FaultKind, IsaOptions, Machine};
 
 const SB: usize = 192 << 10;
 
-/// ADDR4-IMM bits: partition 22..28, space bit 21, offset 0..20.
+/// ADDR4-IMM bits (X3): space bit 25; partition << 18 (SBUF) or << 15 (PSUM), re-facts §6; the
+/// offset below it.
 fn addr4(partition: u32, psum: bool, offset: u32) -> u32 {
-    partition << 22 | u32::from(psum) << 21 | offset
+    if psum { 1 << 25 | partition << 15 | offset } else { partition << 18 | offset }
 }
 
 /// A TENSOR4D at `at`: [ADDR4][4 × i16 step][4 × u16 num].

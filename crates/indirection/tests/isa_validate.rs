@@ -49,6 +49,7 @@ fn ic() -> S4d4Ic {
                 partition: 0,
                 space: Space::Sbuf,
                 offset: 0,
+                reserved: 0,
             },
             data_addr: sbuf(0, 0x100),
             num_elem: 64,
@@ -282,11 +283,18 @@ fn the_base_words_are_valid_on_every_generation() {
 #[case::sbuf_v3_ok(gt(|w| w.dst.start_addr.offset = 192 * 1024), V3, &[])]
 #[case::sbuf_v3(gt(|w| w.dst.start_addr.offset = 224 * 1024), V3, &[("dst.start_addr.offset", rule::OFFSET_RANGE)])]
 #[case::sbuf_v4_ok(gt(|w| w.dst.start_addr.offset = 224 * 1024), V4, &[])]
-#[case::sbuf_v4(gt(|w| w.dst.start_addr.offset = 256 * 1024), V4, &[("dst.start_addr.offset", rule::OFFSET_RANGE)])]
-#[case::sbuf_v5(gt(|w| w.dst.start_addr.offset = 256 * 1024), V5, &[("dst.start_addr.offset", rule::OFFSET_RANGE)])]
+// On v4 / v5 256 KiB is the whole 18-bit SBUF offset field (X3), so a larger offset is a field
+// width error (no decoded word can hold one).
+#[case::sbuf_v4_last_ok(gt(|w| w.dst.start_addr.offset = 256 * 1024 - 1), V4, &[])]
+#[case::sbuf_v4(gt(|w| w.dst.start_addr.offset = 256 * 1024), V4, &[("dst.start_addr.offset", rule::FIELD_WIDTH)])]
+#[case::sbuf_v5(gt(|w| w.dst.start_addr.offset = 256 * 1024), V5, &[("dst.start_addr.offset", rule::FIELD_WIDTH)])]
+#[case::psum_field_width(gt(|w| w.dst.start_addr = Addr4::imm(0, Space::Psum, 32 * 1024)), V2, &[("dst.start_addr.offset", rule::FIELD_WIDTH)])]
+// X3: the reserved bits (SBUF 26..28, PSUM 22..24 and 26..28) must be 0.
+#[case::addr4_reserved(gt(|w| w.src.start_addr.reserved = 0x0400_0000), V2, &[("src.start_addr.reserved", rule::ADDR4_RESERVED)])]
+#[case::addr4_reserved_psum(gt(|w| w.dst.start_addr = Addr4 { reserved: 0x0040_0000, ..Addr4::imm(0, Space::Psum, 0) }), V2, &[("dst.start_addr.reserved", rule::ADDR4_RESERVED)])]
 #[case::psum_size(gt(|w| w.dst.start_addr = Addr4::imm(0, Space::Psum, 16 * 1024)), V2, &[("dst.start_addr.offset", rule::OFFSET_RANGE)])]
-#[case::register_marker_offset_unchecked(gt(|w| w.dst.start_addr = Addr4 { marker: Addr4Marker::AddrReg, partition: 0, space: Space::Psum, offset: 0x1F_FFFF }), V2, &[])]
-#[case::shape_reg_marker_offset_checked(gt(|w| w.dst.start_addr = Addr4 { marker: Addr4Marker::ShapeReg, partition: 0, space: Space::Sbuf, offset: 192 * 1024 }), V2, &[("dst.start_addr.offset", rule::OFFSET_RANGE)])]
+#[case::register_marker_offset_unchecked(gt(|w| w.dst.start_addr = Addr4 { marker: Addr4Marker::AddrReg, partition: 0, space: Space::Psum, offset: 0x7FFF, reserved: 0 }), V2, &[])]
+#[case::shape_reg_marker_offset_checked(gt(|w| w.dst.start_addr = Addr4 { marker: Addr4Marker::ShapeReg, partition: 0, space: Space::Sbuf, offset: 192 * 1024, reserved: 0 }), V2, &[("dst.start_addr.offset", rule::OFFSET_RANGE)])]
 // v5: GATHER is SBUF-only (seed 004 §1, CONFIRMED); v2–v4 allow PSUM.
 #[case::psum_gather_v4_ok(gt(|w| w.src.start_addr.space = Space::Psum), V4, &[])]
 #[case::psum_gather_v5(gt(|w| w.src.start_addr.space = Space::Psum), V5, &[("src.start_addr.space", rule::GATHER_SBUF_ONLY_V5)])]
@@ -303,7 +311,7 @@ fn the_base_words_are_valid_on_every_generation() {
 // --- INDIRECT_COPY (contract §2 "IC"; seed 004 §3b) ---
 #[case::ic_src_indirect(icw(|w| w.src = MemPattern4D::Tensor(t4(Addr4::imm(0, Space::Sbuf, 0), 1))), V2, &[("src", rule::IC_SRC_INDIRECT)])]
 #[case::ic_dst_tensor(icw(|w| w.dst = MemPattern4D::Indirect(Indirect20B {
-    index_addr: Addr4 { marker: Addr4Marker::IndirectImm, partition: 0, space: Space::Sbuf, offset: 0 },
+    index_addr: Addr4 { marker: Addr4Marker::IndirectImm, partition: 0, space: Space::Sbuf, offset: 0, reserved: 0 },
     data_addr: Addr4::imm(0, Space::Sbuf, 0), num_elem: 1, unnamed_10: [0; 10] })), V2, &[("dst", rule::IC_DST_TENSOR)])]
 #[case::ic_dtype_match(icw(|w| w.out_dtype = IsaDtype::FP16), V2, &[("out_dtype", rule::IC_DTYPE_MATCH)])]
 #[case::ic_channels_24(icw(|w| w.num_active_channels = 24), V2, &[("num_active_channels", rule::IC_CHANNELS)])]
@@ -349,8 +357,8 @@ fn the_base_words_are_valid_on_every_generation() {
 #[case::dma_idx_channels(di(|w| w.idx_num_active_channels = 64), V2, &[("idx_num_active_channels", rule::DMA_IDX_CHANNELS)])]
 #[case::dma_idx_partition(di(|w| w.src_idx_start_addr.partition = 1), V2, &[("src_idx_start_addr.partition", rule::DMA_IDX_PARTITION0)])]
 #[case::dma_idx_psum(di(|w| w.src_idx_start_addr.space = Space::Psum), V2, &[("src_idx_start_addr.partition", rule::DMA_IDX_PARTITION0)])]
-#[case::dma_idx_register_ok(di(|w| w.src_idx_start_addr = Addr4 { marker: Addr4Marker::AddrReg, partition: 1, space: Space::Sbuf, offset: 0 }), V2, &[])]
-#[case::dma_idx_shape_reg_still_partition0(di(|w| w.src_idx_start_addr = Addr4 { marker: Addr4Marker::ShapeReg, partition: 1, space: Space::Sbuf, offset: 0 }), V2, &[("src_idx_start_addr.partition", rule::DMA_IDX_PARTITION0)])]
+#[case::dma_idx_register_ok(di(|w| w.src_idx_start_addr = Addr4 { marker: Addr4Marker::AddrReg, partition: 1, space: Space::Sbuf, offset: 0, reserved: 0 }), V2, &[])]
+#[case::dma_idx_shape_reg_still_partition0(di(|w| w.src_idx_start_addr = Addr4 { marker: Addr4Marker::ShapeReg, partition: 1, space: Space::Sbuf, offset: 0, reserved: 0 }), V2, &[("src_idx_start_addr.partition", rule::DMA_IDX_PARTITION0)])]
 #[case::dma_idx_unused_side_ok(di(|w| w.dst_idx_start_addr.partition = 3), V2, &[])]
 #[case::dma_idx_scatter_side(di(|w| { w.flags.indirect_mode = IndirectMode::DstIndirection; w.dst_idx_start_addr.partition = 3; }), V2, &[
     ("dst_idx_start_addr.partition", rule::DMA_IDX_PARTITION0),
@@ -372,7 +380,9 @@ fn the_base_words_are_valid_on_every_generation() {
 #[case::bound_check_reg_enabled_ok(di(|w| w.src_idx_bound_reg = BoundCheckReg { bc_reg: 3, bc_disable_oob_error_notif: true, bc_enabled: true }), V2, &[])]
 #[case::priority_class(di(|w| w.dma_configs.priority_class = 5), V2, &[("dma_configs.priority_class", rule::PRIORITY_CLASS)])]
 #[case::priority_class_4_ok(di(|w| w.dma_configs.priority_class = 4), V2, &[])]
-#[case::compute_float(di(|w| { w.compute_op = DgeComputeOp::Add; w.in_dtype = IsaDtype::INT32; }), V2, &[("in_dtype", rule::COMPUTE_FLOAT)])]
+// X14: seed 004 §3c gives DGE_COMPUTE_OP with no dtype limit, so integer dtypes validate.
+#[case::compute_int32_ok(di(|w| { w.compute_op = DgeComputeOp::Add; w.in_dtype = IsaDtype::INT32; w.out_dtype = IsaDtype::INT32; }), V2, &[])]
+#[case::compute_uint8_ok(di(|w| { w.compute_op = DgeComputeOp::Min; w.in_dtype = IsaDtype::UINT8; w.out_dtype = IsaDtype::UINT8; w.src_elem_size = 16; w.dst_elem_size = 16; }), V2, &[])]
 #[case::compute_float_ok(di(|w| w.compute_op = DgeComputeOp::Max), V2, &[])]
 #[case::elem_size_zero(di(|w| w.src_elem_size = 0), V2, &[
     ("src_elem_size", rule::ELEM_SIZE),
@@ -407,10 +417,7 @@ fn the_base_words_are_valid_on_every_generation() {
 #[case::pool_dtype_size(pb(|w| w.dtype = IsaDtype(0x12)), V2, &[("dtype", rule::ELEM_SIZE)])]
 // --- DMA_DIRECT2D / GATHER_XPOSE (typed only) ---
 #[case::direct_count(d2(|w| w.src_dims[1].num_elem = 0), V2, &[("src_dims[1].num_elem", rule::TENSOR_COUNT)])]
-#[case::direct_compute(d2(|w| { w.compute_op = DgeComputeOp::Max; w.in_dtype = IsaDtype::INT8; w.src_elem_size = 1; w.dst_elem_size = 1; w.out_dtype = IsaDtype::UINT8; }), V2, &[
-    ("in_dtype", rule::COMPUTE_FLOAT),
-    ("out_dtype", rule::COMPUTE_FLOAT),
-])]
+#[case::direct_compute_int_ok(d2(|w| { w.compute_op = DgeComputeOp::Max; w.in_dtype = IsaDtype::INT8; w.src_elem_size = 1; w.dst_elem_size = 1; w.out_dtype = IsaDtype::UINT8; }), V2, &[])]
 #[case::xpose_dtype(gx(|w| w.dtype = IsaDtype::FP32), V2, &[("dtype", rule::XPOSE_DTYPE)])]
 #[case::xpose_gather_dim(gx(|w| w.gather_dim = IndirectDim::X), V2, &[("gather_dim", rule::XPOSE_GATHER_DIM)])]
 #[case::xpose_dst_align(gx(|w| w.dst_start_addr = Addr8::dram(0x1010)), V2, &[("dst_start_addr.address", rule::XPOSE_DST_ALIGN)])]

@@ -163,7 +163,7 @@ pub enum FaultCause {
     /// A scalar dynamic offset puts its access out of bounds: the index is < 0 or ≥
     /// `indirect_dim_max_index`, or the shifted AP leaves its memory location. Nothing is
     /// written. DMACopy tolerates it when `oob_is_err` is false (seed 000 §5.1:
-    /// `NeuronAssertion("!DMAInst->getOobIsErr()")`); every other op faults (fidelity D1, D17).
+    /// `NeuronAssertion("!DMAInst->getOobIsErr()")`); every other op faults (fidelity D1, D18).
     #[error(
         "{slot}.{field}: index {index} {}",
         if *leaves {

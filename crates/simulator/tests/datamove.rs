@@ -682,6 +682,50 @@ fn copy_predicated_with_reverse() {
     assert_eq!(to_f32(&cp(true)), [1.0, 9.0, 3.0, 9.0]);
 }
 
+/// D17 (ASSUMED): `use_false_fill` writes `false_fill` (default 0) where the predicate is false
+/// instead of keeping the destination. src [1,2,3,4], pred [0, 5, 0, 1], out starts [9,9,9,9]:
+/// fill −2.5 → [−2.5, 2, −2.5, 4]; the default fill → [0, 2, 0, 4]; with reverse_pred and
+/// fill −2.5 → [1, −2.5, 3, −2.5]. bf16: fill 1/3 rounds to 0x3EAB (RNE of 0x3EAAAAAB).
+#[test]
+fn copy_predicated_false_fill() {
+    let cp = |dt: &str, src: Vec<u8>, fields: &str| {
+        run(
+            &[
+                t("s", dt, 4, src),
+                t("p", "uint8", 4, vec![0, 5, 0, 1]),
+                t("y", dt, 4, if dt == "float32" { f32s(&[9.0; 4]) } else { u16s(&[0x4110; 4]) }),
+            ],
+            &inst(
+                "CopyPredicated",
+                "DVE",
+                &[ap("s", dt, 0, &[(4, 1), (1, 4)]), ap("p", "uint8", 0, &[(4, 1), (1, 4)])],
+                &[ap("y", dt, 0, &[(4, 1), (1, 4)])],
+                fields,
+            ),
+        )
+        .unwrap()[2]
+            .clone()
+    };
+    let src = || f32s(&[1.0, 2.0, 3.0, 4.0]);
+    assert_eq!(
+        to_f32(&cp("float32", src(), r#""use_false_fill":true,"false_fill":-2.5"#)),
+        [-2.5, 2.0, -2.5, 4.0]
+    );
+    assert_eq!(to_f32(&cp("float32", src(), r#""use_false_fill":true"#)), [0.0, 2.0, 0.0, 4.0]);
+    assert_eq!(
+        to_f32(&cp("float32", src(), r#""use_false_fill":true,"false_fill":-2.5,"reverse_pred":true"#)),
+        [1.0, -2.5, 3.0, -2.5]
+    );
+    // A fill without use_false_fill changes nothing: false elements keep 9.
+    assert_eq!(to_f32(&cp("float32", src(), r#""false_fill":-2.5"#)), [9.0, 2.0, 9.0, 4.0]);
+    // bf16 src [1, 2, 3, 4] = 0x3F80, 0x4000, 0x4040, 0x4080.
+    let bsrc = u16s(&[0x3F80, 0x4000, 0x4040, 0x4080]);
+    assert_eq!(
+        to_u16(&cp("bfloat16", bsrc, r#""use_false_fill":true,"false_fill":0.3333333432674408"#)),
+        [0x3EAB, 0x4000, 0x3EAB, 0x4080]
+    );
+}
+
 /// D10 (ASSUMED): the side output folds each destination row after the copy. src
 /// [[10,20,30],[40,50,60]], pred [[1,0,1],[0,0,1]], dst starts [[1,2,3],[4,5,6]] → dst
 /// [[10,2,30],[4,5,60]]; side starts [100, 200]. add + AddAccumulate: [100 + 42, 200 + 69]

@@ -75,11 +75,12 @@ fn text_listing_with_and_without_the_index_input() {
         out.contains("total: 4 DMA instruction(s), 7 descriptor(s), 4608 bytes, 3 with small descriptors"),
         "{out}"
     );
-    // Index 7 is outside the 4 entries: an error line by default, one descriptor fewer with skip.
+    // Index 7's entry (elements 112..=127) leaves a's 64 elements: an error line by default,
+    // one descriptor fewer with skip.
     std::fs::write(&x, npy_i32(&[3, 0, 7, 1])).unwrap();
     let (_, out, _) = birsim(&["dge", &p, "--input", &format!("x={}", s(&x))]);
     assert!(
-        out.contains("IndirectLoad 'g': error: index ins[1] element 2 = 7 is outside the table's 4 entries"),
+        out.contains("IndirectLoad 'g': error: index ins[1] element 2 = 7 is outside the table's location: its entry spans elements 112..=127, the location holds 0..64"),
         "{out}"
     );
     let (_, out, _) = birsim(&["dge", &p, "--input", &format!("x={}", s(&x)), "--oob", "skip"]);

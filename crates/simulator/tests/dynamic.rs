@@ -1,5 +1,5 @@
 //! Dynamic offsets on every op (issue #25 items 5–7; docs/bir-json.md "Dynamic offsets";
-//! docs/fidelity.md D1, D4, D17, D18, G56, G57): scalar offsets resolved before the kernel
+//! docs/fidelity.md D1, D4, D18, D19, G56, G57): scalar offsets resolved before the kernel
 //! runs, their out-of-bounds faults, which stride an offset scales by, TensorCopyDynamicSrc/Dst,
 //! DMACopy's other modes, the HW-DGE bridge beside a scalar offset and with revisiting rows,
 //! and DMACopy CCE from a zeroed accumulator. Every expected value is worked by hand in the
@@ -125,7 +125,7 @@ fn a_free_dim_offset_moves_the_window_along_the_row() {
     assert_eq!(to_f32(&out[2]), [5.0, 6.0, 7.0, 8.0, 105.0, 106.0, 107.0, 108.0]);
 }
 
-// ---------------------------------------------------------------- out of bounds (D17)
+// ---------------------------------------------------------------- out of bounds (D18)
 
 fn copy_with_index(op: &str, index: i32, max: i64) -> Result<Vec<f32>, (FaultKind, String, Vec<f32>)> {
     run(
@@ -368,7 +368,7 @@ fn dma_replicate_and_cce_take_scalar_offsets() {
 }
 
 /// D1's tolerance belongs to doCopy (seed 000 §5.1): Transpose code None is doCopy and
-/// tolerates; Replicate does not (a fault even with `oob_is_err` false; D17).
+/// tolerates; Replicate does not (a fault even with `oob_is_err` false; D18).
 #[test]
 fn dma_oob_tolerance_is_docopys_only() {
     // x row 7 and "row 8" (outside): with oob_is_err false, only row 7's 4 elements copy.

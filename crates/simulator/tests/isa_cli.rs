@@ -55,8 +55,9 @@ fn file(d: &Path, name: &str, words: &[[u8; 64]]) -> PathBuf {
 #[test]
 fn decode_prints_json_that_encode_turns_back_into_the_same_bytes() {
     let d = scratch();
-    // dst: PSUM (bit 21) partition 2 (2 << 22) offset 0x40 = 0x00A0_0040.
-    let words = [gather(0x00A0_0040), dma()];
+    // dst (X3): PSUM (bit 25 = 0x0200_0000) | partition 2 << 15 (= 0x0001_0000) | offset 0x40
+    // = 0x0201_0040.
+    let words = [gather(0x0201_0040), dma()];
     let bin = file(&d, "w.bin", &words);
     let (code, out, err) = birsim(&["isa", "decode", &s(&bin)]);
     assert_eq!(code, 0, "{err}");
@@ -91,12 +92,12 @@ fn validate_prints_every_violation_with_field_and_rule() {
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("ok (2 word(s) valid on v2)"), "{err}");
 
-    // A PSUM destination is fine on v4 but not on v5 (seed 004 §1); word 1 also has 64 index
+    // A PSUM destination (bit 25, X3) is fine on v4 but not on v5 (seed 004 §1); word 1 also has 64 index
     // channels (must be 128) and priority class 5.
     let mut bad_dma = dma();
     bad_dma[14] = 64;
     bad_dma[61] = 5;
-    let bin = file(&d, "bad.bin", &[gather(0x0020_0000), bad_dma]);
+    let bin = file(&d, "bad.bin", &[gather(0x0200_0000), bad_dma]);
     let (code, out, err) = birsim(&["isa", "validate", &s(&bin), "--gen=v5"]);
     assert_eq!(code, 1, "{err}");
     let out = String::from_utf8(out).unwrap();
@@ -110,7 +111,7 @@ fn validate_prints_every_violation_with_field_and_rule() {
     assert_eq!(lines[2], "word 1: dma_configs.priority_class: 5; expected 0..=4 [priority-class]");
     assert!(err.contains("3 violation(s) in 2 of 2 word(s) on v5"), "{err}");
     let (code, out, _) =
-        birsim(&["isa", "validate", &s(&file(&d, "psum.bin", &[gather(0x0020_0000)])), "--gen", "v4"]);
+        birsim(&["isa", "validate", &s(&file(&d, "psum.bin", &[gather(0x0200_0000)])), "--gen", "v4"]);
     assert_eq!((code, out.len()), (0, 0));
     // A word that does not decode is reported on its own line too.
     let mut no_layout = [0u8; 64];

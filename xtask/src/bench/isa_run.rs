@@ -137,6 +137,7 @@ fn indirect_copy(ctx: &Ctx) {
                 partition: 0,
                 space: Space::Sbuf,
                 offset: 0,
+                reserved: 0,
             },
             data_addr: Addr4::imm(0, Space::Sbuf, 0x1000),
             num_elem: (n * E) as u16,

@@ -53,6 +53,7 @@ fn word(k: usize, r: u64) -> [u8; 64] {
                     partition: p,
                     space: Space::Sbuf,
                     offset: 0,
+                    reserved: 0,
                 },
                 data_addr: Addr4::imm(p, Space::Sbuf, 0x1000),
                 num_elem: 4 * (n % 256 + 1),

@@ -346,6 +346,8 @@ impl OpFields for CopyPredicatedFields {
         CopyPredicatedFields {
             reverse_pred: flag(o, cx, "reverse_pred", false),
             can_read_uninit: flag(o, cx, "can_read_uninit", false),
+            use_false_fill: flag(o, cx, "use_false_fill", false),
+            false_fill: F32::new(o.opt(cx, "false_fill", Cx::float32).unwrap_or(0.0)),
             reduce_op: o.opt(cx, "reduce_op", Cx::alu),
             acc: acc_field(o, cx),
         }
@@ -353,6 +355,10 @@ impl OpFields for CopyPredicatedFields {
     fn write(&self, w: &mut Map<String, Value>, _fun: &Function) {
         put(w, "reverse_pred", self.reverse_pred);
         put(w, "can_read_uninit", self.can_read_uninit);
+        if self.use_false_fill {
+            put(w, "use_false_fill", true);
+            put_f32(w, "false_fill", self.false_fill);
+        }
         if let Some(op) = self.reduce_op {
             put_enum(w, "reduce_op", op);
         }
@@ -425,7 +431,9 @@ impl OpFields for GenericIndirectFields {
             indirect_dims: o
                 .opt(cx, "indirect_dims", |cx, v, p| cx.list(v, p, Cx::enum_name::<IndirectDim>))
                 .unwrap_or_default(),
-            op: opt_enum(o, cx, "op").unwrap_or(AluOp::Bypass),
+            // Absent = add: the public schema lists `op? (add)`, and a non-unique-index
+            // accumulate DMA lowers to GenericIndirectSave with op add (re-facts §6; fidelity I13).
+            op: opt_enum(o, cx, "op").unwrap_or(AluOp::Add),
         }
     }
     fn write(&self, w: &mut Map<String, Value>, _fun: &Function) {

@@ -10,8 +10,7 @@
 use super::IsaError;
 use super::parts::{
     Addr4, Addr4Marker, Addr8, Addr8Marker, BoundCheckReg, CceOp, DgeComputeOp, DmaConfigs, DmaIndirectFlags,
-    Header, IndexMissBehavior, Indirect20B, IndirectDim, IndirectMode, IsaDtype, MemPattern4D, Space,
-    TensorNd,
+    Header, IndexMissBehavior, Indirect20B, IndirectDim, IndirectMode, IsaDtype, MemPattern4D, TensorNd,
 };
 use super::words::{DmaIndirect1d, Opcode, PoolBufferLoad, PseudoEmbeddingUpdate, S4d4Gt, S4d4Ic, Word};
 
@@ -111,27 +110,21 @@ fn expect_opcode(b: &Bytes<'_>, ok: &[Opcode], name: &'static str) -> Result<(),
 }
 
 impl Addr4 {
-    /// Decodes the u32 form (contract X3): marker bits 29..31, partition 22..28, space 21,
-    /// offset 0..20. `field` names the marker in an error.
+    /// Decodes the u32 form (contract X3): marker bits 29..31, space bit 25, partition bits
+    /// 18..24 (SBUF) / 15..21 (PSUM), the offset below it, the rest raw in `reserved`. `field`
+    /// names the marker in an error.
     #[inline]
     pub fn from_bits(bits: u32, field: &'static str) -> Result<Addr4, IsaError> {
         let m = ((bits >> 24) & 0xE0) as u8;
         let marker = Addr4Marker::from_byte(m)
             .ok_or_else(|| bad(field, m, "ADDR4 marker 0x00, 0x20, 0x40, 0x80, 0xA0 or 0xC0"))?;
-        Ok(Addr4 {
-            marker,
-            partition: ((bits >> 22) & 0x7F) as u8,
-            space: if bits & (1 << 21) != 0 { Space::Psum } else { Space::Sbuf },
-            offset: bits & Addr4::OFFSET_MAX,
-        })
+        let (partition, space, offset, reserved) = Addr4::split_location(bits);
+        Ok(Addr4 { marker, partition, space, offset, reserved })
     }
 
     /// The u32 form. Fields wider than their bits are truncated (the validator reports them).
     pub const fn to_bits(&self) -> u32 {
-        (self.marker.byte() as u32) << 24
-            | ((self.partition as u32) & 0x7F) << 22
-            | if matches!(self.space, Space::Psum) { 1 << 21 } else { 0 }
-            | (self.offset & Addr4::OFFSET_MAX)
+        (self.marker.byte() as u32) << 24 | self.location_bits()
     }
 }
 

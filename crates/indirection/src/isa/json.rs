@@ -130,12 +130,21 @@ struct Addr4Json {
     partition: u8,
     space: Space,
     offset: u32,
+    /// The raw reserved bits in place (X3): written only when non-zero, 0 when absent.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    reserved: u32,
 }
 
 impl Serialize for Addr4 {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        Addr4Json { marker: self.marker, partition: self.partition, space: self.space, offset: self.offset }
-            .serialize(s)
+        Addr4Json {
+            marker: self.marker,
+            partition: self.partition,
+            space: self.space,
+            offset: self.offset,
+            reserved: self.reserved,
+        }
+        .serialize(s)
     }
 }
 impl<'de> Deserialize<'de> for Addr4 {
@@ -144,10 +153,29 @@ impl<'de> Deserialize<'de> for Addr4 {
         if a.partition > Addr4::PARTITION_MAX {
             return Err(D::Error::custom(format!("partition {} does not fit 7 bits (0..=127)", a.partition)));
         }
-        if a.offset > Addr4::OFFSET_MAX {
-            return Err(D::Error::custom(format!("offset {} does not fit 21 bits", a.offset)));
+        let max = Addr4::offset_max(a.space);
+        if a.offset > max {
+            return Err(D::Error::custom(format!(
+                "offset {} does not fit a {} offset (at most {max})",
+                a.offset,
+                a.space.name()
+            )));
         }
-        Ok(Addr4 { marker: a.marker, partition: a.partition, space: a.space, offset: a.offset })
+        let mask = Addr4::reserved_mask(a.space);
+        if a.reserved & !mask != 0 {
+            return Err(D::Error::custom(format!(
+                "reserved 0x{:x} has bits outside the {} reserved bits 0x{mask:08x}",
+                a.reserved,
+                a.space.name()
+            )));
+        }
+        Ok(Addr4 {
+            marker: a.marker,
+            partition: a.partition,
+            space: a.space,
+            offset: a.offset,
+            reserved: a.reserved,
+        })
     }
 }
 
@@ -163,6 +191,10 @@ struct Addr8Json {
 }
 
 fn is_zero(v: &u8) -> bool {
+    *v == 0
+}
+
+fn is_zero_u32(v: &u32) -> bool {
     *v == 0
 }
 

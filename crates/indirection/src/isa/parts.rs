@@ -86,13 +86,13 @@ impl Header {
     }
 }
 
-/// On-chip memory space of an ADDR4 (contract X3: bit 21).
+/// On-chip memory space of an ADDR4 (contract X3 ASSUMED: bit 25).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum Space {
-    /// State buffer (bit 21 = 0).
+    /// State buffer (bit 25 = 0).
     #[default]
     Sbuf,
-    /// Partial-sum buffer (bit 21 = 1).
+    /// Partial-sum buffer (bit 25 = 1).
     Psum,
 }
 
@@ -154,29 +154,83 @@ impl Addr4Marker {
     }
 }
 
-/// A 4-byte on-chip address (contract X3 ASSUMED layout; seed 004 §3a TENSOR4D's `start_addr`):
-/// marker bits 29..31, partition bits 22..28, space bit 21, byte offset bits 0..20.
+/// A 4-byte on-chip address (contract X3; seed 004 §3a TENSOR4D's `start_addr`). The partition
+/// sits where re-facts §6 "Partition base on the wire" places it, `basePartition << 18` (SBUF) or
+/// `<< 15` (PSUM) {S}, so the byte offset is bits 0..17 (SBUF, 256 KiB: the largest SBUF
+/// partition, v4/v5) or 0..14 (PSUM, 32 KiB ≥ its 16 KiB). Ours (ASSUMED): the marker in bits
+/// 29..31, the space in bit 25 (the first bit above 128 SBUF partitions × 2^18 bytes), and the
+/// bits left over — SBUF 26..28, PSUM 22..24 and 26..28 — kept raw in [`Addr4::reserved`].
+///
+/// | bits | SBUF (bit 25 = 0) | PSUM (bit 25 = 1) |
+/// |---|---|---|
+/// | 29..31 | marker | marker |
+/// | 26..28 | reserved | reserved |
+/// | 22..24 | partition (high 3 bits) | reserved |
+/// | 18..21 | partition (low 4 bits) | partition (high 4 bits) |
+/// | 15..17 | offset | partition (low 3 bits) |
+/// | 0..14 | offset | offset |
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Addr4 {
     /// Bits 29..31.
     pub marker: Addr4Marker,
-    /// Bits 22..28: the start partition (0..=127 fit the field).
+    /// The start partition: bits 18..24 (SBUF) or 15..21 (PSUM); 0..=127 fit the field.
     pub partition: u8,
-    /// Bit 21.
+    /// Bit 25.
     pub space: Space,
-    /// Bits 0..20: the byte offset inside the partition (< 2^21 fits the field).
+    /// The byte offset inside the partition: bits 0..17 (SBUF) or 0..14 (PSUM).
     pub offset: u32,
+    /// The bits the layout leaves unnamed, in place ([`Addr4::reserved_mask`] of the space):
+    /// kept raw so every word re-encodes; they must be 0 (rule `addr4-reserved`).
+    pub reserved: u32,
 }
 
 impl Addr4 {
     /// Partition field width: 7 bits.
     pub const PARTITION_MAX: u8 = 0x7F;
-    /// Offset field width: 21 bits.
-    pub const OFFSET_MAX: u32 = (1 << 21) - 1;
+    /// The space bit (bit 25; X3 ASSUMED).
+    pub const SPACE_BIT: u32 = 1 << 25;
+
+    /// Where the partition field starts: 18 for SBUF, 15 for PSUM (re-facts §6).
+    pub const fn partition_shift(space: Space) -> u32 {
+        match space {
+            Space::Sbuf => 18,
+            Space::Psum => 15,
+        }
+    }
+
+    /// The largest offset the field holds: 2^18 − 1 (SBUF) or 2^15 − 1 (PSUM).
+    pub const fn offset_max(space: Space) -> u32 {
+        (1 << Addr4::partition_shift(space)) - 1
+    }
+
+    /// The unnamed bits of the space's layout: SBUF 26..28 (0x1C00_0000), PSUM 22..24 and
+    /// 26..28 (0x1DC0_0000).
+    pub const fn reserved_mask(space: Space) -> u32 {
+        let above_partition = ((1u32 << 25) - 1) & !((1 << (Addr4::partition_shift(space) + 7)) - 1);
+        0x1C00_0000 | above_partition
+    }
 
     /// An IMM address.
     pub const fn imm(partition: u8, space: Space, offset: u32) -> Addr4 {
-        Addr4 { marker: Addr4Marker::Imm, partition, space, offset }
+        Addr4 { marker: Addr4Marker::Imm, partition, space, offset, reserved: 0 }
+    }
+
+    /// The low 29 bits (everything but the marker). Fields wider than their bits are truncated
+    /// (the validator reports them).
+    pub const fn location_bits(&self) -> u32 {
+        let psum = matches!(self.space, Space::Psum);
+        (if psum { Addr4::SPACE_BIT } else { 0 })
+            | ((self.partition as u32) & 0x7F) << Addr4::partition_shift(self.space)
+            | (self.offset & Addr4::offset_max(self.space))
+            | (self.reserved & Addr4::reserved_mask(self.space))
+    }
+
+    /// Splits the low 29 bits (the marker bits are ignored) into (partition, space, offset,
+    /// reserved).
+    pub const fn split_location(bits: u32) -> (u8, Space, u32, u32) {
+        let space = if bits & Addr4::SPACE_BIT != 0 { Space::Psum } else { Space::Sbuf };
+        let partition = ((bits >> Addr4::partition_shift(space)) & 0x7F) as u8;
+        (partition, space, bits & Addr4::offset_max(space), bits & Addr4::reserved_mask(space))
     }
 }
 
@@ -247,6 +301,9 @@ pub enum TargetError {
     /// Bits 29..31 of an on-chip address are not zero (an ADDR4 marker inside an ADDR8).
     #[error("an on-chip ADDR8 (bit 55 set) has ADDR4 marker bits 0x{0:02x} in bits 29..31; they must be 0")]
     Marker(u8),
+    /// The low word of an on-chip address has ADDR4 reserved bits set (X3).
+    #[error("an on-chip ADDR8 (bit 55 set) has ADDR4 reserved bits 0x{0:08x} set; they must be 0")]
+    Reserved(u32),
     /// Bits 32..54 of an on-chip address are not zero (X31 ASSUMED).
     #[error("an on-chip ADDR8 (bit 55 set) has bits 32..54 = 0x{0:x}; they must be 0")]
     HighBits(u64),
@@ -263,12 +320,10 @@ impl Addr8 {
         Addr8 { marker: Addr8Marker::Imm, offset_reg: false, offset_wide: false, reserved: 0, address }
     }
 
-    /// An IMM on-chip address (bit 55 set, the low 32 bits in ADDR4 form).
+    /// An IMM on-chip address (bit 55 set, the low 32 bits in ADDR4 form, X3).
     pub const fn on_chip(partition: u8, space: Space, offset: u32) -> Addr8 {
-        let low = ((partition as u64 & 0x7F) << 22)
-            | (if matches!(space, Space::Psum) { 1 << 21 } else { 0 })
-            | (offset as u64 & Addr4::OFFSET_MAX as u64);
-        Addr8::dram(Addr8::ON_CHIP_BIT | low)
+        let low = Addr4::imm(partition, space, offset).location_bits();
+        Addr8::dram(Addr8::ON_CHIP_BIT | low as u64)
     }
 
     /// The whole marker byte (base | OFFSET_REG 0x08 | OFFSET_WIDE 0x04).
@@ -283,8 +338,8 @@ impl Addr8 {
 
     /// Where the address points (contract X5 ASSUMED, the one function that decides it): bit 55
     /// clear → a DRAM byte address; set → the low 32 bits are an ADDR4-form on-chip address
-    /// (partition bits 22..28, space bit 21, offset bits 0..20) whose marker bits 29..31 must be 0;
-    /// bits 32..54 must be 0 too (X31 ASSUMED).
+    /// (X3: space bit 25, partition bits 18..24 / 15..21, offset below it) whose marker bits
+    /// 29..31 and reserved bits must be 0; bits 32..54 must be 0 too (X31 ASSUMED).
     pub const fn target(&self) -> Result<Addr8Target, TargetError> {
         let a = self.address;
         if a & Addr8::ON_CHIP_BIT == 0 {
@@ -299,11 +354,11 @@ impl Addr8 {
         if marker != 0 {
             return Err(TargetError::Marker(marker));
         }
-        Ok(Addr8Target::OnChip {
-            partition: ((low >> 22) & 0x7F) as u8,
-            space: if low & (1 << 21) != 0 { Space::Psum } else { Space::Sbuf },
-            offset: low & Addr4::OFFSET_MAX,
-        })
+        let (partition, space, offset, reserved) = Addr4::split_location(low);
+        if reserved != 0 {
+            return Err(TargetError::Reserved(reserved));
+        }
+        Ok(Addr8Target::OnChip { partition, space, offset })
     }
 }
 

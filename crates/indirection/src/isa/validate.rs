@@ -2,10 +2,10 @@
 //! docs/isa.md "Validity"). [`validate`] collects every violation, never stopping at the first;
 //! each names its field path (`src.num_elem[2]`) and a stable rule id from [`rule`].
 
+use super::parts::IndirectDim;
 use super::parts::{
     Addr4, Addr8, Addr8Target, BoundCheckReg, DmaDim, IsaDtype, MemPattern4D, Space, TensorNd,
 };
-use super::parts::{DgeComputeOp, IndirectDim};
 use super::words::{
     DmaDirect2d, DmaIndirect1d, GatherXpose, Generation, Opcode, PoolBufferLoad, PseudoEmbeddingUpdate,
     S4d4Gt, S4d4Ic, Word,
@@ -74,8 +74,8 @@ pub mod rule {
     pub const BOUND_CHECK_REG: &str = "bound-check-reg";
     /// dma_configs.priority_class > 4.
     pub const PRIORITY_CLASS: &str = "priority-class";
-    /// compute_op ≠ NONE with a non-float dtype (X14).
-    pub const COMPUTE_FLOAT: &str = "compute-float";
+    /// An ADDR4 with reserved bits set (X3: SBUF bits 26..28; PSUM bits 22..24, 26..28).
+    pub const ADDR4_RESERVED: &str = "addr4-reserved";
     /// An elem_size 0, not a multiple of its dtype's size, or a dtype without a byte size.
     pub const ELEM_SIZE: &str = "elem-size";
     /// src_elem_size / size(in) ≠ dst_elem_size / size(out) (contract §4 DMA_INDIRECT).
@@ -180,10 +180,27 @@ impl V<'_> {
         if a.partition > Addr4::PARTITION_MAX {
             self.push(p.partition, rule::FIELD_WIDTH, format!("{} does not fit 7 bits", a.partition));
         }
-        if a.offset > Addr4::OFFSET_MAX {
-            self.push(p.offset, rule::FIELD_WIDTH, format!("{} does not fit 21 bits", a.offset));
+        let max = Addr4::offset_max(a.space);
+        if a.offset > max {
+            self.push(
+                p.offset,
+                rule::FIELD_WIDTH,
+                format!("{} does not fit a {} offset (at most {max})", a.offset, a.space.name()),
+            );
         } else if !a.marker.address_from_register() {
             self.offset(p.offset, a.space, a.offset);
+        }
+        if a.reserved != 0 {
+            self.push(
+                p.reserved,
+                rule::ADDR4_RESERVED,
+                format!(
+                    "reserved bits 0x{:08x} set; the {} layout leaves 0x{:08x} unnamed and they must be 0",
+                    a.reserved,
+                    a.space.name(),
+                    Addr4::reserved_mask(a.space)
+                ),
+            );
         }
     }
 
@@ -279,22 +296,6 @@ impl V<'_> {
             None => {}
         }
     }
-
-    #[inline]
-    /// X14: compute_op ≠ NONE needs float dtypes.
-    fn compute_float(&mut self, op: DgeComputeOp, fields: [(&'static str, IsaDtype); 2]) {
-        if op != DgeComputeOp::None {
-            for (field, d) in fields {
-                if d.is_known() && !d.is_float() {
-                    self.push(
-                        field,
-                        rule::COMPUTE_FLOAT,
-                        format!("compute_op {op} needs a float dtype, not {d}"),
-                    );
-                }
-            }
-        }
-    }
 }
 
 /// Field paths of one ADDR4.
@@ -302,6 +303,7 @@ struct A4 {
     partition: &'static str,
     offset: &'static str,
     space: &'static str,
+    reserved: &'static str,
 }
 
 /// Field paths of one TENSORnD.
@@ -323,6 +325,7 @@ macro_rules! a4 {
             partition: concat!($p, ".partition"),
             offset: concat!($p, ".offset"),
             space: concat!($p, ".space"),
+            reserved: concat!($p, ".reserved"),
         }
     };
 }
@@ -333,6 +336,7 @@ macro_rules! tp {
                 partition: concat!($p, ".start_addr.partition"),
                 offset: concat!($p, ".start_addr.offset"),
                 space: concat!($p, ".start_addr.space"),
+                reserved: concat!($p, ".start_addr.reserved"),
             },
             num_elem: [
                 concat!($p, ".num_elem[0]"),
@@ -654,7 +658,6 @@ impl Validate for DmaIndirect1d {
         v.dtype("out_dtype", self.out_dtype);
         bound_reg(&mut v, "src_idx_bound_reg", &self.src_idx_bound_reg);
         bound_reg(&mut v, "dst_idx_bound_reg", &self.dst_idx_bound_reg);
-        v.compute_float(self.compute_op, [("in_dtype", self.in_dtype), ("out_dtype", self.out_dtype)]);
         if self.dma_configs.priority_class > 4 {
             v.push(
                 "dma_configs.priority_class",
@@ -788,7 +791,8 @@ fn dims(v: &mut V<'_>, fields: &[&'static str; 4], dims: &[DmaDim]) {
 }
 
 impl Validate for DmaDirect2d {
-    /// Typed only: dtypes, elem sizes, counts ≥ 1, the ADDR8 rules and X14.
+    /// Typed only: dtypes, elem sizes, counts ≥ 1 and the ADDR8 rules (any compute_op runs on
+    /// every dtype: X14).
     fn check(&self, g: Generation, out: &mut Vec<Violation>) {
         let mut v = V { g, out };
         v.addr8(&D2_SRC, &self.src_start_addr);
@@ -800,7 +804,6 @@ impl Validate for DmaDirect2d {
         elem_values(&mut v, (self.src_elem_size, self.in_dtype), (self.dst_elem_size, self.out_dtype));
         v.dtype("in_dtype", self.in_dtype);
         v.dtype("out_dtype", self.out_dtype);
-        v.compute_float(self.compute_op, [("in_dtype", self.in_dtype), ("out_dtype", self.out_dtype)]);
     }
 }
 

@@ -237,7 +237,7 @@ impl<'p> Simulator<'p> {
         let mut regions = Written::new(self.obs.tracing());
         let timed = self.obs.timed().then(std::time::Instant::now);
         // Memory-held scalar dynamic offsets become static APs here, once, before the kernel
-        // (kit::offsets; D1, D17): kernels see plain APs. The observers see the resolved APs,
+        // (kit::offsets; D1, D18): kernels see plain APs. The observers see the resolved APs,
         // except when the instruction tolerates an out-of-bounds access (they then go by the
         // bytes that changed).
         let resolved = match op.category() {

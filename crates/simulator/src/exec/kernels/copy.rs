@@ -3,7 +3,7 @@
 //! differ, write the destination AP. TensorCopyDynamicSrc/Dst (24/25; nki-semantics
 //! `tensor_copy_dynamic_src/dst`, legacy test `np.take(src, 4 + arange(n), axis=1)`) are doCopy
 //! too: their scalar offset was resolved into a static AP before the kernel runs (`kit::offsets`;
-//! fidelity D19). Classified by the plain rule (`facts::plain`).
+//! fidelity D20). Classified by the plain rule (`facts::plain`).
 
 use crate::exec::kit::{Cx, Res, Written};
 use bir_ir::Instruction;

@@ -23,8 +23,9 @@ use bir_ir::{Instruction, MemoryReductionOp, Opcode};
 use indirection::plan::{self, GenericDim, GenericGeometry, Step, Table, Wrap};
 use indirection::{Addressing, Direction, Entry, IndirectError, decode};
 
-/// The indirect ops: scalar dynamic offsets run (the floor resolves them, `facts::classify_offsets`);
-/// an operand whose AP dtype differs from its memory's is not implemented yet.
+/// The indirect ops: scalar dynamic offsets run (the floor resolves them,
+/// `facts::classify_offsets`); an operand whose AP dtype differs from its memory's is not
+/// implemented yet.
 pub(crate) fn classify(q: &dyn Facts) -> Verdict {
     if let Some(v) = crate::exec::kit::facts::classify_offsets(q) {
         return v;
@@ -61,13 +62,19 @@ fn same_storage<'p>(cx: &Cx<'_>, args: &[Arg<'_>]) -> Res<()> {
     Ok(())
 }
 
+/// How an index operand decodes (seed 000 §6.1, §6.2; fidelity I1, I9, I11).
+#[derive(Clone, Copy)]
+enum Decode {
+    /// The Load/Save family: uint64/int64 rebased by −2^32, −1 = skip.
+    Rebased,
+    /// IndirectSaveAccumulate: plain rows (§6.2 rebases the table base instead).
+    Plain,
+    /// The local gathers: zero-extended, from the opcode's dtype set.
+    Local(&'static [bir_ir::Dtype]),
+}
+
 /// Reads index operand `a` and decodes it into scratch list `slot`.
-fn indices<'p>(
-    cx: &mut Cx<'_>,
-    a: Arg<'_>,
-    slot: usize,
-    local: Option<&'static [bir_ir::Dtype]>,
-) -> Res<Vec<u64>> {
+fn indices<'p>(cx: &mut Cx<'_>, a: Arg<'_>, slot: usize, how: Decode) -> Res<Vec<u64>> {
     let mut bytes = cx.pool.take();
     let r = cx.read(a, a.ap.dtype, &mut bytes);
     let mut out = cx.scratch.idx.get_mut(slot).map(std::mem::take).unwrap_or_default();
@@ -81,9 +88,10 @@ fn indices<'p>(
         crate::fault::Slot::In(k) | crate::fault::Slot::Out(k) => k,
     };
     let d = r.and_then(|()| {
-        match local {
-            None => decode::decode_indices(a.ap.dtype, &bytes, k, &mut out),
-            Some(set) => decode::decode_local_indices(a.ap.dtype, &bytes, set, k, &mut out),
+        match how {
+            Decode::Rebased => decode::decode_indices(a.ap.dtype, &bytes, k, &mut out),
+            Decode::Plain => decode::decode_accumulate_indices(a.ap.dtype, &bytes, k, &mut out),
+            Decode::Local(set) => decode::decode_local_indices(a.ap.dtype, &bytes, set, k, &mut out),
         }
         .map_err(ind)
     });
@@ -107,18 +115,14 @@ fn give_indices<'p>(cx: &mut Cx<'_>, slot: usize, v: Vec<u64>) {
     cx.scratch.idx[slot] = v;
 }
 
-/// The table of an IndirectLoad/Save/SaveAccumulate: entries `offset + r·step`, `r < V`.
+/// The table of an IndirectLoad/Save/SaveAccumulate: entry r is the `len` contiguous elements
+/// from `offset + r·step` (step: the table AP's final-level step, or IndirectSaveAccumulate's
+/// `entry_step_elements`), bounded only by the table's location (seed 000 §6.1/§6.3; I2, I4).
 fn table_of<'p>(cx: &Cx<'_>, t: Arg<'_>, step: Option<i64>, len: usize) -> Res<Table> {
     let Some(last) = t.ap.pairs.last() else { return bug("a validated table AP has no levels") };
     let size = t.ap.dtype.size();
-    Ok(Table {
-        base: t.ap.offset,
-        step: step.unwrap_or(last.step),
-        entries: last.num.max(0) as u64,
-        entry_lo: 0,
-        entry_hi: len as i64 - 1,
-        capacity: cx.memory.layout(t.ap.loc).capacity(size),
-    })
+    let capacity = cx.memory.layout(t.ap.loc).capacity(size);
+    Ok(Table::contiguous(t.ap.offset, step.unwrap_or(last.step), len as u64, capacity))
 }
 
 /// Gathers `plan` from the table into `dst` (rows of `entry.len()` elements in AP order).
@@ -316,7 +320,7 @@ pub(crate) fn indirect_load<'p>(
     same_storage(cx, &[table, dst])?;
     let len = dst.ap.pairs.last().map_or(1, |p| p.num.max(1) as usize);
     let t = table_of(cx, table, None, len)?;
-    let ix = indices(cx, idx, 0, None)?;
+    let ix = indices(cx, idx, 0, Decode::Rebased)?;
     let mut steps = plan_buffer(cx, ix.len())?;
     let r = plan::rows(&ix, &t, wrap_of(f.wrap), cx.options.indirect_oob, 1, &mut steps)
         .map_err(ind)
@@ -337,7 +341,7 @@ pub(crate) fn indirect_save<'p>(
     same_storage(cx, &[table, values])?;
     let len = values.ap.pairs.last().map_or(1, |p| p.num.max(1) as usize);
     let t = table_of(cx, table, None, len)?;
-    let ix = indices(cx, idx, 0, None)?;
+    let ix = indices(cx, idx, 0, Decode::Rebased)?;
     let mut steps = plan_buffer(cx, ix.len())?;
     let r = plan::rows(&ix, &t, wrap_of(f.wrap), cx.options.indirect_oob, 1, &mut steps)
         .map_err(ind)
@@ -362,7 +366,7 @@ pub(crate) fn indirect_save_accumulate<'p>(
     let len = values.ap.pairs.last().map_or(1, |p| p.num.max(1) as usize);
     let t = table_of(cx, table, Some(f.entry_step_elements), len)?;
     let parts = idx.ap.pairs.first().map_or(1, |p| p.num.max(1) as usize);
-    let ix = indices(cx, idx, 0, None)?;
+    let ix = indices(cx, idx, 0, Decode::Plain)?;
     let mut steps = plan_buffer(cx, ix.len())?;
     let r = plan::save_accumulate(
         &ix,
@@ -403,7 +407,7 @@ pub(crate) fn generic_indirect<'p>(
     let mut lists = Vec::with_capacity(levels.len());
     for k in 0..levels.len() {
         let a = cx.input(i, k + 1)?;
-        match indices(cx, a, k, None) {
+        match indices(cx, a, k, Decode::Rebased) {
             Ok(v) => lists.push(v),
             Err(e) => {
                 for (s, v) in lists.into_iter().enumerate() {
@@ -416,9 +420,8 @@ pub(crate) fn generic_indirect<'p>(
     let dims: Vec<GenericDim<'_>> = lists
         .iter()
         .zip(&levels)
-        .zip(&f.indirect_dims)
         .enumerate()
-        .map(|(k, ((idx, &level), &dim))| GenericDim { idx, operand: k + 1, dim, level })
+        .map(|(k, (idx, &level))| GenericDim { idx, operand: k + 1, level })
         .collect();
     let capacity = cx.memory.layout(table.ap.loc).capacity(table.ap.dtype.size());
     let mut steps = plan_buffer(cx, lists.first().map_or(0, Vec::len))?;
@@ -432,10 +435,7 @@ pub(crate) fn generic_indirect<'p>(
         &mut steps,
     );
     drop(dims);
-    let contiguous = Pattern { pairs: &geometry.entry, offset: 0, elem_size: 1 }
-        .runs()
-        .is_ok_and(|r| r.remaining() == 1 && (r.stride() == 1 || r.run_len() == 1));
-    let entry = if contiguous { Entry::Contiguous(geometry.len) } else { Entry::Walk(&geometry.entry) };
+    let entry = Entry::Contiguous(geometry.len);
     let r = built.map_err(ind).and_then(|()| {
         if load {
             run_gather(cx, table, None, entry, dense, &steps, regions)
@@ -452,8 +452,9 @@ pub(crate) fn generic_indirect<'p>(
     r
 }
 
-/// IndirectCopy (26): 16-partition blocks, column-major index lists, rows of the partition's
-/// own source (I9, I10).
+/// IndirectCopy (26): 16-partition blocks, column-major index lists; an index is an element
+/// offset into the partition's own source and moves E = the dst AP's innermost num elements
+/// (NKI local_gather's `num_elem_per_idx`; I9, I10).
 pub(crate) fn indirect_copy<'p>(
     cx: &mut Cx<'_>,
     i: &'p Instruction,
@@ -463,14 +464,13 @@ pub(crate) fn indirect_copy<'p>(
     let (src, idx, dst) = (cx.input(i, 0)?, cx.input(i, 1)?, cx.output(i, 0)?);
     let (parts, src_per) = src.shape()?;
     let len =
-        if src.ap.pairs.len() >= 2 { src.ap.pairs.last().map_or(1, |p| p.num.max(1) as usize) } else { 1 };
-    let ix = indices(cx, idx, 0, Some(decode::INDIRECT_COPY_INDEX))?;
+        if dst.ap.pairs.len() >= 2 { dst.ap.pairs.last().map_or(1, |p| p.num.max(1) as usize) } else { 1 };
+    let ix = indices(cx, idx, 0, Decode::Local(decode::INDIRECT_COPY_INDEX))?;
     let mut steps = plan_buffer(cx, ix.len().saturating_mul(16))?;
     let r = plan::indirect_copy(
         &ix,
         parts,
         f.num_valid_indices,
-        (src_per / len.max(1)) as u64,
         src_per,
         len,
         cx.options.indirect_oob,
@@ -488,7 +488,7 @@ pub(crate) fn indirect_copy<'p>(
 pub(crate) fn gather<'p>(cx: &mut Cx<'_>, i: &'p Instruction, regions: &mut Written) -> Res<()> {
     let (src, idx, dst) = (cx.input(i, 0)?, cx.input(i, 1)?, cx.output(i, 0)?);
     let (parts, src_per) = src.shape()?;
-    let ix = indices(cx, idx, 0, Some(decode::GATHER_INDEX))?;
+    let ix = indices(cx, idx, 0, Decode::Local(decode::GATHER_INDEX))?;
     let mut steps = plan_buffer(cx, ix.len())?;
     let r = plan::gather_rows(&ix, parts, src_per, cx.options.indirect_oob, 1, &mut steps)
         .map_err(ind)

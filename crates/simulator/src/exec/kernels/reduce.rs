@@ -233,7 +233,7 @@ impl I32Visitor for FoldI32<'_> {
 
 /// TensorReduce: scalar dynamic offsets run (the floor resolves them, `facts::classify_offsets`), but
 /// an input carrying one needs `axis` X (seed 000 §3.1: "Indirection is only allowed for
-/// AxisListType::X" + "num_dims == 1"; validation refuses the rest, D18).
+/// AxisListType::X" + "num_dims == 1"; validation refuses the rest, D19).
 pub(crate) fn classify_reduce(q: &dyn Facts) -> Verdict {
     if let Some(v) = facts::classify_offsets(q) {
         return v;

@@ -194,7 +194,17 @@ pub(crate) fn copy_predicated<'p>(
         let words = p.as_chunks::<4>().0;
         let take =
             crate::alloc::collected(words.len(), words.iter().map(|w| (u32::from_le_bytes(*w) != 0) != rev))?;
-        cx.write_where(out, &take, &s, regions)
+        if !fields.use_false_fill {
+            return cx.write_where(out, &take, &s, regions);
+        }
+        // useFalseFill (D17): a false value is written with the fill (converted to the dtype as
+        // the immediate source is), so every element is written: the fill everywhere, then the
+        // source merged in where the predicate holds.
+        let one = cx.f32_as(Arg { slot: Slot::Out(0), ..out }, fields.false_fill.get(), dt)?;
+        let mut merged = Vec::new();
+        crate::alloc::extend(&mut merged, s.len(), one.iter().copied().cycle().take(s.len()))?;
+        merge_lanes(&take, &s, dt, &mut merged);
+        cx.write(out, dt, &merged, regions)
     })();
     cx.pool.give(s);
     cx.pool.give(p);

@@ -144,7 +144,7 @@ fn row_ap(ap: &AccessPattern, level: usize, offset: i64) -> AccessPattern {
 
 /// DMACopy in `mode`, or a descriptor running as its DMACopy twin (`Cx::dma_copy`,
 /// `Cx::hw_dge`). Scalar offsets run in every mode (the floor resolves them, `kit::offsets`;
-/// D1, D17); a vector offset is the HW-DGE arm of Copy mode only (seed 000 §5.2), on one AP
+/// D1, D18); a vector offset is the HW-DGE arm of Copy mode only (seed 000 §5.2), on one AP
 /// only (§7 `getIndirectArgId` finds one offset argument; G56).
 pub(crate) fn classify_mode(mode: CopyMode, q: &dyn Facts) -> Verdict {
     if mode == CopyMode::Dynamic {
@@ -153,7 +153,7 @@ pub(crate) fn classify_mode(mode: CopyMode, q: &dyn Facts) -> Verdict {
     match q.get(Fact::Dynamic) {
         OTHER_VECTOR => {}
         OTHER_REGISTER => return Verdict::not_implemented(REGISTER),
-        _ => return Verdict::runs("scalar dynamic offsets resolved before the mode runs (D1, D17)"),
+        _ => return Verdict::runs("scalar dynamic offsets resolved before the mode runs (D1, D18)"),
     }
     if mode != CopyMode::Copy {
         return Verdict::rejected(
@@ -472,9 +472,9 @@ impl Cx<'_> {
         let table = Table {
             base: indexed.ap.offset,
             step: stride,
-            entries: u64::try_from(dynamic.max_index).unwrap_or(0),
-            entry_lo: lo,
-            entry_hi: hi,
+            lo,
+            hi,
+            bound: Some(u64::try_from(dynamic.max_index).unwrap_or(0)),
             capacity: self.memory.layout(indexed.ap.loc).capacity(size),
         };
         let oob = if f.oob_is_err { Oob::Fault } else { Oob::Skip };

@@ -449,7 +449,7 @@ pub(crate) const REGISTER: &str = "a dynamic offset held in a register";
 pub(crate) const VECTOR_ELSEWHERE: &str = "bir-ir validation: a vector offset is the HW-DGE form, only on DMACopy (or DMADescriptorCopy) ins[0]/outs[0] in Copy mode (seed 000 §5.2, §7)";
 
 /// The dynamic-offset rule of every op but DMACopy and its descriptors (`kit::dma` has its
-/// own): memory-held scalar offsets run (the floor resolves them, `kit::offsets`; D17), a
+/// own): memory-held scalar offsets run (the floor resolves them, `kit::offsets`; D18), a
 /// vector offset is rejected (the HW-DGE bridge is DMACopy's, seed 000 §5.2/§7; validation
 /// refuses it), a register-held one is not implemented yet. `None`: the kernel's own rules
 /// decide.

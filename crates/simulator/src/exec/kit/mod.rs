@@ -18,7 +18,7 @@
 //! - [`facts`]: what the support classifier may ask of an instruction (`Fact`, `InstFacts`) and
 //!   its answers (`Verdict`); every kernel's `classify` speaks these.
 //! - [`offsets`]: memory-held scalar dynamic offsets resolved into static APs before the kernel
-//!   runs (seed 000 §5.1; D1, D17), so kernels see plain APs.
+//!   runs (seed 000 §5.1; D1, D18), so kernels see plain APs.
 //! - [`liveness`]: each location's last use, so dead locations are freed.
 //! - [`options`]: the run's switches ([`Options`]) and their one parser by name.
 

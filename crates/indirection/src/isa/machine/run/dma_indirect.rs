@@ -1,7 +1,10 @@
 //! DMA_INDIRECT 0xbb (DMA_INDIRECT1D; seed 004 §7c, contract §4): gather (indices on the
 //! source), scatter (on the destination) or both, `n` moves of `dst_elem_size` bytes executed
 //! serially in `k` order, each a copy (cast through fp32 when the dtypes differ) or
-//! `dst = dst op src` in fp32 (ADD, MULTIPLY, MAX = glibc `fmaxf`, MIN = `fminf`) rounded RNE.
+//! `dst = dst op src`: for a float destination in fp32 (ADD, MULTIPLY, MAX = glibc `fmaxf`,
+//! MIN = `fminf`) rounded RNE; for an integer destination at its width (X14: ADD and MULTIPLY
+//! wrap, MAX / MIN signed for intN and unsigned for uintN, the source cast to the destination
+//! dtype first when they differ).
 //!
 //! Everything is checked before the first move: the index reads, each index against its bound
 //! register ([`BoundRule`]: skip or a hard `out-of-bounds` fault), every address against
@@ -13,7 +16,7 @@
 use super::super::{
     BoundRule, Buf, Dup, FaultKind, IsaFault, IsaOptions, Machine, OnChip, REGISTERS, Space, fault,
 };
-use super::{Combine, reduce_slice};
+use super::{Combine, int_reduce, reduce_slice};
 use bir_ir::Dtype;
 use std::collections::HashMap;
 
@@ -207,6 +210,28 @@ impl Machine {
                     let _ = numerics::cast(d.src.dtype, &s, d.dst.dtype, &mut t, &numerics);
                     if let Some(w) = self.buf_mut(m.dst.0).get_mut(m.dst.1..m.dst.1 + t.len()) {
                         w.copy_from_slice(&t);
+                    }
+                }
+            }
+            Some(c) if d.dst.dtype.is_integer() => {
+                // Integer destination (X14): the source value is first cast to the destination
+                // dtype when they differ (re-facts §4: through fp32, RNE, saturating), then
+                // combined at the destination's width (ADD / MULTIPLY wrap, MAX / MIN compare
+                // as the dtype reads).
+                let (ss, ds) = (d.src.elem_size, d.dst.elem_size);
+                let mut s = vec![0u8; ss];
+                let mut t = vec![0u8; ds];
+                for m in &moves {
+                    let Some(sv) = self.buf(m.src.0).get(m.src.1..m.src.1 + ss) else { continue };
+                    s.copy_from_slice(sv);
+                    let src: &[u8] = if same {
+                        &s
+                    } else {
+                        let _ = numerics::cast(d.src.dtype, &s, d.dst.dtype, &mut t, &numerics);
+                        &t
+                    };
+                    if let Some(w) = self.buf_mut(m.dst.0).get_mut(m.dst.1..m.dst.1 + ds) {
+                        int_reduce(d.dst.dtype, c, w, src);
                     }
                 }
             }
