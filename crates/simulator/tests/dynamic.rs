@@ -12,9 +12,11 @@ use bir_ir::{ValidateOptions, json, validate};
 use common::*;
 use simulator::{FaultKind, Options};
 
-/// Runs `insts`; every tensor's final bytes, or the fault (kind, message) with the bytes
-/// memory holds after it.
-fn run(tensors: &[T<'_>], insts: &str) -> Result<Vec<Vec<u8>>, (FaultKind, String, Vec<Vec<u8>>)> {
+/// A fault's kind, its instruction and message, and the bytes memory holds after it.
+type Faulted = (FaultKind, String, Vec<Vec<u8>>);
+
+/// Runs `insts`; every tensor's final bytes, or the fault.
+fn run(tensors: &[T<'_>], insts: &str) -> Result<Vec<Vec<u8>>, Faulted> {
     match run_keep(tensors, insts, Options::default(), None) {
         (None, mem) => Ok(mem),
         (Some(f), mem) => Err((f.kind, format!("{} {}", f.instruction, f.message()), mem)),
@@ -548,8 +550,8 @@ fn dma_cce_folds_from_a_zeroed_accumulator() {
     assert_eq!(cce("max", &[[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]], c), [2.0, 2.0, 2.0]);
     // Add with constants: 0 + (-1)·1 + 2·2 = 3.
     assert_eq!(cce("add", &[[1.0, 1.0, 1.0], [2.0, 2.0, 2.0]], c), [3.0, 3.0, 3.0]);
-    // The zero start is +0.0: min(+0, -0) under fminf keeps the accumulator's +0? No: fminf
-    // returns -0 only when it is smaller; glibc's ±0 tie returns the first argument, +0.
+    // The zero start is +0.0, and glibc's fminf returns its first argument on a ±0 tie:
+    // fminf(+0, −0) = +0, then fminf(+0, 1) = +0.
     let z = cce("min", &[[-0.0, -0.0, 1.0]], "");
     assert_eq!(z.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), [0, 0, 0]);
 }

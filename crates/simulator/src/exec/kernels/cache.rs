@@ -88,9 +88,9 @@ impl F32Visitor for Scan<'_> {
 }
 
 /// The initial per-row cache an accumulation type asks for (seed 000 §4; S15).
-fn initial_cache<'p>(
+fn initial_cache(
     cx: &mut Cx<'_>,
-    i: &'p Instruction,
+    i: &Instruction,
     acc: EngineAccumulationType,
     parts: usize,
 ) -> Res<Vec<f32>> {
@@ -134,9 +134,9 @@ fn engine_cache<'c>(cx: &'c Cx<'_>, i: &Instruction) -> &'c [f32] {
 }
 
 /// TensorScalarCache (seed 000 §4).
-pub(crate) fn run<'p>(
+pub(crate) fn run(
     cx: &mut Cx<'_>,
-    i: &'p Instruction,
+    i: &Instruction,
     t: &TensorScalarCacheFields,
     regions: &mut Written,
 ) -> Res<()> {

@@ -9,6 +9,6 @@ use crate::exec::kit::{Cx, Res, Written};
 use bir_ir::Instruction;
 
 /// Runs one instruction of the copy family.
-pub(crate) fn run<'p>(cx: &mut Cx<'_>, i: &'p Instruction, regions: &mut Written) -> Res<()> {
+pub(crate) fn run(cx: &mut Cx<'_>, i: &Instruction, regions: &mut Written) -> Res<()> {
     cx.copy(i, regions)
 }

@@ -248,9 +248,9 @@ pub(crate) fn classify_reduce(q: &dyn Facts) -> Verdict {
 
 /// TensorReduce: fold the `axis` dims, divide-first average, negate after the fold, then
 /// accumulate into the output when `acc` adds (seed 000 §3.1; fidelity L1) or write it.
-pub(crate) fn tensor_reduce<'p>(
+pub(crate) fn tensor_reduce(
     cx: &mut Cx<'_>,
-    i: &'p Instruction,
+    i: &Instruction,
     t: &TensorReduceFields,
     regions: &mut Written,
 ) -> Res<()> {
@@ -340,7 +340,7 @@ pub(crate) fn tensor_reduce<'p>(
 }
 
 /// Negate after the fold, then accumulate into the output or write (seed 000 §3.1).
-fn finish_reduce<'p>(
+fn finish_reduce(
     cx: &mut Cx<'_>,
     out: Arg<'_>,
     mut res: Vec<f32>,
@@ -355,12 +355,7 @@ fn finish_reduce<'p>(
 
 /// Pool: a window of the X and Y dims; Max from −FLT_MAX with `fmaxf`, Avg as an SSE 4-lane
 /// sum times 1/N (seed 000 §3.2).
-pub(crate) fn pool<'p>(
-    cx: &mut Cx<'_>,
-    i: &'p Instruction,
-    p: &PoolFields,
-    regions: &mut Written,
-) -> Res<()> {
+pub(crate) fn pool(cx: &mut Cx<'_>, i: &Instruction, p: &PoolFields, regions: &mut Written) -> Res<()> {
     let (inp, out) = (cx.input(i, 0)?, cx.output(i, 0)?);
     let window = pool_window(inp.ap);
     let mut v = cx.pool.take_f32();

@@ -484,14 +484,12 @@ impl Cx<'_> {
         // The side written, and its rows' walk.
         let (to, to_walk) =
             if scatter { (indexed, row_pairs.clone()) } else { (dense, dense.ap.without_level(0)) };
-        if op == MemoryReductionOp::Add {
-            if !to.ap.dtype.is_reducible() {
-                return fault(FaultCause::NotReducible {
-                    slot: to.slot,
-                    dtype: to.ap.dtype,
-                    acc: EngineAccumulationType::Accumulate,
-                });
-            }
+        if op == MemoryReductionOp::Add && !to.ap.dtype.is_reducible() {
+            return fault(FaultCause::NotReducible {
+                slot: to.slot,
+                dtype: to.ap.dtype,
+                acc: EngineAccumulationType::Accumulate,
+            });
         }
         let revisits = !access_pattern::distinct_pairs(&to_walk);
         if scatter && self.fast_scatter_ok(dense, indexed, &row_pairs, &steps) {
