@@ -555,3 +555,62 @@ fn dma_cce_folds_from_a_zeroed_accumulator() {
     let z = cce("min", &[[-0.0, -0.0, 1.0]], "");
     assert_eq!(z.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), [0, 0, 0]);
 }
+
+// ---------------------------------------------------------------- indirect ops and descriptors
+
+/// An IndirectLoad whose table AP carries a scalar offset: tab holds 8 entries of 3 (value
+/// 10·entry + column); the table AP `[[1, 1], [3, 5]]` with index 2 on Z (level 1, step 3)
+/// starts at entry 2, so indices [0, 4, 1] read entries 2, 6 and 3.
+#[test]
+fn an_indirect_load_table_with_a_scalar_offset() {
+    let tab: Vec<f32> = (0..8).flat_map(|r| (0..3).map(move |c| (10 * r + c) as f32)).collect();
+    let out = run(
+        &[
+            t("tab", "float32", 24, f32s(&tab)),
+            t("idx", "int32", 1, i32s(&[2])),
+            t("ix", "int32", 3, i32s(&[0, 4, 1])),
+            t("dst", "float32", 9, vec![]),
+        ],
+        &inst(
+            "IndirectLoad",
+            &[dyn_ap("tab", "float32", &[(1, 1), (3, 5)], "Z", 4), ap("ix", "int32", 0, &[(3, 1), (1, 3)])],
+            &[ap("dst", "float32", 0, &[(3, 3), (1, 3)])],
+            "",
+        ),
+    )
+    .unwrap();
+    assert_eq!(to_f32(&out[3]), [20.0, 21.0, 22.0, 60.0, 61.0, 62.0, 30.0, 31.0, 32.0]);
+}
+
+/// A DMADescriptorCopy fired from a DMABlock resolves its scalar offset like an instruction:
+/// x row 3 (index 3 on W) → y. Index 8 ≥ max 8 faults, located at the trigger, the block and
+/// the descriptor, with y untouched.
+#[test]
+fn a_fired_descriptor_resolves_its_scalar_offset() {
+    let body = || {
+        let desc = format!(
+            r#"{{"opcode":"DMADescriptorCopy","name":"d0","engine":"DMA","ins":[{}],"outs":[{}]}}"#,
+            dyn_ap("x", "float32", &[(16, 1), (1, 4)], "W", 8),
+            ap("y", "float32", 0, &[(4, 1), (1, 4)])
+        );
+        format!(
+            r#"{{"opcode":"DMABlock","name":"blk","engine":"DMA","ins":[],"outs":[],"descriptors":[{desc}]}},{{"opcode":"DMATrigger","name":"fire","engine":"SP","ins":[],"outs":[],"dma_blocks":["blk"]}}"#
+        )
+    };
+    let tensors = |i: i32| {
+        [
+            t("x", "float32", 128, f32s(&base_8x16())),
+            t("idx", "int32", 1, i32s(&[i])),
+            t("y", "float32", 4, f32s(&[-1.0; 4])),
+        ]
+    };
+    let out = run(&tensors(3), &body()).unwrap();
+    assert_eq!(to_f32(&out[2]), [300.0, 301.0, 302.0, 303.0]);
+    let (kind, msg, mem) = run(&tensors(8), &body()).unwrap_err();
+    assert_eq!(kind, FaultKind::OutOfBounds);
+    assert!(
+        msg.starts_with("fire ") && msg.contains("'d0'") && msg.contains("ins[0].scalar_offset: index 8"),
+        "{msg}"
+    );
+    assert_eq!(to_f32(&mem[2]), [-1.0; 4]);
+}
