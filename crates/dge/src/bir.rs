@@ -160,8 +160,9 @@ fn indirect(
     Ok(Planned::Descriptors(out))
 }
 
-/// IndirectSaveAccumulate: bypass → NONE descriptors; add → ADD descriptors over a float dtype
-/// `cast_copy_or_accumulate` reduces (an integer add wraps, which ADD does not model: G47).
+/// IndirectSaveAccumulate: bypass → NONE descriptors; add → ADD descriptors over a dtype
+/// `cast_copy_or_accumulate` reduces: its floats (fp32 add rounded at every step) and int32 /
+/// int64, whose add wraps as an integer ADD descriptor does (re-facts §8, G41, G47).
 fn save_accumulate(
     c: &Context<'_>,
     i: &Instruction,
@@ -180,10 +181,10 @@ fn save_accumulate(
     let dt = c.same_dtype(&[(vn, v), (tn, t)])?;
     let op = match bir_ir::alu_to_memory_reduction(f.op) {
         Some(MemoryReductionOp::Copy) => ComputeOp::None,
-        Some(MemoryReductionOp::Add) if dt.is_reducible() && !dt.is_integer() => ComputeOp::Add,
+        Some(MemoryReductionOp::Add) if dt.is_reducible() => ComputeOp::Add,
         Some(MemoryReductionOp::Add) => {
             return Err(DgeError::Unsupported(format!(
-                "an add into {dt:?}: ADD descriptors combine floats; cast_copy_or_accumulate reduces only its eight dtypes and wraps integers (G47)"
+                "an add into {dt:?}: cast_copy_or_accumulate reduces only its eight dtypes (G47)"
             )));
         }
         _ => {

@@ -4,8 +4,8 @@
 //! A [`Descriptor`] moves `Π num` elements of `elem_size` bytes: element `(i0..i4)` (dim 0
 //! innermost) from `src + Σ i_d·src_step_d` to `dst + Σ i_d·dst_step_d`, byte addresses in a
 //! 64-bit address space (for BIR programs the G9 space of [`crate::address`]), steps signed bytes.
-//! `compute_op` NONE copies bytes; the others combine `dst = dst op src` per value of `dtype` in
-//! fp32 (crate::execute).
+//! `compute_op` NONE copies bytes; the others combine `dst = dst op src` per value of `dtype`:
+//! in fp32 for a float dtype, at the width for an integer one (crate::execute, G41).
 
 use bir_ir::Dtype;
 

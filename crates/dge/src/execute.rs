@@ -4,12 +4,15 @@
 //! every element chunk is bounds-checked first (a failing descriptor writes nothing, G40); when
 //! its source and destination extents overlap it reads all its source elements before writing
 //! (as `doCopy`, seed 000 §5.1), else it moves element by element. NONE is a byte copy of each
-//! `elem_size` chunk; ADD/MULTIPLY/MAX/MIN decode both chunks to fp32 (crates/numerics), combine
-//! `dst = dst op src` (max/min as glibc `fmaxf`/`fminf`: a NaN yields the other operand, a tie
-//! keeps dst; fidelity D4) and encode back round-to-nearest-even.
+//! `elem_size` chunk; ADD/MULTIPLY/MAX/MIN combine `dst = dst op src` per value of the dtype
+//! (G41): a float dtype decodes both chunks to fp32 (crates/numerics), combines (max/min as glibc
+//! `fmaxf`/`fminf`: a NaN yields the other operand, a tie keeps dst; fidelity D4) and encodes
+//! back round-to-nearest-even; an integer dtype combines at its width
+//! ([`numerics::alu::int_combine`], as the ISA datapath does, X14: ADD/MULTIPLY wrap, MAX/MIN
+//! signed for intN and unsigned for uintN).
 
 use crate::descriptor::{ComputeOp, Descriptor};
-use bir_ir::{Dtype, DtypeClass};
+use bir_ir::{AluOp, Dtype, DtypeClass};
 use numerics::Profile;
 
 /// A memory access a [`DescriptorMemory`] refuses.
@@ -83,14 +86,14 @@ pub enum ExecError {
 /// (D4) — numerics' one definition.
 pub use numerics::alu::{fmaxf, fminf};
 
-/// Runs `list` in order against `mem`; compute ops encode under the refsim profile with the FP8
-/// config forced to 0 (no saturation), as the reference's accumulate path and the ISA device
-/// profile do (G41).
+/// Runs `list` in order against `mem`; float compute ops encode under the refsim profile with
+/// the FP8 config forced to 0 (no saturation), as the reference's accumulate path and the ISA
+/// device profile do (G41; integer compute ops use no profile).
 pub fn execute(list: &[Descriptor], mem: &mut impl DescriptorMemory) -> Result<(), ExecError> {
     execute_with(list, mem, &Profile::refsim().for_accumulate())
 }
 
-/// [`execute`] with an explicit numerics profile (how compute ops encode).
+/// [`execute`] with an explicit numerics profile (how float compute ops encode).
 ///
 /// Every descriptor is checked first (its extent, a compute op's dtype, every element chunk
 /// against `mem`): an error names the first bad descriptor and nothing is written (G40). Then
@@ -149,9 +152,9 @@ fn precheck(d: &Descriptor, mem: &mut impl DescriptorMemory) -> Result<(), Fail>
     }
     if d.compute_op != ComputeOp::None {
         let (dt, elem) = (d.dtype, d.elem_size as usize);
-        if dt.class() != DtypeClass::Float || !elem.is_multiple_of(dt.size()) {
+        if !computes(dt) || !elem.is_multiple_of(dt.size()) {
             return Err(Fail::Compute(format!(
-                "{} needs a float dtype and elem_size a multiple of its size; got {dt:?} and {elem} bytes (G41)",
+                "{} needs a float or integer dtype and elem_size a multiple of its size; got {dt:?} and {elem} bytes (G41)",
                 d.compute_op.name()
             )));
         }
@@ -168,6 +171,7 @@ fn precheck(d: &Descriptor, mem: &mut impl DescriptorMemory) -> Result<(), Fail>
 struct Scratch {
     bytes: Vec<u8>,
     a: Vec<u8>,
+    b: Vec<u8>,
     fa: Vec<f32>,
     fb: Vec<f32>,
 }
@@ -275,6 +279,16 @@ fn compute(
     overlap: bool,
 ) -> Result<(), Fail> {
     let (dt, elem) = (d.dtype, d.elem_size as usize);
+    if dt.is_integer() {
+        let op = match d.compute_op {
+            ComputeOp::Add => AluOp::Add,
+            ComputeOp::Multiply => AluOp::Mult,
+            ComputeOp::Max => AluOp::Max,
+            ComputeOp::Min => AluOp::Min,
+            ComputeOp::None => return Ok(()),
+        };
+        return combine_int(d, mem, s, overlap, op);
+    }
     let n = numerics::codec::values_in(dt, elem);
     match d.compute_op {
         ComputeOp::Add => combine(d, mem, profile, s, overlap, n, |a, b| a + b),
@@ -320,6 +334,36 @@ fn combine(
             *x = op(*x, *y);
         }
         numerics::codec::encode_from_f32(dt, &s.fa, &mut s.a, profile).map_err(num)?;
+        mem.write(b, &s.a)?;
+        Ok(())
+    })
+}
+
+/// `dst = op(dst, src)` per integer value at the dtype's width ([`numerics::alu::int_combine`]),
+/// elements in order as [`combine`] (a destination revisited folds serially).
+fn combine_int(
+    d: &Descriptor,
+    mem: &mut impl DescriptorMemory,
+    s: &mut Scratch,
+    overlap: bool,
+    op: AluOp,
+) -> Result<(), Fail> {
+    let elem = d.elem_size as usize;
+    if overlap {
+        snapshot(d, mem, &mut s.bytes)?;
+    }
+    s.a.resize(elem, 0);
+    s.b.resize(elem, 0);
+    let mut k = 0usize;
+    each(d, |a, b| {
+        if overlap {
+            s.b.copy_from_slice(&s.bytes[k..k + elem]);
+            k += elem;
+        } else {
+            mem.read(a, &mut s.b)?;
+        }
+        mem.read(b, &mut s.a)?;
+        numerics::alu::int_combine(d.dtype, op, &mut s.a, &s.b).map_err(|e| Fail::Compute(e.to_string()))?;
         mem.write(b, &s.a)?;
         Ok(())
     })
@@ -403,7 +447,8 @@ impl DescriptorMemory for FlatMemory {
     }
 }
 
-/// The dtype a compute descriptor needs: float (G41).
+/// Whether a compute descriptor (ADD/MULTIPLY/MAX/MIN) can combine values of `dtype` (G41): a
+/// float (decoded to fp32) or an integer (combined at its width, X14); not a packed `_x4` one.
 pub fn computes(dtype: Dtype) -> bool {
-    dtype.class() == DtypeClass::Float
+    dtype.class() == DtypeClass::Float || dtype.is_integer()
 }

@@ -541,8 +541,8 @@ pub fn indirect_rows(
 /// `indirection::plan::save_accumulate` over the index operand's `partitions` partitions with
 /// `num_indices` used slots and entries `entry_step` elements apart, then one INDIRECT1D per
 /// planned slot from values row `k` into its entry, with `op` (NONE for bypass, ADD for add:
-/// `dst = dst + src` in fp32 rounded at every step, so duplicates accumulate in plan order as
-/// `cast_copy_or_accumulate` does; G47).
+/// `dst = dst + src` in fp32 rounded at every step for a float, wrapping for int32 / int64, so
+/// duplicates accumulate in plan order as `cast_copy_or_accumulate` does; G41, G47).
 #[expect(clippy::too_many_arguments, reason = "the op's operands and policies, each named")]
 pub fn indirect_save_accumulate(
     values: &Operand<'_>,

@@ -378,12 +378,197 @@ fn compute_ops_match_the_slow_twin() {
     }
 }
 
-/// Compute ops refuse integer dtypes (G41).
+/// One DIRECT2D compute descriptor without dims over `dst ++ src` (dst at 0x1000, src right after
+/// it): the destination bytes afterwards.
+fn int_compute(op: ComputeOp, dt: Dtype, dst: &[u8], src: &[u8]) -> Vec<u8> {
+    assert_eq!(dst.len(), src.len());
+    let mut m = mem([dst, src].concat());
+    let n = dst.len();
+    let x = Descriptor::new(DgeKind::Direct2D, 0x1000 + n as u64, 0x1000, n as u32, &[], op, dt).unwrap();
+    execute(&[x], &mut m).unwrap();
+    m.region(0x1000).unwrap()[..n].to_vec()
+}
+
+fn i32s(v: &[i32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn i16s(v: &[i16]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// Compute ops on integer dtypes combine at the dtype's width (G41, as the ISA datapath's X14),
+/// worked by hand:
+/// - int32 ADD wraps (re-facts §8 "Int add wraps"): i32::MAX + 1 = 2^31 → 2^31 − 2^32 = −2^31;
+///   −7 + 3 = −4. A saturating add would give i32::MAX.
+/// - uint32 ADD: 0xFFFF_FFFF + 2 = 2^32 + 1 → 1.
+/// - uint8 MAX compares unsigned (X14 ASSUMED): MAX(200, 100) = 200; int8 reads the same byte
+///   0xC8 as 200 − 256 = −56, so MAX(−56, 100) = 100.
+/// - int8 MIN compares signed (re-facts §8 "min/max are signed"): MIN(−1, 1) = −1 (0xFF);
+///   uint8 reads 0xFF as 255, so MIN(255, 1) = 1.
+/// - int16 MULTIPLY wraps: 300·300 = 90000 = 65536 + 24464 → 24464; −200·200 = −40000 →
+///   −40000 + 65536 = 25536 (< 2^15, so positive as int16).
+/// - int64 MULTIPLY: 2^62·4 = 2^64 → 0; uint16 MIN(0xFFFF, 1) = 1 where int16 MIN(−1, 1) = −1.
 #[test]
-fn compute_on_integers_is_an_error() {
-    let mut m = mem(vec![0; 16]);
-    let x = Descriptor::new(DgeKind::Direct2D, 0x1008, 0x1000, 4, &[], ComputeOp::Add, Dtype::Int32).unwrap();
-    assert!(matches!(execute(&[x], &mut m), Err(dge::ExecError::Compute { descriptor: 0, .. })));
+fn integer_compute_by_hand() {
+    let c = int_compute;
+    assert_eq!(
+        c(ComputeOp::Add, Dtype::Int32, &i32s(&[i32::MAX, -7]), &i32s(&[1, 3])),
+        i32s(&[i32::MIN, -4])
+    );
+    assert_eq!(
+        c(ComputeOp::Add, Dtype::Uint32, &u32::MAX.to_le_bytes(), &2u32.to_le_bytes()),
+        1u32.to_le_bytes()
+    );
+    assert_eq!(c(ComputeOp::Max, Dtype::Uint8, &[200], &[100]), [200]);
+    assert_eq!(c(ComputeOp::Max, Dtype::Int8, &[200], &[100]), [100]);
+    assert_eq!(c(ComputeOp::Min, Dtype::Int8, &[(-1i8) as u8], &[1]), [0xFF]);
+    assert_eq!(c(ComputeOp::Min, Dtype::Uint8, &[0xFF], &[1]), [1]);
+    assert_eq!(
+        c(ComputeOp::Multiply, Dtype::Int16, &i16s(&[300, -200]), &i16s(&[300, 200])),
+        i16s(&[24464, 25536])
+    );
+    assert_eq!(
+        c(ComputeOp::Multiply, Dtype::Int64, &(1i64 << 62).to_le_bytes(), &4i64.to_le_bytes()),
+        [0; 8]
+    );
+    assert_eq!(c(ComputeOp::Min, Dtype::Uint16, &[0xFF, 0xFF], &[1, 0]), [1, 0]);
+    assert_eq!(c(ComputeOp::Min, Dtype::Int16, &[0xFF, 0xFF], &[1, 0]), [0xFF, 0xFF]);
+}
+
+/// A destination hit several times folds serially, in order (G42), with each step wrapped at
+/// the dtype's width. int8 ADD of 20, 20, −50 into 100:
+/// - three INDIRECT1D descriptors onto one byte: 100 + 20 = 120; 120 + 20 = 140 → 140 − 256 =
+///   −116; −116 − 50 = −166 → −166 + 256 = 90. (Saturating would end at 127 − 50 = 77; each
+///   descriptor reading the original dst, i.e. last writer wins, at 100 − 50 = 50.)
+/// - one descriptor whose dim has dst step 0 (three elements onto one byte): the same 90.
+#[test]
+fn integer_compute_on_a_duplicate_destination_is_serial() {
+    let start = [100u8, 20, 20, (-50i8) as u8];
+    let list: Vec<Descriptor> = (1..4)
+        .map(|k| {
+            Descriptor::new(DgeKind::Indirect1D, 0x1000 + k, 0x1000, 1, &[], ComputeOp::Add, Dtype::Int8)
+                .unwrap()
+        })
+        .collect();
+    let mut m = mem(start.to_vec());
+    execute(&list, &mut m).unwrap();
+    assert_eq!(m.region(0x1000).unwrap()[0] as i8, 90);
+    let one = Descriptor::new(
+        DgeKind::Direct2D,
+        0x1001,
+        0x1000,
+        1,
+        &[Dim::new(3, 1, 0)],
+        ComputeOp::Add,
+        Dtype::Int8,
+    )
+    .unwrap();
+    let mut m = mem(start.to_vec());
+    execute(&[one], &mut m).unwrap();
+    assert_eq!(m.region(0x1000).unwrap()[0] as i8, 90);
+}
+
+/// An integer compute descriptor whose source and destination overlap reads every source
+/// element first (G42, as floats): int32 [1, 2, 3, 4], ADD from elements 0..3 onto 1..4:
+/// dst[1] = 2 + 1 = 3, dst[2] = 3 + 2 = 5, dst[3] = 4 + 3 = 7 → [1, 3, 5, 7]. (Reading as it
+/// writes would give dst[2] = 3 + 3 = 6, dst[3] = 4 + 6 = 10.)
+#[test]
+fn integer_compute_with_overlap_snapshots_the_source() {
+    let mut m = mem(i32s(&[1, 2, 3, 4]));
+    let x = Descriptor::new(
+        DgeKind::Direct2D,
+        0x1000,
+        0x1004,
+        4,
+        &[Dim::new(3, 4, 4)],
+        ComputeOp::Add,
+        Dtype::Int32,
+    )
+    .unwrap();
+    execute(&[x], &mut m).unwrap();
+    assert_eq!(m.region(0x1000).unwrap(), &i32s(&[1, 3, 5, 7])[..]);
+}
+
+/// Every compute op on all eight integer dtypes, two elements of 4 values with a strided source,
+/// against the definition computed here one value at a time in i128: ADD / MULTIPLY reduced mod
+/// 2^bits, MAX / MIN on the values as the dtype reads them (signed for intN, unsigned for uintN).
+#[test]
+fn integer_compute_ops_match_the_slow_twin() {
+    let mut rng = XorShift64::new(0x5EED_0641);
+    let dtypes = [
+        (Dtype::Int8, true),
+        (Dtype::Uint8, false),
+        (Dtype::Int16, true),
+        (Dtype::Uint16, false),
+        (Dtype::Int32, true),
+        (Dtype::Uint32, false),
+        (Dtype::Int64, true),
+        (Dtype::Uint64, false),
+    ];
+    for op in [ComputeOp::Add, ComputeOp::Multiply, ComputeOp::Max, ComputeOp::Min] {
+        for (dt, signed) in dtypes {
+            let es = dt.size();
+            let bits = 8 * es as u32;
+            let bytes: Vec<u8> = (0..64 * es).map(|_| rng.next_u64() as u8).collect();
+            let read = |b: &[u8]| -> i128 {
+                let mut le = [0u8; 16];
+                le[..es].copy_from_slice(&b[..es]);
+                let u = i128::from_le_bytes(le);
+                if signed && u >> (bits - 1) & 1 == 1 { u - (1i128 << bits) } else { u }
+            };
+            let mut m = mem(bytes.clone());
+            // dst: elements at 0 and 4 values; src: elements at 32 and 48 values (stride 16).
+            let x = Descriptor::new(
+                DgeKind::Direct2D,
+                0x1000 + 32 * es as u64,
+                0x1000,
+                4 * es as u32,
+                &[Dim::new(2, 16 * es as i64, 4 * es as i64)],
+                op,
+                dt,
+            )
+            .unwrap();
+            execute(&[x], &mut m).unwrap();
+            let mut want = bytes.clone();
+            for e in 0..2 {
+                for v in 0..4 {
+                    let (di, si) = (e * 4 + v, 32 + e * 16 + v);
+                    let (a, b) = (read(&bytes[di * es..]), read(&bytes[si * es..]));
+                    let r = match op {
+                        // |a·b| < 2^128 for a, b < 2^64 in magnitude; wrapping_mul keeps the low
+                        // bits either way, and only the low `bits` are kept.
+                        ComputeOp::Add => a + b,
+                        ComputeOp::Multiply => a.wrapping_mul(b),
+                        ComputeOp::Max => a.max(b),
+                        _ => a.min(b),
+                    };
+                    want[di * es..(di + 1) * es].copy_from_slice(&r.to_le_bytes()[..es]);
+                }
+            }
+            let got = m.region(0x1000).unwrap();
+            assert_eq!(got, &want[..], "{op:?} {dt:?}");
+        }
+    }
+}
+
+/// A compute op still refuses a packed dtype and an element size that is not a multiple of the
+/// dtype's size (G41), before writing anything.
+#[test]
+fn compute_on_packed_or_ragged_elements_is_an_error() {
+    for (dt, elem) in [(Dtype::Float8E4m3fnX4, 4), (Dtype::Int32, 6), (Dtype::Float32, 6)] {
+        let mut m = mem(vec![7; 16]);
+        let x = Descriptor::new(DgeKind::Direct2D, 0x1008, 0x1000, elem, &[], ComputeOp::Add, dt).unwrap();
+        let e = execute(&[x], &mut m).unwrap_err();
+        assert!(matches!(e, dge::ExecError::Compute { descriptor: 0, .. }), "{dt:?} {elem}: {e}");
+        assert_eq!(m.region(0x1000).unwrap(), &[7; 16][..], "{dt:?} {elem}");
+    }
+    assert!(!execute::computes(Dtype::Float8E4m3fnX4));
+    assert!(
+        execute::computes(Dtype::Int8)
+            && execute::computes(Dtype::Uint64)
+            && execute::computes(Dtype::Bfloat16)
+    );
 }
 
 /// The same 16-index gather as an IndirectLoad through crates/indirection's plan: an 8-row table
@@ -412,7 +597,9 @@ fn indirect_load_plan_skips_three_of_sixteen() {
     let want: Vec<Descriptor> =
         kept.iter().map(|&j| d(DgeKind::Indirect1D, L0 + 16 * idx[j], L1 + 16 * j as u64, 16, &[])).collect();
     assert_eq!(out, want);
-    // Under Oob::Fault the first bad index (position 2, value 8) is the error.
+    // Under Oob::Fault the first bad index (position 2, value 8) is the error. The table is
+    // bounded by its location (I2/I4): entry 8 spans elements 8·4 ..= 8·4 + 3 = 32..=35 of a
+    // 128-byte location holding fp32 elements 0..32.
     let e = generate::indirect_rows(
         generate::Direction::Gather,
         &op("ins[0]", L0, Layout::flat(0, 128), &table, 0),
@@ -425,5 +612,10 @@ fn indirect_load_plan_skips_three_of_sixteen() {
         &mut out,
     )
     .unwrap_err();
-    assert!(e.to_string().contains("element 2 = 8 is outside the table's 8 entries"), "{e}");
+    assert!(
+        e.to_string().contains(
+            "element 2 = 8 is outside the table's location: its entry spans elements 32..=35, the location holds 0..32"
+        ),
+        "{e}"
+    );
 }

@@ -1,5 +1,5 @@
 //! The ISA bridge (issue #13): random DMA_INDIRECT1D words (gather, scatter, both; every compute
-//! op; DRAM, SBUF and PSUM sides; indices in and out of their bound registers; hard and soft
+//! op on float and integer dtypes; DRAM, SBUF and PSUM sides; indices in and out of their bound registers; hard and soft
 //! bounds; duplicates) on random machines. The descriptors `dge::isa::dma_indirect1d` generates,
 //! executed through `MachineMemory`, leave the machine equal to `Machine::run_word` of the same
 //! word, or both refuse it. Words are built from the contract's byte offsets (re-facts §8).
@@ -25,14 +25,22 @@ fn addr8(rng: &mut XorShift64Star) -> u64 {
     }
 }
 
-fn word(rng: &mut XorShift64Star) -> [u8; 64] {
+/// fp32, bf16, uint8: the dtypes (ISA code, bytes) of the first bridge test.
+const MIXED: &[(u8, u16)] = &[(0x0A, 4), (0x06, 2), (0x03, 1)];
+
+/// Every integer dtype (ISA codes: int8 2, uint8 3, int16 4, uint16 5, int32 8, uint32 9,
+/// int64 0xC, uint64 1).
+const INTEGERS: &[(u8, u16)] =
+    &[(0x02, 1), (0x03, 1), (0x04, 2), (0x05, 2), (0x08, 4), (0x09, 4), (0x0C, 8), (0x01, 8)];
+
+fn word(rng: &mut XorShift64Star, dtypes: &[(u8, u16)]) -> [u8; 64] {
     let mut w = [0u8; 64];
     w[0] = 0xbb;
     w[14] = 128;
     let mode = rng.below(3) as u8;
     let (err, uniq) = (rng.below(3) == 0, rng.below(2) == 0);
     w[15] = mode | u8::from(err) << 2 | u8::from(uniq) << 3;
-    let (code, esize) = *[(0x0Au8, 4u16), (0x06, 2), (0x03, 1)].get(rng.below(3) as usize).unwrap();
+    let (code, esize) = *dtypes.get(rng.below(dtypes.len() as u64) as usize).unwrap();
     let values = 1 + rng.below(4) as u16;
     let elem = values * esize;
     let n = 1 + rng.below(16) as u16;
@@ -55,7 +63,8 @@ fn word(rng: &mut XorShift64Star) -> [u8; 64] {
             _ => 0xC0 | 2,
         };
     }
-    w[60] = if code == 0x03 { 0 } else { rng.below(5) as u8 };
+    // compute_op NONE..MIN on every dtype (X14, G41).
+    w[60] = rng.below(5) as u8;
     w
 }
 
@@ -114,12 +123,12 @@ fn first_difference(a: &Machine, b: &Machine) -> String {
     "no byte differs".into()
 }
 
-#[test]
-fn descriptors_equal_the_dma_indirect_datapath() {
-    let mut rng = XorShift64Star::new(0x15A_B41D);
+/// Runs `cases` random words of `dtypes` both ways; returns (equal, both refused, descriptors).
+fn bridge(seed: u64, cases: usize, dtypes: &[(u8, u16)]) -> (usize, usize, usize) {
+    let mut rng = XorShift64Star::new(seed);
     let (mut ok, mut refused, mut descs) = (0, 0, 0usize);
-    for case in 0..150 {
-        let raw = word(&mut rng);
+    for case in 0..cases {
+        let raw = word(&mut rng, dtypes);
         let w = DmaIndirect1d::decode(&raw).unwrap();
         let m0 = machine(&mut rng);
         let o = IsaOptions {
@@ -150,6 +159,21 @@ fn descriptors_equal_the_dma_indirect_datapath() {
             _ => panic!("case {case}: datapath {d:?}, descriptors {v:?}\nword {raw:02x?}\n{w:?}"),
         }
     }
+    (ok, refused, descs)
+}
+
+#[test]
+fn descriptors_equal_the_dma_indirect_datapath() {
+    let (ok, refused, descs) = bridge(0x15A_B41D, 150, MIXED);
+    assert!(ok > 50 && refused > 30, "ok {ok}, refused {refused}");
+    assert!(descs > 400, "{descs} descriptors");
+}
+
+/// Integer compute words (X14 on the datapath, G41 on the descriptors): every integer dtype and
+/// compute op, the rest random as above.
+#[test]
+fn integer_compute_words_equal_the_datapath() {
+    let (ok, refused, descs) = bridge(0x641_0C0DE, 150, INTEGERS);
     assert!(ok > 50 && refused > 30, "ok {ok}, refused {refused}");
     assert!(descs > 400, "{descs} descriptors");
 }

@@ -10,8 +10,11 @@
 //! Where the sources are silent (comparison result values, NaN and ties in max/min, division
 //! and modulo by zero, shift counts outside 0..width, the saturating int arithmetic) the choices
 //! are documented per entry and in docs/fidelity.md N12–N17 (ASSUMED).
+//!
+//! [`int_combine`] is the integer `dst = dst op src` of the DMA compute ops (wrapping ADD and
+//! MULTIPLY, MAX/MIN by the dtype's signedness; re-facts §8, fidelity X14 and G41).
 
-use crate::NumericsError;
+use crate::{Dtype, NumericsError};
 use bir_ir::AluOp;
 
 /// A binary fp32 functor.
@@ -300,6 +303,70 @@ pub mod ts_int_cmp_ops {
             (other, _) => return Err(NumericsError::UnsupportedOp { op: other, table: "ts_int_cmp_ops" }),
         })
     }
+}
+
+/// `dst = dst op src` for each whole element of an integer `dtype`, straight on the
+/// little-endian bytes and at the dtype's width: the integer combine of the DMA compute ops
+/// (DGE_COMPUTE_OP ADD/MULTIPLY/MAX/MIN, seed 004 §3c), which the ISA datapath (fidelity X14)
+/// and the DGE descriptors (G41) both run through this one definition.
+///
+/// - [`AluOp::Add`] and [`AluOp::Mult`] wrap modulo 2^bits (re-facts §8, the reference's
+///   `cast_copy_or_accumulate`: "Int add wraps; min/max are signed"; MULTIPLY wrapping alike is
+///   ASSUMED). Two's complement wrap makes their bytes the same for intN and uintN.
+/// - [`AluOp::Max`] / [`AluOp::Min`] compare signed for the intN dtypes (re-facts §8) and
+///   unsigned for the uintN ones (ASSUMED, X14: the dtype says how its bits read).
+///
+/// Elements pair up in order (`dst[k] op src[k]`); bytes after the last whole element are left
+/// alone. One dispatch per call, none per element.
+///
+/// Errors (nothing written): another op is [`NumericsError::UnsupportedOp`] (table
+/// `int_combine`), a dtype that is not an integer [`NumericsError::NotInteger`], slices of
+/// different lengths [`NumericsError::LengthMismatch`].
+pub fn int_combine(dtype: Dtype, op: AluOp, dst: &mut [u8], src: &[u8]) -> Result<(), NumericsError> {
+    if !matches!(op, AluOp::Add | AluOp::Mult | AluOp::Max | AluOp::Min) {
+        return Err(NumericsError::UnsupportedOp { op, table: "int_combine" });
+    }
+    if !dtype.is_integer() {
+        return Err(NumericsError::NotInteger { dtype, op });
+    }
+    if dst.len() != src.len() {
+        let size = dtype.size().max(1);
+        return Err(NumericsError::LengthMismatch {
+            src: dtype,
+            src_values: src.len() / size,
+            dst: dtype,
+            dst_values: dst.len() / size,
+        });
+    }
+    macro_rules! lanes {
+        ($t:ty) => {{
+            const W: usize = std::mem::size_of::<$t>();
+            #[inline(always)]
+            fn each(dst: &mut [u8], src: &[u8], f: impl Fn($t, $t) -> $t) {
+                for (d, s) in dst.as_chunks_mut::<W>().0.iter_mut().zip(src.as_chunks::<W>().0) {
+                    *d = f(<$t>::from_le_bytes(*d), <$t>::from_le_bytes(*s)).to_le_bytes();
+                }
+            }
+            match op {
+                AluOp::Add => each(dst, src, <$t>::wrapping_add),
+                AluOp::Mult => each(dst, src, <$t>::wrapping_mul),
+                AluOp::Max => each(dst, src, Ord::max),
+                _ => each(dst, src, Ord::min),
+            }
+        }};
+    }
+    match dtype {
+        Dtype::Int8 => lanes!(i8),
+        Dtype::Uint8 => lanes!(u8),
+        Dtype::Int16 => lanes!(i16),
+        Dtype::Uint16 => lanes!(u16),
+        Dtype::Int32 => lanes!(i32),
+        Dtype::Uint32 => lanes!(u32),
+        Dtype::Int64 => lanes!(i64),
+        Dtype::Uint64 => lanes!(u64),
+        _ => return Err(NumericsError::NotInteger { dtype, op }),
+    }
+    Ok(())
 }
 
 /// The 64-bit path's conversion of an fp32 scalar, as x86-64 compilers lower `(uint64_t)f`:

@@ -12,7 +12,8 @@
 //!   that kernel once over every code, for passes whose result per element depends on its bits
 //!   alone.
 //! - [`alu`]: the four functor tables `ts_ops`, `ts_int_ops`, `ta_ops`, `ts_int_cmp_ops`
-//!   (seed 000 §2.1), with a visitor so callers run monomorphic loops per op.
+//!   (seed 000 §2.1), with a visitor so callers run monomorphic loops per op, and
+//!   [`alu::int_combine`], the integer combine of the DMA compute ops.
 //!
 //! It knows nothing of instructions or memory. Values are little-endian bytes; low-precision
 //! values stay bits until decoded.
@@ -46,6 +47,13 @@ pub enum NumericsError {
     },
     /// An ALU op with no memory-side reduce (only bypass and add have one).
     NoMemoryReduction(bir_ir::AluOp),
+    /// An integer-only combine ([`alu::int_combine`]) asked of a dtype that is not an integer.
+    NotInteger {
+        /// The dtype.
+        dtype: Dtype,
+        /// The op.
+        op: bir_ir::AluOp,
+    },
     /// Source and destination hold different numbers of values.
     LengthMismatch {
         /// Source dtype.
@@ -73,6 +81,9 @@ impl std::fmt::Display for NumericsError {
             }
             NumericsError::NoMemoryReduction(op) => {
                 write!(f, "op {op} has no memory-side reduction (only bypass → copy and add → add)")
+            }
+            NumericsError::NotInteger { dtype, op } => {
+                write!(f, "int_combine: {op} on {dtype} (an integer combine needs an integer dtype)")
             }
             NumericsError::LengthMismatch { src, src_values, dst, dst_values } => {
                 write!(f, "cast of {src_values} {src} values into room for {dst_values} {dst} values")

@@ -2,8 +2,8 @@
 //! The ASSUMED semantics are the ones docs/fidelity.md N12–N17 record.
 
 use bir_ir::AluOp;
-use numerics::NumericsError;
 use numerics::alu::*;
+use numerics::{Dtype, NumericsError};
 use rstest::rstest;
 
 #[test]
@@ -227,4 +227,54 @@ fn reciprocal_by_hand(#[case] x: f32, #[case] want: u32) {
     reciprocal_slice(&mut v);
     assert_eq!(v.map(f32::to_bits), [want, want]);
     assert!(reciprocal(f32::NAN).is_nan());
+}
+
+/// `int_combine` (re-facts §8 "Int add wraps; min/max are signed"; fidelity X14), worked by
+/// hand on little-endian bytes:
+/// - int32 ADD: i32::MAX + 1 = 2^31 → −2^31 (0x8000_0000); uint32 gives the same bytes.
+/// - uint8 MAX(200, 100) = 200 (unsigned); int8 reads 200 as −56, MAX(−56, 100) = 100.
+/// - int8 MIN(−1, 1) = −1 (0xFF); uint8 reads 0xFF as 255, MIN(255, 1) = 1.
+/// - int16 MULTIPLY 300·300 = 90000 − 65536 = 24464 = 0x5F90.
+/// - uint64 MULTIPLY (2^64 − 1)·2 = 2^65 − 2 → 2^64 − 2.
+/// - two int8 values at once: [100 + 100, −128 + −1] = [200 → −56, −129 → 127].
+#[rstest]
+#[case(Dtype::Int32, AluOp::Add, &[0xFF, 0xFF, 0xFF, 0x7F], &[1, 0, 0, 0], &[0, 0, 0, 0x80])]
+#[case(Dtype::Uint32, AluOp::Add, &[0xFF, 0xFF, 0xFF, 0x7F], &[1, 0, 0, 0], &[0, 0, 0, 0x80])]
+#[case(Dtype::Uint8, AluOp::Max, &[200], &[100], &[200])]
+#[case(Dtype::Int8, AluOp::Max, &[200], &[100], &[100])]
+#[case(Dtype::Int8, AluOp::Min, &[0xFF], &[1], &[0xFF])]
+#[case(Dtype::Uint8, AluOp::Min, &[0xFF], &[1], &[1])]
+#[case(Dtype::Int16, AluOp::Mult, &[0x2C, 0x01], &[0x2C, 0x01], &[0x90, 0x5F])]
+#[case(Dtype::Uint64, AluOp::Mult, &[0xFF; 8], &[2, 0, 0, 0, 0, 0, 0, 0], &[0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF])]
+#[case(Dtype::Int8, AluOp::Add, &[100, 0x80], &[100, 0xFF], &[200, 127])]
+fn int_combine_by_hand(
+    #[case] dtype: Dtype,
+    #[case] op: AluOp,
+    #[case] dst: &[u8],
+    #[case] src: &[u8],
+    #[case] want: &[u8],
+) {
+    let mut d = dst.to_vec();
+    int_combine(dtype, op, &mut d, src).unwrap();
+    assert_eq!(d, want, "{op} {dtype}");
+}
+
+/// `int_combine` refuses, writing nothing: an op outside ADD/MULTIPLY/MAX/MIN, a dtype that is
+/// not an integer, slices of different lengths.
+#[test]
+fn int_combine_refusals() {
+    let mut d = vec![5u8; 4];
+    assert_eq!(
+        int_combine(Dtype::Int32, AluOp::Subtract, &mut d, &[1; 4]),
+        Err(NumericsError::UnsupportedOp { op: AluOp::Subtract, table: "int_combine" })
+    );
+    assert_eq!(
+        int_combine(Dtype::Float32, AluOp::Add, &mut d, &[1; 4]),
+        Err(NumericsError::NotInteger { dtype: Dtype::Float32, op: AluOp::Add })
+    );
+    assert!(matches!(
+        int_combine(Dtype::Int16, AluOp::Add, &mut d, &[1; 2]),
+        Err(NumericsError::LengthMismatch { src_values: 1, dst_values: 2, .. })
+    ));
+    assert_eq!(d, [5; 4]);
 }

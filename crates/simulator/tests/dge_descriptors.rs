@@ -463,11 +463,12 @@ fn indirect_load_and_save_descriptors_equal_the_direct_ops() {
 
 /// IndirectSaveAccumulate: P partitions × E slots of int32 indices (some out of bounds, some
 /// duplicates), `num_indices` used slots (sometimes more than E: both refuse), values rows of L,
-/// entries `step` apart; `add` over the float dtypes cast_copy_or_accumulate reduces (rounding at
-/// every step: ADD descriptors in plan order) or `bypass` over any dtype.
+/// entries `step` apart; `add` over the dtypes cast_copy_or_accumulate reduces (floats rounding
+/// at every step, int32 / int64 wrapping: ADD descriptors in plan order, G47) or `bypass` over
+/// any dtype.
 #[test]
 fn indirect_save_accumulate_descriptors_equal_the_direct_op() {
-    const ADD: [&str; 5] = ["float32", "bfloat16", "float16", "float8e4", "float8e5"];
+    const ADD: [&str; 7] = ["float32", "bfloat16", "float16", "float8e4", "float8e5", "int32", "int64"];
     let mut rng = XorShift64Star::new(0x5EED_0005);
     let (mut ok, mut faults) = (0, 0);
     for case in 0..300 {

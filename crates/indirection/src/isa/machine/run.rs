@@ -274,7 +274,7 @@ fn embedding(e: &PseudoEmbeddingUpdate) -> Result<Embedding, IsaFault> {
 
 /// An element-wise reduce `dst = dst op src` (DGE_COMPUTE_OP ADD/MULTIPLY/MAX/MIN,
 /// CCE_OP ADD/MAX/MIN): in fp32 for a float destination, at the integer width for an integer
-/// one ([`int_reduce`], DMA_INDIRECT only).
+/// one ([`numerics::alu::int_combine`], DMA_INDIRECT only).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Combine {
     /// `dst + src`.
@@ -292,6 +292,16 @@ pub enum Combine {
 pub use numerics::alu::{fmaxf, fminf};
 
 impl Combine {
+    /// The ALU op of the same combine (what [`numerics::alu::int_combine`] takes).
+    pub fn alu(self) -> bir_ir::AluOp {
+        match self {
+            Combine::Add => bir_ir::AluOp::Add,
+            Combine::Multiply => bir_ir::AluOp::Mult,
+            Combine::Max => bir_ir::AluOp::Max,
+            Combine::Min => bir_ir::AluOp::Min,
+        }
+    }
+
     /// `dst[k] = dst[k] op src[k]`, one dispatch per call.
     pub fn apply(self, dst: &mut [f32], src: &[f32]) {
         fn go(dst: &mut [f32], src: &[f32], f: impl Fn(f32, f32) -> f32) {
@@ -306,43 +316,6 @@ impl Combine {
             Combine::Min => go(dst, src, fminf),
         }
     }
-}
-
-/// `dst = dst op src` over whole elements of an integer `dtype`, straight on the bytes (X14):
-/// ADD and MULTIPLY wrap modulo 2^bits (re-facts §8: "Int add wraps"; MULTIPLY wraps alike,
-/// ASSUMED), MAX / MIN compare signed for the intN dtypes (re-facts §8: "min/max are signed") and
-/// unsigned for the uintN ones (ASSUMED: the dtype says how its bits read). `false` (nothing
-/// done) for a dtype that is not an integer. One dispatch per call, none per element.
-pub(crate) fn int_reduce(dtype: bir_ir::Dtype, op: Combine, dst: &mut [u8], src: &[u8]) -> bool {
-    macro_rules! lanes {
-        ($t:ty) => {{
-            const W: usize = std::mem::size_of::<$t>();
-            fn each(dst: &mut [u8], src: &[u8], f: impl Fn($t, $t) -> $t) {
-                for (d, s) in dst.as_chunks_mut::<W>().0.iter_mut().zip(src.as_chunks::<W>().0) {
-                    *d = f(<$t>::from_le_bytes(*d), <$t>::from_le_bytes(*s)).to_le_bytes();
-                }
-            }
-            match op {
-                Combine::Add => each(dst, src, <$t>::wrapping_add),
-                Combine::Multiply => each(dst, src, <$t>::wrapping_mul),
-                Combine::Max => each(dst, src, Ord::max),
-                Combine::Min => each(dst, src, Ord::min),
-            }
-        }};
-    }
-    use bir_ir::Dtype as D;
-    match dtype {
-        D::Int8 => lanes!(i8),
-        D::Uint8 => lanes!(u8),
-        D::Int16 => lanes!(i16),
-        D::Uint16 => lanes!(u16),
-        D::Int32 => lanes!(i32),
-        D::Uint32 => lanes!(u32),
-        D::Int64 => lanes!(i64),
-        D::Uint64 => lanes!(u64),
-        _ => return false,
-    }
-    true
 }
 
 /// Reads unsigned little-endian integers of `width` bytes (1, 2, 4) at `offs` of `part` into

@@ -16,7 +16,7 @@
 use super::super::{
     BoundRule, Buf, Dup, FaultKind, IsaFault, IsaOptions, Machine, OnChip, REGISTERS, Space, fault,
 };
-use super::{Combine, int_reduce, reduce_slice};
+use super::{Combine, reduce_slice};
 use bir_ir::Dtype;
 use std::collections::HashMap;
 
@@ -230,8 +230,10 @@ impl Machine {
                         let _ = numerics::cast(d.src.dtype, &s, d.dst.dtype, &mut t, &numerics);
                         &t
                     };
+                    // Cannot fail: the dtype is an integer and both slices hold `ds` bytes
+                    // (equal dtypes hold equal value counts, X53 above; a cast fills `t`).
                     if let Some(w) = self.buf_mut(m.dst.0).get_mut(m.dst.1..m.dst.1 + ds) {
-                        int_reduce(d.dst.dtype, c, w, src);
+                        let _ = numerics::alu::int_combine(d.dst.dtype, c.alu(), w, src);
                     }
                 }
             }
