@@ -1,6 +1,6 @@
 //! Scalar dynamic offsets, resolved in the floor before the kernel runs (seed 000 §5.1, §5.2;
 //! re-facts §5 "DMA execution", §6 `DynamicAPINFO`; docs/bir-json.md "Dynamic offsets";
-//! docs/fidelity.md D1, D18, D19).
+//! docs/fidelity.md D1, D18).
 //!
 //! An AP whose `scalar_offset` is a one-value AP (memory-held) is moved, once per instruction
 //! and before any kernel reads or writes, to a plain static AP: the index is read through the
