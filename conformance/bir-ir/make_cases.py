@@ -324,7 +324,11 @@ CHOICES = {
     "dynamic_both_sources": ["J20"],
     "dynamic_padded_dim": ["J20", "J25", "J31"],  # max_index 4 on a size-1 dim not checked
     "generic_indirect_padded_dim": ["J31"],
-    "vector_offset_bad_dtype": ["J20", "J25", "J32"],    # uint16 rule on a non-DMA instruction
+    "vector_offset_bad_dtype": ["J20", "J25", "J32", "G56"],    # uint16 rule on a non-DMA instruction
+    "tensor_copy_dynamic_src_without_offset": ["D20"],
+    "tensor_copy_dynamic_dst_offset_on_w": ["D20"],
+    "tensor_reduce_indirect_axis_xy": ["D19"],
+    "vector_offset_in_replicate": ["G56"],
     "three_errors_at_once": ["J27"],
     "hw_dge_index_count": ["G50"],          # one index per dense row
     "hw_dge_row_length": ["G50"],           # equal row lengths
@@ -674,7 +678,24 @@ MALFORMED_CASES = [
      [("dtype", "(GenericIndirectSave) › ins[2].dtype", "must be int32, uint64 or int64 (seed 000 §6.1), found float32")]),
     ("vector_offset_bad_dtype", mut(lambda p: insts(p)[1]["ins"][0].update(
         indirect_dim="W", indirect_dim_max_index=4, vector_offset=dict(insts(p)[1]["ins"][0], dtype="int32"))),
-     [("dtype", I1 + " › ins[0].vector_offset.dtype", "must be uint16 (seed 000 §7), found int32")]),
+     [("dtype", I1 + " › ins[0].vector_offset.dtype", "must be uint16 (seed 000 §7), found int32"),
+      ("bad-field", I1 + " › ins[0].vector_offset", "the HW-DGE form, only on ins[0] or outs[0] of a DMACopy")]),
+    # Where dynamic offsets may sit (issue #25; docs/bir-json.md "Dynamic offsets"; fidelity D19, D20, G56).
+    ("tensor_copy_dynamic_src_without_offset", mut(lambda p: insts(p)[1].update(opcode="TensorCopyDynamicSrc")),
+     [("bad-field", "instruction #1 'i1' (TensorCopyDynamicSrc) › ins[0].scalar_offset", "must carry a scalar dynamic offset")]),
+    ("tensor_copy_dynamic_dst_offset_on_w", mut(lambda p: (insts(p)[1].update(opcode="TensorCopyDynamicDst"),
+                                                           insts(p)[1]["outs"][0].update(indirect_dim="W", indirect_dim_max_index=4,
+                                                                                         scalar_offset="r0"))),
+     [("bad-field", "instruction #1 'i1' (TensorCopyDynamicDst) › outs[0].indirect_dim", "never the partition dim W")]),
+    ("tensor_reduce_indirect_axis_xy", mut(lambda p: (insts(p)[1].update(opcode="TensorReduce", op="add", axis="XY"),
+                                                      insts(p)[1]["outs"][0].update(ap=[[512, 128], [1, 1]]),
+                                                      insts(p)[1]["ins"][0].update(indirect_dim="Z", indirect_dim_max_index=4,
+                                                                                   scalar_offset="r0"))),
+     [("bad-field", "instruction #1 'i1' (TensorReduce) › axis", "Indirection is only allowed for AxisListType::X")]),
+    ("vector_offset_in_replicate", mut(lambda p: (insts(p)[1].update(opcode="DMACopy", engine="DMA", mode="Replicate"),
+                                                  insts(p)[1]["outs"][0].update(indirect_dim="W", indirect_dim_max_index=128,
+                                                                                vector_offset=dict(idx32(p), dtype="uint16")))),
+     [("bad-field", "instruction #1 'i1' (DMACopy) › outs[0].vector_offset", "routes only Copy mode to the vector-indirect")]),
     # HW-DGE bridge (docs/fidelity.md G50): a scatter of a_tile's 128 rows of 512 into a_tile
     # rows picked by a uint16 vector offset on the destination's W level.
     ("hw_dge_index_count", mut(lambda p: insts(p).append(dge_copy(idx_pairs=[[512, 1], [1, 64]]))),

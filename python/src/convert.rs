@@ -227,7 +227,18 @@ pub(crate) fn cause(c: &FaultCause) -> (&'static str, Fields) {
         }
         FaultCause::OperandKind { slot: s, want } => ("operand_kind", with(s, vec![("want", text(want))])),
         FaultCause::Dims { slot: s, why } => ("dims", with(s, vec![("why", text(why))])),
-        FaultCause::DynamicOutOfBounds { slot: s } => ("dynamic_out_of_bounds", slot(s)),
+        FaultCause::DynamicOutOfBounds { slot: s, field, index, bound, leaves } => (
+            "dynamic_out_of_bounds",
+            with(
+                s,
+                vec![
+                    ("field", text(field)),
+                    ("index", int(*index)),
+                    ("bound", int(*bound)),
+                    ("leaves", int(i8::from(*leaves))),
+                ],
+            ),
+        ),
         FaultCause::BadPredicate { slot: s, index, value } => (
             "bad_predicate",
             with(

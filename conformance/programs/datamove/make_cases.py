@@ -366,6 +366,43 @@ case("dyn_register_offset_not_implemented", g,
      "DMACopy Copy with scalar_offset a register name -> fault not-implemented (dm-decisions); the earlier Save is intact",
      fault=("not-implemented", ""))
 
+# TensorCopyDynamicSrc / Dst (24/25): doCopy after the scalar offset resolves. AWS's legacy NKI test
+# test_nki_isa_tensor_copy_dynamic.py: np.take(src, 4 + arange(n), axis=1) (nki-semantics.md).
+TCD = ("nki-semantics tensor_copy_dynamic_src/dst: a runtime start along a free dim; legacy test "
+       "np.take(src, 4 + arange(n), axis=1); the offset scales by the indexed level's step (D1)")
+n = 6
+g = Prog()
+tt = g.tile_in("tab", "float32", TAB)
+it = g.tile_in("idx", "int32", np.array([[4]], np.int32))
+g.sb("yt", "float32", NR, n)
+g.inst("TensorCopyDynamicSrc", [ap(tt, "float32", [[RF, NR], [1, n]], 0, indirect_dim="Z", indirect_dim_max_index=RF - n + 1,
+                                   scalar_offset=ap(it, "int32", [[1, 1], [1, 1]]))], [tile("yt", "float32", NR, n)])
+g.save("yt", "y", "float32", NR, n, np.take(TAB, 4 + np.arange(n), axis=1))
+case("tensor_copy_dynamic_src_take_axis1", g, f"TensorCopyDynamicSrc: y = np.take(tab, 4 + arange(6), axis=1) ({TCD})", choices=["D1"])
+g = Prog()
+st = g.tile_in("src", "float32", TAB[:, :n].copy())
+it = g.tile_in("idx", "int32", np.array([[3]], np.int32))
+prev = np.full((NR, RF), -7.0, F32)
+yt = g.tile_in("prev", "float32", prev)
+g.inst("TensorCopyDynamicDst", [tile(st, "float32", NR, n)], [ap(yt, "float32", [[RF, NR], [1, n]], 0, indirect_dim="Z",
+                                   indirect_dim_max_index=RF - n + 1, scalar_offset=ap(it, "int32", [[1, 1], [1, 1]]))])
+y = prev.copy()
+y[:, 3 + np.arange(n)] = TAB[:, :n]
+g.save(yt, "y", "float32", NR, RF, y)
+case("tensor_copy_dynamic_dst_columns_3_to_8", g, f"TensorCopyDynamicDst: y[:, 3 + arange(6)] = src over a pre-filled tile ({TCD})", choices=["D1"])
+# A TensorCopy window of 4 of the table's 12 columns, rows moved by index 2 on W: the step of the indexed level is the
+# base tensor's row stride (12), so rows 2..4 (not elements 2*4.. as the AP's own inner nums would say).
+g = Prog()
+tt = g.tile_in("tab", "float32", TAB)
+it = g.tile_in("idx", "int32", np.array([[2]], np.int32))
+g.sb("yt", "float32", 3, 4)
+g.inst("TensorCopy", [ap(tt, "float32", [[RF, 3], [1, 4]], 0, indirect_dim="W", indirect_dim_max_index=NR - 2,
+                         scalar_offset=ap(it, "int32", [[1, 1], [1, 1]]))], [tile("yt", "float32", 3, 4)])
+g.save("yt", "y", "float32", 3, 4, TAB[2:5, 0:4])
+case("tensor_copy_scalar_offset_window_rows", g, "TensorCopy of a 3x4 window of a 10x12 table, scalar index 2 on W: rows 2..4 "
+     "(index x the indexed level's step = the base tensor's row stride, re-facts §5 dst += dtype_size*stride*index; "
+     "AWS scalar_offset idx*prod(base.shape[d+1:]))", choices=["D1"])
+
 # ================================================================ 3. DMACopy Transpose (re-facts §3)
 TSRC = {0: 0, 1: 1, 2: 2, 3: 3}  # (TNAMES, LET: birprog)
 REFACTS = {0: (0, 1, 2, 3), 1: (0, 1, 3, 2), 2: (0, 3, 1, 2), 3: (0, 2, 3, 1), 4: (1, 0, 2, 3), 5: (1, 2, 0, 3),
@@ -475,7 +512,8 @@ for tag, sp, dp, sf, df, lv, kind in [("not_dividing", 3, 8, RFREE, RFREE, 2, "a
          errors=[(kind, f"instruction #{k}", "")])
 
 # ================================================================ 5. DMACopy CCE
-CCE = "seed 000 §5.2 doDMACCE / dm-decisions: fp32, add acc = +0.0 then acc + c_i*in_i in input order; max/min fmaxf/fminf from in_0"
+CCE = ("seed 000 §5.2 doDMACCE, re-facts §5 'N inputs cast to fp32, folded into a zeroed fp32 accumulator': add acc = +0.0 "
+       "then acc + c_i*in_i in input order; max/min fmaxf/fminf from +0.0 too; constants scale add only")
 
 
 def fmaxf(a, b):
@@ -491,16 +529,16 @@ def fminf(a, b):
 
 
 def cce_expect(ins, op, consts=None):
+    """re-facts §5: every op folds into a zeroed fp32 accumulator (+0.0); constants scale add only."""
     vals = [x.astype(F32) for x in ins]
-    if consts is not None:
-        vals = [(F32(c) * v).astype(F32) for c, v in zip(consts, vals)]
+    acc = np.zeros_like(vals[0]) + F32(0.0)
     if op == "add":
-        acc = np.zeros_like(vals[0]) + F32(0.0)
+        if consts is not None:
+            vals = [(F32(c) * v).astype(F32) for c, v in zip(consts, vals)]
         for v in vals:
             acc = (acc + v).astype(F32)
         return acc
-    acc = vals[0]
-    for v in vals[1:]:
+    for v in vals:
         acc = (fmaxf if op == "max" else fminf)(acc, v)
     return acc
 
@@ -540,7 +578,7 @@ for op in ("max", "min"):
          f"DMACopy CCE {op} over 3 inputs with NaN, +-inf and +-0: glibc {op == 'max' and 'fmaxf' or 'fminf'} (NaN -> the other operand; "
          f"equal +-0 -> the first argument, acc) ({CCE})", choices=["D4"])
     case(f"cce_{op}_constants_negate", cce_program([fp32_vals((2, 16)) for _ in range(3)], op, [-1.0, 2.0, 0.5]),
-         f"DMACopy CCE {op} with constants (-1, 2, 0.5): acc = c_0*in_0, then {op} with c_i*in_i ({CCE})", choices=["D4"])
+         f"DMACopy CCE {op} with constants (-1, 2, 0.5), which scale add only: acc = +0.0, then {op} with each in_i ({CCE})", choices=["D4"])
 # fp32 accumulation order matters for add
 a = np.array([1e8, 1.0, -1e8, 3.0, 2 ** 24, 1.0, 1e-8, 1.0] * 2, F32).reshape(1, 16)
 b = np.array([1.0, 1e8, 1e8, 2 ** 24, 1.0, 2 ** 24, 1.0, 2 ** -24] * 2, F32).reshape(1, 16)

@@ -286,16 +286,18 @@ class State:
         elif mode == "CCE":
             vals = [decode(self.read(a), a["dtype"]) for a in d["ins"]]
             consts = d.get("constants")
-            if consts:
-                vals = [(F32(c) * v).astype(F32) for c, v in zip(consts, vals)]
             cop = d["cce_op"]
-            if cop == "add":  # D4: acc = +0.0, then acc + c_i*in_i in input order, fp32
-                acc = np.zeros_like(vals[0]) + F32(0.0)
+            # re-facts §5 (D4): "N inputs cast to fp32, folded into a zeroed fp32 accumulator; add =
+            # acc += (constants ? c_i*in_i : in_i), max/min via fmaxf/fminf": every op starts at +0.0,
+            # constants scale add only.
+            acc = np.zeros_like(vals[0]) + F32(0.0)
+            if cop == "add":
+                if consts:
+                    vals = [(F32(c) * v).astype(F32) for c, v in zip(consts, vals)]
                 for v in vals:
                     acc = (acc + v).astype(F32)
-            else:  # D4: from (c_0*)in_0, fold fmaxf / fminf
-                acc = vals[0]
-                for v in vals[1:]:
+            else:
+                for v in vals:
                     acc = (fmaxf if cop == "max" else fminf)(acc, v)
             self.write(dst, encode(acc, ddt))
         else:
@@ -758,12 +760,13 @@ nodes = list(g.pre) + [block(f"blk{k}", b) for k, b in enumerate(blocks)] + [loo
 nodes += g.save_all([(acc, "float32")] + [(n + "_t", "float32") for n in ("cadd", "cmax", "cmin", "cmaxk", "czero")])
 outs, st = trig_case("desc_cce_add_max_min", g, nodes,
                      f"{DK}: DMADescriptorCCE add with constants (1.5, -0.75, 3), max and min over NaN / ±inf / ±0 (fmaxf / "
-                     "fminf: NaN -> the other operand, a ±0 tie keeps the accumulator), max with constants (-1, 2, 0.5), add of "
-                     "-0 + -0 from +0.0 = +0 (D4); 4 blocks, a Loop of 5 (0,1,2,3,0)", choices=["D4"])
+                     "fminf from the zeroed accumulator +0.0: NaN -> the other operand, a ±0 tie keeps the accumulator), max with "
+                     "constants (-1, 2, 0.5), which scale add only, add of -0 + -0 from +0.0 = +0 (re-facts §5, D4); 4 blocks, "
+                     "a Loop of 5 (0,1,2,3,0)", choices=["D4"])
 bits = lambda x: np.asarray(x, F32).view(np.uint32)  # noqa: E731
-# hand-typed: max over (a, b, c) per element
-want_max = np.array([2.0, 1.0, np.nan, 0.0, -0.0, 0.0, -0.0, -0.0, np.inf, 5.0, -np.inf, 2.0, -0.0, 0.0, 3.0, 0.0], F32)
-want_min = np.array([1.0, 0.5, np.nan, 0.0, -0.0, 0.0, -0.0, -1.0, 1.0, -np.inf, -np.inf, -2.0, -0.0, 0.0, -3.0, 0.0], F32)
+# hand-typed: fmaxf / fminf folded over (a, b, c) per element from the zeroed accumulator +0.0 (re-facts §5)
+want_max = np.array([2.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, np.inf, 5.0, 0.0, 2.0, 0.0, 0.0, 3.0, 0.0], F32)
+want_min = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, -1.0, 0.0, -np.inf, -np.inf, -2.0, 0.0, 0.0, -3.0, 0.0], F32)
 assert np.array_equal(bits(outs["cmax"].reshape(-1)[:16]), bits(want_max)), outs["cmax"]
 assert np.array_equal(bits(outs["cmin"].reshape(-1)[:16]), bits(want_min)), outs["cmin"]
 assert np.all(bits(outs["czero"]) == 0)
@@ -821,16 +824,17 @@ ds = [desc("Copy", T(a_), T("ot_t"), ntd=1),
       desc("CCE", [T("ot_t"), T(b_)], T("ot_t"), ntd=5, op="add"),
       desc("Copy", T("ot_t"), T("o1_t")),
       desc("Copy", T(c_), T("ot_t"), ntd=3),
-      desc("CCE", [T("o1_t"), T("ot_t")], T("o2_t"), ntd=2, op="min", constants=[1.0, -1.0])]
+      desc("CCE", [T("o1_t"), T("ot_t")], T("o2_t"), ntd=2, op="min")]
 nodes = list(g.pre) + [block("blk0", ds), loop(2, [trigger("trig", ["blk0"])])]
 nodes += g.save_all([("ot_t", "float32"), ("o1_t", "float32"), ("o2_t", "float32")])
 outs, st = trig_case("desc_order_in_block", g, nodes,
                      f"{DK}: five descriptors whose result depends on list order (t = a; t = t + b; o1 = t; t = c; "
-                     "o2 = min(o1, -t)), num_tiling_dimensions 1 / 5 / 3 / absent / 2 (no effect, G3); fired twice",
+                     "o2 = min(+0, o1, t): CCE min folds from a zeroed accumulator, re-facts §5), num_tiling_dimensions 1 / 5 / 3 / "
+                     "absent / 2 (no effect, G3); fired twice",
                      choices=["G3", "D4"])
 ia, ib, ic = (g.inputs[k + "_in"] for k in ("oa", "ob", "oc"))
 assert np.array_equal(outs["o1"], (ia + ib).astype(F32)) and np.array_equal(outs["ot"], ic)
-assert np.array_equal(outs["o2"], fminf((ia + ib).astype(F32), -ic))
+assert np.array_equal(outs["o2"], fminf(fminf(np.zeros_like(ic), (ia + ib).astype(F32)), ic))
 
 # ================================================================ 3. a DMABlock met in the stream (G4)
 def stream_program():
@@ -1125,16 +1129,18 @@ want = d0.copy()
 for i, c in enumerate([9, 2, 5]):
     want[:, c] = sv[i]
 assert np.array_equal(outs["d"], want)
-# both APs with a vector offset -> not implemented
+# both APs with a vector offset: the reference reads one offset argument (seed 000 §7 getIndirectArgId) -> a
+# validation error (G56)
 g = Prog()
 g.out_prefilled("y", "float32", distinct(6, 4))
 g.dram_in("tab", "float32", fp32_vals((6, 4)))
 vo = idx_tile(g, [1, 2])
 srcap = ap("tab", "float32", [[4, 2], [1, 4]], indirect_dim="W", indirect_dim_max_index=6, vector_offset=vo)
 dst = ap("y", "float32", [[4, 2], [1, 4]], indirect_dim="W", indirect_dim_max_index=6, vector_offset=pycopy.deepcopy(vo))
-case("hw_vector_offset_both_sides_not_implemented", g, list(g.pre) + [dma(srcap, dst)],
-     f"{HW}: a vector offset on ins[0] and outs[0] at once -> fault not-implemented (contract §2); output unchanged",
-     fault=("not-implemented", ""))
+case("err_hw_vector_offset_both_sides", g, list(g.pre) + [dma(srcap, dst)],
+     f"{HW}: a vector offset on ins[0] and outs[0] at once: seed 000 §7's getIndirectArgId finds one offset argument, "
+     "so validation refuses it (G56)",
+     errors=[("bad-field", "(DMACopy) › outs[0].vector_offset", "getIndirectArgId")])
 
 
 # gathers (G6)

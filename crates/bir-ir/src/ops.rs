@@ -19,7 +19,7 @@ pub struct Raw(pub JsonMap);
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct NoFields;
 
-/// GenericCopy, AbstractCopy, TensorCopy.
+/// GenericCopy, AbstractCopy, TensorCopy, TensorCopyDynamicSrc/Dst.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CopyFields {
     /// The instruction may read memory nobody wrote.

@@ -528,7 +528,13 @@ impl Validator<'_> {
                 .and_then(|n| n.checked_mul(ap.dtype.lanes() as u64))
         };
         let data_ins: &[usize] = match &i.op {
-            Op::GenericCopy(_) | Op::AbstractCopy(_) | Op::TensorCopy(_) | Op::Load(_) | Op::Save(_) => &[0],
+            Op::GenericCopy(_)
+            | Op::AbstractCopy(_)
+            | Op::TensorCopy(_)
+            | Op::TensorCopyDynamicSrc(_)
+            | Op::TensorCopyDynamicDst(_)
+            | Op::Load(_)
+            | Op::Save(_) => &[0],
             Op::TensorScalar(_) => &[0],
             Op::TensorScalarPtr(t) if !t.is_tensor_tensor_scan && !t.is_scalar_tensor_tensor => &[0],
             Op::TensorTensor(_) => &[0, 1],
@@ -550,6 +556,7 @@ impl Validator<'_> {
 
     fn rules(&mut self, i: &Instruction, f: &Function, blocks: &HashMap<&str, usize>) {
         self.counts(i);
+        self.dynamic_forms(i);
         match &i.op {
             Op::TensorScalarCache(c) => {
                 let has_init = i.ins.len() >= 2;
@@ -776,6 +783,106 @@ impl Validator<'_> {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// Where each dynamic-offset form may sit (docs/bir-json.md "Dynamic offsets"; fidelity D18,
+    /// D19, G56). A `vector_offset` is the HW-DGE form: only on `ins[0]`/`outs[0]` of a
+    /// DMACopy (or DMADescriptorCopy) in Copy mode (seed 000 §5.2 routes only Copy mode to the
+    /// vector-indirect arm), on one of them (§7: `getIndirectArgId` finds one offset argument).
+    /// A TensorReduce input with an offset needs axis X (§3.1). TensorCopyDynamicSrc/Dst carry
+    /// a scalar offset on a free dim of `ins[0]`/`outs[0]` (NKI: "along a free dim, never the
+    /// partition dim").
+    fn dynamic_forms(&mut self, i: &Instruction) {
+        let dma_mode = match &i.op {
+            Op::DMACopy(d) => Some(d.mode),
+            Op::DMADescriptorCopy(_) => Some(CopyMode::Copy),
+            Op::DMADescriptorCCE(_) => Some(CopyMode::Cce),
+            Op::DMADescriptorTranspose(_) => Some(CopyMode::Transpose),
+            Op::DMADescriptorReplicate(_) => Some(CopyMode::Replicate),
+            _ => None,
+        };
+        let mut vectors = 0;
+        for (list, ops) in [("ins", &i.ins), ("outs", &i.outs)] {
+            for (k, op) in ops.iter().enumerate() {
+                let Some(mut ap) = op.as_ap() else { continue };
+                let mut path = format!("{list}[{k}]");
+                let mut top = k == 0;
+                while let Some(d) = ap.dynamic.as_deref() {
+                    ap = match &d.source {
+                        OffsetSource::Vector(v) => {
+                            let field = format!("{path}.vector_offset");
+                            match dma_mode {
+                                Some(CopyMode::Copy) if top => vectors += 1,
+                                Some(mode) if top => self.err(
+                                    ErrorKind::BadField,
+                                    &field,
+                                    format!(
+                                        "a vector offset in DMACopy mode {mode}: seed 000 §5.2 routes only Copy mode to the vector-indirect (HW-DGE) arm (fidelity G56)"
+                                    ),
+                                ),
+                                _ => self.err(
+                                    ErrorKind::BadField,
+                                    &field,
+                                    "a vector offset is the HW-DGE form, only on ins[0] or outs[0] of a DMACopy (or DMADescriptorCopy) in Copy mode (seed 000 §5.2, §7; fidelity G56)",
+                                ),
+                            }
+                            path = field;
+                            v
+                        }
+                        OffsetSource::Scalar(x) => {
+                            path.push_str(".scalar_offset");
+                            x
+                        }
+                        OffsetSource::Register(_) => break,
+                    };
+                    top = false;
+                }
+            }
+        }
+        if vectors > 1 {
+            self.err(
+                ErrorKind::BadField,
+                "outs[0].vector_offset",
+                "a vector offset on both ins[0] and outs[0]: the reference reads one offset argument (seed 000 §7 getIndirectArgId; fidelity G56)",
+            );
+        }
+        match &i.op {
+            Op::TensorReduce(t)
+                if t.axis != AxisListType::X && i.in_ap(0).is_some_and(|a| a.dynamic.is_some()) =>
+            {
+                self.err(
+                    ErrorKind::BadField,
+                    "axis",
+                    format!(
+                        "Indirection is only allowed for AxisListType::X (seed 000 §3.1: num_dims == 1); ins[0] carries a dynamic offset and axis is {}",
+                        t.axis
+                    ),
+                );
+            }
+            Op::TensorCopyDynamicSrc(_) => self.dynamic_copy_offset(i.in_ap(0), "ins[0]"),
+            Op::TensorCopyDynamicDst(_) => self.dynamic_copy_offset(i.out_ap(0), "outs[0]"),
+            _ => {}
+        }
+    }
+
+    /// TensorCopyDynamicSrc/Dst's offset: a scalar one (memory- or register-held) on a free dim
+    /// (nki-semantics: "along a free dim, never the partition dim").
+    fn dynamic_copy_offset(&mut self, ap: Option<&AccessPattern>, side: &str) {
+        let Some(ap) = ap else { return };
+        match ap.dynamic.as_deref() {
+            None => self.err(
+                ErrorKind::BadField,
+                &format!("{side}.scalar_offset"),
+                format!("{side} must carry a scalar dynamic offset (the runtime start of the copy)"),
+            ),
+            Some(d) if matches!(d.source, OffsetSource::Vector(_)) => {}
+            Some(d) if d.indirect_dim == IndirectDim::W => self.err(
+                ErrorKind::BadField,
+                &format!("{side}.indirect_dim"),
+                "the dynamic offset runs along a free dim, never the partition dim W (NKI tensor_copy_dynamic_src/dst)",
+            ),
+            Some(_) => {}
         }
     }
 

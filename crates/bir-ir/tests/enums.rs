@@ -286,6 +286,8 @@ fn modelled_opcodes_are_the_ones_the_seeds_describe() {
             "Reciprocal",
             "Save",
             "TensorCopy",
+            "TensorCopyDynamicSrc",
+            "TensorCopyDynamicDst",
             "IndirectCopy",
             "TensorReduce",
             "TensorScalar",

@@ -160,12 +160,29 @@ pub enum FaultCause {
         /// The rule that failed.
         why: &'static str,
     },
-    /// A dynamic-offset DMA access leaves its location (or its index range) while `oob_is_err`
-    /// is set (seed 000 §5.1: `NeuronAssertion("!DMAInst->getOobIsErr()")`).
-    #[error("{slot}: the dynamic offset puts the access out of bounds (oob_is_err is set)")]
+    /// A scalar dynamic offset puts its access out of bounds: the index is < 0 or ≥
+    /// `indirect_dim_max_index`, or the shifted AP leaves its memory location. Nothing is
+    /// written. DMACopy tolerates it when `oob_is_err` is false (seed 000 §5.1:
+    /// `NeuronAssertion("!DMAInst->getOobIsErr()")`); every other op faults (fidelity D1, D18).
+    #[error(
+        "{slot}.{field}: index {index} {}",
+        if *leaves {
+            "moves the access pattern out of its memory location".to_owned()
+        } else {
+            format!("is outside 0..{bound} (indirect_dim_max_index)")
+        }
+    )]
     DynamicOutOfBounds {
         /// The operand whose access is out of bounds.
         slot: Slot,
+        /// The field holding the offset (`scalar_offset`, or a nested one).
+        field: &'static str,
+        /// The index read.
+        index: i64,
+        /// `indirect_dim_max_index`.
+        bound: i64,
+        /// True when the index is in range but the shifted AP leaves its location.
+        leaves: bool,
     },
     /// A predicate value that must be exactly 0 or 1 (Select, seed 000 §5.5).
     #[error("{slot}: predicate element {index} is {}, not 0 or 1", value.get())]

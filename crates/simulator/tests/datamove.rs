@@ -299,14 +299,15 @@ fn dma_cce_add_with_constants_and_max_ties() {
     let y = to_f32(&cce("add", r#","constants":[2.0,-1.0]"#));
     assert_eq!(y[..2], [-1.0, 0.75]);
     assert_eq!(y[2].to_bits(), 0.0f32.to_bits());
-    // max: [3, 0.5, tie −0 vs +0 → the first (acc = −0)].
+    // max from the zeroed accumulator (re-facts §5): fmaxf(fmaxf(+0, a), b) =
+    // [3, 0.5, fmaxf(fmaxf(+0, −0), +0): ties keep the first, +0].
     let y = to_f32(&cce("max", ""));
     assert_eq!(y[..2], [3.0, 0.5]);
-    assert_eq!(y[2].to_bits(), (-0.0f32).to_bits());
-    // min: [1, 0.25, tie → −0].
+    assert_eq!(y[2].to_bits(), 0.0f32.to_bits());
+    // min: fminf(fminf(+0, a), b) = [0, 0, +0] (every input is ≥ 0).
     let y = to_f32(&cce("min", ""));
-    assert_eq!(y[..2], [1.0, 0.25]);
-    assert_eq!(y[2].to_bits(), (-0.0f32).to_bits());
+    assert_eq!(y[..2], [0.0, 0.0]);
+    assert_eq!(y[2].to_bits(), 0.0f32.to_bits());
 }
 
 /// A copy of one row (4 elements) of a 3-row table, the row picked by a scalar index.

@@ -689,34 +689,3 @@ fn sb_partition_rows_scatter_and_gather() {
     .unwrap();
     assert_eq!(to_f32(&out[2]), [0.0, 1.0, 2.0, 20.0, 21.0, 22.0]);
 }
-
-/// A vector offset on both APs, or in a DMACopy mode other than Copy, is `not-implemented` (G56).
-#[test]
-fn unsupported_vector_offset_forms() {
-    let tensors = || {
-        vec![
-            t("s", "float32", 2, f32s(&[1.0, 2.0])),
-            t("ix", "uint16", 2, u16s(&[1, 0])),
-            t("t", "float32", 2, vec![]),
-        ]
-    };
-    let idx = ap("ix", "uint16", 0, &[(1, 2), (1, 1)]);
-    let both = inst(
-        "DMACopy",
-        "both",
-        &[vap("s", "float32", 0, &[(1, 2), (1, 1)], 2, &idx)],
-        &[vap("t", "float32", 0, &[(1, 2), (1, 1)], 2, &idx)],
-        r#""mode":"Copy""#,
-    );
-    assert_eq!(run(&tensors(), &both).unwrap_err().kind, FaultKind::NotImplemented);
-    let replicate = inst(
-        "DMACopy",
-        "rep",
-        &[ap("s", "float32", 0, &[(1, 2), (1, 1)])],
-        &[vap("t", "float32", 0, &[(1, 2), (1, 1)], 2, &idx)],
-        r#""mode":"Replicate""#,
-    );
-    let f = run(&tensors(), &replicate).unwrap_err();
-    assert_eq!(f.kind, FaultKind::NotImplemented);
-    assert!(f.message().contains("outside DMACopy Copy mode"), "{}", f.message());
-}

@@ -255,13 +255,26 @@ impl<'p> Simulator<'p> {
         self.cx.ensure_buffers(i)?;
         let mut regions = Written::new(self.obs.tracing());
         let timed = self.obs.timed().then(std::time::Instant::now);
+        // Memory-held scalar dynamic offsets become static APs here, once, before the kernel
+        // (kit::offsets; D1, D18): kernels see plain APs. The observers see the resolved APs,
+        // except when the instruction tolerates an out-of-bounds access (they then go by the
+        // bytes that changed).
+        let resolved = match op.category() {
+            OpCategory::Kernel => self.cx.resolve_offsets(i)?,
+            _ => kit::offsets::Resolved { inst: None, tolerated: false },
+        };
+        let run_i = resolved.inst.as_ref().unwrap_or(i);
+        let seen = if resolved.tolerated { i } else { run_i };
         match (op.category(), table::row(op).map(|r| &r.kernel)) {
             (OpCategory::Kernel, Some(table::Kernel::Runs { run, .. })) => {
                 // Every buffer the kernel allocates counts against the memory cap, together
                 // with what the pool keeps from earlier instructions (docs/robustness.md).
                 let cap = self.cx.options.memory_cap;
                 let _budget = crate::alloc::scratch_budget(cap.saturating_sub(self.cx.pool.held()), cap);
-                run(&mut self.cx, i, &mut regions)?
+                self.cx.oob_tolerated = resolved.tolerated;
+                let r = run(&mut self.cx, run_i, &mut regions);
+                self.cx.oob_tolerated = false;
+                r?
             }
             // Base records and no-ops: named and skipped, as the reference does.
             (OpCategory::Base | OpCategory::NoOp, _) => {}
@@ -269,6 +282,6 @@ impl<'p> Simulator<'p> {
         }
         self.executed += 1;
         let elapsed_ns = timed.map_or(0, |t| u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX));
-        self.obs.after(&mut self.cx, i, self.executed - 1, elapsed_ns, &regions)
+        self.obs.after(&mut self.cx, seen, self.executed - 1, elapsed_ns, &regions)
     }
 }

@@ -201,7 +201,7 @@ impl<'p> Observers<'p> {
     pub(crate) fn after(
         &mut self,
         cx: &mut Cx<'p>,
-        i: &'p Instruction,
+        i: &Instruction,
         index: u64,
         elapsed_ns: u64,
         regions: &Written,
@@ -276,7 +276,7 @@ impl<'p> Observers<'p> {
 
     /// Each static output AP of `i` read back (memory dtype, AP order) for the trace. An
     /// operand with a dynamic offset, or one that cannot be read, is left out.
-    fn trace_regions(&self, cx: &mut Cx<'p>, i: &'p Instruction) -> Res<Vec<TraceRegion>> {
+    fn trace_regions(&self, cx: &mut Cx<'p>, i: &Instruction) -> Res<Vec<TraceRegion>> {
         let mut out = Vec::new();
         for (slot, ap) in i.outs.iter().enumerate() {
             let Some(ap) = ap.as_ap() else { continue };
@@ -313,7 +313,7 @@ impl<'p> Observers<'p> {
     }
 
     /// Updates the watched ranges' last writers after `i` ran.
-    fn check_watch(&mut self, cx: &mut Cx<'p>, i: &'p Instruction, index: u64) {
+    fn check_watch(&mut self, cx: &mut Cx<'p>, i: &Instruction, index: u64) {
         let Some(mut w) = self.watch.take() else { return };
         // Instructions whose outputs get only the elements their data picks (scatters, skipped
         // gather rows, a predicate) are seen by the bytes changing, never by their AP alone.

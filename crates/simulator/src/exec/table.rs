@@ -40,7 +40,7 @@ use kernels::{
 };
 
 /// A kernel: runs one instruction of its opcode (classified beforehand) in the context.
-pub(crate) type RunFn = for<'p> fn(&mut Cx<'p>, &'p Instruction, &mut Written) -> Res<()>;
+pub(crate) type RunFn = for<'p, 'i> fn(&mut Cx<'p>, &'i Instruction, &mut Written) -> Res<()>;
 
 /// A classifier: decides from an instruction's facts whether its kernel runs it.
 pub(crate) type ClassifyFn = fn(&dyn Facts) -> Verdict;
@@ -138,10 +138,10 @@ pub(crate) const ROWS: &[Row] = &[
     run!(Reciprocal => reciprocal::run, plain, Outputs),
     run!(Save => copy::run, plain, Outputs),
     run!(TensorCopy => copy::run, plain, Outputs),
-    missing!(TensorCopyDynamicSrc, RAW),
-    missing!(TensorCopyDynamicDst, RAW),
+    run!(TensorCopyDynamicSrc => copy::run, plain, Outputs),
+    run!(TensorCopyDynamicDst => copy::run, plain, Outputs),
     run!(IndirectCopy(f) => indirect::indirect_copy, indirect::classify, Picked),
-    run!(TensorReduce(f) => reduce::tensor_reduce, plain, Outputs),
+    run!(TensorReduce(f) => reduce::tensor_reduce, reduce::classify_reduce, Outputs),
     run!(TensorScalar(f) => elementwise::tensor_scalar, plain, Outputs),
     run!(TensorScalarPtr(f) => elementwise::tensor_scalar_ptr, elementwise::classify_ptr, Outputs),
     run!(TensorScalarCache(f) => cache::run, cache::classify, Outputs),

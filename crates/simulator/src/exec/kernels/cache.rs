@@ -23,8 +23,8 @@ use std::marker::PhantomData;
 /// TensorScalarCache: the plain rule, and AddAccumulate (which has no TensorScalarCache
 /// meaning) is refused by validation.
 pub(crate) fn classify(q: &dyn Facts) -> Verdict {
-    if q.yes(Fact::Dynamic) {
-        return Verdict::not_implemented(facts::DYNAMIC);
+    if let Some(v) = facts::classify_offsets(q) {
+        return v;
     }
     if q.get(Fact::Acc) == acc_value(EngineAccumulationType::AddAccumulate) {
         return Verdict::rejected("bir-ir validation: AddAccumulate has no TensorScalarCache meaning");
@@ -88,9 +88,9 @@ impl F32Visitor for Scan<'_> {
 }
 
 /// The initial per-row cache an accumulation type asks for (seed 000 §4; S15).
-fn initial_cache<'p>(
-    cx: &mut Cx<'p>,
-    i: &'p Instruction,
+fn initial_cache(
+    cx: &mut Cx<'_>,
+    i: &Instruction,
     acc: EngineAccumulationType,
     parts: usize,
 ) -> Res<Vec<f32>> {
@@ -134,9 +134,9 @@ fn engine_cache<'c>(cx: &'c Cx<'_>, i: &Instruction) -> &'c [f32] {
 }
 
 /// TensorScalarCache (seed 000 §4).
-pub(crate) fn run<'p>(
-    cx: &mut Cx<'p>,
-    i: &'p Instruction,
+pub(crate) fn run(
+    cx: &mut Cx<'_>,
+    i: &Instruction,
     t: &TensorScalarCacheFields,
     regions: &mut Written,
 ) -> Res<()> {

@@ -89,10 +89,10 @@ fn descriptor_fields(d: &Instruction) -> Option<DmaCopyFields> {
 }
 
 /// DMATrigger (67): fires the block its cursor names (G1, G2).
-pub(crate) fn trigger<'p>(
-    cx: &mut Cx<'p>,
-    i: &'p Instruction,
-    f: &'p DmaTriggerFields,
+pub(crate) fn trigger(
+    cx: &mut Cx<'_>,
+    i: &Instruction,
+    f: &DmaTriggerFields,
     regions: &mut Written,
 ) -> Res<()> {
     let Some(k) = cx.engines.cursors.fire(&i.name, f.dma.queue.as_deref(), &f.dma_blocks) else {
@@ -105,12 +105,7 @@ pub(crate) fn trigger<'p>(
 }
 
 /// A DMABlock met in the instruction stream (G4).
-pub(crate) fn block<'p>(
-    cx: &mut Cx<'p>,
-    i: &'p Instruction,
-    f: &'p DmaBlockFields,
-    regions: &mut Written,
-) -> Res<()> {
+pub(crate) fn block(cx: &mut Cx<'_>, i: &Instruction, f: &DmaBlockFields, regions: &mut Written) -> Res<()> {
     match cx.options.dma_block_in_stream {
         BlockInStream::Skip => Ok(()),
         BlockInStream::Run => run_block(cx, i, f, regions),
@@ -118,8 +113,8 @@ pub(crate) fn block<'p>(
 }
 
 /// SwitchQueueInstance (85) / ResetQueueInstance (86): erase the trigger cursors (G5).
-pub(crate) fn queue_instance<'p>(
-    cx: &mut Cx<'p>,
+pub(crate) fn queue_instance(
+    cx: &mut Cx<'_>,
     i: &Instruction,
     f: &QueueInstanceFields,
     _regions: &mut Written,
@@ -150,19 +145,19 @@ fn block_named<'p>(cx: &mut Cx<'p>, name: &str) -> Res<&'p Instruction> {
 
 /// Runs a block's descriptors in list order, each as its DMACopy twin; a fault is located
 /// at the block and the descriptor (G51).
-fn run_block<'p>(
-    cx: &mut Cx<'p>,
-    block: &'p Instruction,
-    b: &'p DmaBlockFields,
-    regions: &mut Written,
-) -> Res<()> {
+fn run_block(cx: &mut Cx<'_>, block: &Instruction, b: &DmaBlockFields, regions: &mut Written) -> Res<()> {
     for (index, d) in b.descriptors.iter().enumerate() {
         // Each descriptor is classified as it runs, like an instruction, by its table row's
         // classifier (`classify_descriptor` with its twin mode).
         let r = match descriptor_fields(d) {
             Some(f) => match classify_descriptor(f.mode, &InstFacts::new(d, cx.f, true)).fault(d.opcode()) {
                 Some(cause) => Err(cause.into()),
-                None => cx.ensure_buffers(d).and_then(|()| cx.dma_copy(d, &f, regions)),
+                None => cx.ensure_buffers(d).and_then(|()| {
+                    // Scalar offsets resolve as an instruction's do (kit::offsets; descriptors
+                    // run with oob_is_err true, so none is tolerated).
+                    let resolved = cx.resolve_offsets(d)?;
+                    cx.dma_copy(resolved.inst.as_ref().unwrap_or(d), &f, regions)
+                }),
             },
             None => bug("validation admits only DMADescriptor* in a DMABlock"),
         };

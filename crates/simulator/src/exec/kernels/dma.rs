@@ -7,12 +7,7 @@ use bir_ir::ops::DmaCopyFields;
 use bir_ir::{BirEnum, CopyMode, Instruction};
 
 /// Runs a DMACopy in its mode.
-pub(crate) fn run<'p>(
-    cx: &mut Cx<'p>,
-    i: &'p Instruction,
-    f: &DmaCopyFields,
-    regions: &mut Written,
-) -> Res<()> {
+pub(crate) fn run(cx: &mut Cx<'_>, i: &Instruction, f: &DmaCopyFields, regions: &mut Written) -> Res<()> {
     cx.dma_copy(i, f, regions)
 }
 

@@ -474,8 +474,8 @@ pub(crate) fn is_bitvec(ops: &[AluOp]) -> bool {
 /// scalar-tensor-tensor, scan, any `acc`) runs in the domain its flags and ops pick (fidelity
 /// S3, T1-T5), except a scan with scalar-tensor-tensor (a bad-field fault, T6).
 pub(crate) fn classify_ptr(q: &dyn Facts) -> Verdict {
-    if q.yes(Fact::Dynamic) {
-        return Verdict::not_implemented(facts::DYNAMIC);
+    if let Some(v) = facts::classify_offsets(q) {
+        return v;
     }
     let scan = q.yes(Fact::Scan);
     if scan && q.yes(Fact::ScalarTensorTensor) {
@@ -501,7 +501,7 @@ fn op_error(field: &'static str) -> impl FnOnce(numerics::NumericsError) -> Stop
 
 /// An fp32 immediate in `domain`: as is, RNE-saturated to int32, or by the 64-bit path's
 /// float conversion (re-facts §2).
-fn scalar_one<'p>(cx: &Cx<'p>, c: f32, domain: Domain) -> Res<ScalarSet> {
+fn scalar_one(cx: &Cx<'_>, c: f32, domain: Domain) -> Res<ScalarSet> {
     Ok(match domain {
         Domain::F32 => ScalarSet { f: Scalars::One(c), ..ScalarSet::absent() },
         Domain::I32 => {
@@ -517,13 +517,7 @@ fn scalar_one<'p>(cx: &Cx<'p>, c: f32, domain: Domain) -> Res<ScalarSet> {
 }
 
 /// A scalar operand (`ins[k]`) in a domain, for `total` data elements.
-fn scalars<'p>(
-    cx: &mut Cx<'p>,
-    i: &'p Instruction,
-    k: usize,
-    domain: Domain,
-    total: usize,
-) -> Res<ScalarSet> {
+fn scalars(cx: &mut Cx<'_>, i: &Instruction, k: usize, domain: Domain, total: usize) -> Res<ScalarSet> {
     let Some(op) = i.ins.get(k) else { return Ok(ScalarSet::absent()) };
     if let Operand::Imm { value, .. } = op {
         return scalar_one(cx, value.as_f64() as f32, domain);
@@ -565,9 +559,9 @@ fn scalars<'p>(
 }
 
 /// Runs the two stages over the instruction's data in `domain` and writes the output.
-fn two_stages<'p>(
-    cx: &mut Cx<'p>,
-    i: &'p Instruction,
+fn two_stages(
+    cx: &mut Cx<'_>,
+    i: &Instruction,
     domain: Domain,
     stages: [(AluOp, ScalarSet, bool); 2],
     regions: &mut Written,
@@ -674,8 +668,8 @@ fn two_stages<'p>(
 /// (fp32, bf16, the FP8 formats) and single contiguous runs. Returns false when that does not
 /// apply.
 #[expect(clippy::too_many_arguments, reason = "the two stages' fields")]
-fn tensor_scalar_direct<'p>(
-    cx: &mut Cx<'p>,
+fn tensor_scalar_direct(
+    cx: &mut Cx<'_>,
     inp: Arg<'_>,
     out: Arg<'_>,
     op0: AluOp,
@@ -724,8 +718,8 @@ fn tensor_scalar_direct<'p>(
 /// each a single contiguous run, and either the output in a buffer neither input lives in, or
 /// all three the same AP (`out = op(out, out)` in place). One fused pass per op over chunks of
 /// the output, in parallel. Returns false when that does not apply.
-fn tensor_tensor_direct<'p>(
-    cx: &mut Cx<'p>,
+fn tensor_tensor_direct(
+    cx: &mut Cx<'_>,
     a: Arg<'_>,
     b: Arg<'_>,
     out: Arg<'_>,
@@ -771,9 +765,9 @@ fn tensor_tensor_direct<'p>(
 }
 
 /// TensorScalar: immediates `const0`/`const1` (seed 000 §2.2).
-pub(crate) fn tensor_scalar<'p>(
-    cx: &mut Cx<'p>,
-    i: &'p Instruction,
+pub(crate) fn tensor_scalar(
+    cx: &mut Cx<'_>,
+    i: &Instruction,
     t: &TensorScalarFields,
     regions: &mut Written,
 ) -> Res<()> {
@@ -787,9 +781,9 @@ pub(crate) fn tensor_scalar<'p>(
 /// instruction selects (S3, T1). The plain form runs the shared two stages; `apply_transpose`,
 /// `is_scalar_tensor_tensor`, `is_tensor_tensor_scan` and the accumulating `acc` values run
 /// over the whole tensor in that domain (docs/fidelity.md D15, T1–T6).
-pub(crate) fn tensor_scalar_ptr<'p>(
-    cx: &mut Cx<'p>,
-    i: &'p Instruction,
+pub(crate) fn tensor_scalar_ptr(
+    cx: &mut Cx<'_>,
+    i: &Instruction,
     t: &TensorScalarPtrFields,
     regions: &mut Written,
 ) -> Res<()> {
@@ -824,7 +818,7 @@ pub(crate) fn tensor_scalar_ptr<'p>(
 
 /// `ins[k]` of a form that needs a full tensor there (the scalar-tensor-tensor operand1, the
 /// scan's data1): an AP, else a located `shape` fault (validation checks only `ins[0]`).
-fn tensor_operand<'p>(cx: &Cx<'p>, i: &'p Instruction, k: usize, want: &'static str) -> Res<Arg<'p>> {
+fn tensor_operand<'p>(cx: &Cx<'_>, i: &'p Instruction, k: usize, want: &'static str) -> Res<Arg<'p>> {
     match i.in_ap(k) {
         Some(ap) => Ok(cx.arg(Slot::In(k), ap)),
         None => fault(FaultCause::OperandKind { slot: Slot::In(k), want }),
@@ -849,9 +843,9 @@ fn transpose_shape(inp: Arg<'_>) -> Res<(usize, usize)> {
 /// partition-transposed with StreamTranspose's mapping, as TensorReduce's), the
 /// scalar-tensor-tensor second stage `op1(t, ins[2])` with a full tensor, and the
 /// accumulating `acc` values through the shared accumulate.
-fn tensor_scalar_ptr_f32<'p>(
-    cx: &mut Cx<'p>,
-    i: &'p Instruction,
+fn tensor_scalar_ptr_f32(
+    cx: &mut Cx<'_>,
+    i: &Instruction,
     t: &TensorScalarPtrFields,
     acc: Option<EngineAccumulationType>,
     regions: &mut Written,
@@ -897,9 +891,9 @@ fn tensor_scalar_ptr_f32<'p>(
 /// each element `r = op1(op0(data0, r), data1)`, `reverse0` swapping op0's operands and
 /// `reverse1` making data1 op1's left operand; every `r` written (or accumulated). With
 /// `apply_transpose`, data0 alone is transposed first (T2).
-fn tensor_tensor_scan<'p>(
-    cx: &mut Cx<'p>,
-    i: &'p Instruction,
+fn tensor_tensor_scan(
+    cx: &mut Cx<'_>,
+    i: &Instruction,
     t: &TensorScalarPtrFields,
     acc: Option<EngineAccumulationType>,
     regions: &mut Written,
@@ -940,9 +934,9 @@ fn tensor_tensor_scan<'p>(
 /// words permuted (no fp32 step); then the stages (the second against a full `ins[2]` tensor
 /// for scalar-tensor-tensor) or the scan against `ins[1]`, in `ts_int_ops` / `ta_ops`; the
 /// result written or accumulated (wrapping) through the shared accumulate.
-fn tensor_scalar_ptr_int<'p, D: IntDomain>(
-    cx: &mut Cx<'p>,
-    i: &'p Instruction,
+fn tensor_scalar_ptr_int<D: IntDomain>(
+    cx: &mut Cx<'_>,
+    i: &Instruction,
     t: &TensorScalarPtrFields,
     acc: Option<EngineAccumulationType>,
     regions: &mut Written,
@@ -1009,9 +1003,9 @@ fn tensor_scalar_ptr_int<'p, D: IntDomain>(
 
 /// TensorTensor: `out = op(in0, in1)`, optionally accumulated into the output (seed 000 §2.3;
 /// `acc` Accumulate, AddAccumulate, LoadAccumulate add, the others overwrite: fidelity S5, L1).
-pub(crate) fn tensor_tensor<'p>(
-    cx: &mut Cx<'p>,
-    i: &'p Instruction,
+pub(crate) fn tensor_tensor(
+    cx: &mut Cx<'_>,
+    i: &Instruction,
     t: &TensorTensorFields,
     regions: &mut Written,
 ) -> Res<()> {

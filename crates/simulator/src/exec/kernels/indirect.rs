@@ -23,13 +23,15 @@ use bir_ir::{Instruction, MemoryReductionOp, Opcode};
 use indirection::plan::{self, GenericDim, GenericGeometry, Step, Table, Wrap};
 use indirection::{Addressing, Direction, Entry, IndirectError, decode};
 
-/// The indirect ops: an operand whose AP dtype differs from its memory's, or with a dynamic
-/// offset, is not implemented yet.
+/// The indirect ops: scalar dynamic offsets run (the floor resolves them,
+/// `facts::classify_offsets`); an operand whose AP dtype differs from its memory's is not
+/// implemented yet.
 pub(crate) fn classify(q: &dyn Facts) -> Verdict {
-    if q.yes(Fact::Dynamic) || q.yes(Fact::StorageCast) {
-        return Verdict::not_implemented(
-            "indirect operands whose AP dtype differs from their memory's (or with a dynamic offset)",
-        );
+    if let Some(v) = crate::exec::kit::facts::classify_offsets(q) {
+        return v;
+    }
+    if q.yes(Fact::StorageCast) {
+        return Verdict::not_implemented("indirect operands whose AP dtype differs from their memory's");
     }
     Verdict::runs("")
 }
@@ -51,7 +53,7 @@ fn wrap_of(w: Option<IndirectWrap>) -> Option<Wrap> {
 }
 
 /// Indirect operands are read and written in their memory's own dtype (runAP asserts it).
-fn same_storage<'p>(cx: &Cx<'p>, args: &[Arg<'_>]) -> Res<()> {
+fn same_storage(cx: &Cx<'_>, args: &[Arg<'_>]) -> Res<()> {
     if args.iter().any(|a| !cx.uncast(a.ap) || a.ap.dynamic.is_some()) {
         return unclassified(
             "indirect operands whose AP dtype differs from their memory's (or with a dynamic offset)",
@@ -72,7 +74,7 @@ enum Decode {
 }
 
 /// Reads index operand `a` and decodes it into scratch list `slot`.
-fn indices<'p>(cx: &mut Cx<'p>, a: Arg<'_>, slot: usize, how: Decode) -> Res<Vec<u64>> {
+fn indices(cx: &mut Cx<'_>, a: Arg<'_>, slot: usize, how: Decode) -> Res<Vec<u64>> {
     let mut bytes = cx.pool.take();
     let r = cx.read(a, a.ap.dtype, &mut bytes);
     let mut out = cx.scratch.idx.get_mut(slot).map(std::mem::take).unwrap_or_default();
@@ -99,14 +101,14 @@ fn indices<'p>(cx: &mut Cx<'p>, a: Arg<'_>, slot: usize, how: Decode) -> Res<Vec
 
 /// The reused plan buffer, emptied, with room for `n` steps reserved fallibly (the plan
 /// builders then push within capacity).
-fn plan_buffer<'p>(cx: &mut Cx<'p>, n: usize) -> Res<Vec<Step>> {
+fn plan_buffer(cx: &mut Cx<'_>, n: usize) -> Res<Vec<Step>> {
     let mut steps = std::mem::take(&mut cx.scratch.plan);
     steps.clear();
     crate::alloc::reserve(&mut steps, n)?;
     Ok(steps)
 }
 
-fn give_indices<'p>(cx: &mut Cx<'p>, slot: usize, v: Vec<u64>) {
+fn give_indices(cx: &mut Cx<'_>, slot: usize, v: Vec<u64>) {
     while cx.scratch.idx.len() <= slot {
         cx.scratch.idx.push(Vec::new());
     }
@@ -116,7 +118,7 @@ fn give_indices<'p>(cx: &mut Cx<'p>, slot: usize, v: Vec<u64>) {
 /// The table of an IndirectLoad/Save/SaveAccumulate: entry r is the `len` contiguous elements
 /// from `offset + r·step` (step: the table AP's final-level step, or IndirectSaveAccumulate's
 /// `entry_step_elements`), bounded only by the table's location (seed 000 §6.1/§6.3; I2, I4).
-fn table_of<'p>(cx: &Cx<'p>, t: Arg<'_>, step: Option<i64>, len: usize) -> Res<Table> {
+fn table_of(cx: &Cx<'_>, t: Arg<'_>, step: Option<i64>, len: usize) -> Res<Table> {
     let Some(last) = t.ap.pairs.last() else { return bug("a validated table AP has no levels") };
     let size = t.ap.dtype.size();
     let capacity = cx.memory.layout(t.ap.loc).capacity(size);
@@ -124,8 +126,8 @@ fn table_of<'p>(cx: &Cx<'p>, t: Arg<'_>, step: Option<i64>, len: usize) -> Res<T
 }
 
 /// Gathers `plan` from the table into `dst` (rows of `entry.len()` elements in AP order).
-fn run_gather<'p>(
-    cx: &mut Cx<'p>,
+fn run_gather(
+    cx: &mut Cx<'_>,
     table: Arg<'_>,
     table_map: Option<&[i64]>,
     entry: Entry<'_>,
@@ -204,8 +206,8 @@ fn run_gather<'p>(
 
 /// Writes the planned rows of `flat` (dst rows of `len` elements, AP order) into `dst`
 /// element by element in plan order (a destination that revisits elements: last writer wins).
-fn write_rows<'p>(
-    cx: &mut Cx<'p>,
+fn write_rows(
+    cx: &mut Cx<'_>,
     dst: Arg<'_>,
     flat: &[u8],
     len: usize,
@@ -233,13 +235,13 @@ fn write_rows<'p>(
     Ok(())
 }
 
-fn memory_same<'p>(cx: &Cx<'p>, a: Arg<'_>, b: Arg<'_>) -> bool {
+fn memory_same(cx: &Cx<'_>, a: Arg<'_>, b: Arg<'_>) -> bool {
     cx.memory.same_buffer(a.ap.loc, b.ap.loc)
 }
 
 /// Scatters `values` (rows of `entry.len()` elements in AP order) into the plan's entries.
-fn run_scatter<'p>(
-    cx: &mut Cx<'p>,
+fn run_scatter(
+    cx: &mut Cx<'_>,
     values: Arg<'_>,
     entry: Entry<'_>,
     table: Arg<'_>,
@@ -308,9 +310,9 @@ fn run_scatter<'p>(
 }
 
 /// IndirectLoad (43): dst row j ← table entry idx[j] (seed 000 §6.2; I1–I4).
-pub(crate) fn indirect_load<'p>(
-    cx: &mut Cx<'p>,
-    i: &'p Instruction,
+pub(crate) fn indirect_load(
+    cx: &mut Cx<'_>,
+    i: &Instruction,
     f: &IndirectFields,
     regions: &mut Written,
 ) -> Res<()> {
@@ -329,9 +331,9 @@ pub(crate) fn indirect_load<'p>(
 }
 
 /// IndirectSave (45): table entry idx[j] ← values row j, last writer wins.
-pub(crate) fn indirect_save<'p>(
-    cx: &mut Cx<'p>,
-    i: &'p Instruction,
+pub(crate) fn indirect_save(
+    cx: &mut Cx<'_>,
+    i: &Instruction,
     f: &IndirectFields,
     regions: &mut Written,
 ) -> Res<()> {
@@ -352,9 +354,9 @@ pub(crate) fn indirect_save<'p>(
 }
 
 /// IndirectSaveAccumulate (46): the 2-D slot build, entry-major, then copy or add (I5, I6).
-pub(crate) fn indirect_save_accumulate<'p>(
-    cx: &mut Cx<'p>,
-    i: &'p Instruction,
+pub(crate) fn indirect_save_accumulate(
+    cx: &mut Cx<'_>,
+    i: &Instruction,
     f: &IndirectSaveAccumulateFields,
     regions: &mut Written,
 ) -> Res<()> {
@@ -384,9 +386,9 @@ pub(crate) fn indirect_save_accumulate<'p>(
 }
 
 /// GenericIndirectLoad (42) / GenericIndirectSave (44): Σ coef·idx per entry (I7, I8).
-pub(crate) fn generic_indirect<'p>(
-    cx: &mut Cx<'p>,
-    i: &'p Instruction,
+pub(crate) fn generic_indirect(
+    cx: &mut Cx<'_>,
+    i: &Instruction,
     f: &GenericIndirectFields,
     regions: &mut Written,
 ) -> Res<()> {
@@ -453,9 +455,9 @@ pub(crate) fn generic_indirect<'p>(
 /// IndirectCopy (26): 16-partition blocks, column-major index lists; an index is an element
 /// offset into the partition's own source and moves E = the dst AP's innermost num elements
 /// (NKI local_gather's `num_elem_per_idx`; I9, I10).
-pub(crate) fn indirect_copy<'p>(
-    cx: &mut Cx<'p>,
-    i: &'p Instruction,
+pub(crate) fn indirect_copy(
+    cx: &mut Cx<'_>,
+    i: &Instruction,
     f: &IndirectCopyFields,
     regions: &mut Written,
 ) -> Res<()> {
@@ -483,7 +485,7 @@ pub(crate) fn indirect_copy<'p>(
 }
 
 /// Gather (92): within-partition element gather (I11).
-pub(crate) fn gather<'p>(cx: &mut Cx<'p>, i: &'p Instruction, regions: &mut Written) -> Res<()> {
+pub(crate) fn gather(cx: &mut Cx<'_>, i: &Instruction, regions: &mut Written) -> Res<()> {
     let (src, idx, dst) = (cx.input(i, 0)?, cx.input(i, 1)?, cx.output(i, 0)?);
     let (parts, src_per) = src.shape()?;
     let ix = indices(cx, idx, 0, Decode::Local(decode::GATHER_INDEX))?;
@@ -498,8 +500,8 @@ pub(crate) fn gather<'p>(cx: &mut Cx<'p>, i: &'p Instruction, regions: &mut Writ
 
 /// The local gathers: the source is addressed in its own AP order (plan starts are flat
 /// source element numbers).
-fn local_gather<'p>(
-    cx: &mut Cx<'p>,
+fn local_gather(
+    cx: &mut Cx<'_>,
     src: Arg<'_>,
     dst: Arg<'_>,
     len: usize,

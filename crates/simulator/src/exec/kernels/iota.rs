@@ -96,12 +96,7 @@ fn affine_for(out: Arg<'_>, g: &AffinePattern, vals: &mut Vec<i32>) -> Res<()> {
 }
 
 /// Iota (§5.4).
-pub(crate) fn iota<'p>(
-    cx: &mut Cx<'p>,
-    i: &'p Instruction,
-    f: &IotaFields,
-    regions: &mut Written,
-) -> Res<()> {
+pub(crate) fn iota(cx: &mut Cx<'_>, i: &Instruction, f: &IotaFields, regions: &mut Written) -> Res<()> {
     let out = cx.output(i, 0)?;
     if out.ap.dtype == Dtype::Int32 && iota_direct(cx, out, &f.generator, regions)? {
         return Ok(());
@@ -120,7 +115,7 @@ pub(crate) fn iota<'p>(
 /// output buffer, rows split across threads. The same values as [`affine_values`], in
 /// wrapping i32 arithmetic (truncating i64 wrap-around to 32 bits commutes with + and ·).
 /// Returns false when the output is not of that form (the general path then runs).
-fn iota_direct<'p>(cx: &mut Cx<'p>, out: Arg<'_>, g: &AffinePattern, regions: &mut Written) -> Res<bool> {
+fn iota_direct(cx: &mut Cx<'_>, out: Arg<'_>, g: &AffinePattern, regions: &mut Written) -> Res<bool> {
     let Some(r) = cx.contiguous(out)? else { return Ok(false) };
     let (parts, free) = out.shape()?;
     let [(sw, nw), (sz, nz), (sy, ny), (sx, nx)] = wzyx(g);
@@ -162,9 +157,9 @@ fn iota_direct<'p>(cx: &mut Cx<'p>, out: Arg<'_>, g: &AffinePattern, regions: &m
 }
 
 /// TensorScalarAffineSelect (§5.4): `out = cmp(v, 0) ? in : fill_value`.
-pub(crate) fn affine_select<'p>(
-    cx: &mut Cx<'p>,
-    i: &'p Instruction,
+pub(crate) fn affine_select(
+    cx: &mut Cx<'_>,
+    i: &Instruction,
     f: &AffineSelectFields,
     regions: &mut Written,
 ) -> Res<()> {

@@ -17,22 +17,17 @@ use bir_ir::ops::MemsetFields;
 use bir_ir::{BirEnum, EngineType, Instruction, MemsetMode};
 
 /// Memset (10): the constant fill or the random one, by `mode`.
-pub(crate) fn run<'p>(
-    cx: &mut Cx<'p>,
-    i: &'p Instruction,
-    m: &MemsetFields,
-    regions: &mut Written,
-) -> Res<()> {
+pub(crate) fn run(cx: &mut Cx<'_>, i: &Instruction, m: &MemsetFields, regions: &mut Written) -> Res<()> {
     match m.mode {
         MemsetMode::Random => memset_random(cx, i, m, regions),
         _ => memset(cx, i, m, regions),
     }
 }
 
-/// Memset runs every mode; an operand with a dynamic offset is not implemented yet.
+/// Memset runs every mode, scalar dynamic offsets included (`facts::classify_offsets`).
 pub(crate) fn classify(q: &dyn Facts) -> Verdict {
-    if q.yes(Fact::Dynamic) {
-        return Verdict::not_implemented(facts::DYNAMIC);
+    if let Some(v) = facts::classify_offsets(q) {
+        return v;
     }
     match MemsetMode::ALL.get(usize::from(q.get(Fact::MemsetMode))) {
         Some(MemsetMode::Random) => Verdict::runs("the MT19937-64 / Xorwow generators"),
@@ -43,7 +38,7 @@ pub(crate) fn classify(q: &dyn Facts) -> Verdict {
 /// Memset in Const mode: every element gets the low `dtype size` bytes of `constant` (seed 000 §5.4).
 /// A single contiguous run in memory of its own dtype is filled in place (split across
 /// threads); any other output goes through a pooled buffer.
-fn memset<'p>(cx: &mut Cx<'p>, i: &'p Instruction, m: &MemsetFields, regions: &mut Written) -> Res<()> {
+fn memset(cx: &mut Cx<'_>, i: &Instruction, m: &MemsetFields, regions: &mut Written) -> Res<()> {
     let out = cx.output(i, 0)?;
     let size = out.ap.dtype.size();
     let word = u64::from(m.constant).to_le_bytes();
@@ -80,12 +75,7 @@ fn memset<'p>(cx: &mut Cx<'p>, i: &'p Instruction, m: &MemsetFields, regions: &m
 }
 /// Memset in Random mode: random bits in every element (D6), from the Pool engine's
 /// per-partition Xorwow or else the host MT19937-64.
-fn memset_random<'p>(
-    cx: &mut Cx<'p>,
-    i: &'p Instruction,
-    m: &MemsetFields,
-    regions: &mut Written,
-) -> Res<()> {
+fn memset_random(cx: &mut Cx<'_>, i: &Instruction, m: &MemsetFields, regions: &mut Written) -> Res<()> {
     let out = cx.output(i, 0)?;
     let dt = out.ap.dtype;
     let (parts, free) = out.shape()?;

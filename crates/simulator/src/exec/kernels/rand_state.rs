@@ -7,7 +7,7 @@ use bir_ir::{Dtype, Instruction, Number, Operand};
 
 /// SetRandState: `ins[0]` (an immediate or a one-element AP, as uint64) reseeds the host
 /// generator and resets the Pool rows (D7).
-pub(crate) fn run<'p>(cx: &mut Cx<'p>, i: &'p Instruction, _regions: &mut Written) -> Res<()> {
+pub(crate) fn run(cx: &mut Cx<'_>, i: &Instruction, _regions: &mut Written) -> Res<()> {
     let seed = match i.ins.first() {
         Some(Operand::Imm { value, .. }) => match *value {
             Number::Int(v) => v as u64,

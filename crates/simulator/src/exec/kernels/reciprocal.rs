@@ -9,7 +9,7 @@ use crate::exec::kit::{Cx, Res, Written};
 use bir_ir::Instruction;
 
 /// Runs one Reciprocal.
-pub(crate) fn run<'p>(cx: &mut Cx<'p>, i: &'p Instruction, regions: &mut Written) -> Res<()> {
+pub(crate) fn run(cx: &mut Cx<'_>, i: &Instruction, regions: &mut Written) -> Res<()> {
     let (src, dst) = (cx.input(i, 0)?, cx.output(i, 0)?);
     let mut v = cx.pool.take_f32();
     let r = cx.read_f32(src, &mut v).and_then(|()| {

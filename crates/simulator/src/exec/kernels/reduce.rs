@@ -8,6 +8,7 @@
 //! LoadAccumulate: docs/fidelity.md S6, L1) adds the negated fold into what the output holds
 //! through the shared accumulate; absent, Idle, Zero and ZeroAccumulate overwrite.
 
+use crate::exec::kit::facts::{self, Fact, Facts, Verdict};
 use crate::exec::kit::{Arg, Cx, Parallelism, Res, Written, adds, fault};
 use crate::fault::FaultCause;
 use bir_ir::ops::{PoolFields, TensorReduceFields};
@@ -230,21 +231,30 @@ impl I32Visitor for FoldI32<'_> {
     }
 }
 
+/// TensorReduce: scalar dynamic offsets run (the floor resolves them, `facts::classify_offsets`), but
+/// an input carrying one needs `axis` X (seed 000 §3.1: "Indirection is only allowed for
+/// AxisListType::X" + "num_dims == 1"; validation refuses the rest, D19).
+pub(crate) fn classify_reduce(q: &dyn Facts) -> Verdict {
+    if let Some(v) = facts::classify_offsets(q) {
+        return v;
+    }
+    if !q.yes(Fact::AxisX) && q.get(Fact::SrcOffset) != facts::OFFSET_NONE {
+        return Verdict::rejected(
+            "bir-ir validation: an indirect input with an axis other than X (seed 000 §3.1: \"Indirection is only allowed for AxisListType::X\")",
+        );
+    }
+    Verdict::runs("")
+}
+
 /// TensorReduce: fold the `axis` dims, divide-first average, negate after the fold, then
 /// accumulate into the output when `acc` adds (seed 000 §3.1; fidelity L1) or write it.
-pub(crate) fn tensor_reduce<'p>(
-    cx: &mut Cx<'p>,
-    i: &'p Instruction,
+pub(crate) fn tensor_reduce(
+    cx: &mut Cx<'_>,
+    i: &Instruction,
     t: &TensorReduceFields,
     regions: &mut Written,
 ) -> Res<()> {
     let (inp, out) = (cx.input(i, 0)?, cx.output(i, 0)?);
-    if inp.ap.dynamic.is_some() && t.axis != AxisListType::X {
-        return fault(FaultCause::BadField {
-            field: "axis",
-            why: "Indirection is only allowed for AxisListType::X",
-        });
-    }
     if t.axis.is_cross_partition() {
         if !matches!(
             t.op,
@@ -330,8 +340,8 @@ pub(crate) fn tensor_reduce<'p>(
 }
 
 /// Negate after the fold, then accumulate into the output or write (seed 000 §3.1).
-fn finish_reduce<'p>(
-    cx: &mut Cx<'p>,
+fn finish_reduce(
+    cx: &mut Cx<'_>,
     out: Arg<'_>,
     mut res: Vec<f32>,
     t: &TensorReduceFields,
@@ -345,12 +355,7 @@ fn finish_reduce<'p>(
 
 /// Pool: a window of the X and Y dims; Max from −FLT_MAX with `fmaxf`, Avg as an SSE 4-lane
 /// sum times 1/N (seed 000 §3.2).
-pub(crate) fn pool<'p>(
-    cx: &mut Cx<'p>,
-    i: &'p Instruction,
-    p: &PoolFields,
-    regions: &mut Written,
-) -> Res<()> {
+pub(crate) fn pool(cx: &mut Cx<'_>, i: &Instruction, p: &PoolFields, regions: &mut Written) -> Res<()> {
     let (inp, out) = (cx.input(i, 0)?, cx.output(i, 0)?);
     let window = pool_window(inp.ap);
     let mut v = cx.pool.take_f32();

@@ -33,8 +33,8 @@ use numerics::alu::{fmaxf, fminf};
 /// CopyPredicated : the side output's fold (packed x4 outputs run lane by
 /// lane, K1).
 pub(crate) fn classify_copy_predicated(q: &dyn Facts) -> Verdict {
-    if q.yes(Fact::Dynamic) {
-        return Verdict::not_implemented(facts::DYNAMIC);
+    if let Some(v) = facts::classify_offsets(q) {
+        return v;
     }
     if !q.yes(Fact::SideOutput) {
         return Verdict::runs("");
@@ -74,14 +74,7 @@ const VALUES: &str = "every operand holds one value per output value (4 per x4 c
 
 /// `ins[k]` as `n` values of `dt` (K1: elements × lanes): an AP read converted, or an
 /// immediate broadcast to every lane.
-fn operand_as<'p>(
-    cx: &mut Cx<'p>,
-    i: &'p Instruction,
-    k: usize,
-    dt: Dtype,
-    n: usize,
-    out: &mut Vec<u8>,
-) -> Res<()> {
+fn operand_as(cx: &mut Cx<'_>, i: &Instruction, k: usize, dt: Dtype, n: usize, out: &mut Vec<u8>) -> Res<()> {
     let slot = Slot::In(k);
     match i.ins.get(k) {
         Some(Operand::Imm { value, .. }) => {
@@ -103,7 +96,7 @@ fn operand_as<'p>(
 }
 
 /// Select (§5.5): `ins` = [pred, on_true, on_false], elementwise over values (K1).
-pub(crate) fn select<'p>(cx: &mut Cx<'p>, i: &'p Instruction, regions: &mut Written) -> Res<()> {
+pub(crate) fn select(cx: &mut Cx<'_>, i: &Instruction, regions: &mut Written) -> Res<()> {
     let out = cx.output(i, 0)?;
     let dt = out.ap.dtype;
     let n = out.values()?;
@@ -134,9 +127,9 @@ pub(crate) fn select<'p>(cx: &mut Cx<'p>, i: &'p Instruction, regions: &mut Writ
 
 /// CopyPredicated (§5.5): `ins` = [src, pred], elementwise over values (K1); the merge is
 /// in the output memory's bits ([`Cx::write_where`]).
-pub(crate) fn copy_predicated<'p>(
-    cx: &mut Cx<'p>,
-    i: &'p Instruction,
+pub(crate) fn copy_predicated(
+    cx: &mut Cx<'_>,
+    i: &Instruction,
     fields: &CopyPredicatedFields,
     regions: &mut Written,
 ) -> Res<()> {
@@ -220,9 +213,9 @@ pub(crate) fn copy_predicated<'p>(
 /// (an x4 row's lane values container by container, lanes low to high: K1) in fp32 (`⊕` = add, mult, or glibc `fmaxf`/`fminf`; an empty row gives the identity), then
 /// `outs[1][p] ← fold` (acc absent, Idle, Zero, ZeroAccumulate) or `outs[1][p] += fold`
 /// through the shared accumulate (Accumulate, AddAccumulate, LoadAccumulate: L1).
-fn copy_predicated_reduce<'p>(
-    cx: &mut Cx<'p>,
-    i: &'p Instruction,
+fn copy_predicated_reduce(
+    cx: &mut Cx<'_>,
+    i: &Instruction,
     op: AluOp,
     acc: Option<EngineAccumulationType>,
     regions: &mut Written,

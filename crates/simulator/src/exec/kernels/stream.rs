@@ -195,8 +195,8 @@ fn transpose_rows(
 /// StreamShuffle / StreamTranspose: the plain rule; a cast between their operands is refused by
 /// validation.
 pub(crate) fn classify(q: &dyn Facts) -> Verdict {
-    if q.yes(Fact::Dynamic) {
-        return Verdict::not_implemented(facts::DYNAMIC);
+    if let Some(v) = facts::classify_offsets(q) {
+        return v;
     }
     if q.yes(Fact::InOutDiffer) {
         return Verdict::rejected("bir-ir validation: the stream ops do not cast");
@@ -210,9 +210,9 @@ fn no_cast<T>(what: &'static str) -> Res<T> {
 }
 
 /// StreamShuffle (§5.3).
-pub(crate) fn shuffle<'p>(
-    cx: &mut Cx<'p>,
-    i: &'p Instruction,
+pub(crate) fn shuffle(
+    cx: &mut Cx<'_>,
+    i: &Instruction,
     f: &StreamShuffleFields,
     regions: &mut Written,
 ) -> Res<()> {
@@ -272,7 +272,7 @@ pub(crate) fn shuffle<'p>(
 
 /// The byte ranges of an AP's first `rows` partition rows when each is one contiguous run of
 /// `elems` elements in memory of the AP's own dtype (a 2-level AP with a unit inner step).
-fn row_ranges<'p>(cx: &Cx<'p>, a: Arg<'_>, rows: usize, elems: usize) -> Option<Vec<std::ops::Range<usize>>> {
+fn row_ranges(cx: &Cx<'_>, a: Arg<'_>, rows: usize, elems: usize) -> Option<Vec<std::ops::Range<usize>>> {
     let ap = a.ap;
     if ap.dynamic.is_some() || !cx.uncast(ap) || ap.pairs.len() != 2 || ap.pairs[1].step != 1 || elems == 0 {
         return None;
@@ -297,8 +297,8 @@ fn row_ranges<'p>(cx: &Cx<'p>, a: Arg<'_>, rows: usize, elems: usize) -> Option<
 
 /// StreamShuffle row by row straight from the source buffer into a different destination
 /// buffer, when both APs' rows are contiguous runs. Returns false when that does not apply.
-fn shuffle_direct<'p>(
-    cx: &mut Cx<'p>,
+fn shuffle_direct(
+    cx: &mut Cx<'_>,
     src: Arg<'_>,
     dst: Arg<'_>,
     plan: &[Option<usize>],
@@ -340,8 +340,8 @@ fn shuffle_direct<'p>(
 /// StreamTranspose straight from the source buffer into a different destination buffer
 /// ([`transpose_rows`]) when both APs are contiguous rows and the swap rewrites the
 /// destination whole (equal shapes, multiples of 32). Returns false when that does not apply.
-fn transpose_direct<'p>(
-    cx: &mut Cx<'p>,
+fn transpose_direct(
+    cx: &mut Cx<'_>,
     src: Arg<'_>,
     dst: Arg<'_>,
     (ip, ie, dp, oe): (usize, usize, usize, usize),
@@ -379,7 +379,7 @@ fn transpose_direct<'p>(
 }
 
 /// StreamTranspose (§5.3).
-pub(crate) fn transpose<'p>(cx: &mut Cx<'p>, i: &'p Instruction, regions: &mut Written) -> Res<()> {
+pub(crate) fn transpose(cx: &mut Cx<'_>, i: &Instruction, regions: &mut Written) -> Res<()> {
     let (src, dst) = (cx.input(i, 0)?, cx.output(i, 0)?);
     if src.ap.dtype != dst.ap.dtype {
         return no_cast("StreamTranspose does not support cast");

@@ -6,11 +6,11 @@ use super::{Arg, Cx, Res, Written, pieces};
 use crate::memory::Touch;
 use bir_ir::Instruction;
 
-impl<'p> Cx<'p> {
+impl Cx<'_> {
     /// `doCopy`: a strided/broadcast copy with cast-on-copy. Disjoint operands go piece by piece
     /// through a reused buffer; overlapping ones read the whole source first (§5.1:
     /// `tmp = read(srcAP); write(dstAP, tmp)`).
-    pub(crate) fn copy(&mut self, i: &'p Instruction, regions: &mut Written) -> Res<()> {
+    pub(crate) fn copy(&mut self, i: &Instruction, regions: &mut Written) -> Res<()> {
         let (src, dst) = (self.input(i, 0)?, self.output(i, 0)?);
         if self.dies_here(src.ap.loc) && self.move_whole(src, dst, regions)? {
             return Ok(());

@@ -34,8 +34,8 @@
 //! [`classify_mode`] is the support classifier of every form (DMACopy's and the descriptors').
 
 use super::facts::{
-    Fact, Facts, OFFSET_NONE, OFFSET_REGISTER, OFFSET_SCALAR, OFFSET_VECTOR, REDUCE_ADD, REDUCE_BYPASS,
-    Verdict,
+    Fact, Facts, OFFSET_REGISTER, OFFSET_VECTOR, OTHER_REGISTER, OTHER_VECTOR, REDUCE_ADD, REDUCE_BYPASS,
+    REGISTER, VECTOR_ELSEWHERE, Verdict,
 };
 use super::transpose::permute_bytes;
 use super::{Arg, Cx, Res, Stop, Written, bug, fault, record_entries, same_count, unclassified};
@@ -44,7 +44,7 @@ use access_pattern::{ApError, Pattern};
 use bir_ir::ops::DmaCopyFields;
 use bir_ir::{
     AccessPattern, AluOp, CopyMode, Dtype, EngineAccumulationType, Instruction, MemoryReductionOp,
-    OffsetSource, TransposeOps,
+    TransposeOps,
 };
 use indirection::plan::{self, Oob, Step, Table};
 use indirection::{Entry, IndirectError};
@@ -143,66 +143,66 @@ fn row_ap(ap: &AccessPattern, level: usize, offset: i64) -> AccessPattern {
 }
 
 /// DMACopy in `mode`, or a descriptor running as its DMACopy twin (`Cx::dma_copy`,
-/// `Cx::hw_dge`).
+/// `Cx::hw_dge`). Scalar offsets run in every mode (the floor resolves them, `kit::offsets`;
+/// D1, D18); a vector offset is the HW-DGE arm of Copy mode only (seed 000 §5.2), on one AP
+/// only (§7 `getIndirectArgId` finds one offset argument; G56).
 pub(crate) fn classify_mode(mode: CopyMode, q: &dyn Facts) -> Verdict {
     if mode == CopyMode::Dynamic {
         return Verdict::not_implemented("DMACopy in Dynamic mode");
     }
-    if mode != CopyMode::Copy {
-        if q.yes(Fact::Dynamic) {
-            return Verdict::not_implemented(
-                "a dynamic offset (scalar, vector or register) outside DMACopy Copy mode",
-            );
-        }
-        return Verdict::runs("");
+    match q.get(Fact::Dynamic) {
+        OTHER_VECTOR => {}
+        OTHER_REGISTER => return Verdict::not_implemented(REGISTER),
+        _ => return Verdict::runs("scalar dynamic offsets resolved before the mode runs (D1, D18)"),
     }
-    if q.yes(Fact::OtherOffset) {
-        return Verdict::not_implemented(super::facts::DYNAMIC);
+    if mode != CopyMode::Copy {
+        return Verdict::rejected(
+            "bir-ir validation: a vector offset outside Copy mode (seed 000 §5.2 routes only Copy mode to the vector-indirect HW-DGE arm)",
+        );
+    }
+    match q.get(Fact::OtherOffset) {
+        OTHER_VECTOR => return Verdict::rejected(VECTOR_ELSEWHERE),
+        OTHER_REGISTER => return Verdict::not_implemented(REGISTER),
+        _ => {}
     }
     let (s, d) = (q.get(Fact::SrcOffset), q.get(Fact::DstOffset));
-    if s == OFFSET_VECTOR || d == OFFSET_VECTOR {
-        if s != OFFSET_NONE && d != OFFSET_NONE {
-            return Verdict::not_implemented(
-                "a DMACopy with a vector dynamic offset and a second dynamic offset on the other access pattern",
+    match (s == OFFSET_VECTOR, d == OFFSET_VECTOR) {
+        (true, true) => {
+            return Verdict::rejected(
+                "bir-ir validation: a vector offset on both access patterns (seed 000 §7: getIndirectArgId reads one offset argument)",
             );
         }
-        return match q.get(Fact::DgeReduce) {
-            REDUCE_BYPASS => Verdict::runs("the HW-DGE gather/scatter (G6)"),
-            REDUCE_ADD => {
-                if !q.yes(Fact::OutReducible) {
-                    return Verdict::rejected(
-                        "a HW-DGE add into a dtype cast_accumulate cannot reduce (a numerics fault)",
-                    );
-                }
-                if q.yes(Fact::DgeRevisits) {
-                    return Verdict::not_implemented("a HW-DGE add whose rows visit an element twice");
-                }
-                Verdict::runs("the HW-DGE scatter/gather with add (G54)")
-            }
-            _ => Verdict::rejected("the HW-DGE reduce-on-write is bypass or add (an unsupported-op fault)"),
-        };
+        (false, false) => return Verdict::rejected(VECTOR_ELSEWHERE),
+        _ => {}
     }
     if s == OFFSET_REGISTER || d == OFFSET_REGISTER {
-        return Verdict::not_implemented("a dynamic offset held in a register");
+        return Verdict::not_implemented(REGISTER);
     }
-    if s == OFFSET_SCALAR || d == OFFSET_SCALAR {
-        return Verdict::runs("a scalar dynamic offset (D1)");
+    match q.get(Fact::DgeReduce) {
+        REDUCE_BYPASS => {
+            Verdict::runs("the HW-DGE gather/scatter (G6), a scalar offset on the other AP resolved first")
+        }
+        REDUCE_ADD => {
+            if !q.yes(Fact::OutReducible) {
+                return Verdict::rejected(
+                    "a HW-DGE add into a dtype cast_accumulate cannot reduce (a numerics fault)",
+                );
+            }
+            Verdict::runs("the HW-DGE scatter/gather with add, serial in index order (G54, G57)")
+        }
+        _ => Verdict::rejected("the HW-DGE reduce-on-write is bypass or add (an unsupported-op fault)"),
     }
-    Verdict::runs("")
 }
 
-impl<'p> Cx<'p> {
+impl Cx<'_> {
     /// DMACopy: dispatch on `mode` (§5.2).
-    pub(crate) fn dma_copy(
-        &mut self,
-        i: &'p Instruction,
-        f: &DmaCopyFields,
-        regions: &mut Written,
-    ) -> Res<()> {
+    pub(crate) fn dma_copy(&mut self, i: &Instruction, f: &DmaCopyFields, regions: &mut Written) -> Res<()> {
         if f.mode != CopyMode::Copy
             && i.ins.iter().chain(&i.outs).any(|o| o.as_ap().is_some_and(|a| a.vector_offset().is_some()))
         {
-            return unclassified("a vector dynamic offset (HW-DGE) outside DMACopy Copy mode");
+            return unclassified(
+                "a vector dynamic offset (HW-DGE) outside DMACopy Copy mode (validation refuses it)",
+            );
         }
         match f.mode {
             CopyMode::Copy => self.dma_plain(i, f, regions),
@@ -213,75 +213,25 @@ impl<'p> Cx<'p> {
         }
     }
 
-    /// Copy mode: `doCopy`, or the scalar-dynamic-offset form (D1).
-    fn dma_plain(&mut self, i: &'p Instruction, f: &DmaCopyFields, regions: &mut Written) -> Res<()> {
+    /// Copy mode: `doCopy` (its scalar offsets already resolved by the floor, `kit::offsets`),
+    /// or the HW-DGE bridge for a vector offset.
+    fn dma_plain(&mut self, i: &Instruction, f: &DmaCopyFields, regions: &mut Written) -> Res<()> {
         let (src, dst) = (self.input(i, 0)?, self.output(i, 0)?);
-        if src.ap.dynamic.is_none() && dst.ap.dynamic.is_none() {
-            return self.copy(i, regions);
-        }
         if src.ap.vector_offset().is_some() || dst.ap.vector_offset().is_some() {
             return self.hw_dge(f, src, dst, regions);
         }
-        let (s, s_oob) = self.resolve_dynamic(src)?;
-        let (d, d_oob) = self.resolve_dynamic(dst)?;
-        let (src, dst) = (src.with(&s), dst.with(&d));
-        let oob = s_oob || d_oob || !self.in_bounds(src) || !self.in_bounds(dst);
-        if !oob {
-            let mut bytes = self.pool.take();
-            let r = self
-                .read(src, dst.ap.dtype, &mut bytes)
-                .and_then(|()| self.write(dst, dst.ap.dtype, &bytes, regions));
-            self.pool.give(bytes);
-            return r;
+        self.do_copy(i, regions)
+    }
+
+    /// `doCopy` with seed 000 §5.1's DMACopy OOB flag: when the floor found a scalar offset out
+    /// of bounds and `oob_is_err` is false, only the element pairs whose both addresses are
+    /// inside are copied (D1).
+    fn do_copy(&mut self, i: &Instruction, regions: &mut Written) -> Res<()> {
+        if !self.oob_tolerated {
+            return self.copy(i, regions);
         }
-        if f.oob_is_err {
-            let slot = if s_oob || !self.in_bounds(src) { src.slot } else { dst.slot };
-            return fault(FaultCause::DynamicOutOfBounds { slot });
-        }
+        let (src, dst) = (self.input(i, 0)?, self.output(i, 0)?);
         self.copy_in_bounds_pairs(src, dst, regions)
-    }
-
-    /// The AP with its scalar dynamic offset applied, and whether the index itself is out of
-    /// range (i < 0 or i ≥ `indirect_dim_max_index`).
-    fn resolve_dynamic(&mut self, a: Arg<'_>) -> Res<(AccessPattern, bool)> {
-        let Some(dynamic) = a.ap.dynamic.as_deref() else { return Ok((a.ap.clone(), false)) };
-        let index_ap = match &dynamic.source {
-            OffsetSource::Scalar(ap) => ap,
-            OffsetSource::Register(_) => return unclassified("a dynamic offset held in a register"),
-            OffsetSource::Vector(_) => {
-                return unclassified("a vector dynamic offset beside another dynamic offset");
-            }
-        };
-        let idx_arg = a.with(index_ap);
-        let mut bytes = self.pool.take();
-        let r = self.read(idx_arg, Dtype::Int64, &mut bytes);
-        let first = bytes.first_chunk::<8>().map(|b| i64::from_le_bytes(*b));
-        self.pool.give(bytes);
-        r?;
-        let Some(index) = first else {
-            return fault(FaultCause::Count {
-                slot: a.slot,
-                expected: 1,
-                actual: 0,
-                why: "a scalar dynamic offset reads one index",
-            });
-        };
-        let mut ap = a.ap.clone();
-        ap.dynamic = None;
-        let step =
-            a.ap.indirect_level(dynamic.indirect_dim).and_then(|l| a.ap.pairs.get(l)).map_or(0, |p| p.step);
-        let oob = index < 0 || index >= dynamic.max_index;
-        match index.checked_mul(step).and_then(|d| ap.offset.checked_add(d)) {
-            Some(o) => ap.offset = o,
-            None => return Ok((ap, true)),
-        }
-        Ok((ap, oob))
-    }
-
-    fn in_bounds(&self, a: Arg<'_>) -> bool {
-        let mut p = Pattern::of(a.ap);
-        p.elem_size = self.storage(a.ap).size();
-        access_pattern::check_bounds(&self.memory.layout(a.ap.loc), &p).is_ok()
     }
 
     /// Tolerated out-of-bounds copy (D1): pair k (k-th source element, k-th destination
@@ -319,9 +269,9 @@ impl<'p> Cx<'p> {
     }
 
     /// Transpose mode (D2).
-    fn dma_transpose(&mut self, i: &'p Instruction, op: TransposeOps, regions: &mut Written) -> Res<()> {
+    fn dma_transpose(&mut self, i: &Instruction, op: TransposeOps, regions: &mut Written) -> Res<()> {
         if op == TransposeOps::None {
-            return self.copy(i, regions);
+            return self.do_copy(i, regions);
         }
         let (src, dst) = (self.input(i, 0)?, self.output(i, 0)?);
         let (sn, dn) = (nums4(src)?, nums4(dst)?);
@@ -376,7 +326,7 @@ impl<'p> Cx<'p> {
     }
 
     /// Replicate mode (D3): 2-level APs, dst partition p ← src partition p mod src partitions.
-    fn dma_replicate(&mut self, i: &'p Instruction, regions: &mut Written) -> Res<()> {
+    fn dma_replicate(&mut self, i: &Instruction, regions: &mut Written) -> Res<()> {
         let (src, dst) = (self.input(i, 0)?, self.output(i, 0)?);
         for a in [src, dst] {
             if a.ap.pairs.len() != 2 {
@@ -403,8 +353,9 @@ impl<'p> Cx<'p> {
         r
     }
 
-    /// CCE mode (D4): an N-input fp32 reduce into the output.
-    fn dma_cce(&mut self, i: &'p Instruction, f: &DmaCopyFields, regions: &mut Written) -> Res<()> {
+    /// CCE mode (D4): an N-input fp32 reduce into the output, from a zeroed accumulator for
+    /// every op (so a max over all-negative inputs is +0.0); `constants` scale the add form only.
+    fn dma_cce(&mut self, i: &Instruction, f: &DmaCopyFields, regions: &mut Written) -> Res<()> {
         let op = f.cce_op.unwrap_or(AluOp::Add);
         if !matches!(op, AluOp::Add | AluOp::Max | AluOp::Min) {
             return fault(FaultCause::UnsupportedOp { what: "a DMA CCE (add, max or min)", op });
@@ -423,6 +374,9 @@ impl<'p> Cx<'p> {
         let mut acc = self.pool.take_f32();
         let mut v = self.pool.take_f32();
         let r = (|| {
+            // re-facts §5: "N inputs cast to fp32, folded into a zeroed fp32 accumulator; add =
+            // acc += (constants ? c_i·in_i : in_i), max/min via fmaxf/fminf" (D4).
+            crate::alloc::resize(&mut acc, n_out, 0.0)?;
             for k in 0..n_in {
                 let a = self.input(i, k)?;
                 self.read_f32(a, &mut v)?;
@@ -432,29 +386,14 @@ impl<'p> Cx<'p> {
                     v.len(),
                     "every CCE input holds as many values as the output",
                 )?;
-                if let Some(c) = f.constants.get(k) {
-                    let c = c.get();
-                    v.iter_mut().for_each(|x| *x *= c);
-                }
-                if k == 0 {
-                    acc.clear();
-                    crate::alloc::reserve(&mut acc, v.len())?;
-                    if op == AluOp::Add {
-                        acc.extend(v.iter().map(|x| 0.0f32 + *x));
-                    } else {
-                        acc.extend_from_slice(&v);
-                    }
-                    continue;
-                }
                 match op {
-                    AluOp::Add => acc.iter_mut().zip(v.iter()).for_each(|(a, x)| *a += *x),
+                    AluOp::Add => match f.constants.get(k).map(|c| c.get()) {
+                        Some(c) => acc.iter_mut().zip(v.iter()).for_each(|(a, x)| *a += c * *x),
+                        None => acc.iter_mut().zip(v.iter()).for_each(|(a, x)| *a += *x),
+                    },
                     AluOp::Max => acc.iter_mut().zip(v.iter()).for_each(|(a, x)| *a = fmaxf(*a, *x)),
                     _ => acc.iter_mut().zip(v.iter()).for_each(|(a, x)| *a = fminf(*a, *x)),
                 }
-            }
-            if n_in == 0 {
-                acc.clear();
-                crate::alloc::resize(&mut acc, n_out, 0.0)?;
             }
             self.write_f32(out, &acc, regions)
         })();
@@ -467,8 +406,8 @@ impl<'p> Cx<'p> {
     pub(crate) fn hw_dge(
         &mut self,
         f: &DmaCopyFields,
-        src: Arg<'p>,
-        dst: Arg<'p>,
+        src: Arg<'_>,
+        dst: Arg<'_>,
         regions: &mut Written,
     ) -> Res<()> {
         let scatter = match (src.ap.dynamic.is_some(), dst.ap.vector_offset().is_some()) {
@@ -545,26 +484,25 @@ impl<'p> Cx<'p> {
         // The side written, and its rows' walk.
         let (to, to_walk) =
             if scatter { (indexed, row_pairs.clone()) } else { (dense, dense.ap.without_level(0)) };
-        if op == MemoryReductionOp::Add {
-            if !to.ap.dtype.is_reducible() {
-                return fault(FaultCause::NotReducible {
-                    slot: to.slot,
-                    dtype: to.ap.dtype,
-                    acc: EngineAccumulationType::Accumulate,
-                });
-            }
-            if !access_pattern::distinct_pairs(&to_walk) {
-                return unclassified("a HW-DGE add whose rows visit an element twice");
-            }
+        if op == MemoryReductionOp::Add && !to.ap.dtype.is_reducible() {
+            return fault(FaultCause::NotReducible {
+                slot: to.slot,
+                dtype: to.ap.dtype,
+                acc: EngineAccumulationType::Accumulate,
+            });
         }
+        let revisits = !access_pattern::distinct_pairs(&to_walk);
         if scatter && self.fast_scatter_ok(dense, indexed, &row_pairs, &steps) {
             return self.dge_scatter_fast(dense, indexed, &row_pairs, &steps, op, regions);
         }
-        self.dge_serial(scatter, indexed, level, dense, &steps, op, regions)
+        self.dge_serial(scatter, indexed, level, dense, &steps, (op, revisits), regions)
     }
 
     /// The serial bridge (G54): planned rows in order, each read whole (cast to the written
-    /// side's dtype, like doCopy), then written or accumulated.
+    /// side's dtype, like doCopy), then written or accumulated. An add whose written row visits
+    /// an element twice (`revisits`) accumulates that row element by element in its AP order,
+    /// each add rounding to the destination dtype, as seed 000 §6.3's serial loop does
+    /// (`cast_copy_or_accumulate` per element; G57).
     #[expect(clippy::too_many_arguments, reason = "both sides, the plan and the reduce, each named")]
     fn dge_serial(
         &mut self,
@@ -573,7 +511,7 @@ impl<'p> Cx<'p> {
         level: usize,
         dense: Arg<'_>,
         steps: &[Step],
-        op: MemoryReductionOp,
+        (op, revisits): (MemoryReductionOp, bool),
         regions: &mut Written,
     ) -> Res<()> {
         let dense_step = dense.ap.pairs.first().map_or(0, |p| p.step);
@@ -591,6 +529,7 @@ impl<'p> Cx<'p> {
                 self.read(from, dt, &mut bytes)?;
                 match op {
                     MemoryReductionOp::Copy => self.write(to, dt, &bytes, regions)?,
+                    _ if revisits => self.accumulate_serially(to, dt, &bytes, regions)?,
                     _ => self.accumulate(to, EngineAccumulationType::Accumulate, dt, &bytes, regions)?,
                 }
             }
@@ -598,6 +537,26 @@ impl<'p> Cx<'p> {
         })();
         self.pool.give(bytes);
         r
+    }
+
+    /// Adds `bytes` (values of `dt`, one per element of `to` in AP order) into `to` one element
+    /// at a time, so an element the walk visits twice sees its first add (G57).
+    fn accumulate_serially(
+        &mut self,
+        to: Arg<'_>,
+        dt: Dtype,
+        bytes: &[u8],
+        regions: &mut Written,
+    ) -> Res<()> {
+        let size = dt.size();
+        for (k, e) in element_indices(to)?.into_iter().enumerate() {
+            let Some(value) = bytes.get(k * size..(k + 1) * size) else {
+                return bug("a HW-DGE row read holds fewer values than its walk");
+            };
+            let one = one_element(to.ap, e);
+            self.accumulate(to.with(&one), EngineAccumulationType::Accumulate, dt, value, regions)?;
+        }
+        Ok(())
     }
 
     /// Whether a scatter may take the fast path (G55): different buffers, a table side stored in

@@ -85,7 +85,9 @@ impl Verdict {
 /// integers, `0..arity()`, named by [`Fact::value`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Fact {
-    /// Some AP operand (or an offset's own index AP) carries a dynamic offset.
+    /// The dynamic offsets the AP operands (and offsets' own index APs) carry: none or only
+    /// memory-held scalar ones (which the floor resolves, `kit::offsets`), some vector one, or
+    /// some register-held one (vector first).
     Dynamic,
     /// A DMA descriptor sits in a DMABlock (else it is met as an instruction of its own).
     InBlock,
@@ -97,12 +99,14 @@ pub enum Fact {
     SrcOffset,
     /// The dynamic offset of DMACopy's `outs[0]`: none, scalar, vector, register.
     DstOffset,
-    /// A DMA operand other than `ins[0]`/`outs[0]`, or an offset's index AP, has a dynamic
-    /// offset.
+    /// The dynamic offsets of a DMA operand other than `ins[0]`/`outs[0]`, or of an offset's
+    /// own index AP: none or scalar, some vector, some register (as [`Fact::Dynamic`]).
     OtherOffset,
     /// The HW-DGE reduce-on-write (`cce_op`): bypass (or absent), add, other.
     DgeReduce,
-    /// The HW-DGE written rows' walk visits some element twice.
+    /// The HW-DGE written rows' walk visits some element twice. No opcode asks it since such an
+    /// add runs element by element (docs/fidelity.md G57); kept so the enum stays
+    /// source-compatible.
     DgeRevisits,
     /// TensorScalarPtr `is_tensor_tensor_scan`.
     Scan,
@@ -121,6 +125,8 @@ pub enum Fact {
     SideOutput,
     /// CopyPredicated's `reduce_op`: absent, add/mult/max/min, other.
     SideOp,
+    /// TensorReduce's `axis` is X (the only axis an indirect input allows, seed 000 §3.1).
+    AxisX,
     /// `outs[0]` is a packed `_x4` dtype. No opcode asks it since Select, CopyPredicated and
     /// TensorScalarAffineSelect run into x4 (docs/fidelity.md K1, K2); kept so the enum stays
     /// source-compatible.
@@ -139,6 +145,13 @@ pub enum Fact {
 
 const NO_YES: &[&str] = &["no", "yes"];
 const OFFSETS: &[&str] = &["none", "scalar", "vector", "register"];
+const KINDS: &[&str] = &["none or scalar", "vector", "register"];
+/// [`Fact::Dynamic`] / [`Fact::OtherOffset`]: no offset, or only memory-held scalar ones.
+pub(crate) const OTHER_NONE_OR_SCALAR: u8 = 0;
+/// [`Fact::Dynamic`] / [`Fact::OtherOffset`]: some vector offset.
+pub(crate) const OTHER_VECTOR: u8 = 1;
+/// [`Fact::Dynamic`] / [`Fact::OtherOffset`]: some register-held offset, no vector.
+pub(crate) const OTHER_REGISTER: u8 = 2;
 pub(crate) const OFFSET_NONE: u8 = 0;
 pub(crate) const OFFSET_SCALAR: u8 = 1;
 pub(crate) const OFFSET_VECTOR: u8 = 2;
@@ -168,6 +181,7 @@ impl Fact {
         Fact::Acc,
         Fact::SideOutput,
         Fact::SideOp,
+        Fact::AxisX,
         Fact::OutPacked,
         Fact::OutReducible,
         Fact::StorageCast,
@@ -195,6 +209,7 @@ impl Fact {
             Fact::Acc => "acc",
             Fact::SideOutput => "side output",
             Fact::SideOp => "reduce_op",
+            Fact::AxisX => "axis is X",
             Fact::OutPacked => "outs[0] packed x4",
             Fact::OutReducible => "outs[0] reducible",
             Fact::StorageCast => "AP dtype differs from memory's",
@@ -209,6 +224,7 @@ impl Fact {
             Fact::CopyMode => CopyMode::ALL.len(),
             Fact::MemsetMode => MemsetMode::ALL.len(),
             Fact::SrcOffset | Fact::DstOffset => OFFSETS.len(),
+            Fact::Dynamic | Fact::OtherOffset => KINDS.len(),
             Fact::DgeReduce | Fact::SideOp => 3,
             Fact::Acc => EngineAccumulationType::ALL.len(),
             _ => NO_YES.len(),
@@ -223,6 +239,7 @@ impl Fact {
             Fact::CopyMode => CopyMode::ALL.get(k).map(|m| m.name()),
             Fact::MemsetMode => MemsetMode::ALL.get(k).map(|m| m.name()),
             Fact::SrcOffset | Fact::DstOffset => OFFSETS.get(k).copied(),
+            Fact::Dynamic | Fact::OtherOffset => KINDS.get(k).copied(),
             Fact::DgeReduce => ["bypass", "add", "other"].get(k).copied(),
             Fact::SideOp => ["absent", "add, mult, max or min", "other"].get(k).copied(),
             Fact::Acc => match EngineAccumulationType::ALL.get(k) {
@@ -324,11 +341,32 @@ fn flag(b: bool) -> u8 {
     u8::from(b)
 }
 
+/// An AP and the index APs of its offsets, outermost first.
+fn offset_chain(ap: &AccessPattern) -> impl Iterator<Item = &AccessPattern> {
+    std::iter::successors(Some(ap), |a| match a.dynamic.as_deref().map(|d| &d.source) {
+        Some(OffsetSource::Scalar(x) | OffsetSource::Vector(x)) => Some(x),
+        _ => None,
+    })
+}
+
+/// The [`Fact::Dynamic`] value of these APs' own offsets: vector first, then register.
+fn kinds<'a>(aps: impl Iterator<Item = &'a AccessPattern>) -> u8 {
+    let mut k = OTHER_NONE_OR_SCALAR;
+    for a in aps {
+        match a.dynamic.as_deref().map(|d| &d.source) {
+            Some(OffsetSource::Vector(_)) => return OTHER_VECTOR,
+            Some(OffsetSource::Register(_)) => k = OTHER_REGISTER,
+            _ => {}
+        }
+    }
+    k
+}
+
 impl Facts for InstFacts<'_> {
     fn get(&self, fact: Fact) -> u8 {
         let i = self.i;
         match fact {
-            Fact::Dynamic => flag(self.aps().any(|a| a.dynamic.is_some())),
+            Fact::Dynamic => kinds(self.aps().flat_map(offset_chain)),
             Fact::InBlock => flag(self.in_block),
             Fact::CopyMode => match &i.op {
                 Op::DMACopy(f) => CopyMode::ALL.iter().position(|m| *m == f.mode).map_or(0, |k| k as u8),
@@ -341,13 +379,11 @@ impl Facts for InstFacts<'_> {
             Fact::SrcOffset => Self::offset(i.in_ap(0)),
             Fact::DstOffset => Self::offset(i.out_ap(0)),
             Fact::OtherOffset => {
-                let nested = |a: &AccessPattern| match a.dynamic.as_deref().map(|d| &d.source) {
-                    Some(OffsetSource::Scalar(x) | OffsetSource::Vector(x)) => x.dynamic.is_some(),
-                    _ => false,
-                };
                 let others = i.ins.iter().skip(1).chain(i.outs.iter().skip(1)).filter_map(Operand::as_ap);
-                flag(others.clone().any(|a| a.dynamic.is_some()) || self.aps().any(nested))
+                let nested = self.aps().flat_map(|a| offset_chain(a).skip(1));
+                kinds(others.flat_map(offset_chain).chain(nested))
             }
+            Fact::AxisX => flag(matches!(&i.op, Op::TensorReduce(t) if t.axis == bir_ir::AxisListType::X)),
             Fact::DgeReduce => {
                 let op = match &i.op {
                     Op::DMACopy(f) => f.cce_op,
@@ -407,15 +443,27 @@ impl Facts for InstFacts<'_> {
     }
 }
 
-/// The reason of every plain "not implemented: a dynamic offset" verdict.
-pub(crate) const DYNAMIC: &str = "access patterns with a dynamic offset";
+/// The reason of every "not implemented: a register-held offset" verdict (the registers issue).
+pub(crate) const REGISTER: &str = "a dynamic offset held in a register";
+/// The reason of every "rejected: a vector offset" verdict outside DMACopy's ins[0]/outs[0].
+pub(crate) const VECTOR_ELSEWHERE: &str = "bir-ir validation: a vector offset is the HW-DGE form, only on DMACopy (or DMADescriptorCopy) ins[0]/outs[0] in Copy mode (seed 000 §5.2, §7)";
 
-/// The plain rule: runs, unless an operand carries a dynamic offset (not implemented yet).
-pub(crate) fn plain(q: &dyn Facts) -> Verdict {
-    if q.yes(Fact::Dynamic) {
-        return Verdict::not_implemented(DYNAMIC);
+/// The dynamic-offset rule of every op but DMACopy and its descriptors (`kit::dma` has its
+/// own): memory-held scalar offsets run (the floor resolves them, `kit::offsets`; D18), a
+/// vector offset is rejected (the HW-DGE bridge is DMACopy's, seed 000 §5.2/§7; validation
+/// refuses it), a register-held one is not implemented yet. `None`: the kernel's own rules
+/// decide.
+pub(crate) fn classify_offsets(q: &dyn Facts) -> Option<Verdict> {
+    match q.get(Fact::Dynamic) {
+        OTHER_VECTOR => Some(Verdict::rejected(VECTOR_ELSEWHERE)),
+        OTHER_REGISTER => Some(Verdict::not_implemented(REGISTER)),
+        _ => None,
     }
-    Verdict::runs("")
+}
+
+/// The plain rule: runs, scalar dynamic offsets included ([`classify_offsets`]).
+pub(crate) fn plain(q: &dyn Facts) -> Verdict {
+    classify_offsets(q).unwrap_or(Verdict::runs(""))
 }
 
 /// The [`Fact::Acc`] value of `a` (its position in ordinal order; an absent `acc` is Idle).

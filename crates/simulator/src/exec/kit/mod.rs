@@ -17,6 +17,8 @@
 //!   transposes), [`lanes`] (predicated lane merging), [`rng`] (the random generators).
 //! - [`facts`]: what the support classifier may ask of an instruction (`Fact`, `InstFacts`) and
 //!   its answers (`Verdict`); every kernel's `classify` speaks these.
+//! - [`offsets`]: memory-held scalar dynamic offsets resolved into static APs before the kernel
+//!   runs (seed 000 §5.1; D1, D18), so kernels see plain APs.
 //! - [`liveness`]: each location's last use, so dead locations are freed.
 //! - [`options`]: the run's switches ([`Options`]) and their one parser by name.
 
@@ -26,6 +28,7 @@ pub mod facts;
 pub(crate) mod fused;
 pub(crate) mod lanes;
 pub(crate) mod liveness;
+pub(crate) mod offsets;
 pub(crate) mod operand;
 pub(crate) mod options;
 pub(crate) mod par;
@@ -143,6 +146,10 @@ pub(crate) struct Cx<'p> {
     pub(crate) liveness: Option<liveness::Liveness>,
     /// The running top-level instruction's unit (none inside a loop).
     pub(crate) unit: Option<liveness::UnitKey>,
+    /// The running instruction's scalar dynamic offsets put an access out of bounds and it
+    /// tolerates that (DMACopy with `oob_is_err` false, seed 000 §5.1; `offsets`): its `doCopy`
+    /// copies only the element pairs whose both addresses are inside.
+    pub(crate) oob_tolerated: bool,
 }
 
 impl<'p> Cx<'p> {
@@ -159,6 +166,7 @@ impl<'p> Cx<'p> {
             dma_blocks: None,
             liveness: None,
             unit: None,
+            oob_tolerated: false,
         }
     }
 
@@ -176,15 +184,17 @@ impl<'p> Cx<'p> {
     }
 
     /// Creates (fallibly) the buffer of every location the instruction's operands name, its
-    /// dynamic offsets' index vectors included, so no kernel allocates a location's bytes: a
+    /// dynamic offsets' index APs included, so no kernel allocates a location's bytes: a
     /// host out of memory is a `budget` fault here, before the instruction changes anything.
     pub(crate) fn ensure_buffers(&mut self, i: &Instruction) -> Res<()> {
         for ap in i.ins.iter().chain(&i.outs).filter_map(bir_ir::Operand::as_ap) {
-            self.memory.ensure(ap.loc)?;
-            if let Some(d) = &ap.dynamic
-                && let bir_ir::OffsetSource::Vector(v) = &d.source
-            {
-                self.memory.ensure(v.loc)?;
+            let mut ap = Some(ap);
+            while let Some(a) = ap {
+                self.memory.ensure(a.loc)?;
+                ap = match a.dynamic.as_deref().map(|d| &d.source) {
+                    Some(bir_ir::OffsetSource::Vector(v) | bir_ir::OffsetSource::Scalar(v)) => Some(v),
+                    _ => None,
+                };
             }
         }
         Ok(())

@@ -183,7 +183,7 @@ fn encode_par(
     .map_err(|e| a.numerics(e))
 }
 
-impl<'p> Cx<'p> {
+impl Cx<'_> {
     /// An fp32 value converted to `dt` (the project cast), as one element's bytes; for an `_x4`
     /// dtype one container with the value cast to the lane dtype in every lane (K1).
     pub(crate) fn f32_as(&self, a: Arg<'_>, v: f32, dt: Dtype) -> Res<Vec<u8>> {
@@ -200,7 +200,7 @@ impl<'p> Cx<'p> {
     }
 
     /// `ins[k]`, which validation made an AP.
-    pub(crate) fn input(&self, i: &'p Instruction, k: usize) -> Res<Arg<'p>> {
+    pub(crate) fn input<'i>(&self, i: &'i Instruction, k: usize) -> Res<Arg<'i>> {
         match i.in_ap(k) {
             Some(ap) => Ok(self.arg(Slot::In(k), ap)),
             None => bug("a validated input operand is not an access pattern"),
@@ -208,7 +208,7 @@ impl<'p> Cx<'p> {
     }
 
     /// `outs[k]`, which validation made an AP.
-    pub(crate) fn output(&self, i: &'p Instruction, k: usize) -> Res<Arg<'p>> {
+    pub(crate) fn output<'i>(&self, i: &'i Instruction, k: usize) -> Res<Arg<'i>> {
         match i.out_ap(k) {
             Some(ap) => Ok(self.arg(Slot::Out(k), ap)),
             None => bug("a validated output operand is not an access pattern"),
