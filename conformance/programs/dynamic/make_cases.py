@@ -6,8 +6,8 @@ nki-semantics dma_copy / dma_compute / tensor_copy_dynamic_src/dst and §7 cases
 "Dynamic offsets", "Dim letters", DMACopy, "The HW-DGE bridge"), never from birsim.
 
 Rules encoded (each case's note names the one it tests):
-  R1  scalar offset: the one index value i (read, converted to int64; a float index truncates toward
-      zero) shifts the AP's element `offset` by i x (the step of the level the letter names; W 0, Z 1,
+  R1  scalar offset: the one index value i (read through the project cast to int64, D1/N12: a float
+      index rounds to nearest even) shifts the AP's element `offset` by i x (the step of the level the letter names; W 0, Z 1,
       Y 2, X 3 = the AP level index) -- the step, NOT the product of the inner nums.
   R2  scalar offsets run on every op whose AP can carry one (copies, Load/Save, Memset, TensorTensor,
       TensorScalar, TensorReduce, Reciprocal, Iota, Select, CopyPredicated, StreamShuffle, Pool, ...),
@@ -29,7 +29,7 @@ Rules encoded (each case's note names the one it tests):
       sides are a validation bad-field error.
 Faulting cases pre-fill what the faulting instruction writes (from an input) and expect it unchanged.
 For every case the data make the rule observable: the script asserts that the wrong reading (stride =
-product of inner nums, RNE instead of truncation, max from in_0, constants applied, one rounding ...)
+product of inner nums, truncation instead of the project cast's RNE, max from in_0, constants applied, one rounding ...)
 gives another result.
 
 Run: /work/main/.venv/bin/python conformance/programs/dynamic/make_cases.py
@@ -82,9 +82,10 @@ def index_raw(v, dt):
 
 
 def index_value(v, dt):
-    """R1: the index as the rule reads it: the stored value converted to int64, floats truncated."""
+    """R1: the index as the rule reads it: the stored value through the project cast to int64
+    (fidelity D1; N12: a float rounds to nearest even, then clamps)."""
     x = decode(index_raw(v, dt), dt)[0, 0]
-    return int(np.trunc(np.float64(x)))
+    return int(np.rint(np.float64(x)))
 
 
 class Prog(birprog.Prog):
@@ -147,7 +148,7 @@ def step_rule(pairs, dim):
     return pairs[LET[dim]][0]
 
 
-R1 = "R1: offset += i x step of the level the letter names (W0 Z1 Y2 X3 = level index), i read as int64 (floats truncate)"
+R1 = "R1: offset += i x step of the level the letter names (W0 Z1 Y2 X3 = level index), i read through the cast to int64 (floats RNE, D1/N12)"
 R2 = "R2: scalar offsets run on every op whose AP carries one"
 R3 = "R3: out of bounds (i<0, i>=max, or the shifted AP leaving its location) on a non-DMACopy op is a fault naming the operand, nothing written"
 R4 = "R4: seed 000 §3.1 'Indirection is only allowed for AxisListType::X'"
@@ -183,26 +184,36 @@ for where in ("sb", "dram"):
          f"{op}: (8, 16) fp32 read through [[16, 2], [1, 4]] (4 of 16 columns), int32 index i = 3 on W: the offset "
          f"moves 3 rows = 48 elements (the W step), not 12 (3 x the inner num 4) ({R1}; {R2})")
 
-# A2: float index truncation (fp32 2.75 -> 2; -0.75 -> 0, in bounds)
-for v, tag in [(2.75, "float_index_truncates"), (-0.75, "float_index_negative_fraction_truncates_to_0")]:
+# A2: a float index converts by the project cast (fidelity D1 "read through the cast to int64",
+# N12: RNE then clamp): fp32 2.75 -> 3 (truncation would read 2); -0.75 -> -1 < 0, out of bounds
+# (truncation would read 0, in bounds).
+X = distinct(4, 24)
+pairs = [[24, 4], [4, 2], [1, 3]]
+g = Prog()
+src = g.tile_in("x", "float32", X)
+dyn = scalar_dyn(g, "i", "float32", 2.75, "Z", 4)
+g.sb("yt", "float32", 4, 6)
+g.inst("TensorCopy", [ap(src, "float32", pairs, 0, **dyn)], [ap("yt", "float32", [[6, 4], [3, 2], [1, 3]])])
+i = index_value(2.75, "float32")
+assert i == 3
+want = gather(X, pairs, i * 4).reshape(4, 6)
+assert not np.array_equal(want, gather(X, pairs, int(np.trunc(2.75)) * 4).reshape(4, 6))  # truncation reads 2
+g.save("yt", "y", "float32", 4, 6, want)
+case("scalar_tensorcopy_float_index_rounds_to_nearest", g,
+     f"TensorCopy through the 3-level AP {pairs} with a float32 index 2.75 on Z (level 1, step 4): converted to int64 "
+     f"by the project cast (RNE, N12) -> i = 3 ({R1})", choices=["D1"])
+
+
+def b_float_negative(g):
     X = distinct(4, 24)
-    pairs = [[24, 4], [4, 2], [1, 3]]
-    g = Prog()
     src = g.tile_in("x", "float32", X)
-    dyn = scalar_dyn(g, "i", "float32", v, "Z", 4)
-    g.sb("yt", "float32", 4, 6)
-    g.inst("TensorCopy", [ap(src, "float32", pairs, 0, **dyn)], [ap("yt", "float32", [[6, 4], [3, 2], [1, 3]])])
-    i = index_value(v, "float32")
-    assert i == int(v)
-    want = gather(X, pairs, i * 4).reshape(4, 6)
-    if v > 0:
-        assert not np.array_equal(want, gather(X, pairs, int(np.rint(v)) * 4).reshape(4, 6))  # RNE would read 3
-    else:
-        assert i == 0  # floor would give -1: out of bounds
-    g.save("yt", "y", "float32", 4, 6, want)
-    case(f"scalar_tensorcopy_{tag}", g,
-         f"TensorCopy through the 3-level AP {pairs} with a float32 index {v} on Z (level 1, step 4): converted to int64 "
-         f"by truncation toward zero -> i = {i} ({R1})")
+    prev = np.full((4, 6), -7.0, F32)
+    yt = g.tile_in("prev", "float32", prev)
+    dyn = scalar_dyn(g, "i", "float32", -0.75, "Z", 4)
+    assert index_value(-0.75, "float32") == -1
+    g.inst("TensorCopy", [ap(src, "float32", [[24, 4], [4, 2], [1, 3]], 0, **dyn)], [ap(yt, "float32", [[6, 4], [3, 2], [1, 3]])])
+    return yt, prev, "float32"
+
 
 # A3: the destination carries the offset, bf16 index 5.0
 prev = np.full((3, 16), -7.0, F32)
@@ -491,6 +502,9 @@ def b_copy(g):
     return yt, prev, "float32"
 
 
+oob_case("oob_tensorcopy_float_index_rounds_to_minus1_fault", "TensorCopy",
+         "TensorCopy, a float32 index -0.75 on Z: the project cast rounds it to -1 (RNE, N12; truncation would give 0, "
+         "in bounds)", "ins[0]", b_float_negative)
 oob_case("oob_tensorcopy_in_index_equals_max_fault", "TensorCopy",
          "TensorCopy, i = 5 = indirect_dim_max_index on W of ins[0] (the shifted AP would still be inside its location)",
          "ins[0]", b_copy)
