@@ -79,9 +79,11 @@ pub(crate) trait Elem: Copy {
     fn load(b: &[u8]) -> Self;
     /// Writes the element into the first `W` bytes of `b`.
     fn store(self, b: &mut [u8]);
-    /// Transposes one square of `SQUARE / W` elements a side: source column `jj` is the
-    /// `SQUARE` bytes at `col + jj·b`, output row `ii` the `SQUARE` bytes at `row + ii·pitch`.
-    fn square(buf: &[u8], col: i64, b: i64, dst: &mut [u8], row: usize, pitch: usize);
+    /// Transposes `cols / T` squares of `T = SQUARE / W` elements a side, side by side: source
+    /// column `j` is the `SQUARE` bytes at `first + j·b` (`b ≥ SQUARE`), and goes to element
+    /// column `j` of the `T` output rows `pitch` bytes apart at the start of `region`. `cols` is a
+    /// multiple of `T`.
+    fn squares(buf: &[u8], first: usize, b: usize, cols: usize, region: &mut [u8], pitch: usize);
     /// Fills `d` with the elements at buffer bytes `first`, `first + b`, … (`b` a whole number
     /// of elements, any sign, or 0).
     fn strided(buf: &[u8], first: i64, b: i64, d: &mut [u8]);
@@ -136,21 +138,30 @@ macro_rules! elem {
             }
 
             #[inline(always)]
-            fn square(buf: &[u8], col: i64, b: i64, dst: &mut [u8], row: usize, pitch: usize) {
-                const T: usize = SQUARE / size_of::<$t>();
-                let mut c = [[0u8; SQUARE]; T];
-                let mut at = col;
-                for cj in c.iter_mut() {
-                    let a = at as usize;
-                    cj.copy_from_slice(&buf[a..a + SQUARE]);
-                    at += b;
-                }
-                let mut r = [[0u8; SQUARE]; T];
-                transpose::<{ size_of::<$t>() }, T>(&c, &mut r);
-                let mut o = row;
-                for ri in r.iter() {
-                    dst[o..o + SQUARE].copy_from_slice(ri);
-                    o += pitch;
+            fn squares(buf: &[u8], first: usize, b: usize, cols: usize, region: &mut [u8], pitch: usize) {
+                const W: usize = size_of::<$t>();
+                const T: usize = SQUARE / W;
+                // Sources as `b`-byte chunks (each at least a column) and the output rows as
+                // `SQUARE`-byte pieces: iterators, so the loop below indexes nothing.
+                let mut src = buf[first..first + (cols - 1) * b + SQUARE].chunks(b);
+                let mut rows = region.chunks_mut(pitch);
+                let mut outs: [std::slice::ChunksExactMut<'_, u8>; T] = std::array::from_fn(|_| {
+                    let r = rows.next().unwrap_or_default();
+                    let end = (cols * W).min(r.len());
+                    r[..end].chunks_exact_mut(SQUARE)
+                });
+                for _ in 0..cols / T {
+                    let mut c = [[0u8; SQUARE]; T];
+                    for (cj, s) in c.iter_mut().zip(&mut src) {
+                        cj.copy_from_slice(&s[..SQUARE]);
+                    }
+                    let mut r = [[0u8; SQUARE]; T];
+                    transpose::<W, T>(&c, &mut r);
+                    for (o, ri) in outs.iter_mut().zip(&r) {
+                        if let Some(d) = o.next() {
+                            d.copy_from_slice(ri);
+                        }
+                    }
                 }
             }
         }
@@ -161,6 +172,10 @@ elem!(u8, u16, u32, u64);
 /// Side of a block of the transpose loop, in bytes: its source columns and output rows are one
 /// cache line each.
 const BLOCK: usize = 64;
+
+/// Columns of a band moved in one pass of [`Elem::squares`]: the source lines one group of rows
+/// reads stay in L1 for the band's next group.
+const COLS: usize = 64;
 
 /// Side of a square, in bytes: the unit one [`transpose`] call moves (4 × 4 fp32 elements).
 const SQUARE: usize = 16;
@@ -258,15 +273,16 @@ fn strided_rows<E: Elem>(buf: &[u8], b0: i64, blk: &Block, out: &mut impl Sink) 
     }
 }
 
-/// A block read in bands of `BLOCK / W` rows, each band in `BLOCK`-byte squares (16 × 16 fp32
-/// elements), so the source lines a square reads and the output lines it writes stay in L1 while
-/// it runs. Full 16-byte squares whose columns are contiguous in the source (`a` one element) go
-/// through [`Elem::square`]; ragged edges and other `a` move element by element.
+/// A block read in bands of `BLOCK / W` rows (one source line a column) and [`COLS`] columns, so
+/// the source lines a band reads stay in L1 while it runs. When the columns are contiguous in the
+/// source (`a` one element) and `b` is positive, each group of `SQUARE / W` rows goes through
+/// [`Elem::squares`]; ragged edges, other `a` and negative `b` move element by element.
 fn tiles<E: Elem>(buf: &[u8], b0: i64, blk: &Block, out: &mut impl Sink) {
     let w = E::W;
     let (m, n) = (blk.m, blk.len);
     let (bl, t) = (BLOCK / w, SQUARE / w);
     let squares = blk.a == w as i64;
+    let cl = COLS.max(t);
     let mut i0 = 0;
     while i0 < m {
         let rows = bl.min(m - i0);
@@ -276,17 +292,20 @@ fn tiles<E: Elem>(buf: &[u8], b0: i64, blk: &Block, out: &mut impl Sink) {
         let rt = if squares { rows / t * t } else { 0 };
         let mut j0 = 0;
         while j0 < n {
-            let cols = bl.min(n - j0);
+            let cols = cl.min(n - j0);
             let jt = j0 + cols / t * t;
-            let mut i1 = 0;
-            while i1 < rt {
-                let mut j1 = j0;
-                while j1 < jt {
-                    let col = top + j1 as i64 * blk.b + (i1 * w) as i64;
-                    E::square(buf, col, blk.b, band, (i1 * n + j1) * w, n * w);
-                    j1 += t;
+            if jt > j0 && blk.b > 0 {
+                let mut i1 = 0;
+                while i1 < rt {
+                    let first = (top + j0 as i64 * blk.b) as usize + i1 * w;
+                    let region = &mut band[(i1 * n + j0) * w..];
+                    E::squares(buf, first, blk.b as usize, jt - j0, region, n * w);
+                    i1 += t;
                 }
-                i1 += t;
+            } else {
+                for r in 0..rt {
+                    elements::<E>(buf, top, blk, band, r, j0..jt);
+                }
             }
             for r in 0..rt {
                 elements::<E>(buf, top, blk, band, r, jt..j0 + cols);
