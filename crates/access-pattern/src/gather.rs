@@ -10,9 +10,8 @@
 //!
 //! - contiguous runs (`b` one element): one slice copy per row;
 //! - transposes (a strided run at least a cache line apart under an outer loop one element apart,
-//!   or at most 16 bytes apart when the run is long): 64 × 64-byte blocks, so both sides stay
-//!   within a few cache lines, moved as 16-byte squares (4 × 4 fp32) that the compiler transposes
-//!   in vector registers;
+//!   or at most 16 bytes apart when the run is long): 16 × 16-element tiles, so both sides stay
+//!   within a few cache lines;
 //! - everything else (gathers, broadcast `b == 0`, negative steps): a row loop over fixed-size
 //!   element chunks, one load and one store per element.
 //!
@@ -79,11 +78,6 @@ pub(crate) trait Elem: Copy {
     fn load(b: &[u8]) -> Self;
     /// Writes the element into the first `W` bytes of `b`.
     fn store(self, b: &mut [u8]);
-    /// Transposes `cols / T` squares of `T = SQUARE / W` elements a side, side by side: source
-    /// column `j` is the `SQUARE` bytes at `first + j·b` (`b ≥ SQUARE`), and goes to element
-    /// column `j` of the `T` output rows `pitch` bytes apart at the start of `region`. `cols` is a
-    /// multiple of `T`.
-    fn squares(buf: &[u8], first: usize, b: usize, cols: usize, region: &mut [u8], pitch: usize);
     /// Fills `d` with the elements at buffer bytes `first`, `first + b`, … (`b` a whole number
     /// of elements, any sign, or 0).
     fn strided(buf: &[u8], first: i64, b: i64, d: &mut [u8]);
@@ -136,52 +130,19 @@ macro_rules! elem {
                     }
                 }
             }
-
-            #[inline(always)]
-            fn squares(buf: &[u8], first: usize, b: usize, cols: usize, region: &mut [u8], pitch: usize) {
-                const W: usize = size_of::<$t>();
-                const T: usize = SQUARE / W;
-                // Sources as `b`-byte chunks (each at least a column) and the output rows as
-                // `SQUARE`-byte pieces: iterators, so the loop below indexes nothing.
-                let mut src = buf[first..first + (cols - 1) * b + SQUARE].chunks(b);
-                let mut rows = region.chunks_mut(pitch);
-                let mut outs: [std::slice::ChunksExactMut<'_, u8>; T] = std::array::from_fn(|_| {
-                    let r = rows.next().unwrap_or_default();
-                    let end = (cols * W).min(r.len());
-                    r[..end].chunks_exact_mut(SQUARE)
-                });
-                for _ in 0..cols / T {
-                    let mut c = [[0u8; SQUARE]; T];
-                    for (cj, s) in c.iter_mut().zip(&mut src) {
-                        cj.copy_from_slice(&s[..SQUARE]);
-                    }
-                    let mut r = [[0u8; SQUARE]; T];
-                    transpose::<W, T>(&c, &mut r);
-                    for (o, ri) in outs.iter_mut().zip(&r) {
-                        if let Some(d) = o.next() {
-                            d.copy_from_slice(ri);
-                        }
-                    }
-                }
-            }
         }
     )*};
 }
 elem!(u8, u16, u32, u64);
 
-/// Side of a block of the transpose loop, in bytes: its source columns and output rows are one
-/// cache line each.
-const BLOCK: usize = 64;
+/// A transpose's run has at least this many bytes between elements (a cache line).
+const LINE: usize = 64;
 
-/// Columns of a band moved in one pass of [`Elem::squares`]: the source lines one group of rows
-/// reads stay in L1 for the band's next group.
-const COLS: usize = 64;
-
-/// Side of a square, in bytes: the unit one [`transpose`] call moves (4 × 4 fp32 elements).
-const SQUARE: usize = 16;
+/// Side of a transpose tile, in elements.
+const TILE: usize = 16;
 
 /// A strided row walk touches one source line per element; it runs at cache speed while the
-/// lines of one row (`len` of them) stay in L1 for the next row. Longer rows go through squares.
+/// lines of one row (`len` of them) stay in L1 for the next row. Longer rows go through tiles.
 const ROW_LINES: usize = 256;
 
 /// Strided rows are produced in pieces of at most this many elements, so a vector sink never
@@ -233,15 +194,15 @@ fn blocks<E: Elem>(buf: &[u8], origin: usize, runs: Runs, out: &mut impl Sink) {
 }
 
 /// A transpose: a strided run (at least a cache line between elements) under an outer loop that
-/// moves by at most 16 bytes. With the outer loop moving by exactly one element, 16-byte squares
-/// move several elements per load and store; otherwise squares only pay once the run spans more
-/// than [`ROW_LINES`] lines (shorter rows stay in L1 between one row and the next).
+/// moves by at most 16 bytes. With the outer loop moving by exactly one element, tiles load and
+/// store whole slices; otherwise they only pay once the run spans more than [`ROW_LINES`] lines
+/// (shorter rows stay in L1 between one row and the next).
 fn is_transpose(blk: &Block, w: usize) -> bool {
-    blk.b.unsigned_abs() >= BLOCK as u64
+    blk.b.unsigned_abs() >= LINE as u64
         && blk.a != 0
         && blk.a.unsigned_abs() <= 16
-        && blk.m >= SQUARE / w
-        && blk.len >= SQUARE / w
+        && blk.m >= 4
+        && blk.len >= 4
         && (blk.a == w as i64 || blk.len > ROW_LINES)
 }
 
@@ -273,45 +234,51 @@ fn strided_rows<E: Elem>(buf: &[u8], b0: i64, blk: &Block, out: &mut impl Sink) 
     }
 }
 
-/// A block read in bands of `BLOCK / W` rows (one source line a column) and [`COLS`] columns, so
-/// the source lines a band reads stay in L1 while it runs. When the columns are contiguous in the
-/// source (`a` one element) and `b` is positive, each group of `SQUARE / W` rows goes through
-/// [`Elem::squares`]; ragged edges, other `a` and negative `b` move element by element.
+/// A block read in bands of [`TILE`] rows, each band in `TILE × TILE` tiles, so the source
+/// lines a tile reads and the output lines it writes stay in L1 while it runs. A full tile whose
+/// columns are contiguous in the source (`a` one element) loads each column with one slice and
+/// stores each row with one slice, through a small array; ragged edges and other `a` move element
+/// by element.
 fn tiles<E: Elem>(buf: &[u8], b0: i64, blk: &Block, out: &mut impl Sink) {
-    let w = E::W;
+    // The element width as a const parameter, for the tile array's type.
+    match E::W {
+        1 => tiles_of::<E, 1>(buf, b0, blk, out),
+        2 => tiles_of::<E, 2>(buf, b0, blk, out),
+        4 => tiles_of::<E, 4>(buf, b0, blk, out),
+        _ => tiles_of::<E, 8>(buf, b0, blk, out),
+    }
+}
+
+fn tiles_of<E: Elem, const W: usize>(buf: &[u8], b0: i64, blk: &Block, out: &mut impl Sink) {
     let (m, n) = (blk.m, blk.len);
-    let (bl, t) = (BLOCK / w, SQUARE / w);
-    let squares = blk.a == w as i64;
-    let cl = COLS.max(t);
+    let unit = blk.a == W as i64;
+    let mut tmp = [[[0u8; W]; TILE]; TILE];
     let mut i0 = 0;
     while i0 < m {
-        let rows = bl.min(m - i0);
-        let band = out.next(rows * n * w);
+        let rows = TILE.min(m - i0);
+        let band = out.next(rows * n * W);
         // Where the band's row 0 starts in the source; rows below are relative to the band.
         let top = b0 + i0 as i64 * blk.a;
-        let rt = if squares { rows / t * t } else { 0 };
         let mut j0 = 0;
         while j0 < n {
-            let cols = cl.min(n - j0);
-            let jt = j0 + cols / t * t;
-            if jt > j0 && blk.b > 0 {
-                let mut i1 = 0;
-                while i1 < rt {
-                    let first = (top + j0 as i64 * blk.b) as usize + i1 * w;
-                    let region = &mut band[(i1 * n + j0) * w..];
-                    E::squares(buf, first, blk.b as usize, jt - j0, region, n * w);
-                    i1 += t;
+            let cols = TILE.min(n - j0);
+            if unit && rows == TILE && cols == TILE {
+                for (jj, col) in tmp.iter_mut().enumerate() {
+                    let lo = (top + (j0 + jj) as i64 * blk.b) as usize;
+                    for (d, e) in col.iter_mut().zip(buf[lo..lo + TILE * W].chunks_exact(W)) {
+                        d.copy_from_slice(e);
+                    }
+                }
+                for ii in 0..TILE {
+                    let o = (ii * n + j0) * W;
+                    for (d, col) in band[o..o + TILE * W].chunks_exact_mut(W).zip(&tmp) {
+                        d.copy_from_slice(&col[ii]);
+                    }
                 }
             } else {
-                for r in 0..rt {
-                    elements::<E>(buf, top, blk, band, r, j0..jt);
+                for r in 0..rows {
+                    elements::<E>(buf, top, blk, band, r, j0..j0 + cols);
                 }
-            }
-            for r in 0..rt {
-                elements::<E>(buf, top, blk, band, r, jt..j0 + cols);
-            }
-            for r in rt..rows {
-                elements::<E>(buf, top, blk, band, r, j0..j0 + cols);
             }
             j0 += cols;
         }
@@ -335,20 +302,5 @@ fn elements<E: Elem>(
     for j in cols {
         let at = (row + j as i64 * blk.b) as usize;
         E::load(&buf[at..]).store(&mut band[o + j * E::W..]);
-    }
-}
-
-/// Transposes a square of `T` elements of `W` bytes a side, held as `T` columns of [`SQUARE`]
-/// bytes, into `T` rows. Not inlined, and on fixed-size arrays only: on its own the compiler keeps
-/// the square in vector registers and transposes it with shuffles, where inlined into the loops
-/// it moves it element by element through the stack.
-#[inline(never)]
-fn transpose<const W: usize, const T: usize>(c: &[[u8; SQUARE]; T], r: &mut [[u8; SQUARE]; T]) {
-    for ii in 0..T {
-        for jj in 0..T {
-            for k in 0..W {
-                r[ii][jj * W + k] = c[jj][ii * W + k];
-            }
-        }
     }
 }
