@@ -1,12 +1,15 @@
 //! Byte gathers and scatters through an access pattern (seed 000 §1.3 `readAP`/`writeAP`), and a
 //! per-element address hook for the simulator's tracked-PSUM writes.
 //!
-//! Each call checks the pattern against the layout once, then walks runs: contiguous runs are one
-//! `copy_from_slice` per partition row they touch; strided runs in linear layouts go through a
-//! tight loop dispatched once on element width (1, 2, 4 or 8 bytes), so fp16, bf16 and int16
-//! share one loop. Elements are visited in the reference's row-major [W,Z,Y,X] order, so a
-//! destination that revisits an element (step 0) keeps the last write.
+//! Each call checks the pattern against the layout once. Reads from linear layouts (flat, or rows
+//! packed) of 1-, 2-, 4- or 8-byte elements then go through the blocked loops of `gather`; every
+//! other access walks runs: contiguous runs are one `copy_from_slice` per partition row they
+//! touch; strided runs in linear layouts go through a tight loop dispatched once on element width
+//! (1, 2, 4 or 8 bytes), so fp16, bf16 and int16 share one loop. Elements are visited in the
+//! reference's row-major [W,Z,Y,X] order, so a destination that revisits an element (step 0)
+//! keeps the last write.
 
+use crate::gather::SliceSink;
 use crate::runs::{Pattern, Runs};
 use crate::{ApError, Layout, check_bounds};
 
@@ -14,23 +17,41 @@ use crate::{ApError, Layout, check_bounds};
 /// `out` must hold exactly the pattern's elements.
 pub fn read(buf: &[u8], layout: &Layout, p: &Pattern<'_>, out: &mut [u8]) -> Result<(), ApError> {
     let runs = prepare(layout, p, buf.len(), out.len())?;
-    if is_transpose_shaped(layout, p.elem_size, &runs)
-        && let Some((bases, block)) = runs.clone().into_blocks()
+    if layout.is_linear(p.elem_size)
+        && crate::gather::read_linear(
+            buf,
+            layout.origin(),
+            p.elem_size,
+            runs.clone(),
+            &mut SliceSink { out, at: 0 },
+        )
     {
-        let g = Gather2d {
-            origin: layout.origin() as i64,
-            block,
-            len: runs.run_len() as usize,
-            stride: runs.stride(),
-        };
-        match p.elem_size {
-            1 => g.run::<1>(buf, out, bases),
-            2 => g.run::<2>(buf, out, bases),
-            4 => g.run::<4>(buf, out, bases),
-            _ => g.run::<8>(buf, out, bases),
-        }
         return Ok(());
     }
+    slow_read(buf, layout, p, runs, out);
+    Ok(())
+}
+
+/// [`read`], appending the elements to `out` instead of overwriting a slice: the bytes `out`
+/// gains are exactly those [`read`] would write, but no zero-filled buffer is needed first (the
+/// simulator's operand buffers are reused vectors). Reserve the capacity beforehand to keep this
+/// from allocating. On error `out` is unchanged.
+pub fn read_to_vec(buf: &[u8], layout: &Layout, p: &Pattern<'_>, out: &mut Vec<u8>) -> Result<(), ApError> {
+    let bytes = pattern_bytes(p)?;
+    let runs = prepare(layout, p, buf.len(), bytes)?;
+    if layout.is_linear(p.elem_size)
+        && crate::gather::read_linear(buf, layout.origin(), p.elem_size, runs.clone(), out)
+    {
+        return Ok(());
+    }
+    let start = out.len();
+    out.resize(start + bytes, 0);
+    slow_read(buf, layout, p, runs, &mut out[start..]);
+    Ok(())
+}
+
+/// The run-by-run walk: partitioned layouts whose rows are not packed, and odd element sizes.
+fn slow_read(buf: &[u8], layout: &Layout, p: &Pattern<'_>, runs: Runs, out: &mut [u8]) {
     match p.elem_size {
         1 => walk::<1>(layout, p, runs, &mut ReadOp { buf, out }),
         2 => walk::<2>(layout, p, runs, &mut ReadOp { buf, out }),
@@ -38,7 +59,6 @@ pub fn read(buf: &[u8], layout: &Layout, p: &Pattern<'_>, out: &mut [u8]) -> Res
         8 => walk::<8>(layout, p, runs, &mut ReadOp { buf, out }),
         _ => walk::<0>(layout, p, runs, &mut ReadOp { buf, out }),
     }
-    Ok(())
 }
 
 /// Scatters `src` (the pattern's elements, in order) into `buf` through `p`.
@@ -70,80 +90,15 @@ pub fn for_each_element(
     Ok(())
 }
 
-/// A strided run whose next-outer loop moves by at most a few elements is a transpose: walking it
-/// run by run touches a new cache line per element. Such reads go through [`Gather2d`].
-fn is_transpose_shaped(layout: &Layout, size: usize, runs: &Runs) -> bool {
-    let Some(block) = runs.innermost_outer() else { return false };
-    matches!(size, 1 | 2 | 4 | 8)
-        && layout.is_linear(size)
-        && runs.stride() != 1
-        && runs.stride().unsigned_abs() * size as u64 >= 64
-        && block.step != 0
-        && block.step.unsigned_abs() * size as u64 <= 16
-        && block.num >= 4
-        && runs.run_len() >= 4
-}
-
-/// A cache-blocked gather of `[block.num][len]` elements: element (i, j) is at
-/// `base + i·block.step + j·stride`, and goes to flat position `i·len + j`. Reading order does not
-/// matter for a gather, so tiles of 16 × 16 keep both sides within a few cache lines.
-struct Gather2d {
-    origin: i64,
-    block: bir_ir::ApPair,
-    len: usize,
-    stride: i64,
-}
-
-impl Gather2d {
-    fn run<const W: usize>(&self, buf: &[u8], out: &mut [u8], bases: Runs) {
-        const T: usize = 16;
-        let w = W as i64;
-        let (a, m) = (self.block.step * w, self.block.num as usize);
-        let (b, n) = (self.stride * w, self.len);
-        let mut tmp = [[[0u8; W]; T]; T];
-        let mut flat = 0usize;
-        for base in bases {
-            let b0 = self.origin + base.start * w;
-            let tile = &mut out[flat..flat + m * n * W];
-            for i0 in (0..m).step_by(T) {
-                for j0 in (0..n).step_by(T) {
-                    if a == w && i0 + T <= m && j0 + T <= n {
-                        // A full tile whose columns are contiguous in the source: load each
-                        // column with one slice copy, then store the rows contiguously.
-                        for (jj, col) in tmp.iter_mut().enumerate() {
-                            let lo = (b0 + (j0 + jj) as i64 * b + i0 as i64 * a) as usize;
-                            for (d, e) in col.iter_mut().zip(buf[lo..lo + T * W].chunks_exact(W)) {
-                                d.copy_from_slice(e);
-                            }
-                        }
-                        #[expect(clippy::needless_range_loop, reason = "a transpose indexes tmp[jj][ii]")]
-                        for ii in 0..T {
-                            let o = ((i0 + ii) * n + j0) * W;
-                            for (jj, d) in tile[o..o + T * W].chunks_exact_mut(W).enumerate() {
-                                d.copy_from_slice(&tmp[jj][ii]);
-                            }
-                        }
-                        continue;
-                    }
-                    for i in i0..(i0 + T).min(m) {
-                        for j in j0..(j0 + T).min(n) {
-                            let at = (b0 + i as i64 * a + j as i64 * b) as usize;
-                            let o = (i * n + j) * W;
-                            tile[o..o + W].copy_from_slice(&buf[at..at + W]);
-                        }
-                    }
-                }
-            }
-            flat += m * n * W;
-        }
-    }
+/// The bytes a pattern moves (`usize::MAX` when that does not fit).
+fn pattern_bytes(p: &Pattern<'_>) -> Result<usize, ApError> {
+    Ok(usize::try_from(p.elements()?).ok().and_then(|n| n.checked_mul(p.elem_size)).unwrap_or(usize::MAX))
 }
 
 fn prepare(layout: &Layout, p: &Pattern<'_>, buf_len: usize, flat_len: usize) -> Result<Runs, ApError> {
     check_bounds(layout, p)?;
     layout.check_buffer(buf_len)?;
-    let want =
-        usize::try_from(p.elements()?).ok().and_then(|n| n.checked_mul(p.elem_size)).unwrap_or(usize::MAX);
+    let want = pattern_bytes(p)?;
     if want != flat_len {
         return Err(ApError::FlatSize { want, got: flat_len });
     }

@@ -58,6 +58,7 @@ def cases():
         "strided-zy-swap": lambda: np.ascontiguousarray(src.transpose(0, 2, 1, 3)),
         "strided-yx-swap": lambda: np.ascontiguousarray(src.transpose(0, 1, 3, 2)),
         "strided-partition-transpose": lambda: np.ascontiguousarray(src.reshape(-1, w).T),
+        "strided-x-step-2": lambda: np.ascontiguousarray(src2[:, :, :, ::2]),
         "axpb-float32": axpb_f32,
         "axpb-bfloat16": axpb(ml_dtypes.bfloat16),
         "axpb-float8_e4m3fn": axpb(ml_dtypes.float8_e4m3fn),

@@ -239,14 +239,17 @@ impl Cx<'_> {
         Ok(p)
     }
 
-    /// The AP's elements as stored (memory dtype), into `out` (resized).
+    /// The AP's elements as stored (memory dtype), into `out` (replacing its contents). The
+    /// bytes are appended to the cleared vector, not written over a zero-filled one: the pool's
+    /// buffers keep their capacity, so a read costs the copy alone.
     pub(crate) fn read_raw(&mut self, a: Arg<'_>, out: &mut Vec<u8>) -> Res<()> {
         let p = self.pattern(a)?;
         let n = a.elements()?;
-        crate::alloc::resize(out, n * p.elem_size, 0)?;
+        out.clear();
+        crate::alloc::reserve(out, n * p.elem_size)?;
         let touch = Touch { range: self.extent(a.ap), covers: false };
         let (buf, layout) = self.memory.buffer_for(a.ap.loc, &touch);
-        access_pattern::read(buf, &layout, &p, out).map_err(|e| a.access(e))
+        access_pattern::read_to_vec(buf, &layout, &p, out).map_err(|e| a.access(e))
     }
 
     /// Writes memory-dtype bytes through the AP, recording them for the trace.
