@@ -127,6 +127,16 @@ fn access(e: &ApError) -> Fields {
     f
 }
 
+/// A bad index: `position`, `value` as its dtype reads it (what the message prints; an int32 −1
+/// is −1) and `decoded`, the row or offset it decoded to.
+fn index_value(position: u64, decoded: u64, stored: Option<i128>) -> Fields {
+    vec![
+        ("position", uint(position)),
+        ("value", Val::Int(stored.unwrap_or(i128::from(decoded)))),
+        ("decoded", uint(decoded)),
+    ]
+}
+
 fn indirect(e: &IndirectError) -> Fields {
     let index_slot = |operand: usize| slot(&Slot::In(operand));
     let mut f = vec![("error", text(e))];
@@ -136,41 +146,29 @@ fn indirect(e: &IndirectError) -> Fields {
             f.extend(index_slot(*operand));
             f.extend([("dtype", text(dtype.name())), ("expected", text(expected))]);
         }
-        IndirectError::OutOfBounds { operand, position, value, bound } => {
+        IndirectError::OutOfBounds { operand, position, value, stored, bound } => {
             f.push(("error_kind", text("out_of_bounds")));
             f.extend(index_slot(*operand));
-            f.extend([("position", uint(*position)), ("value", uint(*value)), ("bound", uint(*bound))]);
+            f.extend(index_value(*position, *value, *stored));
+            f.push(("bound", uint(*bound)));
         }
-        IndirectError::RunOutside { operand, position, value, len, per } => {
-            f.push(("error_kind", text("run_outside")));
-            f.extend(index_slot(*operand));
-            f.extend([
-                ("position", uint(*position)),
-                ("value", uint(*value)),
-                ("len", uint(*len)),
-                ("per", uint(*per)),
-            ]);
-        }
-        IndirectError::LeavesLocation { operand, position, value, lo, hi, capacity } => {
+        IndirectError::LeavesLocation { operand, position, value, stored, lo, hi, capacity } => {
             f.push(("error_kind", text("leaves_location")));
             f.extend(index_slot(*operand));
-            f.extend([
-                ("position", uint(*position)),
-                ("value", uint(*value)),
-                ("lo", int(*lo)),
-                ("hi", int(*hi)),
-                ("capacity", uint(*capacity)),
-            ]);
+            f.extend(index_value(*position, *value, *stored));
+            f.extend([("lo", int(*lo)), ("hi", int(*hi)), ("capacity", uint(*capacity))]);
         }
-        IndirectError::WrapOverflow { operand, position, value, n, hi } => {
+        IndirectError::RunOutside { operand, position, value, stored, len, per } => {
+            f.push(("error_kind", text("run_outside")));
+            f.extend(index_slot(*operand));
+            f.extend(index_value(*position, *value, *stored));
+            f.extend([("len", uint(*len)), ("per", uint(*per))]);
+        }
+        IndirectError::WrapOverflow { operand, position, value, stored, n, hi } => {
             f.push(("error_kind", text("wrap_overflow")));
             f.extend(index_slot(*operand));
-            f.extend([
-                ("position", uint(*position)),
-                ("value", uint(*value)),
-                ("n", uint(*n)),
-                ("hi", uint(*hi)),
-            ]);
+            f.extend(index_value(*position, *value, *stored));
+            f.extend([("n", uint(*n)), ("hi", uint(*hi))]);
         }
         IndirectError::InsufficientIndices { num_indices, available } => f.extend([
             ("error_kind", text("insufficient_indices")),

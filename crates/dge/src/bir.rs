@@ -156,7 +156,8 @@ fn indirect(
     let (to, dense) = (c.operand(tn, t)?, c.operand(dn, d)?);
     let mut out = Vec::new();
     let w = wrap.map(|w| indirection::Wrap { n: w.n, hi: w.hi });
-    generate::indirect_rows(dir, &to, &idx, &dense, w, c.oob, 1, dt, &mut out)?;
+    generate::indirect_rows(dir, &to, &idx, &dense, w, c.oob, 1, dt, &mut out)
+        .map_err(index_dtype(x.dtype, true))?;
     Ok(Planned::Descriptors(out))
 }
 
@@ -212,6 +213,15 @@ fn save_accumulate(
         op,
         dt,
         &mut out,
-    )?;
+    )
+    .map_err(index_dtype(x.dtype, false))?;
     Ok(Planned::Descriptors(out))
+}
+
+/// A bad index's message reads it as its dtype does (`IndirectError::index_dtype`).
+fn index_dtype(dtype: Dtype, rebased: bool) -> impl Fn(DgeError) -> DgeError {
+    move |e| match e {
+        DgeError::Indirect(i) => DgeError::Indirect(i.index_dtype(dtype, rebased)),
+        e => e,
+    }
 }

@@ -45,6 +45,21 @@ pub fn decode_indices(
     Ok(())
 }
 
+/// The stored index behind decoded value `decoded`, as its dtype reads it (for messages: an
+/// int32 −1 is −1, not the row 4294967295 it decodes to). `rebased`: decoded by
+/// [`decode_indices`] (uint64/int64 lose 2^32); else zero-extended or plain.
+pub fn stored_value(dtype: Dtype, rebased: bool, decoded: u64) -> i128 {
+    let bits = if rebased && dtype.size() == 8 { decoded.wrapping_add(REBASE) } else { decoded };
+    let signed = dtype.class() == bir_ir::DtypeClass::SignedInt;
+    match dtype.size() {
+        1 if signed => i128::from(bits as u8 as i8),
+        2 if signed => i128::from(bits as u16 as i16),
+        4 if signed => i128::from(bits as u32 as i32),
+        8 if signed => i128::from(bits as i64),
+        _ => i128::from(bits),
+    }
+}
+
 /// Decodes IndirectSaveAccumulate's index vector: int32 zero-extended, uint64/int64 as they are.
 /// Seed 000 §6.2 builds `idx = embTableBase − 0x100000000 + dtypeBytes·(entry_step_elements·
 /// indexTensor[v15])`: the −2^32 rebases the table *base*, so a plain 64-bit value reaches its
@@ -130,6 +145,29 @@ mod tests {
     }
     fn le64(v: &[u64]) -> Vec<u8> {
         v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    }
+
+    /// Messages read an index as its dtype does: int32 −1 (row 4294967295) is −1; a rebased
+    /// uint64 5 (row 5 − 2^32) is 5; an int64 −1 under the plain decode is −1; uint32 stays.
+    #[test]
+    fn stored_values_read_as_their_dtype() {
+        assert_eq!(stored_value(Dtype::Int32, true, 0xFFFF_FFFF), -1);
+        assert_eq!(stored_value(Dtype::Int32, false, 0xFFFF_FFFF), -1);
+        assert_eq!(stored_value(Dtype::Uint32, false, 0xFFFF_FFFF), 4_294_967_295);
+        assert_eq!(stored_value(Dtype::Uint64, true, 5u64.wrapping_sub(REBASE)), 5);
+        assert_eq!(stored_value(Dtype::Int64, true, 0u64.wrapping_sub(REBASE + 3)), -3);
+        assert_eq!(stored_value(Dtype::Int64, false, u64::MAX), -1);
+        assert_eq!(stored_value(Dtype::Uint8, false, 200), 200);
+        let e = IndirectError::OutOfBounds {
+            operand: 1,
+            position: 0,
+            value: 0xFFFF_FFFF,
+            stored: None,
+            bound: 4,
+        };
+        assert!(e.to_string().contains("element 0 = 4294967295 is outside"), "{e}");
+        let e = e.index_dtype(Dtype::Int32, false);
+        assert!(e.to_string().contains("element 0 = -1 is outside the table's 4 entries"), "{e}");
     }
 
     /// int32 zero-extends: 0xFFFFFFFF is row 4294967295, not the sentinel (seed 000 §6.1).

@@ -32,7 +32,10 @@ pub use plan::{GenericDim, GenericGeometry, Oob, Step, Table, Wrap};
 use bir_ir::Dtype;
 
 /// Why an indirect instruction cannot run. Every variant names the index operand (`ins[k]`) and,
-/// for a bad index, its position in that operand's AP order and its decoded value.
+/// for a bad index, its position in that operand's AP order and its decoded value. A message
+/// prints the index as its dtype reads it (an int32 −1 as −1, not as the row 4294967295 it
+/// decodes to) when the caller named the dtype ([`IndirectError::index_dtype`]; `stored`), else
+/// the decoded value.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum IndirectError {
     /// An index dtype this decode does not accept.
@@ -47,7 +50,10 @@ pub enum IndirectError {
     },
     /// A decoded index at or past the bound (Gather's per-partition element count, I11; the
     /// HW-DGE bridge's `indirect_dim_max_index`).
-    #[error("index ins[{operand}] element {position} = {value} is outside the table's {bound} entries")]
+    #[error(
+        "index ins[{operand}] element {position} = {} is outside the table's {bound} entries",
+        shown(*.value, *.stored)
+    )]
     OutOfBounds {
         /// The index operand.
         operand: usize,
@@ -55,12 +61,15 @@ pub enum IndirectError {
         position: u64,
         /// The decoded value.
         value: u64,
+        /// The index as its dtype reads it, when known.
+        stored: Option<i128>,
         /// The number of entries.
         bound: u64,
     },
     /// An entry whose elements leave the table's memory location (I2).
     #[error(
-        "index ins[{operand}] element {position} = {value} is outside the table's location: its entry spans elements {lo}..={hi}, the location holds 0..{capacity}"
+        "index ins[{operand}] element {position} = {} is outside the table's location: its entry spans elements {lo}..={hi}, the location holds 0..{capacity}",
+        shown(*.value, *.stored)
     )]
     LeavesLocation {
         /// The index operand.
@@ -69,6 +78,8 @@ pub enum IndirectError {
         position: u64,
         /// The decoded value.
         value: u64,
+        /// The index as its dtype reads it, when known.
+        stored: Option<i128>,
         /// The entry's lowest element.
         lo: i128,
         /// The entry's highest element.
@@ -79,8 +90,9 @@ pub enum IndirectError {
     /// IndirectCopy: an element offset whose run of `len` elements leaves the partition's source
     /// (I10; AWS calls local_gather's out-of-bounds behaviour undefined, we fault).
     #[error(
-        "index ins[{operand}] element {position} = {value}: its {len} elements [{value}, {value} + {len}) are \
-         outside the partition's {per} source elements"
+        "index ins[{operand}] element {position} = {v}: its {len} elements [{v}, {v} + {len}) are \
+         outside the partition's {per} source elements",
+        v = shown(*.value, *.stored)
     )]
     RunOutside {
         /// The index operand.
@@ -89,6 +101,8 @@ pub enum IndirectError {
         position: u64,
         /// The element offset.
         value: u64,
+        /// The index as its dtype reads it, when known.
+        stored: Option<i128>,
         /// Elements per index (the dst AP's innermost num).
         len: u64,
         /// Source elements per partition.
@@ -96,7 +110,8 @@ pub enum IndirectError {
     },
     /// `apply_wrap` overflows 64 bits (I3).
     #[error(
-        "index ins[{operand}] element {position} = {value} overflows 64 bits under wrap (n = {n}, hi = {hi})"
+        "index ins[{operand}] element {position} = {} overflows 64 bits under wrap (n = {n}, hi = {hi})",
+        shown(*.value, *.stored)
     )]
     WrapOverflow {
         /// The index operand.
@@ -105,6 +120,8 @@ pub enum IndirectError {
         position: u64,
         /// The decoded value.
         value: u64,
+        /// The index as its dtype reads it, when known.
+        stored: Option<i128>,
         /// The wrap's n.
         n: u64,
         /// The wrap's high-part multiplier.
@@ -132,7 +149,31 @@ pub enum IndirectError {
     Access(#[from] access_pattern::ApError),
 }
 
+/// The index a message prints: as its dtype reads it when known, else the decoded value.
+fn shown(value: u64, stored: Option<i128>) -> i128 {
+    stored.unwrap_or(i128::from(value))
+}
+
 impl IndirectError {
+    /// Names the dtype the bad index was stored in, so the message prints it as that dtype reads
+    /// it (an int32 −1 as −1). `rebased`: the index was decoded by
+    /// [`decode_indices`] (uint64/int64 lose 2^32); else it was zero-extended or plain.
+    #[must_use]
+    pub fn index_dtype(mut self, dtype: Dtype, rebased: bool) -> Self {
+        match &mut self {
+            IndirectError::OutOfBounds { value, stored, .. }
+            | IndirectError::LeavesLocation { value, stored, .. }
+            | IndirectError::RunOutside { value, stored, .. }
+            | IndirectError::WrapOverflow { value, stored, .. } => {
+                if stored.is_none() {
+                    *stored = Some(decode::stored_value(dtype, rebased, *value));
+                }
+            }
+            _ => {}
+        }
+        self
+    }
+
     /// True for the out-of-bounds family (a bad index).
     pub fn is_out_of_bounds(&self) -> bool {
         matches!(

@@ -50,8 +50,8 @@ impl Wrap {
 
 /// A table whose entry `r` starts at element `base + r·step` and spans `lo..=hi` relative to
 /// that start. The indirect ops' entries are the `len` contiguous elements from there
-/// ([`Table::contiguous`]; seed 000 §6.1: the index is scaled "by qword_5F4500[dataDtype] *
-/// Pattern[final].step", and §6.3 copies `entrySize` bytes with one `memcpy`): no table shape is
+/// ([`Table::contiguous`]; seed 000 §6.1: the index is scaled "by `qword_5F4500[dataDtype]` *
+/// `Pattern[final].step`", and §6.3 copies `entrySize` bytes with one `memcpy`): no table shape is
 /// refused and no entry count bounds `r`, an entry is out of bounds only when it leaves the
 /// table's memory location (I2, I4). The HW-DGE bridge's entries are a row walk, and its index
 /// is also bounded by `indirect_dim_max_index` (seed 000 §7).
@@ -87,6 +87,9 @@ struct At {
     operand: usize,
     position: u64,
     value: u64,
+    /// The value as its dtype reads it, when the builder knows it (GenericIndirect's combined
+    /// offset is a signed 64-bit sum).
+    stored: Option<i128>,
 }
 
 /// The decision for one index under the policy: `Ok(None)` skips.
@@ -120,6 +123,7 @@ fn place(
         operand: at.operand,
         position: at.position,
         value: at.value,
+        stored: at.stored,
         lo: a,
         hi: b,
         capacity,
@@ -153,6 +157,7 @@ fn wrapped(v: u64, wrap: Option<Wrap>, at: At, oob: Oob) -> Result<Option<u64>, 
                 operand: at.operand,
                 position: at.position,
                 value: at.value,
+                stored: at.stored,
                 n: w.n,
                 hi: w.hi,
             }),
@@ -184,6 +189,7 @@ impl Table {
                 operand: at.operand,
                 position: at.position,
                 value: v,
+                stored: at.stored,
                 bound,
             });
         }
@@ -205,7 +211,7 @@ pub fn rows(
     plan.clear();
     plan.reserve(idx.len());
     for (j, &v) in idx.iter().enumerate() {
-        let at = At { operand, position: j as u64, value: v };
+        let at = At { operand, position: j as u64, value: v, stored: None };
         if let Some(start) = table.entry(v, true, wrap, at, oob)? {
             plan.push(Step { row: j, start });
         }
@@ -244,7 +250,7 @@ pub fn save_accumulate(
         for p in 0..partitions {
             let k = p * per + e;
             let Some(&v) = idx.get(k) else { return shape("an index slot past the index operand") };
-            let at = At { operand, position: k as u64, value: v };
+            let at = At { operand, position: k as u64, value: v, stored: None };
             if let Some(start) = table.entry(v, false, wrap, at, oob)? {
                 plan.push(Step { row: k, start });
             }
@@ -326,7 +332,8 @@ pub fn generic(
         if o == SKIP {
             continue;
         }
-        let at = At { operand: dims[0].operand, position: j as u64, value: o };
+        let at =
+            At { operand: dims[0].operand, position: j as u64, value: o, stored: Some(i128::from(o as i64)) };
         let Some(o) = wrapped(o, wrap, at, oob)? else { continue };
         let start = i128::from(base).saturating_add(i128::from(o));
         let hi = i64::try_from(geometry.len.max(1) - 1).unwrap_or(i64::MAX);
@@ -375,6 +382,7 @@ pub fn indirect_copy(
                             operand,
                             position: position as u64,
                             value: v,
+                            stored: None,
                             len: len as u64,
                             per: src_per as u64,
                         });
@@ -415,6 +423,7 @@ pub fn gather_rows(
                         operand,
                         position: k as u64,
                         value: v,
+                        stored: None,
                         bound: src_per as u64,
                     });
                 }
@@ -467,7 +476,15 @@ mod tests {
         let lo = 2 * i128::from(value);
         assert_eq!(
             e,
-            IndirectError::LeavesLocation { operand: 1, position, value, lo, hi: lo + 1, capacity: 16 }
+            IndirectError::LeavesLocation {
+                operand: 1,
+                position,
+                value,
+                stored: None,
+                lo,
+                hi: lo + 1,
+                capacity: 16
+            }
         );
         assert!(
             e.to_string().contains(&format!(
@@ -506,7 +523,15 @@ mod tests {
         let e = rows(&[6, 7], &t, None, Oob::Fault, 2, &mut plan).unwrap_err();
         assert_eq!(
             e,
-            IndirectError::LeavesLocation { operand: 2, position: 1, value: 7, lo: 14, hi: 15, capacity: 15 }
+            IndirectError::LeavesLocation {
+                operand: 2,
+                position: 1,
+                value: 7,
+                stored: None,
+                lo: 14,
+                hi: 15,
+                capacity: 15
+            }
         );
         rows(&[6, 7], &t, None, Oob::Skip, 2, &mut plan).unwrap();
         assert_eq!(plan, [Step { row: 0, start: 12 }]);
@@ -602,7 +627,10 @@ mod tests {
         // Offset 9 + 4 elements passes the 12.
         idx[7] = 9;
         let e = indirect_copy(&idx, 16, 32, 12, 4, Oob::Fault, 1, &mut plan).unwrap_err();
-        assert_eq!(e, IndirectError::RunOutside { operand: 1, position: 7, value: 9, len: 4, per: 12 });
+        assert_eq!(
+            e,
+            IndirectError::RunOutside { operand: 1, position: 7, value: 9, stored: None, len: 4, per: 12 }
+        );
         assert!(
             e.to_string().contains("element 7 = 9: its 4 elements [9, 9 + 4) are outside the partition's 12"),
             "{e}"

@@ -323,7 +323,7 @@ pub(crate) fn indirect_load(
     let ix = indices(cx, idx, 0, Decode::Rebased)?;
     let mut steps = plan_buffer(cx, ix.len())?;
     let r = plan::rows(&ix, &t, wrap_of(f.wrap), cx.options.indirect_oob, 1, &mut steps)
-        .map_err(ind)
+        .map_err(|e| ind(e.index_dtype(idx.ap.dtype, true)))
         .and_then(|()| run_gather(cx, table, None, Entry::Contiguous(len), dst, &steps, regions));
     give_indices(cx, 0, ix);
     cx.scratch.plan = steps;
@@ -344,7 +344,7 @@ pub(crate) fn indirect_save(
     let ix = indices(cx, idx, 0, Decode::Rebased)?;
     let mut steps = plan_buffer(cx, ix.len())?;
     let r = plan::rows(&ix, &t, wrap_of(f.wrap), cx.options.indirect_oob, 1, &mut steps)
-        .map_err(ind)
+        .map_err(|e| ind(e.index_dtype(idx.ap.dtype, true)))
         .and_then(|()| {
             run_scatter(cx, values, Entry::Contiguous(len), table, &steps, MemoryReductionOp::Copy, regions)
         });
@@ -378,7 +378,7 @@ pub(crate) fn indirect_save_accumulate(
         1,
         &mut steps,
     )
-    .map_err(ind)
+    .map_err(|e| ind(e.index_dtype(idx.ap.dtype, false)))
     .and_then(|()| run_scatter(cx, values, Entry::Contiguous(len), table, &steps, op, regions));
     give_indices(cx, 0, ix);
     cx.scratch.plan = steps;
@@ -477,7 +477,7 @@ pub(crate) fn indirect_copy(
         1,
         &mut steps,
     )
-    .map_err(ind)
+    .map_err(|e| ind(e.index_dtype(idx.ap.dtype, false)))
     .and_then(|()| local_gather(cx, src, dst, len, &steps, regions));
     give_indices(cx, 0, ix);
     cx.scratch.plan = steps;
@@ -491,7 +491,7 @@ pub(crate) fn gather(cx: &mut Cx<'_>, i: &Instruction, regions: &mut Written) ->
     let ix = indices(cx, idx, 0, Decode::Local(decode::GATHER_INDEX))?;
     let mut steps = plan_buffer(cx, ix.len())?;
     let r = plan::gather_rows(&ix, parts, src_per, cx.options.indirect_oob, 1, &mut steps)
-        .map_err(ind)
+        .map_err(|e| ind(e.index_dtype(idx.ap.dtype, false)))
         .and_then(|()| local_gather(cx, src, dst, 1, &steps, regions));
     give_indices(cx, 0, ix);
     cx.scratch.plan = steps;
