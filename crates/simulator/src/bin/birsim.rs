@@ -36,7 +36,7 @@ mod run;
 #[path = "birsim/validate.rs"]
 mod validate;
 
-pub use exit::{Exit, bad};
+pub use exit::{Exit, bad, emit};
 
 /// birsim: a bit-exact functional simulator for Neuron BIR
 ///
@@ -49,8 +49,10 @@ pub use exit::{Exit, bad};
     version,
     arg_required_else_help = true,
     max_term_width = 100,
-    after_help = "Exit codes: 0 ok, 1 the program faulted (isa validate: a word is invalid), \
-                  2 bad input or usage, 3 internal error (a birsim bug)."
+    after_help = "Exit codes: 0 ok, 1 the program faulted (check: something does not run; dge: a \
+                  DMA cannot become descriptors; isa validate: a word is invalid), 2 bad input or \
+                  usage, 3 internal error (a birsim bug). A closed pipe (`birsim ops | head`) ends \
+                  the output quietly."
 )]
 struct Cli {
     #[command(subcommand)]

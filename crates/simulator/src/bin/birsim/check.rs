@@ -2,8 +2,8 @@
 //! and the whole support matrix, both from `simulator::support` — the classifier the executor
 //! itself asks before every instruction (issue #15 item 3).
 
-use super::Exit;
 use super::common::{Limits, load};
+use super::{Exit, emit};
 use simulator::support::{self, Status};
 use std::path::PathBuf;
 
@@ -36,9 +36,9 @@ pub fn check(args: &CheckArgs) -> Result<(), Exit> {
     let p = load(&args.program, &args.limits)?;
     let report = support::check_with(&p, &args.limits.validate_options()?);
     if args.json {
-        println!("{}", pretty(&report.to_json())?);
+        emit(&format!("{}\n", pretty(&report.to_json())?))?;
     } else {
-        print!("{report}");
+        emit(&report.to_string())?;
     }
     match report.verdict {
         Status::Runs => Ok(()),
@@ -62,9 +62,9 @@ pub struct OpsArgs {
 pub fn ops(args: &OpsArgs) -> Result<(), Exit> {
     let m = support::matrix();
     if args.json {
-        println!("{}", pretty(&m.to_json())?);
+        emit(&format!("{}\n", pretty(&m.to_json())?))?;
     } else {
-        print!("{m}");
+        emit(&m.to_string())?;
     }
     Ok(())
 }

@@ -20,10 +20,5 @@ pub fn completions(args: &CompletionsArgs) -> Result<(), Exit> {
     let mut cmd = <super::Cli as clap::CommandFactory>::command();
     let mut out = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "birsim", &mut out);
-    use std::io::Write;
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(&out)
-        .and_then(|()| stdout.flush())
-        .map_err(|e| Exit(2, format!("cannot write stdout: {e}")))
+    super::exit::emit_bytes(&out)
 }

@@ -2,7 +2,7 @@
 //! (simulator::dge_cli, docs/dge.md), as text or one JSON object.
 
 use super::common::{Limits, load, option, pair, problems, set};
-use super::{Exit, bad};
+use super::{Exit, bad, emit};
 use numerics::Profile;
 use simulator::{Simulator, io};
 use std::path::PathBuf;
@@ -15,6 +15,9 @@ use std::path::PathBuf;
 /// fewer than 512 bytes. An indirect op's descriptors are listed when its index operand's tensor
 /// is given as --input (the values as given, before the program runs); else a note says they
 /// depend on run-time data.
+///
+/// Exit codes: 0 every DMA became descriptors (or a note), 1 some DMA cannot (its `error:`
+/// line: a cast, CCE, an out-of-bounds index under --oob fault), 2 bad input or usage.
 #[derive(clap::Args, Debug)]
 pub struct DgeArgs {
     /// The BIR JSON program
@@ -60,9 +63,19 @@ pub fn dge(args: &DgeArgs) -> Result<(), Exit> {
     }
     let entries = simulator::dge_cli::plan_program(f, sim.memory_mut(), &given, options.indirect_oob);
     if args.json {
-        println!("{}", simulator::dge_cli::render_json(f, &entries));
+        emit(&format!("{}\n", simulator::dge_cli::render_json(f, &entries)))?;
     } else {
-        print!("{}", simulator::dge_cli::render_text(f, &entries));
+        emit(&simulator::dge_cli::render_text(f, &entries))?;
+    }
+    // An `error:` entry (a DMA that cannot become descriptors) is exit 1, as `birsim check`'s
+    // "does not run": the report is complete, the program's DMAs are not all expressible.
+    let errors =
+        entries.iter().filter(|e| matches!(e.outcome, simulator::dge_cli::Outcome::Error(_))).count();
+    if errors > 0 {
+        return Err(Exit(
+            1,
+            format!("{}: {errors} DMA instruction(s) cannot become descriptors", args.program.display()),
+        ));
     }
     Ok(())
 }

@@ -3,7 +3,7 @@
 //! files and prints.
 
 use super::common::any_path;
-use super::{Exit, bad};
+use super::{Exit, bad, emit};
 use simulator::diff::{ExpectReport, Tolerance, TraceDiff, check_expected, compare_expected};
 use simulator::npy::Npy;
 use simulator::trace::TraceReader;
@@ -11,9 +11,8 @@ use simulator::{Simulator, io};
 use std::path::{Path, PathBuf};
 
 /// One report on stdout; a closed pipe (`| head`) is not an error.
-fn out(text: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stdout().lock(), "{text}");
+fn out(text: &str) -> Result<(), Exit> {
+    emit(&format!("{text}\n"))
 }
 
 /// Opens one trace file for reading a line at a time (exit 2 naming the file).
@@ -94,9 +93,9 @@ fn diff_files(a: &Path, b: &Path, json: bool, max_line: u64) -> Result<(), Exit>
     }
     let report = d.finish(lengths);
     if json {
-        out(&report.to_json().to_string());
+        out(&report.to_json().to_string())?;
     } else {
-        out(&report.to_string());
+        out(&report.to_string())?;
     }
     if report.same() { Ok(()) } else { Err(Exit(1, "the traces diverge".into())) }
 }
@@ -196,7 +195,7 @@ pub(crate) fn attach(reports: &mut [ExpectReport], writers: &[Option<simulator::
 /// Prints the reports on stdout; exit 1 when any mismatches.
 pub(crate) fn finish(reports: &[ExpectReport]) -> Result<(), Exit> {
     for r in reports {
-        out(&r.to_string());
+        out(&r.to_string())?;
     }
     let bad: Vec<&str> = reports.iter().filter(|r| !r.matches()).map(|r| r.name.as_str()).collect();
     if bad.is_empty() {

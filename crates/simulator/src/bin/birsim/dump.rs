@@ -1,9 +1,10 @@
 //! `birsim dump PROGRAM.json`: a readable listing of a program's allocations (kind, dtype,
 //! shape, memory locations) and its body (blocks, loops, instructions with their operands).
 
-use super::Exit;
 use super::common::{Limits, load};
+use super::{Exit, emit};
 use bir_ir::{Function, Node, Operand};
+use std::fmt::Write;
 use std::path::PathBuf;
 
 /// List a program's allocations and instructions
@@ -22,14 +23,22 @@ pub struct DumpArgs {
 /// Runs `birsim dump`.
 pub fn dump(args: &DumpArgs) -> Result<(), Exit> {
     let p = load(&args.program, &Limits::default())?;
-    println!("arch {} · version {}", p.arch, p.version);
+    let mut out = String::new();
+    listing(&mut out, &p).map_err(|e| Exit(3, format!("internal error (please report): {e}")))?;
+    emit(&out)
+}
+
+/// The listing (formatting into a `String` cannot fail).
+fn listing(out: &mut String, p: &bir_ir::Program) -> std::fmt::Result {
+    writeln!(out, "arch {} · version {}", p.arch, p.version)?;
     for f in &p.functions {
-        println!("\nfunction {}", f.name);
-        println!("  allocations:");
+        writeln!(out, "\nfunction {}", f.name)?;
+        writeln!(out, "  allocations:")?;
         for a in &f.allocations {
-            println!("    {} {} {} {}", a.name, a.kind, a.dtype, shape_str(&a.tensor_shape));
+            writeln!(out, "    {} {} {} {}", a.name, a.kind, a.dtype, shape_str(&a.tensor_shape))?;
             for l in a.locations.iter().filter_map(|id| f.location(*id)) {
-                println!(
+                writeln!(
+                    out,
                     "      {} {} dims [{}, {}] base {} addr {}{}",
                     l.name,
                     l.mem_type,
@@ -38,11 +47,11 @@ pub fn dump(args: &DumpArgs) -> Result<(), Exit> {
                     l.base,
                     l.addr,
                     if l.allocated { " allocated" } else { "" }
-                );
+                )?;
             }
         }
-        println!("  body:");
-        list(f, &f.body, 4);
+        writeln!(out, "  body:")?;
+        list(out, f, &f.body, 4)?;
     }
     Ok(())
 }
@@ -60,33 +69,36 @@ fn operand(f: &Function, a: &Operand) -> String {
     }
 }
 
-fn list(f: &Function, nodes: &[Node], indent: usize) {
+fn list(out: &mut String, f: &Function, nodes: &[Node], indent: usize) -> std::fmt::Result {
     let pad = " ".repeat(indent);
     for (k, n) in nodes.iter().enumerate() {
         match n {
             Node::Block(b) => {
-                println!("{pad}block {}", b.name);
-                list(f, &b.body, indent + 2);
+                writeln!(out, "{pad}block {}", b.name)?;
+                list(out, f, &b.body, indent + 2)?;
             }
             Node::Loop(l) => {
-                println!("{pad}loop {} for {} in {}..{} step {}", l.name, l.var, l.lb, l.ub, l.stride);
-                list(f, &l.body, indent + 2);
+                writeln!(out, "{pad}loop {} for {} in {}..{} step {}", l.name, l.var, l.lb, l.ub, l.stride)?;
+                list(out, f, &l.body, indent + 2)?;
             }
             Node::Inst(i) => {
                 let ins: Vec<String> = i.ins.iter().map(|a| operand(f, a)).collect();
                 let outs: Vec<String> = i.outs.iter().map(|a| operand(f, a)).collect();
-                println!(
+                writeln!(
+                    out,
                     "{pad}#{k} {} {} [{}] {} <- {}",
                     i.name,
                     i.opcode(),
                     i.engine.name(),
                     outs.join(", "),
                     ins.join(", ")
-                );
+                )?;
             }
         }
     }
+    Ok(())
 }
+
 fn shape_str(s: &[u64]) -> String {
     format!("({})", s.iter().map(u64::to_string).collect::<Vec<_>>().join(", "))
 }

@@ -4,7 +4,7 @@
 //! `indirection::isa`; this module only reads and writes files.
 
 use super::common::{Outputs, Staged};
-use super::{Exit, bad};
+use super::{Exit, bad, emit};
 use indirection::isa::{Generation, IsaError, Word, validate};
 use std::path::{Path, PathBuf};
 
@@ -138,8 +138,7 @@ fn decode(a: &DecodeArgs) -> Result<(), Exit> {
         return Err(word_errors(path, "cannot be decoded", &errors));
     }
     let text = serde_json::to_string_pretty(&decoded).map_err(|e| Exit(3, e.to_string()))?;
-    println!("{text}");
-    Ok(())
+    emit(&format!("{text}\n"))
 }
 
 /// At most 100 lines of per-word errors, then a count.
@@ -173,14 +172,7 @@ fn encode(a: &EncodeArgs) -> Result<(), Exit> {
             staged.write(|w| std::io::Write::write_all(w, &bytes).map_err(|e| e.to_string()))?;
             Outputs(vec![staged]).commit()
         }
-        None => {
-            use std::io::Write;
-            let mut stdout = std::io::stdout().lock();
-            stdout
-                .write_all(&bytes)
-                .and_then(|()| stdout.flush())
-                .map_err(|e| bad(format!("cannot write stdout: {e}")))
-        }
+        None => super::exit::emit_bytes(&bytes),
     }
 }
 
@@ -200,9 +192,12 @@ fn validate_cmd(a: &IsaValidateArgs) -> Result<(), Exit> {
         }
         bad_words += usize::from(lines.len() > before);
     }
+    let mut text = String::new();
     for l in &lines {
-        println!("{l}");
+        text.push_str(l);
+        text.push('\n');
     }
+    emit(&text)?;
     if lines.is_empty() {
         eprintln!("birsim: {}: ok ({} word(s) valid on {g})", path.display(), words.len());
         Ok(())

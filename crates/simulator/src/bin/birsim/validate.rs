@@ -1,8 +1,8 @@
 //! `birsim validate PROGRAM.json`: loads and validates a program and prints every problem with
 //! its location (at most 100, then a count), or `ok` with its size.
 
-use super::Exit;
 use super::common::{Limits, leave_to_exit, load, problems};
+use super::{Exit, emit};
 use std::path::PathBuf;
 
 /// Check a program: every problem with its location, or `ok`
@@ -27,11 +27,11 @@ pub fn validate(args: &ValidateArgs) -> Result<(), Exit> {
         Ok(_) => {
             let mut n = 0;
             p.functions.iter().for_each(|f| f.for_each_instruction(&mut |_| n += 1));
-            println!(
-                "{}: ok ({} function(s), {n} instruction(s))",
+            emit(&format!(
+                "{}: ok ({} function(s), {n} instruction(s))\n",
                 args.program.display(),
                 p.functions.len()
-            );
+            ))?;
             leave_to_exit(p);
             Ok(())
         }
