@@ -40,6 +40,7 @@ __all__ = [
     "Fault",
     "InputError",
     "InternalError",
+    "Outputs",
     "Program",
     "ProgramError",
     "check",
@@ -84,7 +85,8 @@ def load(program: ProgramLike) -> Program:
     """Loads a program: a ``Program`` (returned as is), a dict (BIR JSON as Python objects),
     ``bytes`` or a ``str`` holding JSON text (a string whose first non-blank character is ``{``),
     or a path (``str`` or ``os.PathLike``). Raises ``ProgramError`` listing every located
-    problem, ``OSError`` when the file cannot be read."""
+    problem, or naming the file when it cannot be read (missing, a folder, no permission; the
+    ``OSError`` is its ``__cause__``)."""
     if isinstance(program, Program):
         return program
     if isinstance(program, Mapping):
@@ -94,8 +96,16 @@ def load(program: ProgramLike) -> Program:
     elif isinstance(program, str) and program.lstrip().startswith("{"):
         text = program.encode()
     elif isinstance(program, (str, os.PathLike)):
-        with open(program, "rb") as f:
-            text = f.read()
+        try:
+            with open(program, "rb") as f:
+                text = f.read()
+        except OSError as e:
+            # A mistyped or unreadable path is bad input, as on the CLI (exit 2): ProgramError
+            # (an InputError, a ValueError) naming the file, the OSError as its cause.
+            err = ProgramError(f"cannot read {os.fspath(program)!s}: {e.strerror or e}")
+            err.diagnostics = []
+            err.filename = os.fspath(program)
+            raise err from e
     else:
         raise TypeError(
             f"program: expected a path, a JSON string, a dict or a birsim.Program, got {type(program).__name__}"
@@ -158,8 +168,31 @@ def _unpack(bir: str, shape: List[int], data: bytearray) -> np.ndarray:
     return array.view(natural) if natural is not None and natural != raw else array
 
 
-def _outputs(items: List[Tuple[str, str, List[int], bytearray]]) -> Dict[str, np.ndarray]:
-    return {name: _unpack(bir, shape, data) for name, bir, shape, data in items}
+class Outputs(Dict[str, np.ndarray]):
+    """What ``run`` returns: ``{name: array}``. Its keys are the names asked for in ``outputs``,
+    else the output allocations' names; an output allocation's memory location name (the name
+    the CLI's ``--output`` and ``--expect`` examples use, ``b`` for allocation ``b_set``) finds the
+    same array: ``out["b"] is out["b_set"]``, ``"b" in out``, ``out.get("b")``."""
+
+    def __init__(self, items: Mapping[str, np.ndarray], aliases: Mapping[str, str]):
+        super().__init__(items)
+        self._aliases = {k: v for k, v in aliases.items() if k not in self and v in self}
+
+    def __missing__(self, key: Any) -> np.ndarray:
+        if isinstance(key, str) and key in self._aliases:
+            return dict.__getitem__(self, self._aliases[key])
+        raise KeyError(key)
+
+    def __contains__(self, key: Any) -> bool:
+        return dict.__contains__(self, key) or (isinstance(key, str) and key in self._aliases)
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return self[key] if key in self else default
+
+
+def _outputs(prog: Program, items: List[Tuple[str, str, List[int], bytearray]]) -> Outputs:
+    arrays = {name: _unpack(bir, shape, data) for name, bir, shape, data in items}
+    return Outputs(arrays, dict(prog.output_aliases()))
 
 
 def run(
@@ -173,7 +206,10 @@ def run(
     **options: Any,
 ) -> Union[Dict[str, np.ndarray], Tuple[Dict[str, np.ndarray], List[Dict[str, Any]]]]:
     """Runs a program on NumPy inputs and returns ``{name: array}`` for every output allocation
-    (or for the names in ``outputs``: allocations or memory locations).
+    (or for the names in ``outputs``: allocations or memory locations, each returned under the
+    name given). Every name, in ``inputs``, ``outputs`` and the result, may be an allocation or
+    its memory location (``b_set`` or ``b``): the result (``Outputs``) is keyed by allocation
+    and answers to an output's location name too.
 
     ``profile`` is ``"refsim"`` (the reference interpreter's numerics) or ``"nki"`` (ml_dtypes /
     NumPy); ``threads`` caps the threads a kernel uses (None: every core; results are
@@ -209,9 +245,9 @@ def run(
     try:
         items, tr = _native.run(prog, packed, outputs, opts)
     except Fault as f:
-        f.outputs = _outputs(f.outputs)
+        f.outputs = _outputs(prog, f.outputs)
         raise
-    result = _outputs(items)
+    result = _outputs(prog, items)
     return (result, tr) if trace else result
 
 

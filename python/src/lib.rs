@@ -135,6 +135,20 @@ impl Program {
         self.entry().allocations.iter().filter(|a| a.kind.is_output()).map(|a| a.name.clone()).collect()
     }
 
+    /// `(location, allocation)` for every memory location of an output allocation that has one
+    /// location: the second name `run`'s result answers to (the CLI's `--output` takes either).
+    fn output_aliases(&self) -> Vec<(String, String)> {
+        let f = self.entry();
+        f.allocations
+            .iter()
+            .filter(|a| a.kind.is_output())
+            .filter_map(|a| match a.locations.as_slice() {
+                [one] => f.location(*one).map(|l| (l.name.clone(), a.name.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The input allocations' names (each needs an array unless `allow_uninit_inputs`).
     fn input_names(&self) -> Vec<String> {
         self.entry().allocations.iter().filter(|a| run::is_input(a.kind)).map(|a| a.name.clone()).collect()

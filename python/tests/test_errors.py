@@ -213,10 +213,26 @@ def test_program_forms(tmp_path):
     x = np.arange(32, dtype=np.float32).reshape(4, 8)
     for form in (p, json.dumps(p), json.dumps(p).encode(), path, str(path), birsim.load(p)):
         np.testing.assert_array_equal(birsim.run(form, {"x": x})["y"], x)
-    with pytest.raises(FileNotFoundError):
-        birsim.run(tmp_path / "absent.json", {})
     with pytest.raises(TypeError):
         birsim.run(42, {})
+
+
+@pytest.mark.parametrize("what", ["absent.json", "folder"])
+def test_unreadable_program_path_is_a_program_error(tmp_path, what):
+    # A mistyped path or a folder is bad input (the CLI's exit 2), as the README promises:
+    # ProgramError (an InputError, a ValueError) naming the file, the OSError as its cause.
+    (tmp_path / "folder").mkdir()
+    path = tmp_path / what
+    for form in (path, str(path)):
+        for call in (lambda: birsim.run(form, {}), lambda: birsim.check(form), lambda: birsim.load(form)):
+            with pytest.raises(birsim.ProgramError) as info:
+                call()
+            e = info.value
+            assert isinstance(e, birsim.InputError) and isinstance(e, ValueError)
+            assert not isinstance(e, OSError)
+            assert isinstance(e.__cause__, OSError)
+            assert str(path) in str(e) and e.filename == str(path)
+            assert e.diagnostics == []
 
 
 def test_program_introspection():
