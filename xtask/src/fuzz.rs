@@ -5,10 +5,11 @@
 //! (`fuzz/bir.dict`), and fails on any crash, timeout or out-of-memory. Prints each target's
 //! executions and executions per second from libFuzzer's final statistics.
 //!
-//! Needs a nightly toolchain and `cargo install cargo-fuzz`; when either is missing it says so and
-//! succeeds without fuzzing (`--ci` keeps that behaviour explicit for `.ci/run`, and builds
-//! with 16 codegen units and no sanitizer so CI's build takes minutes; runs without `--ci` keep
-//! cargo-fuzz's defaults: one codegen unit and AddressSanitizer). The committed
+//! Needs a nightly toolchain and `cargo install cargo-fuzz --locked`; when either is missing it
+//! says so and fails (exit 1), unless `--skip-missing` asks it to print `SKIPPED` and succeed
+//! (`.ci/run` installs both instead, so CI always fuzzes). `--ci` builds with 16 codegen units
+//! and no sanitizer so CI's build takes minutes; runs without `--ci` keep cargo-fuzz's defaults:
+//! one codegen unit and AddressSanitizer. The committed
 //! corpus is never modified: new inputs go to `target/fuzz-corpus/TARGET`.
 
 use std::path::{Path, PathBuf};
@@ -23,11 +24,13 @@ pub struct Options {
     seconds: u64,
     /// `--ci`: a quick build (16 codegen units, no sanitizer) for the smoke run.
     quick_build: bool,
+    /// `--skip-missing`: without nightly or cargo-fuzz, print SKIPPED and succeed.
+    skip_missing: bool,
 }
 
 /// The options, or `None` for `-h`/`--help`.
 pub fn parse(args: &[String]) -> Result<Option<Options>, String> {
-    let mut o = Options { targets: Vec::new(), seconds: 60, quick_build: false };
+    let mut o = Options { targets: Vec::new(), seconds: 60, quick_build: false, skip_missing: false };
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -36,6 +39,7 @@ pub fn parse(args: &[String]) -> Result<Option<Options>, String> {
                 o.seconds = v.parse().map_err(|_| format!("--seconds {v}: expected a number"))?;
             }
             "--ci" => o.quick_build = true,
+            "--skip-missing" => o.skip_missing = true,
             "--help" | "-h" => return Ok(None),
             t if TARGETS.contains(&t) => o.targets.push(t.to_owned()),
             other => {
@@ -67,7 +71,7 @@ fn available() -> Result<(), String> {
     let mut fuzz = Command::new("cargo");
     fuzz.args(["+nightly", "fuzz", "--help"]);
     if !ok(fuzz) {
-        return Err("cargo-fuzz is not installed (cargo install cargo-fuzz)".into());
+        return Err("cargo-fuzz is not installed (cargo install cargo-fuzz --locked)".into());
     }
     Ok(())
 }
@@ -80,8 +84,12 @@ fn stat(log: &str, key: &str) -> Option<u64> {
 /// Runs the targets; the exit status fails on the first crash, timeout or OOM.
 pub fn run(o: &Options) -> ExitCode {
     if let Err(why) = available() {
-        println!("xtask fuzz: SKIPPED, {why}");
-        return ExitCode::SUCCESS;
+        if o.skip_missing {
+            println!("xtask fuzz: SKIPPED, {why}");
+            return ExitCode::SUCCESS;
+        }
+        eprintln!("xtask fuzz: cannot fuzz: {why}; pass --skip-missing to skip instead");
+        return ExitCode::FAILURE;
     }
     let root = root();
     let fuzz_dir = root.join("fuzz");

@@ -48,11 +48,12 @@ exhaustive-fp8 [FORMAT...]
     (
         "fuzz",
         "\
-fuzz [TARGET...] [--seconds N] [--ci]
+fuzz [TARGET...] [--seconds N] [--ci] [--skip-missing]
     Run the cargo-fuzz targets in fuzz/ (json_validate, access_pattern, run_program, isa_decode;
     all when none) for N seconds each (default 60) from the committed seed corpus with
-    the BIR dictionary; fails on any crash, timeout or OOM. Needs nightly and
-    cargo-fuzz (skipped with a message when missing). --ci: a quick build (16 codegen
+    the BIR dictionary; fails on any crash, timeout or OOM. Needs nightly and cargo-fuzz
+    (cargo install cargo-fuzz --locked): fails when either is missing, unless
+    --skip-missing (then prints SKIPPED and exits 0). --ci: a quick build (16 codegen
     units, no sanitizer). See docs/robustness.md.",
     ),
     (

@@ -49,3 +49,20 @@ fn unknown_options_still_fail_with_usage() {
     assert_eq!(code, 2);
     assert!(err.contains("usage: cargo xtask"), "{err}");
 }
+
+/// Without cargo (so without nightly or cargo-fuzz) `fuzz` fails, saying why and how to skip;
+/// `--skip-missing` prints SKIPPED and succeeds (issue #26 item 5: CI must fuzz or fail).
+#[test]
+fn fuzz_without_cargo_fuzz_fails_unless_told_to_skip() {
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_xtask")).args(args).env("PATH", "").output().unwrap();
+        let text = |b: Vec<u8>| String::from_utf8(b).unwrap();
+        (out.status.code().unwrap_or(-1), text(out.stdout), text(out.stderr))
+    };
+    let (code, _, err) = run(&["fuzz", "--seconds", "1"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("cannot fuzz") && err.contains("--skip-missing"), "{err}");
+    let (code, out, _) = run(&["fuzz", "--seconds", "1", "--skip-missing"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("SKIPPED"), "{out}");
+}
