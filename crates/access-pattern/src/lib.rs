@@ -1,4 +1,4 @@
-//! [W,Z,Y,X] access-pattern linearization and AP reads/writes over partitioned memory.
+//! \[W,Z,Y,X\] access-pattern linearization and AP reads/writes over partitioned memory.
 //!
 //! Every copy, elementwise op and gather in birsim goes through this crate (seed 000 §1: "every
 //! one of these ops is one shared primitive — read an access pattern into a flat byte buffer,
@@ -8,7 +8,7 @@
 //!   dims dropped, contiguous inner dims fused into one run, one base offset per outer iteration.
 //! - [`Layout`]: where element `e` of a memory location lives in a byte buffer, by the pitch rule
 //!   of bir-json.md (partition `e / pitch`, byte `(e % pitch)·size`); flat for DRAM.
-//! - [`read`], [`read_to_vec`], [`write`], [`for_each_element`]: byte gathers/scatters through an
+//! - [`read`], [`read_to_vec`], [`write`](fn@write), [`for_each_element`]: byte gathers/scatters through an
 //!   AP, dispatched once on element width (the reads' fast loops are in `gather`), plus the
 //!   per-element hook the simulator's tracked-PSUM path uses.
 //! - [`check_bounds`]: which dimension and index leaves the location, if any.
@@ -63,7 +63,7 @@ pub enum ApError {
         /// The location holds elements `0..capacity`.
         capacity: u64,
     },
-    /// The flat buffer handed to [`read`]/[`write`] does not hold exactly the AP's elements.
+    /// The flat buffer handed to [`read`]/[`write`](fn@write) does not hold exactly the AP's elements.
     FlatSize {
         /// Bytes the AP moves.
         want: usize,

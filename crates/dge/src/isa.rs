@@ -120,7 +120,7 @@ fn start(a: &indirection::isa::Addr8, field: &'static str) -> Result<u64, DgeErr
 /// indices read from SBUF/PSUM, each index against its bound register under `o.bound_rule`
 /// (a hard error or a skip), duplicate scatter targets under `o.dup`. The indexed side's address
 /// is `mac(start, index, elem_size)`, the other side's `mac(start, k, step_elem·elem_size)`.
-/// Addresses that leave memory are found when the list runs ([`crate::execute`] checks the whole
+/// Addresses that leave memory are found when the list runs ([`crate::execute`](fn@crate::execute) checks the whole
 /// list first, so nothing is written either way).
 pub fn dma_indirect1d(w: &DmaIndirect1d, m: &Machine, o: &IsaOptions) -> Result<Vec<Descriptor>, DgeError> {
     if let Some(v) = validate(&Word::DmaIndirect(*w), m.generation()).first() {

@@ -9,7 +9,7 @@
 //! - [`generate`]: descriptor lists from AP pairs (seed 000 §1.3 fusion), from the indirect ops'
 //!   plans (crates/indirection), from DMA_INDIRECT1D-shaped requests and GATHER_XPOSE.
 //! - [`bir`]: what a BIR DMA instruction becomes.
-//! - [`execute`]: a descriptor list run against any [`DescriptorMemory`].
+//! - [`execute`](mod@execute): a descriptor list run against any [`DescriptorMemory`].
 //! - [`isa`]: DMA_INDIRECT1D words against the ISA `Machine` (crates/indirection `isa`).
 //! - [`swdge`]: SW-DGE planning: the per-trigger round-robin cursors (which DMABlock a
 //!   DMATrigger fires next) and their erase rules (seed 000 §5.2; the simulator executes).

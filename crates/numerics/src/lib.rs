@@ -7,7 +7,7 @@
 //! - [`codec`]: bulk decode to fp32 and encode from fp32 for all 20 dtypes, dispatched once per
 //!   call onto monomorphic slice loops; [`cast`] converts between any two dtypes through fp32
 //!   (the reference's hub-and-spoke `CastToNewDType`, re-facts §4).
-//! - [`accumulate`]: `cast_copy_or_accumulate` (seed 000 §6.4, re-facts §8).
+//! - [`accumulate`](mod@accumulate): `cast_copy_or_accumulate` (seed 000 §6.4, re-facts §8).
 //! - [`lut`]: a lookup table of any slice kernel over a 1- or 2-byte element, built by running
 //!   that kernel once over every code, for passes whose result per element depends on its bits
 //!   alone.

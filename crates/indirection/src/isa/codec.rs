@@ -1,7 +1,7 @@
 //! Decode and encode of the 64-byte words (seed 004 §3; re-facts §8 "Device 64-byte words";
 //! docs/isa.md "Word layouts"). All multi-byte fields are little-endian.
 //!
-//! A decode reads every byte through [`Bytes`], whose reads are bounds-checked `get`s on the
+//! A decode reads every byte through `Bytes`, whose reads are bounds-checked `get`s on the
 //! fixed 64-byte array, so no input can make it panic. It fails only on an opcode byte that is
 //! not the struct's and on an enum field outside its enum ([`IsaError`] names the field); every
 //! other byte is kept (raw where no source names it), so `encode(decode(w)) == w` for every `w`

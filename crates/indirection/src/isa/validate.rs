@@ -98,9 +98,9 @@ pub mod rule {
     pub const XPOSE_GATHER_DIM: &str = "xpose-gather-dim";
     /// GATHER_XPOSE dst not 32-byte aligned.
     pub const XPOSE_DST_ALIGN: &str = "xpose-dst-align";
-    /// GATHER_XPOSE src num_elem[Y] not a multiple of 16.
+    /// GATHER_XPOSE src `num_elem[Y]` not a multiple of 16.
     pub const XPOSE_SRC_Y: &str = "xpose-src-y";
-    /// GATHER_XPOSE dst num_elem[0] ≠ src num_elem[Y].
+    /// GATHER_XPOSE dst `num_elem[0]` ≠ src `num_elem[Y]`.
     pub const XPOSE_DST_X: &str = "xpose-dst-x";
     /// GATHER_XPOSE dst dim-0 step ≠ 1 element (sizeof(dtype) bytes; X37).
     pub const XPOSE_DST_STEP: &str = "xpose-dst-step";

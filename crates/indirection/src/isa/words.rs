@@ -332,7 +332,7 @@ pub struct DmaDirect2d {
 }
 
 /// GATHER_XPOSE (0xf1), typed fields only (re-facts §8 "GATHER_XPOSE": 2-byte dtypes, gather_dim
-/// Y, dst 32-B aligned, src num_elem[Y] % 16 == 0, dst num_elem[0] == src num_elem[Y], implicit
+/// Y, dst 32-B aligned, src `num_elem[Y] % 16 == 0`, dst `num_elem[0]` == src `num_elem[Y]`, implicit
 /// dst dim-0 step sizeof(dtype), 16×128 crossbar tiles).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(deny_unknown_fields))]

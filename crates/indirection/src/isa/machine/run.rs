@@ -1,5 +1,5 @@
 //! Running words on a [`Machine`] (contract §3–4): one file per datapath, each taking its
-//! word's operands resolved (addresses to [`OnChip`](super::OnChip) / DRAM targets, enums to
+//! word's operands resolved (addresses to [`OnChip`] / DRAM targets, enums to
 //! flags) and checking everything before it writes. Element arithmetic goes through numerics
 //! (fp32 decode/encode of every dtype, RNE) with glibc `fmaxf`/`fminf` for MAX/MIN.
 
