@@ -76,7 +76,7 @@ def cli() -> pathlib.Path:
     if given:
         return pathlib.Path(given)
     subprocess.run(
-        ["cargo", "build", "--quiet", "-p", "simulator", "--bin", "birsim"], cwd=ROOT, check=True
+        ["cargo", "build", "--quiet", "-p", "birsim", "--bin", "birsim"], cwd=ROOT, check=True
     )
     meta = subprocess.run(
         ["cargo", "metadata", "--format-version", "1", "--no-deps"],

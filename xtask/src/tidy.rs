@@ -6,8 +6,15 @@
 mod tests {
     use std::path::{Path, PathBuf};
 
-    /// The layering, lowest first (ARCHITECTURE.md "Code map").
+    /// The layering, lowest first (ARCHITECTURE.md "Code map"): folder names under crates/,
+    /// which are also the dependency keys.
     const ORDER: [&str; 6] = ["bir-ir", "access-pattern", "numerics", "indirection", "dge", "simulator"];
+
+    /// A layered crate's package name (what `-p` and a registry take): `birsim-` + its folder,
+    /// except the simulator (library + CLI), the `birsim` package.
+    fn package(folder: &str) -> String {
+        if folder == "simulator" { "birsim".to_owned() } else { format!("birsim-{folder}") }
+    }
 
     /// Crates outside the layering that only tests and benches use (ARCHITECTURE.md "Code map").
     const DEV_ONLY: [&str; 1] = ["test-rng"];
@@ -149,7 +156,9 @@ mod tests {
     fn light_crates_build_no_serde_and_no_proc_macro() {
         const HEAVY: [&str; 5] = ["serde", "serde_json", "serde_derive", "syn", "proc-macro2"];
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned());
-        for krate in ["numerics", "access-pattern", "bir-ir"] {
+        for folder in ["numerics", "access-pattern", "bir-ir"] {
+            let krate = package(folder);
+            let krate = krate.as_str();
             let out = std::process::Command::new(&cargo)
                 .current_dir(root())
                 .args([
@@ -172,6 +181,37 @@ mod tests {
             let heavy: std::collections::BTreeSet<&str> =
                 names.iter().copied().filter(|n| HEAVY.contains(n)).collect();
             assert!(heavy.is_empty(), "{krate} depends on {heavy:?}:\n{text}");
+        }
+    }
+
+    /// Every layered crate can go to a registry (issue #26 item 6): its package name is the
+    /// prefixed one, it inherits license, readme, repository, keywords and categories from the
+    /// workspace (which sets them, with a LICENSE file at the root), keeps its lib name, is not
+    /// `publish = false`, and every workspace dependency on a layered crate carries a version.
+    #[test]
+    fn library_crates_are_publishable() {
+        let workspace = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+        for key in ["license = ", "readme = ", "repository = ", "keywords = ", "categories = "] {
+            assert!(workspace.contains(&format!("\n{key}")), "[workspace.package] lacks {key}");
+        }
+        assert!(root().join("LICENSE").exists(), "no LICENSE file at the root");
+        for name in ORDER {
+            let manifest =
+                std::fs::read_to_string(root().join("crates").join(name).join("Cargo.toml")).unwrap();
+            assert!(manifest.contains(&format!("\nname = \"{}\"\n", package(name))), "{name}: package name");
+            let lib = name.replace('-', "_");
+            assert!(manifest.contains(&format!("[lib]\n# The crate's name in code")), "{name}: [lib] comment");
+            assert!(manifest.contains(&format!("\nname = \"{lib}\"\n")), "{name}: lib name {lib}");
+            assert!(manifest.contains("\ndescription = "), "{name}: description");
+            for key in ["license", "readme", "repository", "keywords", "categories", "version"] {
+                assert!(manifest.contains(&format!("\n{key}.workspace = true\n")), "{name}: {key}");
+            }
+            assert!(!manifest.contains("publish = false"), "{name} must be publishable");
+            let dep = workspace.lines().find(|l| l.starts_with(&format!("{name} = "))).unwrap_or_default();
+            assert!(
+                dep.contains(&format!("package = \"{}\"", package(name))) && dep.contains("version = "),
+                "the workspace dependency on {name} needs its package name and a version: {dep}"
+            );
         }
     }
 

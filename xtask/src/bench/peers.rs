@@ -135,16 +135,16 @@ pub fn py_kernels(
     Ok(parse_times(&String::from_utf8_lossy(&o.stdout)))
 }
 
-/// Builds the release `birsim` (`cargo build --release -p simulator --bin birsim`) and returns it.
+/// Builds the release `birsim` (`cargo build --release -p birsim --bin birsim`) and returns it.
 pub fn build_birsim() -> Result<PathBuf, String> {
     let root = super::super::verify::root();
     let status = Command::new(env!("CARGO"))
-        .args(["build", "--release", "-q", "-p", "simulator", "--bin", "birsim"])
+        .args(["build", "--release", "-q", "-p", "birsim", "--bin", "birsim"])
         .current_dir(&root)
         .status()
         .map_err(|e| format!("cannot run cargo: {e}"))?;
     if !status.success() {
-        return Err("cargo build --release -p simulator --bin birsim failed".to_owned());
+        return Err("cargo build --release -p birsim --bin birsim failed".to_owned());
     }
     let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
     let bin = target.join("release/birsim");
