@@ -56,3 +56,26 @@ fn every_example_loads_and_validates() {
     let modelled = Opcode::ALL.iter().filter(|o| o.is_modelled()).count();
     assert_eq!(checked, modelled, "one example per modelled opcode");
 }
+
+/// The "A whole program" skeleton loads, validates, names every allocation kind in its bullet
+/// list, and reads back equal after writing (issue #26 item 2).
+#[test]
+fn the_whole_program_skeleton_loads_and_validates() {
+    let d = doc();
+    let (_, text) = block_after(&d, 0, "```json program").expect("the ```json program block");
+    let p = json::load_str(&text).unwrap_or_else(|e| panic!("the skeleton: {e}"));
+    validate(&p, &ValidateOptions::default()).unwrap_or_else(|e| panic!("the skeleton: {e}"));
+    assert_eq!(p.functions.len(), 1);
+    let kinds: Vec<&str> = p.functions[0].allocations.iter().map(|a| a.kind.name()).collect();
+    assert_eq!(kinds, ["ExternalInput", "Internal", "Internal", "ExternalOutput"]);
+    let q = json::load_str(&json::to_json_string(&p)).unwrap();
+    assert_eq!(json::to_json_string(&q), json::to_json_string(&p));
+    let section = &d[d.find("## A whole program").unwrap()..d.find("## Reading rules").unwrap()];
+    for kind in bir_ir::TensorKind::ALL {
+        assert!(
+            section.contains(&format!("`{}`", kind.name())),
+            "the skeleton's list lacks `{}`",
+            kind.name()
+        );
+    }
+}
