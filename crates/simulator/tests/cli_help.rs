@@ -231,3 +231,17 @@ fn every_simulator_option_is_a_run_flag_spelled_from_the_table() {
         assert!(out.is_empty());
     }
 }
+
+/// The README's command list names every subcommand `birsim --help` lists (issue #26 item 1).
+#[test]
+fn readme_names_every_command() {
+    let readme =
+        std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
+    let start = readme.find("- Commands: ").expect("the README's `- Commands:` list");
+    let list = &readme[start..start + readme[start..].find(".\n").unwrap()];
+    let (code, help, _) = birsim(&["--help"]);
+    assert_eq!(code, 0);
+    for c in commands(&help) {
+        assert!(list.contains(&format!("`{c}`")) || list.contains(&format!("`{c} ")), "README lacks `{c}`: {list}");
+    }
+}
