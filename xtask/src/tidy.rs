@@ -200,7 +200,7 @@ mod tests {
                 std::fs::read_to_string(root().join("crates").join(name).join("Cargo.toml")).unwrap();
             assert!(manifest.contains(&format!("\nname = \"{}\"\n", package(name))), "{name}: package name");
             let lib = name.replace('-', "_");
-            assert!(manifest.contains(&format!("[lib]\n# The crate's name in code")), "{name}: [lib] comment");
+            assert!(manifest.contains("[lib]\n# The crate's name in code"), "{name}: [lib] comment");
             assert!(manifest.contains(&format!("\nname = \"{lib}\"\n")), "{name}: lib name {lib}");
             assert!(manifest.contains("\ndescription = "), "{name}: description");
             for key in ["license", "readme", "repository", "keywords", "categories", "version"] {

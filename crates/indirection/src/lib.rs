@@ -164,10 +164,10 @@ impl IndirectError {
             IndirectError::OutOfBounds { value, stored, .. }
             | IndirectError::LeavesLocation { value, stored, .. }
             | IndirectError::RunOutside { value, stored, .. }
-            | IndirectError::WrapOverflow { value, stored, .. } => {
-                if stored.is_none() {
-                    *stored = Some(decode::stored_value(dtype, rebased, *value));
-                }
+            | IndirectError::WrapOverflow { value, stored, .. }
+                if stored.is_none() =>
+            {
+                *stored = Some(decode::stored_value(dtype, rebased, *value));
             }
             _ => {}
         }

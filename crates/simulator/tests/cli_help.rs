@@ -242,6 +242,9 @@ fn readme_names_every_command() {
     let (code, help, _) = birsim(&["--help"]);
     assert_eq!(code, 0);
     for c in commands(&help) {
-        assert!(list.contains(&format!("`{c}`")) || list.contains(&format!("`{c} ")), "README lacks `{c}`: {list}");
+        assert!(
+            list.contains(&format!("`{c}`")) || list.contains(&format!("`{c} ")),
+            "README lacks `{c}`: {list}"
+        );
     }
 }
