@@ -176,15 +176,21 @@ class Outputs(Dict[str, np.ndarray]):
 
     def __init__(self, items: Mapping[str, np.ndarray], aliases: Mapping[str, str]):
         super().__init__(items)
-        self._aliases = {k: v for k, v in aliases.items() if k not in self and v in self}
+        has = lambda k: dict.__contains__(self, k)  # noqa: E731
+        self._aliases = {k: v for k, v in aliases.items() if not has(k) and has(v)}
+
+    def _alias(self, key: Any) -> Optional[str]:
+        # getattr: a copy or unpickled Outputs is filled before its attributes are restored.
+        return getattr(self, "_aliases", {}).get(key) if isinstance(key, str) else None
 
     def __missing__(self, key: Any) -> np.ndarray:
-        if isinstance(key, str) and key in self._aliases:
-            return dict.__getitem__(self, self._aliases[key])
+        alias = self._alias(key)
+        if alias is not None:
+            return dict.__getitem__(self, alias)
         raise KeyError(key)
 
     def __contains__(self, key: Any) -> bool:
-        return dict.__contains__(self, key) or (isinstance(key, str) and key in self._aliases)
+        return dict.__contains__(self, key) or self._alias(key) is not None
 
     def get(self, key: Any, default: Any = None) -> Any:
         return self[key] if key in self else default

@@ -41,6 +41,12 @@ def test_default_result_answers_to_both_names(a, want):
         out["nope"]
     with pytest.raises(KeyError):
         out["a_tile"]  # a location, but not of an output
+    # Copies and pickles keep both names.
+    import copy
+    import pickle
+
+    for c in (copy.copy(out), copy.deepcopy(out), pickle.loads(pickle.dumps(out))):
+        assert raw(c["b"]) == want and "b" in c
 
 
 @pytest.mark.parametrize("name", ["b", "b_set"])
