@@ -8,9 +8,9 @@
 //!   dims dropped, contiguous inner dims fused into one run, one base offset per outer iteration.
 //! - [`Layout`]: where element `e` of a memory location lives in a byte buffer, by the pitch rule
 //!   of bir-json.md (partition `e / pitch`, byte `(e % pitch)·size`); flat for DRAM.
-//! - [`read`], [`read_to_vec`], [`write`](fn@write), [`for_each_element`]: byte gathers/scatters through an
-//!   AP, dispatched once on element width (the reads' fast loops are in `gather`), plus the
-//!   per-element hook the simulator's tracked-PSUM path uses.
+//! - [`read`], [`read_to_vec`], [`write`](fn@write), [`for_each_element`]: byte gathers/scatters
+//!   through an AP, dispatched once on element width (the reads' fast loops are in `gather`), plus
+//!   the per-element hook the simulator's tracked-PSUM path uses.
 //! - [`check_bounds`]: which dimension and index leaves the location, if any.
 //! - [`injective`], [`distinct_pairs`]: whether an AP's elements have distinct addresses.
 //!
