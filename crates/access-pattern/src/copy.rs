@@ -102,7 +102,7 @@ fn prepare(layout: &Layout, p: &Pattern<'_>, buf_len: usize, flat_len: usize) ->
     if want != flat_len {
         return Err(ApError::FlatSize { want, got: flat_len });
     }
-    p.runs()
+    Ok(p.runs()?.fuse_strided())
 }
 
 /// What to do with each piece of the walk.

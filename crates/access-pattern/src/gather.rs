@@ -13,7 +13,9 @@
 //!   or at most 16 bytes apart when the run is long): 16 × 16-element tiles, so both sides stay
 //!   within a few cache lines;
 //! - everything else (gathers, broadcast `b == 0`, negative steps): a row loop over fixed-size
-//!   element chunks, one load and one store per element.
+//!   element chunks, one load and one store per element, short rows several to a piece of
+//!   output; a step of 2, 3 or 4 elements reads whole groups of that many elements (a loop the
+//!   compiler vectorises).
 //!
 //! Output goes to a [`Sink`]: a slice ([`read`](crate::read)), or the end of a vector
 //! ([`read_to_vec`](crate::read_to_vec)), which grows piece by piece (contiguous rows are
@@ -115,10 +117,17 @@ macro_rules! elem {
                     out.fill(v);
                 } else if b > 0 {
                     let (span, _) = buf[f..f + reach + W].as_chunks::<W>();
-                    let mut k = 0;
-                    for e in out {
-                        *e = span[k];
-                        k += step;
+                    match step {
+                        2 => pick::<W, 2>(span, out),
+                        3 => pick::<W, 3>(span, out),
+                        4 => pick::<W, 4>(span, out),
+                        _ => {
+                            let mut k = 0;
+                            for e in out {
+                                *e = span[k];
+                                k += step;
+                            }
+                        }
                     }
                 } else {
                     // The first element is the highest: walk the span down from its end.
@@ -134,6 +143,22 @@ macro_rules! elem {
     )*};
 }
 elem!(u8, u16, u32, u64);
+
+/// `out[k] = span[k·S]`: a strided run whose step is the constant `S` (in elements), so the
+/// compiler vectorises the loads as interleaved groups. `span` holds `(out.len() − 1)·S + 1`
+/// elements: all but the last output come from whole `S`-element groups.
+#[inline(always)]
+fn pick<const W: usize, const S: usize>(span: &[[u8; W]], out: &mut [[u8; W]]) {
+    let (groups, _) = span.as_chunks::<S>();
+    let n = groups.len().min(out.len());
+    let (head, tail) = out.split_at_mut(n);
+    for (o, g) in head.iter_mut().zip(groups) {
+        *o = g[0];
+    }
+    for (k, o) in tail.iter_mut().enumerate() {
+        *o = span[(n + k) * S];
+    }
+}
 
 /// A transpose's run has at least this many bytes between elements (a cache line).
 const LINE: usize = 64;
@@ -217,10 +242,24 @@ fn contiguous_rows(buf: &[u8], b0: i64, blk: &Block, w: usize, out: &mut impl Si
     }
 }
 
-/// Rows of `len` elements `b` bytes apart (any sign, or 0), in pieces of at most [`PIECE`]
-/// elements: one load and one store per element.
+/// Rows of `len` elements `b` bytes apart (any sign, or 0), in pieces of about [`PIECE`]
+/// elements (a long row split, short rows taken several at a time): one load and one store per
+/// element.
 fn strided_rows<E: Elem>(buf: &[u8], b0: i64, blk: &Block, out: &mut impl Sink) {
     let mut start = b0;
+    if blk.len < PIECE {
+        let row = blk.len * E::W;
+        let mut left = blk.m;
+        while left > 0 {
+            let rows = left.min(PIECE / blk.len);
+            for d in out.next(rows * row).chunks_exact_mut(row) {
+                E::strided(buf, start, blk.b, d);
+                start += blk.a;
+            }
+            left -= rows;
+        }
+        return;
+    }
     for _ in 0..blk.m {
         let mut first = start;
         let mut left = blk.len;

@@ -4,7 +4,8 @@
 //! `step == product of the inner nums` (the run length). The remaining outer dims are iterated as
 //! nested loops emitting one base element offset per run. When no dim fuses (a strided innermost
 //! dim), that innermost dim becomes one *strided* run instead of `num` runs of length 1, so the
-//! copy loops never pay the nested-loop cost per element. The order of elements is the
+//! copy loops never pay the nested-loop cost per element; for the copy loops,
+//! [`Runs::fuse_strided`] also folds in the outer dims that continue that run. The order of elements is the
 //! reference's row-major [W,Z,Y,X] order either way.
 
 use crate::ApError;
@@ -140,6 +141,28 @@ impl Runs {
     /// The innermost loop outside the runs, if any.
     pub fn innermost_outer(&self) -> Option<ApPair> {
         self.outer.last().copied()
+    }
+
+    /// The same elements in fewer, longer strided runs: outer loops that continue a strided run
+    /// (step = the run's stride × its length) fuse into it, so `[[64, 128], [2, 32]]` is one run
+    /// of 4096 elements 2 apart. The order of elements is unchanged; only how they are grouped
+    /// (the copy loops use it; the DMA descriptor generator keeps the reference's runs). Does
+    /// nothing to contiguous runs or once iteration has started.
+    pub fn fuse_strided(mut self) -> Runs {
+        let total: u64 = self.outer.iter().map(|q| q.num as u64).product();
+        if self.stride == 1 || self.remaining != total || self.idx.iter().any(|&i| i != 0) {
+            return self;
+        }
+        while let Some(q) = self.outer.last() {
+            if i128::from(q.step) != i128::from(self.stride) * i128::from(self.len) {
+                break;
+            }
+            self.len *= q.num as u64;
+            self.remaining /= q.num as u64;
+            self.outer.pop();
+            self.idx.pop();
+        }
+        self
     }
 
     /// Splits off the innermost outer loop: the runs of the remaining outer loops (each now

@@ -52,6 +52,33 @@ fn linearization(#[case] v: &[(i64, i64)], #[case] offset: i64, #[case] first: V
 }
 
 #[rstest]
+// X step 2 over [128][4][128][64] (the bench's gather): Y (step 64 = 2 · 32), then Z
+// (8192 = 2 · 4096) and W (32768 = 2 · 16384) each continue the strided X run: every other
+// element of the whole tensor is one run.
+#[case(&[(32768, 128), (8192, 4), (64, 128), (2, 32)], 0, vec![run(0, 2 << 20, 2)], 1)]
+// X step 2 of every other Y row: Y (step 128 != 2 · 32) does not continue the run.
+#[case(&[(16384, 128), (4096, 4), (128, 64), (2, 32)], 0, vec![run(0, 32, 2), run(128, 32, 2)], 128 * 4 * 64)]
+// Broadcast over two levels: one run of 12 copies of element 5.
+#[case(&[(0, 3), (0, 4)], 5, vec![run(5, 12, 0)], 1)]
+// Backwards in steps of 2 over two levels (-64 = -2 · 32): one run.
+#[case(&[(-64, 4), (-2, 32)], 255, vec![run(255, 128, -2)], 1)]
+// (64, 2) continues the run (64 = 2 · 32); (96, 2) does not (the run now spans 2 · 64 = 128).
+#[case(&[(96, 2), (64, 2), (2, 32)], 0, vec![run(0, 64, 2), run(96, 64, 2)], 2)]
+// Contiguous runs are left as they are (64 rows of 64, 128 apart).
+#[case(&[(128, 64), (1, 64)], 0, vec![run(0, 64, 1), run(128, 64, 1)], 64)]
+fn strided_runs_fuse(
+    #[case] v: &[(i64, i64)],
+    #[case] offset: i64,
+    #[case] first: Vec<Run>,
+    #[case] count: u64,
+) {
+    let ps = pairs(v);
+    let runs = Pattern { pairs: &ps, offset, elem_size: 4 }.runs().unwrap().fuse_strided();
+    assert_eq!(runs.remaining(), count);
+    assert_eq!(runs.take(first.len()).collect::<Vec<_>>(), first);
+}
+
+#[rstest]
 // Private 128 x 2048-byte fp32 location: element 513 = partition 1, element 1 → byte 2048 + 4.
 #[case(Layout::partitioned(0, 128, 2048, 2048), 513, 4, Some(2052))]
 // The same location in a gen3 SBUF arena at partition 32, byte 4096.

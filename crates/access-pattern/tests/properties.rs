@@ -228,11 +228,20 @@ fn blocked_case(rng: &mut SplitMix64) -> Case {
             0 => 0,
             1 => 1,
             2 => -rng.range(1, 3),
-            3 => rng.range(1, 3),
+            3 => rng.range(1, 4),
             4 => -(64 / size as i64) * rng.range(1, 3) - rng.range(0, 2),
             _ => (64 / size as i64) * rng.range(1, 4) + rng.range(0, 3),
         };
         pairs.push(ApPair::new(if d == 0 { step.abs() } else { step }, num));
+    }
+    // Sometimes a level continues the one inside it (step = inner step · inner num), so strided
+    // runs fuse across levels.
+    if dims >= 2 && rng.range(0, 3) == 0 {
+        let inner = pairs[dims - 1];
+        pairs[dims - 2].step = inner.step * inner.num;
+        if dims == 2 {
+            pairs[0].step = pairs[0].step.abs();
+        }
     }
     // Keep the element count (and the naive walker) small enough for a debug test.
     while pairs.iter().map(|p| p.num).product::<i64>() > 300_000 {
