@@ -418,6 +418,16 @@ fn strided(ctx: &Ctx, name: &str, ps: &[ApPair], src_bytes: usize, peer: Result<
         "{:.1}x the naive per-element walker's speed ({same})",
         naive.as_secs_f64() / ours.as_secs_f64()
     ));
+    // The same view read by plain nested C loops with ordinary (cached) stores into a fresh
+    // malloc'd result: what a compiled copy reaches on this machine, for scale.
+    let mut args = vec![ctx.opts.reps().to_string(), (src_bytes / 4).to_string()];
+    args.extend(ps.iter().flat_map(|q| [q.step.to_string(), q.num.to_string()]));
+    if let Ok(c) = peers::pick(&peers::run_c(&ctx.c, "strided", &args), "loop") {
+        note(&format!(
+            "C nested loops (cc -O3, cached stores): {c:.2} ms ({:.2}x birsim's speed)",
+            c / ms(ours)
+        ));
+    }
 }
 
 /// The interpreter's per-instruction cost: a Loop of 100,000 one-element TensorScalars (in

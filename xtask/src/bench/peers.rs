@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The C baselines under `xtask/bench/c/` (one program each).
-const C_PROGRAMS: [&str; 6] = ["memcpy", "axpb", "fold", "memset", "indirect", "dispatch"];
+const C_PROGRAMS: [&str; 7] = ["memcpy", "axpb", "fold", "memset", "indirect", "dispatch", "strided"];
 
 fn bench_dir() -> PathBuf {
     super::super::verify::root().join("xtask/bench")
