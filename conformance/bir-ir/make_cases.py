@@ -155,6 +155,12 @@ def all_opcodes():
              [ap("ps", F32, [[512, 64], [1, 64]])], engine="PE", start_tensor_calc=True,
              stop_tensor_calc=True, is_transpose=False, tile_size=[128, 128], tile_position=[0, 0],
              perf_mode="None"),
+        # The neuronx-cc 2.24 record (engines.md §1.6): 13 always-present keys, no start_tensor_calc.
+        inst("Matmult", "mm224", [ap("t0", F32, [[64, 128], [1, 64]]), ap("t1", F32, [[64, 128], [1, 64]])],
+             [ap("ps", F32, [[512, 64], [1, 64]])], engine="PE", accumulation_flag=5, psum_zero_region=1,
+             replication_resolution=0, replication_shift_amnt=0, replication_num_rows=0, is_transpose=False,
+             is_fmap_onezero=False, is_weight_onezero=False, tile_size=[128, 128], tile_position=[0, 0],
+             ifmap_quant_offset=0, weights_quant_offset=0, perf_mode="None"),
         inst("Activation", "act", [t("t0"), ap("t2", F32, ROW)], [t("t1")], engine="Activation",
              func="Gelu_apprx_tanh", scale=0.5, alpha=0.0),
         inst("Activation", "act_new", [t("t0")], [t("t1")], engine="Activation", func="SomeNewFunc"),

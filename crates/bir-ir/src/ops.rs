@@ -312,13 +312,15 @@ pub struct DmaDescriptorFields {
     pub transpose_op: TransposeOps,
 }
 
-/// Matmult (PSUM accumulation, re-facts §5).
+/// Matmult (TensorE into PSUM; engines.md §1, re-facts §5): `out[m, n] = Σ_k (moving[k, n] −
+/// zpI)·(stationary[k, m] − zpW)` with `ins = [moving, stationary]`. Both of the compiler's
+/// schemas load: the KLR-era `start_tensor_calc` / `stop_tensor_calc` pair and neuronx-cc 2.24's
+/// `accumulation_flag` / `psum_zero_region` record ([`MatmultFlags`]); the other keys are the same
+/// in both and are kept as given (absent stays absent).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MatmultFields {
-    /// First matmul of an accumulation group (clear, then write).
-    pub start_tensor_calc: bool,
-    /// Last matmul of an accumulation group.
-    pub stop_tensor_calc: bool,
+    /// The accumulation-group flags, in the schema the record used.
+    pub flags: MatmultFlags,
     /// Transpose mode (PE transpose).
     pub is_transpose: bool,
     /// PE tile size, if given.
@@ -327,6 +329,64 @@ pub struct MatmultFields {
     pub tile_position: Vec<i64>,
     /// Performance mode.
     pub perf_mode: MatmultPerfMode,
+    /// The moving operand's uint8 zero point (`ifmap_quant_offset`).
+    pub ifmap_quant_offset: Option<i64>,
+    /// The stationary operand's uint8 zero point (`weights_quant_offset`).
+    pub weights_quant_offset: Option<i64>,
+    /// `replication_resolution`, `replication_shift_amnt`, `replication_num_rows` (kept, not
+    /// modelled).
+    pub replication: [Option<i64>; 3],
+    /// `is_fmap_onezero`, `is_weight_onezero`: performance hints (kept, not modelled).
+    pub onezero: [Option<bool>; 2],
+}
+
+/// A Matmult's place in its PSUM accumulation group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MatmultFlags {
+    /// KLR-era schema: `start_tensor_calc` (true: START, false: ACCUMULATE) and the optional
+    /// `stop_tensor_calc`.
+    Calc {
+        /// First of its group.
+        start: bool,
+        /// Last of its group, if given.
+        stop: Option<bool>,
+    },
+    /// neuronx-cc 2.24 schema: `accumulation_flag` bits (1 START, 2 STOP, 4 ACCUMULATE) and
+    /// `psum_zero_region`, log2 of the 2 KiB banks a START clears.
+    Record {
+        /// The flag bits (0..=7).
+        accumulation_flag: u8,
+        /// log2 of the banks a START clears (0..=3).
+        psum_zero_region: u8,
+    },
+}
+
+impl MatmultFlags {
+    /// START bit of `accumulation_flag`.
+    pub const START: u8 = 1;
+    /// STOP bit of `accumulation_flag`.
+    pub const STOP: u8 = 2;
+    /// ACCUMULATE bit of `accumulation_flag`.
+    pub const ACCUMULATE: u8 = 4;
+
+    /// The flag bits either schema means (`start_tensor_calc: false` is ACCUMULATE).
+    pub fn bits(self) -> u8 {
+        match self {
+            MatmultFlags::Calc { start, stop } => {
+                (if start { Self::START } else { Self::ACCUMULATE })
+                    | (if stop == Some(true) { Self::STOP } else { 0 })
+            }
+            MatmultFlags::Record { accumulation_flag, .. } => accumulation_flag,
+        }
+    }
+
+    /// How many 2 KiB PSUM banks a START clears (1 in the KLR-era schema).
+    pub fn zero_banks(self) -> u32 {
+        match self {
+            MatmultFlags::Calc { .. } => 1,
+            MatmultFlags::Record { psum_zero_region, .. } => 1 << psum_zero_region.min(31),
+        }
+    }
 }
 
 /// Activation (ScalarE).

@@ -702,6 +702,7 @@ impl Validator<'_> {
                 }
             }
             Op::Iota(g) => self.affine_pattern(i, &g.generator),
+            Op::Matmult(m) => self.matmult(i, f, m),
             Op::TensorScalarAffineSelect(g) => {
                 self.affine_pattern(i, &g.generator);
                 if !matches!(
@@ -887,6 +888,159 @@ impl Validator<'_> {
     }
 
     /// `Some(n)` for an AP whose shape is sound (its own errors are reported elsewhere).
+    /// Matmult's dtypes and shapes (engines.md §1.2–§1.3; docs/fidelity.md M5): `ins = [moving
+    /// K × N, stationary K × M]` into a float32 PSUM output of M partitions × N, K and M at most
+    /// 128, N within one 2 KiB PSUM bank; a PE tile, when given, holds the operands.
+    fn matmult(&mut self, i: &Instruction, f: &Function, m: &crate::ops::MatmultFields) {
+        let (Some(mov), Some(st), Some(out)) = (i.in_ap(0), i.in_ap(1), i.out_ap(0)) else { return };
+        let float32 = |d: Dtype| matches!(d, Dtype::Float32 | Dtype::Float32r);
+        for (k, d) in [(0, mov.dtype), (1, st.dtype)] {
+            let ok = float32(d)
+                || matches!(
+                    d,
+                    Dtype::Bfloat16
+                        | Dtype::Float16
+                        | Dtype::Float8E4
+                        | Dtype::Float8E5
+                        | Dtype::Float8E4m3fn
+                        | Dtype::Uint8
+                );
+            if !ok {
+                self.err(
+                    ErrorKind::Dtype,
+                    &format!("ins[{k}].dtype"),
+                    format!(
+                        "Matmult operands are float32, float32r, bfloat16, float16, float8e4, float8e5, \
+                         float8_e4m3fn or uint8, found {d} (fidelity M5)"
+                    ),
+                );
+            }
+        }
+        if float32(mov.dtype) != float32(st.dtype) {
+            self.err(
+                ErrorKind::Dtype,
+                "ins[1].dtype",
+                format!(
+                    "float32 and float32r operands go only with each other: moving is {}, stationary {} \
+                     (fidelity M5)",
+                    mov.dtype, st.dtype
+                ),
+            );
+        }
+        let e4 = |d: Dtype| [Dtype::Float8E4, Dtype::Float8E4m3fn].iter().position(|&x| x == d);
+        if let (Some(a), Some(b)) = (e4(mov.dtype), e4(st.dtype))
+            && a != b
+        {
+            self.err(
+                ErrorKind::Dtype,
+                "ins[1].dtype",
+                format!(
+                    "float8e4 and float8_e4m3fn do not mix: moving is {}, stationary {}",
+                    mov.dtype, st.dtype
+                ),
+            );
+        }
+        if out.dtype != Dtype::Float32 {
+            self.err(
+                ErrorKind::Dtype,
+                "outs[0].dtype",
+                format!("a Matmult writes float32 PSUM, found {} (fidelity M5)", out.dtype),
+            );
+        }
+        if let Some(l) = f.location(out.loc)
+            && l.mem_type != MemoryType::Psum
+        {
+            self.err(
+                ErrorKind::BadField,
+                "outs[0].memref",
+                format!("a Matmult writes PSUM; `{}` is {} (fidelity M5)", l.name, l.mem_type),
+            );
+        }
+        // Shapes: partitions are the first level, the free size the product of the others.
+        let shape = |ap: &AccessPattern| Some((ap.pairs.first()?.num, Self::count_of(ap)? / ap.pairs[0].num));
+        let (Some((k_mov, n)), Some((k_st, m_free)), Some((m_out, n_out))) =
+            (shape(mov), shape(st), shape(out))
+        else {
+            return;
+        };
+        if k_mov != k_st {
+            self.err(
+                ErrorKind::ApShape,
+                "ins[1].ap[0].num",
+                format!(
+                    "the contraction runs over both inputs' partitions: moving has {k_mov}, stationary {k_st}"
+                ),
+            );
+        }
+        let limits = [
+            ("ins[0].ap[0].num", "K (the inputs' partitions)", k_mov, 128),
+            ("ins[1].ap", "M (the stationary free size)", m_free, 128),
+            ("outs[0].ap", "N (the moving free size) in fp32 PSUM elements", n, 512),
+        ];
+        for (field, what, v, max) in limits {
+            if v > max {
+                self.err(ErrorKind::ApShape, field, format!("{what} is {v}, at most {max} (one PSUM bank)"));
+            }
+        }
+        if (m_out, n_out) != (m_free, n) {
+            self.err(
+                ErrorKind::ApShape,
+                "outs[0].ap",
+                format!(
+                    "the output is M × N = {m_free} partitions × {n} (stationary free × moving free), found \
+                     {m_out} × {n_out}"
+                ),
+            );
+        }
+        // The PE tile (engines.md §1.2): when given (not the KLR default [-1, -1]), sizes of 32,
+        // 64 or 128 rows / columns that hold K and M, at a position inside the 128 × 128 array.
+        let given = |v: &[i64]| v.len() == 2 && v != [-1, -1];
+        let mut size = [128, 128];
+        for (key, v) in [("tile_size", &m.tile_size), ("tile_position", &m.tile_position)] {
+            if !v.is_empty() && v.len() != 2 {
+                self.err(
+                    ErrorKind::BadField,
+                    key,
+                    format!("{key} is [rows, columns], found {} values", v.len()),
+                );
+            }
+        }
+        if given(&m.tile_size) {
+            if m.tile_size.iter().any(|s| ![32, 64, 128].contains(s)) {
+                self.err(
+                    ErrorKind::BadField,
+                    "tile_size",
+                    format!("tile sizes are 32, 64 or 128, found {:?}", m.tile_size),
+                );
+            } else {
+                size = [m.tile_size[0], m.tile_size[1]];
+                if k_mov > size[0] || m_free > size[1] {
+                    self.err(
+                        ErrorKind::BadField,
+                        "tile_size",
+                        format!(
+                            "a {} × {} tile does not hold K = {k_mov} rows and M = {m_free} columns",
+                            size[0], size[1]
+                        ),
+                    );
+                }
+            }
+        }
+        if given(&m.tile_position) {
+            let p = &m.tile_position;
+            if (0..2).any(|d| p[d] < 0 || p[d] % 32 != 0 || p[d] + size[d] > 128) {
+                self.err(
+                    ErrorKind::BadField,
+                    "tile_position",
+                    format!(
+                        "a {} × {} tile at {p:?} leaves the 128 × 128 array (positions are multiples of 32)",
+                        size[0], size[1]
+                    ),
+                );
+            }
+        }
+    }
+
     fn count_of(ap: &AccessPattern) -> Option<i64> {
         if ap.pairs.is_empty() || ap.pairs.len() > MAX_AP_DIMS || ap.pairs.iter().any(|p| p.num < 1) {
             return None;

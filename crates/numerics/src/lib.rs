@@ -11,6 +11,7 @@
 //! - [`lut`]: a lookup table of any slice kernel over a 1- or 2-byte element, built by running
 //!   that kernel once over every code, for passes whose result per element depends on its bits
 //!   alone.
+//! - [`matmul`](mod@matmul): the TensorEngine's fp32 dot products in a chosen order.
 //! - [`alu`]: the four functor tables `ts_ops`, `ts_int_ops`, `ta_ops`, `ts_int_cmp_ops`
 //!   (seed 000 §2.1), with a visitor so callers run monomorphic loops per op, and
 //!   [`alu::int_combine`], the integer combine of the DMA compute ops.
@@ -22,6 +23,7 @@ pub mod accumulate;
 pub mod alu;
 pub mod codec;
 pub mod lut;
+pub mod matmul;
 pub mod minifloat;
 mod profile;
 

@@ -5,6 +5,7 @@ use super::read::{Cx, Obj};
 use super::write::float_value;
 use crate::alu::AluOp;
 use crate::ap::{ApPair, F32};
+use crate::diag::ErrorKind;
 use crate::enum_macro::BirEnum;
 use crate::enums::*;
 use crate::opcode::{Op, Opcode, Payload as _};
@@ -523,18 +524,63 @@ impl OpFields for MatmultFields {
     fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
         let ints =
             |cx: &mut Cx, key: &str| o.opt(cx, key, |cx, v, p| cx.list(v, p, Cx::int)).unwrap_or_default();
+        let small = |cx: &mut Cx, key: &str, max: u64| {
+            o.opt(cx, key, |cx, v, p| cx.uint_max(v, p, max)).map(|n| n as u8)
+        };
+        // The two schemas (engines.md §1.6, fidelity M1): one or the other, never both.
+        let flags = match (o.get("start_tensor_calc").is_some(), o.get("accumulation_flag").is_some()) {
+            (true, true) => {
+                cx.err(
+                    ErrorKind::BadField,
+                    &o.field("accumulation_flag"),
+                    "`accumulation_flag` (neuronx-cc 2.24 schema) together with `start_tensor_calc` (KLR-era \
+                     schema): give one of the two",
+                );
+                MatmultFlags::Calc { start: false, stop: None }
+            }
+            (false, true) => MatmultFlags::Record {
+                accumulation_flag: small(cx, "accumulation_flag", 7).unwrap_or(0),
+                psum_zero_region: small(cx, "psum_zero_region", 3).unwrap_or(0),
+            },
+            (true, false) => MatmultFlags::Calc {
+                start: o.req(cx, "start_tensor_calc", Cx::boolean).unwrap_or(false),
+                stop: o.opt(cx, "stop_tensor_calc", Cx::boolean),
+            },
+            (false, false) => {
+                cx.err(
+                    ErrorKind::MissingField,
+                    &o.field("accumulation_flag"),
+                    "required field `accumulation_flag` (or, in the KLR-era schema, `start_tensor_calc`) is missing",
+                );
+                MatmultFlags::Calc { start: false, stop: None }
+            }
+        };
+        let int = |cx: &mut Cx, key: &str| o.opt(cx, key, Cx::int);
         MatmultFields {
-            start_tensor_calc: o.req(cx, "start_tensor_calc", Cx::boolean).unwrap_or(false),
-            stop_tensor_calc: flag(o, cx, "stop_tensor_calc", false),
+            flags,
             is_transpose: flag(o, cx, "is_transpose", false),
             tile_size: ints(cx, "tile_size"),
             tile_position: ints(cx, "tile_position"),
             perf_mode: opt_enum(o, cx, "perf_mode").unwrap_or(MatmultPerfMode::None),
+            ifmap_quant_offset: int(cx, "ifmap_quant_offset"),
+            weights_quant_offset: int(cx, "weights_quant_offset"),
+            replication: MATMULT_REPLICATION.map(|k| int(cx, k)),
+            onezero: MATMULT_ONEZERO.map(|k| o.opt(cx, k, Cx::boolean)),
         }
     }
     fn write(&self, w: &mut Map<String, Value>, _fun: &Function) {
-        put(w, "start_tensor_calc", self.start_tensor_calc);
-        put(w, "stop_tensor_calc", self.stop_tensor_calc);
+        match self.flags {
+            MatmultFlags::Calc { start, stop } => {
+                put(w, "start_tensor_calc", start);
+                if let Some(stop) = stop {
+                    put(w, "stop_tensor_calc", stop);
+                }
+            }
+            MatmultFlags::Record { accumulation_flag, psum_zero_region } => {
+                put(w, "accumulation_flag", accumulation_flag);
+                put(w, "psum_zero_region", psum_zero_region);
+            }
+        }
         put(w, "is_transpose", self.is_transpose);
         if !self.tile_size.is_empty() {
             put(w, "tile_size", self.tile_size.clone());
@@ -543,8 +589,28 @@ impl OpFields for MatmultFields {
             put(w, "tile_position", self.tile_position.clone());
         }
         put_enum(w, "perf_mode", self.perf_mode);
+        let ints = [
+            ("ifmap_quant_offset", self.ifmap_quant_offset),
+            ("weights_quant_offset", self.weights_quant_offset),
+        ];
+        for (k, v) in ints.into_iter().chain(MATMULT_REPLICATION.into_iter().zip(self.replication)) {
+            if let Some(v) = v {
+                put(w, k, v);
+            }
+        }
+        for (k, v) in MATMULT_ONEZERO.into_iter().zip(self.onezero) {
+            if let Some(v) = v {
+                put(w, k, v);
+            }
+        }
     }
 }
+
+/// Matmult's replication keys, in [`MatmultFields::replication`] order.
+const MATMULT_REPLICATION: [&str; 3] =
+    ["replication_resolution", "replication_shift_amnt", "replication_num_rows"];
+/// Matmult's onezero hints, in [`MatmultFields::onezero`] order.
+const MATMULT_ONEZERO: [&str; 2] = ["is_fmap_onezero", "is_weight_onezero"];
 
 impl OpFields for ActivationFields {
     fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {

@@ -23,6 +23,7 @@ mod kernels {
     pub(crate) mod elementwise;
     pub(crate) mod indirect;
     pub(crate) mod iota;
+    pub(crate) mod matmult;
     pub(crate) mod memset;
     pub(crate) mod rand_state;
     pub(crate) mod reciprocal;
@@ -35,8 +36,8 @@ use super::kit::facts::{Facts, Verdict};
 use super::kit::{Cx, Res, Written, bug};
 use bir_ir::{Instruction, Op, OpCategory, Opcode};
 use kernels::{
-    cache, copy, dge, dma, elementwise, indirect, iota, memset, rand_state, reciprocal, reduce, select,
-    stream,
+    cache, copy, dge, dma, elementwise, indirect, iota, matmult, memset, rand_state, reciprocal, reduce,
+    select, stream,
 };
 
 /// A kernel: runs one instruction of its opcode (classified beforehand) in the context.
@@ -126,7 +127,7 @@ pub(crate) const ROWS: &[Row] = &[
     missing!(Activation, MODELLED),
     missing!(ReadActivationAccumulator, RAW),
     missing!(LoadActFuncSet, RAW),
-    missing!(Matmult, MODELLED),
+    run!(Matmult(f) => matmult::run, matmult::classify, Outputs),
     missing!(MatmultSparse, RAW),
     run!(Memset(f) => memset::run, memset::classify, Outputs),
     missing!(GetGlobalRankId, RAW),

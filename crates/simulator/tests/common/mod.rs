@@ -46,6 +46,8 @@ pub struct T<'a> {
     pub n: usize,
     pub init: Vec<u8>,
     pub parts: usize,
+    /// The partitioned memory: "SB" or "PSUM".
+    pub space: &'a str,
 }
 
 pub fn size_of(dtype: &str) -> usize {
@@ -71,12 +73,18 @@ pub fn to_u16(b: &[u8]) -> Vec<u16> {
 }
 
 pub fn t<'a>(name: &'a str, dtype: &'a str, n: usize, init: Vec<u8>) -> T<'a> {
-    T { name, dtype, n, init, parts: 0 }
+    T { name, dtype, n, init, parts: 0, space: "SB" }
 }
 
 /// An SB tensor of `parts` partitions × `per` elements.
 pub fn sb<'a>(name: &'a str, dtype: &'a str, parts: usize, per: usize, init: Vec<u8>) -> T<'a> {
-    T { name, dtype, n: parts * per, init, parts }
+    T { name, dtype, n: parts * per, init, parts, space: "SB" }
+}
+
+/// A PSUM tensor of `parts` partitions × `per` elements (a location of its own: its bytes are
+/// banks from PSUM byte 0 of each partition).
+pub fn psum<'a>(name: &'a str, dtype: &'a str, parts: usize, per: usize, init: Vec<u8>) -> T<'a> {
+    T { name, dtype, n: parts * per, init, parts, space: "PSUM" }
 }
 
 /// A physical AP over tensor `mem`.
@@ -115,12 +123,13 @@ pub fn run_keep(
         .map(|x| {
             if let Some(per) = x.n.checked_div(x.parts) {
                 return format!(
-                    r#"{{"name":"{0}","kind":"Internal","dtype":"{1}","tensor_shape":[{2},{3}],"memorylocations":[{{"name":"{0}","type":"SB","dims":[{2},{4}]}}]}}"#,
+                    r#"{{"name":"{0}","kind":"Internal","dtype":"{1}","tensor_shape":[{2},{3}],"memorylocations":[{{"name":"{0}","type":"{5}","dims":[{2},{4}]}}]}}"#,
                     x.name,
                     x.dtype,
                     x.parts,
                     per,
-                    per * size_of(x.dtype)
+                    per * size_of(x.dtype),
+                    x.space
                 );
             }
             format!(

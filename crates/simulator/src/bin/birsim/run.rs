@@ -119,6 +119,12 @@ pub struct RunArgs {
     /// there too (docs/fidelity.md G4).
     #[arg(long, value_name = "WHAT", value_parser = option("dma_block_in_stream"))]
     pub dma_block_in_stream: Option<String>,
+    /// How a Matmult sums its products [default: ascending]
+    ///
+    /// ascending: each product rounded to fp32, added k = 0, 1, ... from +0 with fp32 adds;
+    /// fma: the same chain through fused multiply-adds (docs/fidelity.md M3).
+    #[arg(long, value_name = "ORDER", value_parser = option("matmul"))]
+    pub matmul: Option<String>,
     #[command(flatten)]
     pub limits: Limits,
 }
@@ -161,6 +167,7 @@ pub fn run(o: &RunArgs) -> Result<(), Exit> {
     set(&mut options, "tsc_reverse", &o.tsc_reverse)?;
     set(&mut options, "oob", &o.oob)?;
     set(&mut options, "dma_block_in_stream", &o.dma_block_in_stream)?;
+    set(&mut options, "matmul", &o.matmul)?;
     let program = load(&o.program, &o.limits)?;
     let valid =
         bir_ir::validate(&program, &options.validate_options()).map_err(|d| problems(&o.program, &d))?;

@@ -141,6 +141,10 @@ pub enum Fact {
     /// opcode asks it since those transposes run (docs/fidelity.md K3); kept so the enum stays
     /// source-compatible.
     TransposeCastsPacked,
+    /// Matmult `is_transpose` (the PE transpose).
+    MatmultTranspose,
+    /// Matmult `perf_mode`: None, or another mode.
+    MatmultPerfMode,
 }
 
 const NO_YES: &[&str] = &["no", "yes"];
@@ -187,6 +191,8 @@ impl Fact {
         Fact::StorageCast,
         Fact::InOutDiffer,
         Fact::TransposeCastsPacked,
+        Fact::MatmultTranspose,
+        Fact::MatmultPerfMode,
     ];
 
     /// The name printed for the fact (a JSON field name or a short phrase).
@@ -215,6 +221,8 @@ impl Fact {
             Fact::StorageCast => "AP dtype differs from memory's",
             Fact::InOutDiffer => "ins[0] dtype differs from outs[0]'s",
             Fact::TransposeCastsPacked => "transpose casts to/from x4",
+            Fact::MatmultTranspose => "is_transpose",
+            Fact::MatmultPerfMode => "perf_mode",
         }
     }
 
@@ -247,6 +255,7 @@ impl Fact {
                 a => a.map(|a| a.name()),
             },
             Fact::IntOps => ["arithmetic", "bitvec"].get(k).copied(),
+            Fact::MatmultPerfMode => ["None", "another mode"].get(k).copied(),
             _ => NO_YES.get(k).copied(),
         };
         name.unwrap_or("?")
@@ -438,6 +447,10 @@ impl Facts for InstFacts<'_> {
                     }
                     _ => false,
                 })
+            }
+            Fact::MatmultTranspose => flag(matches!(&i.op, Op::Matmult(m) if m.is_transpose)),
+            Fact::MatmultPerfMode => {
+                flag(matches!(&i.op, Op::Matmult(m) if m.perf_mode != bir_ir::MatmultPerfMode::None))
             }
         }
     }

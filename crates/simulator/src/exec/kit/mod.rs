@@ -15,6 +15,8 @@
 //!   HW-DGE bridge, run by DMACopy and by fired SW-DGE descriptors), [`fused`] (the fused
 //!   fp32/bf16/fp8 element dispatch and its lookup tables), [`transpose`] (blocked tile
 //!   transposes), [`lanes`] (predicated lane merging), [`rng`] (the random generators).
+//! - [`tracked`]: the TRACKED write path of `runAP` into PSUM (seed 000 §1.3) and a START's
+//!   bank clear, for the TensorEngine's writes.
 //! - [`facts`]: what the support classifier may ask of an instruction (`Fact`, `InstFacts`) and
 //!   its answers (`Verdict`); every kernel's `classify` speaks these.
 //! - [`offsets`]: memory-held scalar dynamic offsets resolved into static APs before the kernel
@@ -33,6 +35,7 @@ pub(crate) mod operand;
 pub(crate) mod options;
 pub(crate) mod par;
 pub(crate) mod rng;
+pub(crate) mod tracked;
 pub(crate) mod transpose;
 
 use crate::fault::{FaultCause, SimError};

@@ -32,6 +32,9 @@ pub struct Options {
     /// What a DMABlock met in the instruction stream does (docs/fidelity.md G4): skip it (a
     /// definition; default) or run its descriptors once there. Fired blocks run either way.
     pub dma_block_in_stream: ::dge::swdge::BlockInStream,
+    /// How a Matmult sums its products (docs/fidelity.md M3): ascending fp32 adds of fp32
+    /// products (default) or a fused multiply-add chain.
+    pub matmul_order: numerics::matmul::MatmulOrder,
 }
 
 impl Default for Options {
@@ -43,6 +46,7 @@ impl Default for Options {
             memory_cap: bir_ir::ValidateOptions::default().memory_cap_bytes,
             indirect_oob: indirection::Oob::Fault,
             dma_block_in_stream: ::dge::swdge::BlockInStream::Skip,
+            matmul_order: numerics::matmul::MatmulOrder::Ascending,
         }
     }
 }
@@ -162,6 +166,9 @@ const TSC_REVERSE: &[(&str, bool)] = &[("direction", true), ("operands", false)]
 /// `oob`'s words.
 const OOB: &[(&str, indirection::Oob)] =
     &[("fault", indirection::Oob::Fault), ("skip", indirection::Oob::Skip)];
+/// `matmul`'s words.
+const MATMUL: &[(&str, numerics::matmul::MatmulOrder)] =
+    &[("ascending", numerics::matmul::MatmulOrder::Ascending), ("fma", numerics::matmul::MatmulOrder::Fma)];
 /// `dma_block_in_stream`'s words.
 const DMA_BLOCK_IN_STREAM: &[(&str, ::dge::swdge::BlockInStream)] =
     &[("skip", ::dge::swdge::BlockInStream::Skip), ("run", ::dge::swdge::BlockInStream::Run)];
@@ -201,6 +208,19 @@ impl Options {
             ]),
             set: |o, v| pick(&mut o.dma_block_in_stream, v, DMA_BLOCK_IN_STREAM),
             get: |o| word_of(o.dma_block_in_stream, DMA_BLOCK_IN_STREAM),
+        },
+        OptionSpec {
+            name: "matmul",
+            help: "How a Matmult sums its products (docs/fidelity.md M3)",
+            values: OptionValues::Words(&[
+                OptionWord {
+                    word: "ascending",
+                    help: "fp32 products added k = 0, 1, ... from +0, each add rounded (RNE)",
+                },
+                OptionWord { word: "fma", help: "The same chain through fused multiply-adds" },
+            ]),
+            set: |o, v| pick(&mut o.matmul_order, v, MATMUL),
+            get: |o| word_of(o.matmul_order, MATMUL),
         },
         OptionSpec {
             name: "threads",
@@ -275,6 +295,7 @@ mod tests {
         ("tsc_reverse", "operands", &["", "Direction", "reverse", "1", "direction "]),
         ("oob", "skip", &["", "ignore", "clamp", "Skip", "-1"]),
         ("dma_block_in_stream", "run", &["", "twice", "Run", "true"]),
+        ("matmul", "fma", &["", "FMA", "descending", "ascending "]),
         ("threads", "61", &["", "0", "-1", "1.5", "four", "0x4", "99999999999999999999"]),
         ("max_instructions", "10", &["", "-1", "1e6", "ten", "18446744073709551616"]),
         ("memory_cap", "1024", &["", "-5", "3GiB", "1.0", "18446744073709551616"]),
@@ -344,12 +365,13 @@ mod tests {
             text(o.set("dma_block_in_stream", "twice")),
             "dma_block_in_stream=twice: expected skip or run"
         );
+        assert_eq!(text(o.set("matmul", "fused")), "matmul=fused: expected ascending or fma");
         assert_eq!(text(o.set("threads", "0")), "threads=0: expected a number of threads (1 or more)");
         assert_eq!(text(o.set("max_instructions", "-1")), "max_instructions=-1: expected a number");
         assert_eq!(text(o.set("memory_cap", "3GiB")), "memory_cap=3GiB: expected a number of bytes");
         assert_eq!(
             text(o.set("speed", "11")),
-            "unknown option `speed` (options: tsc_reverse, oob, dma_block_in_stream, threads, max_instructions, memory_cap)"
+            "unknown option `speed` (options: tsc_reverse, oob, dma_block_in_stream, matmul, threads, max_instructions, memory_cap)"
         );
         // Names are exact: no dashes, no other case, no old spelling.
         for name in ["dma_block", "dma-block-in-stream", "OOB", "--oob", "grain", "profile", ""] {

@@ -1,0 +1,136 @@
+//! The TRACKED write path of `runAP` (seed 000 §1.3; re-facts §5 "MemoryObject"): how the
+//! TensorEngine writes PSUM. Every PSUM element has a written-shadow (`Memory`'s shadows, clear
+//! until a tracked write lands): a tracked write copies into an element whose shadow is clear
+//! and adds in fp32 (`cast_copy_or_accumulate`'s add, round-to-nearest-even) into one whose
+//! shadow is set, then sets it. An overwrite (a Matmult with neither START nor ACCUMULATE,
+//! "idle = overwrite") copies and sets the shadow. A START first clears whole 2 KiB banks
+//! (zero bytes, clear shadow) on the output's partitions (docs/fidelity.md M4).
+
+use super::{Arg, Cx, Res, Written};
+use crate::fault::FaultCause;
+use access_pattern::Pattern;
+use bir_ir::{MemoryType, PSUM_BYTES_PER_PARTITION};
+
+/// Bytes of one PSUM bank in each partition.
+pub(crate) const BANK: u64 = 2048;
+
+/// How [`Cx::write_tracked`] treats an element already written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Tracked {
+    /// Add into it (fp32) where its shadow is set, copy where clear.
+    Accumulate,
+    /// Copy over it.
+    Overwrite,
+}
+
+impl Cx<'_> {
+    /// Where an fp32 PSUM output's elements are: `(buffer byte, PSUM byte inside its partition)`
+    /// each, in AP order, and the partition rows (buffer row starts) it touches. Faults when the
+    /// output is out of bounds or leaves the 2 KiB bank of its first element (engines.md §1.2).
+    fn psum_places(&self, out: Arg<'_>) -> Res<(Vec<usize>, Vec<usize>, u64)> {
+        let layout = self.memory.layout(out.ap.loc);
+        let loc = self.f.location(out.ap.loc);
+        let addr = loc.map_or(0, |l| l.addr);
+        let p = Pattern { pairs: &out.ap.pairs, offset: out.ap.offset, elem_size: 4 };
+        let (origin, stride) = (layout.origin() as u64, layout.row_stride().max(1));
+        let mut bytes = Vec::new();
+        let mut rows: Vec<usize> = Vec::new();
+        let mut bank = None;
+        let mut crosses = false;
+        access_pattern::for_each_element(&layout, &p, |_, b| {
+            let b = b as u64;
+            let row = (b - origin) / stride;
+            // The byte inside the PSUM partition: the location's `addr` plus its row offset.
+            let in_row = addr + (b - origin) % stride;
+            let k = in_row / BANK;
+            crosses |= *bank.get_or_insert(k) != k;
+            let start = (origin + row * stride) as usize;
+            if rows.last() != Some(&start) && !rows.contains(&start) {
+                rows.push(start);
+            }
+            bytes.push(b as usize);
+        })
+        .map_err(|e| out.access(e))?;
+        if crosses {
+            return Err(FaultCause::Dims {
+                slot: out.slot,
+                why: "a Matmult output lies within one 2 KiB PSUM bank of each partition",
+            }
+            .into());
+        }
+        Ok((bytes, rows, bank.unwrap_or(0)))
+    }
+
+    /// A START's clear (docs/fidelity.md M4): on every partition `out` touches, the `banks`
+    /// 2 KiB banks from the one holding `out`'s elements read +0.0 and their shadows are clear.
+    /// In a location of its own (not in the shared PSUM arena) only its own bytes are cleared;
+    /// banks past PSUM's eight fault.
+    pub(crate) fn psum_clear_banks(&mut self, out: Arg<'_>, banks: u32) -> Res<()> {
+        let (_, rows, bank) = self.psum_places(out)?;
+        if (bank + u64::from(banks)) * BANK > PSUM_BYTES_PER_PARTITION {
+            return Err(FaultCause::BadField {
+                field: "psum_zero_region",
+                why: "the banks a START clears run past PSUM's 8 banks of 2 KiB",
+            }
+            .into());
+        }
+        let loc = self.f.location(out.ap.loc);
+        let addr = loc.map_or(0, |l| l.addr);
+        let arena = loc.is_some_and(|l| l.allocated && l.mem_type == MemoryType::Psum);
+        let row_bytes = self.memory.layout(out.ap.loc).partition_bytes();
+        let (data, shadow, _) = self.memory.buffer_and_shadow_mut(out.ap.loc)?;
+        // Banks in PSUM-partition bytes, then in this buffer row's bytes.
+        let (lo, hi) = (bank * BANK, (bank + u64::from(banks)) * BANK);
+        let (lo, hi) = if arena {
+            // A row of the arena starts at PSUM byte 0 (`addr` bytes before the location).
+            (lo as i64 - addr as i64, hi as i64 - addr as i64)
+        } else {
+            ((lo as i64 - addr as i64).max(0), (hi as i64 - addr as i64).min(row_bytes as i64))
+        };
+        for start in rows {
+            let (a, b) = (start as i64 + lo, start as i64 + hi);
+            if a < 0 || b < a || b as usize > data.len() {
+                continue;
+            }
+            data[a as usize..b as usize].fill(0);
+            shadow[a as usize..b as usize].fill(0);
+        }
+        Ok(())
+    }
+
+    /// Writes fp32 `vals` through the PSUM output `out` (seed 000 §1.3's tracked path, or an
+    /// overwrite), setting each element's shadow, and records the bytes as they are afterwards.
+    pub(crate) fn write_tracked(
+        &mut self,
+        out: Arg<'_>,
+        vals: &[f32],
+        how: Tracked,
+        regions: &mut Written,
+    ) -> Res<()> {
+        let (bytes, _, _) = self.psum_places(out)?;
+        if bytes.len() != vals.len() {
+            return Err(FaultCause::Count {
+                slot: out.slot,
+                expected: vals.len() as u64,
+                actual: bytes.len() as u64,
+                why: "a Matmult output holds M × N values",
+            }
+            .into());
+        }
+        let (data, shadow, _) = self.memory.buffer_and_shadow_mut(out.ap.loc)?;
+        let mut written = Vec::with_capacity(vals.len() * 4);
+        for (&b, &v) in bytes.iter().zip(vals) {
+            let cell: &mut [u8; 4] = match data.get_mut(b..b + 4).and_then(|c| c.try_into().ok()) {
+                Some(c) => c,
+                None => continue,
+            };
+            let new =
+                if how == Tracked::Accumulate && shadow[b] != 0 { f32::from_le_bytes(*cell) + v } else { v };
+            *cell = new.to_le_bytes();
+            shadow[b..b + 4].fill(0xFF);
+            written.extend_from_slice(cell);
+        }
+        regions.record(&written);
+        Ok(())
+    }
+}

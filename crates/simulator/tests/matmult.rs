@@ -1,0 +1,188 @@
+//! Matmult into PSUM (issue #27; docs/fidelity.md M1–M6; engines.md §1): operand roles
+//! (`ins = [moving K × N, stationary K × M]`), the group flags of both schemas through the
+//! tracked write (START clears its bank and copies, ACCUMULATE adds where written, neither
+//! overwrites), the `matmul` order switch, and the located faults. Every expected value is
+//! worked by hand in the comments from the formula `out[m, n] = Σ_k moving[k, n]·stationary[k, m]`.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
+
+mod common;
+
+use common::*;
+use simulator::{FaultKind, Options};
+
+/// moving K×N = [[1, 2, 3], [4, 5, 6]] and stationary K×M = [[1, 10], [2, 20]]: out[0, ·] =
+/// 1·[1, 2, 3] + 2·[4, 5, 6] = [9, 12, 15], out[1, ·] = 10·[1, 2, 3] + 20·[4, 5, 6] = [90, 120, 150].
+const MOVING: [f32; 6] = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+const STATIONARY: [f32; 4] = [1.0, 10.0, 2.0, 20.0];
+const PRODUCT: [f32; 6] = [9.0, 12.0, 15.0, 90.0, 120.0, 150.0];
+
+/// A Matmult of `x` (2 × 3) by `w` (2 × 2) into `ps` at element `offset` of each partition, with
+/// the group fields `flags` (JSON members).
+fn mm(name: &str, offset: i64, per: i64, flags: &str) -> String {
+    format!(
+        r#"{{"opcode":"Matmult","name":"{name}","engine":"PE","ins":[{},{}],"outs":[{}],{flags}}}"#,
+        ap("x", "float32", 0, &[(3, 2), (1, 3)]),
+        ap("w", "float32", 0, &[(2, 2), (1, 2)]),
+        ap("ps", "float32", offset, &[(per, 2), (1, 3)]),
+    )
+}
+
+/// Runs `body` over x, w and a 2-partition PSUM tile of `per` fp32 per partition (preloaded
+/// with `init`); the PSUM bytes as fp32, or the fault.
+fn run(body: &str, per: usize, init: &[f32], options: Options) -> Result<Vec<f32>, (FaultKind, String)> {
+    let tensors = [
+        sb("x", "float32", 2, 3, f32s(&MOVING)),
+        sb("w", "float32", 2, 2, f32s(&STATIONARY)),
+        psum("ps", "float32", 2, per, f32s(init)),
+    ];
+    match run_keep(&tensors, body, options, None) {
+        (None, mem) => Ok(to_f32(&mem[2])),
+        (Some(f), _) => Err((f.kind, format!("{} {}", f.instruction, f.message()))),
+    }
+}
+
+fn bits(v: &[f32]) -> Vec<String> {
+    v.iter().map(|x| format!("{:#010x}", x.to_bits())).collect()
+}
+
+/// ps[p, j] of a 2 × `per` tile.
+fn at(v: &[f32], per: usize, p: usize, j: usize) -> f32 {
+    v[p * per + j]
+}
+
+#[test]
+fn a_start_writes_the_product_with_moving_first() {
+    let got = run(
+        &mm("mm", 0, 3, r#""start_tensor_calc":true,"stop_tensor_calc":true"#),
+        3,
+        &[],
+        Options::default(),
+    )
+    .unwrap();
+    assert_eq!(bits(&got), bits(&PRODUCT));
+}
+
+#[test]
+fn a_group_accumulates_and_the_schemas_agree() {
+    // START then two ACCUMULATEs: 3 × PRODUCT (each an exact small integer).
+    let want: Vec<f32> = PRODUCT.iter().map(|v| 3.0 * v).collect();
+    for (start, acc) in [
+        (r#""start_tensor_calc":true"#, r#""start_tensor_calc":false"#),
+        (r#""accumulation_flag":1,"psum_zero_region":0"#, r#""accumulation_flag":4,"psum_zero_region":0"#),
+        // START|ACCUMULATE, then ACCUMULATE|STOP: STOP changes nothing.
+        (r#""accumulation_flag":5,"psum_zero_region":0"#, r#""accumulation_flag":6,"psum_zero_region":0"#),
+    ] {
+        let body = [mm("a", 0, 3, start), mm("b", 0, 3, acc), mm("c", 0, 3, acc)].join(",");
+        let got = run(&body, 3, &[], Options::default()).unwrap();
+        assert_eq!(bits(&got), bits(&want), "{start} / {acc}");
+    }
+}
+
+#[test]
+fn accumulate_copies_into_unwritten_psum_and_idle_overwrites() {
+    // PSUM preloaded with 100.0 but never written by a matmul: its shadow is clear, so an
+    // ACCUMULATE copies (PRODUCT, not 100 + PRODUCT); a second one adds (2 × PRODUCT); an idle
+    // (flag 0) write overwrites (PRODUCT again).
+    let init = [100.0f32; 6];
+    let one =
+        run(&mm("a", 0, 3, r#""accumulation_flag":4,"psum_zero_region":0"#), 3, &init, Options::default())
+            .unwrap();
+    assert_eq!(bits(&one), bits(&PRODUCT));
+    let acc = r#""accumulation_flag":4,"psum_zero_region":0"#;
+    let body = [
+        mm("a", 0, 3, acc),
+        mm("b", 0, 3, acc),
+        mm("c", 0, 3, r#""accumulation_flag":0,"psum_zero_region":0"#),
+    ];
+    let two = run(&body[..2].join(","), 3, &init, Options::default()).unwrap();
+    assert_eq!(bits(&two), bits(&PRODUCT.map(|v| 2.0 * v)));
+    let idle = run(&body.join(","), 3, &init, Options::default()).unwrap();
+    assert_eq!(bits(&idle), bits(&PRODUCT));
+}
+
+#[test]
+fn a_start_clears_its_banks_and_restarts_the_group() {
+    // A 2-partition PSUM tile of 1024 fp32 (two 2 KiB banks) preloaded with 7.0. A group in
+    // bank 0 (elements 0..3), then a START into bank 0 at element 8: bank 0 (elements 0..512)
+    // reads 0 except the new product at 8..11; bank 1 keeps 7.0. With psum_zero_region 1 the
+    // START clears both banks.
+    let per = 1024;
+    let init = vec![7.0f32; 2 * per];
+    let acc = r#""accumulation_flag":4,"psum_zero_region":0"#;
+    for (region, bank1) in [(0, 7.0f32), (1, 0.0)] {
+        let start = format!(r#""accumulation_flag":1,"psum_zero_region":{region}"#);
+        let body = [mm("a", 0, per as i64, acc), mm("b", 0, per as i64, acc), mm("c", 8, per as i64, &start)]
+            .join(",");
+        let got = run(&body, per, &init, Options::default()).unwrap();
+        for p in 0..2 {
+            for j in [0, 2, 7, 11, 511] {
+                assert_eq!(at(&got, per, p, j).to_bits(), 0, "region {region}: ps[{p}, {j}]");
+            }
+            for j in 0..3 {
+                assert_eq!(
+                    at(&got, per, p, 8 + j),
+                    PRODUCT[3 * p + j],
+                    "region {region}: ps[{p}, {}]",
+                    8 + j
+                );
+            }
+            for j in [512, 700, 1023] {
+                assert_eq!(at(&got, per, p, j), bank1, "region {region}: ps[{p}, {j}]");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_matmul_option_picks_the_summation() {
+    // K = 2 by hand: moving [[-1], [x]], stationary [[1], [x]], x = 1 + 2^-12. x² = 1 + 2^-11 +
+    // 2^-24 is a tie in fp32 and rounds to 1 + 2^-11, so ascending gives -1 + (1 + 2^-11) =
+    // 2^-11; an FMA adds the exact x² and gives 2^-11 + 2^-24.
+    let x = 1.0 + f32::powi(2.0, -12);
+    let tensors = |_: ()| {
+        [
+            sb("x", "float32", 2, 1, f32s(&[-1.0, x])),
+            sb("w", "float32", 2, 1, f32s(&[1.0, x])),
+            psum("ps", "float32", 1, 1, vec![]),
+        ]
+    };
+    let body = format!(
+        r#"{{"opcode":"Matmult","name":"mm","engine":"PE","ins":[{},{}],"outs":[{}],"start_tensor_calc":true}}"#,
+        ap("x", "float32", 0, &[(1, 2), (1, 1)]),
+        ap("w", "float32", 0, &[(1, 2), (1, 1)]),
+        ap("ps", "float32", 0, &[(1, 1), (1, 1)]),
+    );
+    for (order, want) in
+        [("ascending", f32::powi(2.0, -11)), ("fma", f32::powi(2.0, -11) + f32::powi(2.0, -24))]
+    {
+        let mut o = Options::default();
+        o.set("matmul", order).unwrap();
+        let (fault, mem) = run_keep(&tensors(()), &body, o, None);
+        assert!(fault.is_none(), "{order}");
+        assert_eq!(bits(&to_f32(&mem[2])), bits(&[want]), "{order}");
+    }
+}
+
+#[test]
+fn an_output_across_a_bank_boundary_faults() {
+    // Elements 510..513 of a 1024-element partition cross from bank 0 into bank 1.
+    let err =
+        run(&mm("mm", 510, 1024, r#""start_tensor_calc":true"#), 1024, &[], Options::default()).unwrap_err();
+    assert_eq!(err.0, FaultKind::Shape, "{}", err.1);
+    assert!(err.1.contains("one 2 KiB PSUM bank"), "{}", err.1);
+}
+
+#[test]
+fn a_start_past_the_eighth_bank_faults() {
+    // PSUM has 8 banks per partition: a START at bank 7 (element 3584) clearing 2^1 banks runs past.
+    let per = 4096;
+    let err = run(
+        &mm("mm", 3584, per as i64, r#""accumulation_flag":1,"psum_zero_region":1"#),
+        per,
+        &[],
+        Options::default(),
+    )
+    .unwrap_err();
+    assert_eq!(err.0, FaultKind::BadField, "{}", err.1);
+    assert!(err.1.contains("psum_zero_region"), "{}", err.1);
+}
