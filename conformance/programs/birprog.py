@@ -1,6 +1,6 @@
 """The BIR program builder shared by the program conformance generators
-(conformance/programs/{core,datamove,dge,elementwise,indirect}/make_cases.py): memory-location
-allocations, access patterns and instructions of a one-block BIR JSON program (docs/bir-json.md), its
+(conformance/programs/{core,datamove,dge,dynamic,elementwise,indirect,matmult}/make_cases.py):
+memory-location allocations, access patterns and instructions of a one-block BIR JSON program (docs/bir-json.md), its
 .npy inputs and expected outputs, and the writing of a case folder (case.json, in_<k>.npy,
 expected_<k>.npy, case.expect).
 
