@@ -1,8 +1,8 @@
 """The BIR program builder shared by the program conformance generators
-(conformance/programs/{core,datamove,dge,elementwise,indirect}/make_cases.py): memory-location
-allocations, access patterns and instructions of a one-block BIR JSON program (docs/bir-json.md), its
-.npy inputs and expected outputs, and the writing of a case folder (case.json, in_<k>.npy,
-expected_<k>.npy, case.expect).
+(conformance/programs/{core,datamove,dge,dynamic,elementwise,indirect,matmult}/make_cases.py):
+memory-location allocations, access patterns and instructions of a one-block BIR JSON program
+(docs/bir-json.md), its .npy inputs and expected outputs, and the writing of a case folder (case.json,
+in_<k>.npy, expected_<k>.npy, case.expect).
 
 It computes no expected value: each generator keeps its own oracle (dtype tables, narrowing, folds).
 What differs between the generators is stated where they use it:
