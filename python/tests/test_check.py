@@ -1,5 +1,5 @@
 """`birsim.check` and `birsim.ops`: the support report of a kernel with an opcode birsim does
-not run (Matmult: README's list of implemented opcodes does not have it, and "every other opcode
+not run (Activation: README's list of implemented opcodes does not have it, and "every other opcode
 loads and validates, and running it reports 'not implemented yet'"), and agreement between what
 `check` says and what `run` does on the same kernel."""
 
@@ -12,35 +12,34 @@ import birsim
 from conftest import allocation, ap, copy_program
 
 
-def with_matmult() -> dict:
-    """The float32 copy program plus a Matmult `mm` of two SB tiles into a third."""
+def with_activation() -> dict:
+    """The float32 copy program plus an Activation `act` (no kernel yet) of one SB tile into another."""
     p = copy_program("float32", 4, 4, 8)
     f = p["functions"][0]
-    for name in ("ma", "mb", "mc"):
+    for name in ("ma", "mc"):
         f["allocations"].append(allocation(name, "Internal", "float32", [4, 8], "SB", 4))
     f["blocks"][0]["instructions"].append(
         {
-            "opcode": "Matmult",
-            "name": "mm",
-            "engine": "PE",
-            "ins": [ap("ma", "float32", 4, 8), ap("mb", "float32", 4, 8)],
+            "opcode": "Activation",
+            "name": "act",
+            "engine": "Activation",
+            "ins": [ap("ma", "float32", 4, 8)],
             "outs": [ap("mc", "float32", 4, 8)],
-            "start_tensor_calc": True,
-            "stop_tensor_calc": True,
+            "func": "Exp",
         }
     )
     return p
 
 
 def test_check_names_the_unsupported_opcode_and_its_instruction():
-    report = birsim.check(with_matmult())
+    report = birsim.check(with_activation())
     assert report["verdict"] == "not_implemented"
     assert report["problems"] == []
     by_opcode = {e["opcode"]: e for e in report["entries"]}
-    assert set(by_opcode) == {"Load", "Save", "Matmult"}
-    mm = by_opcode["Matmult"]
+    assert set(by_opcode) == {"Load", "Save", "Activation"}
+    mm = by_opcode["Activation"]
     assert mm["status"] == "not_implemented"
-    assert mm["instructions"] == ["mm"] and mm["count"] == 1
+    assert mm["instructions"] == ["act"] and mm["count"] == 1
     assert mm["reason"]
     for op in ("Load", "Save"):
         assert by_opcode[op]["status"] == "runs"
@@ -48,7 +47,7 @@ def test_check_names_the_unsupported_opcode_and_its_instruction():
 
 
 def test_run_faults_where_check_said_it_would():
-    p = with_matmult()
+    p = with_activation()
     report = birsim.check(p)
     (mm,) = [e for e in report["entries"] if e["status"] == "not_implemented"]
     with pytest.raises(birsim.Fault) as info:
@@ -56,7 +55,7 @@ def test_run_faults_where_check_said_it_would():
     f = info.value
     assert f.kind == "not-implemented"
     assert f.instruction in mm["instructions"]
-    assert f.opcode == "Matmult"
+    assert f.opcode == "Activation"
     assert f.executed == 2  # Load and Save ran first
     # What ran before the fault is kept in the fault's outputs: y = x (zeros).
     np.testing.assert_array_equal(f.outputs["y"], np.zeros((4, 8), np.float32))
@@ -88,4 +87,4 @@ def test_ops_matrix_has_every_status():
     entries = m["entries"] if isinstance(m, dict) else m
     statuses = {e["status"] for e in entries}
     assert {"runs", "not_implemented"} <= statuses
-    assert any(e["opcode"] == "Matmult" and e["status"] == "not_implemented" for e in entries)
+    assert any(e["opcode"] == "Activation" and e["status"] == "not_implemented" for e in entries)

@@ -975,12 +975,17 @@ impl Validator<'_> {
         let limits = [
             ("ins[0].ap[0].num", "K (the inputs' partitions)", k_mov, 128),
             ("ins[1].ap", "M (the stationary free size)", m_free, 128),
-            ("outs[0].ap", "N (the moving free size) in fp32 PSUM elements", n, 512),
+            ("outs[0].ap", "N (the moving free size) is one PSUM bank of fp32: it", n, 512),
         ];
+        let mut within = true;
         for (field, what, v, max) in limits {
             if v > max {
-                self.err(ErrorKind::ApShape, field, format!("{what} is {v}, at most {max} (one PSUM bank)"));
+                within = false;
+                self.err(ErrorKind::ApShape, field, format!("{what} is {v}, at most {max}"));
             }
+        }
+        if within && let Some(l) = f.location(out.loc) {
+            self.matmult_bank(out, l);
         }
         if (m_out, n_out) != (m_free, n) {
             self.err(
@@ -1005,7 +1010,7 @@ impl Validator<'_> {
                 );
             }
         }
-        if given(&m.tile_size) {
+        if within && given(&m.tile_size) {
             if m.tile_size.iter().any(|s| ![32, 64, 128].contains(s)) {
                 self.err(
                     ErrorKind::BadField,
@@ -1038,6 +1043,35 @@ impl Validator<'_> {
                     ),
                 );
             }
+        }
+    }
+
+    /// A Matmult's output lies inside one 2 KiB bank of each PSUM partition (engines.md §1.2):
+    /// every element's byte in its partition (`addr` + its place in the row) is in the bank of
+    /// the first element's. Checked on the static AP (at most 128 × 512 elements here); the
+    /// kernel checks again after dynamic offsets.
+    fn matmult_bank(&mut self, out: &AccessPattern, l: &crate::program::MemoryLocation) {
+        let pitch = (l.bytes_per_partition / 4).max(1) as i64;
+        let mut bank = None;
+        let mut idx = vec![0i64; out.pairs.len()];
+        loop {
+            let e = out.offset + idx.iter().zip(&out.pairs).map(|(i, p)| i * p.step).sum::<i64>();
+            let b = (l.addr as i64 + e.rem_euclid(pitch) * 4) / 2048;
+            if *bank.get_or_insert(b) != b {
+                self.err(
+                    ErrorKind::ApShape,
+                    "outs[0].ap",
+                    format!(
+                        "a Matmult output lies within one 2 KiB PSUM bank of each partition; element {e} is in \
+                         bank {b}, the first in bank {}",
+                        bank.unwrap_or(0)
+                    ),
+                );
+                return;
+            }
+            let Some(d) = (0..idx.len()).rev().find(|&d| idx[d] + 1 < out.pairs[d].num) else { return };
+            idx[d] += 1;
+            idx[d + 1..].iter_mut().for_each(|i| *i = 0);
         }
     }
 

@@ -164,12 +164,44 @@ fn the_matmul_option_picks_the_summation() {
 }
 
 #[test]
-fn an_output_across_a_bank_boundary_faults() {
-    // Elements 510..513 of a 1024-element partition cross from bank 0 into bank 1.
-    let err =
-        run(&mm("mm", 510, 1024, r#""start_tensor_calc":true"#), 1024, &[], Options::default()).unwrap_err();
-    assert_eq!(err.0, FaultKind::Shape, "{}", err.1);
-    assert!(err.1.contains("one 2 KiB PSUM bank"), "{}", err.1);
+fn an_output_moved_across_a_bank_boundary_faults() {
+    // Validation refuses a static output across a bank (bir-ir); a scalar dynamic offset of 509
+    // along Z (the free level, step 1) moves the 3 output columns to elements 509..=511 of bank 0 (fine) and 510 to
+    // 510..=512, which crosses into bank 1: a shape fault, nothing written.
+    for (offset, crosses) in [(509, false), (510, true)] {
+        let tensors = [
+            sb("x", "float32", 2, 3, f32s(&MOVING)),
+            sb("w", "float32", 2, 2, f32s(&STATIONARY)),
+            psum("ps", "float32", 2, 1024, vec![]),
+            sb("idx", "int32", 1, 1, i32s(&[offset])),
+        ];
+        let out = format!(
+            r#"{},"indirect_dim":"Z","indirect_dim_max_index":1024,"scalar_offset":{}}}"#,
+            ap("ps", "float32", 0, &[(1024, 2), (1, 3)]).strip_suffix('}').unwrap(),
+            ap("idx", "int32", 0, &[(1, 1), (1, 1)])
+        );
+        let body = format!(
+            r#"{{"opcode":"Matmult","name":"mm","engine":"PE","ins":[{},{}],"outs":[{out}],"start_tensor_calc":true}}"#,
+            ap("x", "float32", 0, &[(3, 2), (1, 3)]),
+            ap("w", "float32", 0, &[(2, 2), (1, 2)]),
+        );
+        let (fault, mem) = run_keep(&tensors, &body, Options::default(), None);
+        match (fault, crosses) {
+            (None, false) => {
+                let ps = to_f32(&mem[2]);
+                assert_eq!(
+                    bits(&[ps[509], ps[510], ps[511], ps[1024 + 509]]),
+                    bits(&[9.0, 12.0, 15.0, 90.0])
+                );
+            }
+            (Some(f), true) => {
+                assert_eq!(f.kind, FaultKind::Shape, "{}", f.message());
+                assert!(f.message().contains("one 2 KiB PSUM bank"), "{}", f.message());
+                assert!(mem[2].iter().all(|&b| b == 0), "nothing written");
+            }
+            (f, _) => panic!("offset {offset}: {:?}", f.map(|f| f.message())),
+        }
+    }
 }
 
 #[test]
