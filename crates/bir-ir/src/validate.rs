@@ -940,11 +940,45 @@ impl Validator<'_> {
                 ),
             );
         }
-        if out.dtype != Dtype::Float32 {
+        let fp8 = |d: Dtype| matches!(d, Dtype::Float8E4 | Dtype::Float8E5 | Dtype::Float8E4m3fn);
+        // The PE transpose (fidelity M7) on gen3+ writes the data's own dtype; gen2 runs it as
+        // a product.
+        let transpose = m.is_transpose && self.arch != Arch::Gen2;
+        let double = m.perf_mode == MatmultPerfMode::DoubleRow;
+        if transpose {
+            // The data is one of the two operands (decided below); its dtype, or 16-bit
+            // elements for fp8 data.
+            let fits = |d: Dtype| if fp8(d) { out.dtype == Dtype::Uint16 } else { out.dtype == d };
+            if !fits(mov.dtype) && !fits(st.dtype) {
+                self.err(
+                    ErrorKind::Dtype,
+                    "outs[0].dtype",
+                    format!(
+                        "a PE transpose writes the data's dtype (uint16 for fp8 data): the operands are {} and {}, \
+                         the output {} (fidelity M7)",
+                        mov.dtype, st.dtype, out.dtype
+                    ),
+                );
+            }
+        } else if !(out.dtype == Dtype::Float32 || (out.dtype == Dtype::Bfloat16 && self.arch == Arch::Gen4))
+        {
             self.err(
                 ErrorKind::Dtype,
                 "outs[0].dtype",
-                format!("a Matmult writes float32 PSUM, found {} (fidelity M5)", out.dtype),
+                format!(
+                    "a Matmult writes float32 PSUM (or bfloat16 on gen4), found {} on {} (fidelity M5, M9)",
+                    out.dtype, self.arch
+                ),
+            );
+        }
+        if double && !(fp8(mov.dtype) && fp8(st.dtype)) {
+            self.err(
+                ErrorKind::Dtype,
+                "perf_mode",
+                format!(
+                    "DoubleRow multiplies fp8 operands, found {} and {} (fidelity M8)",
+                    mov.dtype, st.dtype
+                ),
             );
         }
         if let Some(l) = f.location(out.loc)
@@ -956,13 +990,52 @@ impl Validator<'_> {
                 format!("a Matmult writes PSUM; `{}` is {} (fidelity M5)", l.name, l.mem_type),
             );
         }
-        // Shapes: partitions are the first level, the free size the product of the others.
+        // Shapes: partitions are the first level, the free size the product of the others
+        // (DoubleRow: less its size-2 first free level, which doubles the contraction).
         let shape = |ap: &AccessPattern| Some((ap.pairs.first()?.num, Self::count_of(ap)? / ap.pairs[0].num));
-        let (Some((k_mov, n)), Some((k_st, m_free)), Some((m_out, n_out))) =
+        let (Some((k_mov, mut n)), Some((k_st, mut m_free)), Some((m_out, n_out))) =
             (shape(mov), shape(st), shape(out))
         else {
             return;
         };
+        if double {
+            for (k, ap) in [(0, mov), (1, st)] {
+                if ap.pairs.len() < 3 || ap.pairs[1].num != 2 {
+                    self.err(
+                        ErrorKind::ApShape,
+                        &format!("ins[{k}].ap"),
+                        "DoubleRow's operands have a size-2 first free level (the second half of K) (fidelity M8)",
+                    );
+                    return;
+                }
+            }
+            (n, m_free) = (n / 2, m_free / 2);
+        }
+        if transpose {
+            // NKI: data stationary (P × F), identity moving (P × P); KLR: data moving (P × F),
+            // identity stationary (F × F); the output is F × P either way.
+            let nki = n == k_mov && k_mov == k_st && (m_out, n_out) == (m_free, k_st);
+            let klr = k_st == m_free && n == m_free && (m_out, n_out) == (m_free, k_mov);
+            if !nki && !klr {
+                self.err(
+                    ErrorKind::ApShape,
+                    "outs[0].ap",
+                    format!(
+                        "a PE transpose is data (P × F) into F × P with a P × P identity moving (NKI) or an F × F \
+                         identity stationary (KLR); found moving {k_mov} × {n}, stationary {k_st} × {m_free}, \
+                         output {m_out} × {n_out} (fidelity M7)"
+                    ),
+                );
+                return;
+            }
+            if let Some(l) = f.location(out.loc)
+                && k_mov.max(k_st) <= 128
+                && m_free <= 128
+            {
+                self.matmult_bank(out, l);
+            }
+            return;
+        }
         if k_mov != k_st {
             self.err(
                 ErrorKind::ApShape,
@@ -975,7 +1048,12 @@ impl Validator<'_> {
         let limits = [
             ("ins[0].ap[0].num", "K (the inputs' partitions)", k_mov, 128),
             ("ins[1].ap", "M (the stationary free size)", m_free, 128),
-            ("outs[0].ap", "N (the moving free size) is one PSUM bank of fp32: it", n, 512),
+            (
+                "outs[0].ap",
+                "N (the moving free size) fills at most one 2 KiB PSUM bank: it",
+                n,
+                2048 / out.dtype.size().max(1) as i64,
+            ),
         ];
         let mut within = true;
         for (field, what, v, max) in limits {
@@ -1050,13 +1128,14 @@ impl Validator<'_> {
     /// every element's byte in its partition (`addr` + its place in the row) is in the bank of
     /// the first element's. Checked on the static AP (at most 128 × 512 elements here); the
     /// kernel checks again after dynamic offsets.
-    fn matmult_bank(&mut self, out: &AccessPattern, l: &crate::program::MemoryLocation) {
-        let pitch = (l.bytes_per_partition / 4).max(1) as i64;
+    fn matmult_bank(&mut self, out: &AccessPattern, l: &MemoryLocation) {
+        let size = out.dtype.size().max(1) as i64;
+        let pitch = (l.bytes_per_partition as i64 / size).max(1);
         let mut bank = None;
         let mut idx = vec![0i64; out.pairs.len()];
         loop {
             let e = out.offset + idx.iter().zip(&out.pairs).map(|(i, p)| i * p.step).sum::<i64>();
-            let b = (l.addr as i64 + e.rem_euclid(pitch) * 4) / 2048;
+            let b = (l.addr as i64 + e.rem_euclid(pitch) * size) / 2048;
             if *bank.get_or_insert(b) != b {
                 self.err(
                     ErrorKind::ApShape,

@@ -155,3 +155,37 @@ fn dtypes_shapes_and_tiles_are_checked() {
         assert_eq!(errors(&text), "", "{xd} x {wd}");
     }
 }
+
+/// `text` on another arch.
+fn on(arch: &str, text: &str) -> String {
+    text.replacen('{', &format!(r#"{{"arch":"{arch}","#), 1)
+}
+
+#[test]
+fn transposes_double_row_and_gen4_outputs_are_checked() {
+    let start = r#","start_tensor_calc":true"#;
+    let tr = r#","start_tensor_calc":true,"is_transpose":true"#;
+    // gen4 takes a bfloat16 output, gen3 does not.
+    let bf = program((4, 2, 8), ("bfloat16", "bfloat16", "bfloat16"), "PSUM", start);
+    assert_eq!(errors(&on("gen4", &bf)), "");
+    assert!(errors(&on("gen3", &bf)).contains("or bfloat16 on gen4"));
+    // A transpose of stationary data 4 × 2 with a 4 × 4 identity moving into 2 × 4 (NKI).
+    let nki = program((4, 2, 4), F32, "PSUM", tr);
+    assert_eq!(errors(&nki), "");
+    // Output 2 × 8 from moving 4 × 8 and stationary 4 × 2 fits neither reading on gen3 ...
+    let neither = program((4, 2, 8), F32, "PSUM", tr);
+    assert!(errors(&neither).contains("a PE transpose is data (P × F) into F × P"), "{}", errors(&neither));
+    // ... and is an ordinary product on gen2.
+    assert_eq!(errors(&on("gen2", &neither)), "");
+    // A bf16 transpose writes bf16; fp32 output is refused.
+    let bft = program((4, 2, 4), ("bfloat16", "bfloat16", "float32"), "PSUM", tr);
+    assert!(errors(&bft).contains("writes the data's dtype"), "{}", errors(&bft));
+    // DoubleRow needs fp8 operands.
+    let dr = program(
+        (4, 2, 8),
+        ("bfloat16", "bfloat16", "float32"),
+        "PSUM",
+        r#","start_tensor_calc":true,"perf_mode":"DoubleRow""#,
+    );
+    assert!(errors(&dr).contains("DoubleRow multiplies fp8"), "{}", errors(&dr));
+}

@@ -29,28 +29,95 @@ pub enum MatmulOrder {
 pub fn matmul(
     moving: &[f32],
     stationary: &[f32],
+    dims: (usize, usize, usize),
+    order: MatmulOrder,
+    out: &mut [f32],
+) {
+    matmul_rows(moving, stationary, dims, order, 0, out);
+}
+
+/// Output rows `first..first + out.len() / n` of [`matmul`] into `out` (a piece of the whole
+/// output, for splitting rows across threads; every element's chain is the same either way).
+/// Four rows go together, so each moving row is loaded once per four outputs.
+pub fn matmul_rows(
+    moving: &[f32],
+    stationary: &[f32],
     (k_len, m, n): (usize, usize, usize),
     order: MatmulOrder,
+    first: usize,
     out: &mut [f32],
 ) {
     let moving = &moving[..k_len * n];
     let stationary = &stationary[..k_len * m];
-    for (i, row) in out[..m * n].chunks_exact_mut(n.max(1)).enumerate() {
-        row.fill(0.0);
-        for k in 0..k_len {
-            let w = stationary[k * m + i];
-            let x = &moving[k * n..(k + 1) * n];
-            match order {
-                MatmulOrder::Ascending => {
-                    for (acc, &x) in row.iter_mut().zip(x) {
-                        *acc += x * w;
+    out.fill(0.0);
+    let mut i = first;
+    for block in out.chunks_mut(4 * n.max(1)) {
+        let rows = block.len() / n.max(1);
+        if rows == 4 && order == MatmulOrder::Ascending {
+            let (a0, rest) = block.split_at_mut(n);
+            let (a1, rest) = rest.split_at_mut(n);
+            let (a2, a3) = rest.split_at_mut(n);
+            for k in 0..k_len {
+                let w = &stationary[k * m + i..k * m + i + 4];
+                let (w0, w1, w2, w3) = (w[0], w[1], w[2], w[3]);
+                let x = &moving[k * n..(k + 1) * n];
+                for ((((&x, a0), a1), a2), a3) in
+                    x.iter().zip(&mut *a0).zip(&mut *a1).zip(&mut *a2).zip(&mut *a3)
+                {
+                    *a0 += x * w0;
+                    *a1 += x * w1;
+                    *a2 += x * w2;
+                    *a3 += x * w3;
+                }
+            }
+        } else {
+            for (r, row) in block.chunks_exact_mut(n.max(1)).enumerate() {
+                for k in 0..k_len {
+                    let w = stationary[k * m + i + r];
+                    let x = &moving[k * n..(k + 1) * n];
+                    match order {
+                        MatmulOrder::Ascending => {
+                            for (acc, &x) in row.iter_mut().zip(x) {
+                                *acc += x * w;
+                            }
+                        }
+                        MatmulOrder::Fma => {
+                            for (acc, &x) in row.iter_mut().zip(x) {
+                                *acc = x.mul_add(w, *acc);
+                            }
+                        }
                     }
                 }
-                MatmulOrder::Fma => {
-                    for (acc, &x) in row.iter_mut().zip(x) {
-                        *acc = x.mul_add(w, *acc);
-                    }
-                }
+            }
+        }
+        i += rows;
+    }
+}
+
+/// The double-row form (fp8 `perf_mode` DoubleRow, engines.md §1.2; docs/fidelity.md M8):
+/// `moving` is `2·P` rows of N in `(p, h)` order and `stationary` `2·P` rows of M likewise; each
+/// output element adds, for p = 0, 1, …, P−1 ascending from +0, the fp32 sum of its row pair's
+/// two products `moving[(p,0), n]·stationary[(p,0), m] + moving[(p,1), n]·stationary[(p,1), m]`
+/// (each processing element multiplies two pairs and adds them before passing the sum on). Rows
+/// `first..` of the output, as [`matmul_rows`].
+pub fn double_row_rows(
+    moving: &[f32],
+    stationary: &[f32],
+    (p_len, m, n): (usize, usize, usize),
+    first: usize,
+    out: &mut [f32],
+) {
+    let moving = &moving[..2 * p_len * n];
+    let stationary = &stationary[..2 * p_len * m];
+    out.fill(0.0);
+    for (r, row) in out.chunks_exact_mut(n.max(1)).enumerate() {
+        let i = first + r;
+        for p in 0..p_len {
+            let (w0, w1) = (stationary[2 * p * m + i], stationary[(2 * p + 1) * m + i]);
+            let x0 = &moving[2 * p * n..(2 * p + 1) * n];
+            let x1 = &moving[(2 * p + 1) * n..(2 * p + 2) * n];
+            for ((acc, &a), &b) in row.iter_mut().zip(x0).zip(x1) {
+                *acc += a * w0 + b * w1;
             }
         }
     }
@@ -92,6 +159,62 @@ mod tests {
         let mut out = [f32::NAN; 2];
         matmul(&[-0.0, 0.0], &[1.0, -1.0], (2, 1, 1), MatmulOrder::Ascending, &mut out[..1]);
         assert_eq!(out[0].to_bits(), 0, "got {:#010x}", out[0].to_bits());
+    }
+
+    /// Blocked rows, odd sizes, a split at every row and NaN/−0/Inf operands give exactly each
+    /// element's own ascending chain (the slow twin below, written from the definition). Where
+    /// two NaNs meet in an add, which one survives is the compiled code's (docs/fidelity.md N20),
+    /// so a NaN result is compared as NaN.
+    #[test]
+    fn blocked_rows_match_the_per_element_chain() {
+        let (k, m, n) = (7, 11, 13);
+        let val = |s: usize| match s % 17 {
+            0 => f32::NAN,
+            1 => -0.0,
+            2 => f32::INFINITY,
+            v => (v as f32 - 8.0) * 0.37,
+        };
+        let moving: Vec<f32> = (0..k * n).map(|s| val(s * 7 + 3)).collect();
+        let stationary: Vec<f32> = (0..k * m).map(|s| val(s * 5 + 1)).collect();
+        let mut want = vec![0.0f32; m * n];
+        for i in 0..m {
+            for j in 0..n {
+                let mut acc = 0.0f32;
+                for kk in 0..k {
+                    acc += moving[kk * n + j] * stationary[kk * m + i];
+                }
+                want[i * n + j] = acc;
+            }
+        }
+        let mut got = vec![f32::NAN; m * n];
+        matmul(&moving, &stationary, (k, m, n), MatmulOrder::Ascending, &mut got);
+        let b =
+            |v: &[f32]| v.iter().map(|x| if x.is_nan() { u32::MAX } else { x.to_bits() }).collect::<Vec<_>>();
+        assert_eq!(b(&got), b(&want));
+        for split in 1..m {
+            let (lo, hi) = got.split_at_mut(split * n);
+            super::matmul_rows(&moving, &stationary, (k, m, n), MatmulOrder::Ascending, 0, lo);
+            super::matmul_rows(&moving, &stationary, (k, m, n), MatmulOrder::Ascending, split, hi);
+            assert_eq!(b(&got), b(&want), "split at {split}");
+        }
+    }
+
+    /// Hand-worked: one row pair with products 2^24 and 1, then a pair with −2^24 and 0. Pairs
+    /// first: (2^24 + 1) rounds to 2^24, then 2^24 − 2^24 = 0; the plain ascending chain gives
+    /// the same here, so the second half checks the pair is summed before joining: products
+    /// 1 and 2^24 after a first pair of −2^24 and 0: −2^24 + (1 + 2^24 → 2^24) = 0, while
+    /// ((−2^24 + 0) + 1) + 2^24 = 1.
+    #[test]
+    fn double_row_adds_each_pair_first() {
+        let big = 16777216.0f32;
+        // P = 2 pairs, M = N = 1: moving rows (p,h) = [-2^24, 0, 1, 2^24], stationary all 1.
+        let moving = [-big, 0.0, 1.0, big];
+        let stationary = [1.0f32; 4];
+        let mut out = [f32::NAN];
+        super::double_row_rows(&moving, &stationary, (2, 1, 1), 0, &mut out);
+        assert_eq!(out[0].to_bits(), 0, "got {:#010x}", out[0].to_bits());
+        matmul(&moving, &stationary, (4, 1, 1), MatmulOrder::Ascending, &mut out);
+        assert_eq!(out[0], 1.0);
     }
 
     /// 2 × 3 output from K = 2, worked by hand: rows of `out` are stationary columns.

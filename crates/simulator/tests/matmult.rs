@@ -218,3 +218,157 @@ fn a_start_past_the_eighth_bank_faults() {
     assert_eq!(err.0, FaultKind::BadField, "{}", err.1);
     assert!(err.1.contains("psum_zero_region"), "{}", err.1);
 }
+
+/// A program of one Matmult over `x` (moving), `w` (stationary) and PSUM `ps`, with these APs
+/// (each `[[step, num], …]`) and fields, on `arch`; PSUM's bytes afterwards, or the fault text.
+fn one(
+    arch: &str,
+    tensors: &[T<'_>],
+    (xa, wa, pa): (&str, &str, &str),
+    fields: &str,
+) -> Result<Vec<u8>, String> {
+    let body = format!(
+        r#"{{"opcode":"Matmult","name":"mm","engine":"PE","ins":[{xa},{wa}],"outs":[{pa}],{fields}}}"#
+    );
+    match run_on(arch, tensors, &body, Options::default(), None) {
+        (None, mem) => Ok(mem[2].clone()),
+        (Some(f), _) => Err(f.message()),
+    }
+}
+
+#[test]
+fn the_pe_transpose_copies_the_data_bits_in_either_reading() {
+    // Data D (P = 2 partitions × F = 3): [[1, -0, NaN(0x7FC00001)], [4, 5, 6]] in fp32; out
+    // (3 × 2) = Dᵀ bit for bit: [[1, 4], [-0, 5], [NaN, 6]].
+    let nan = f32::from_bits(0x7FC0_0001);
+    let d = [1.0, -0.0, nan, 4.0, 5.0, 6.0];
+    let want = bits(&[1.0, 4.0, -0.0, 5.0, nan, 6.0]);
+    let flags = r#""start_tensor_calc":true,"is_transpose":true"#;
+    // NKI: data stationary (2 × 3), identity moving (2 × 2).
+    let nki = [
+        sb("x", "float32", 2, 2, f32s(&[1.0, 0.0, 0.0, 1.0])),
+        sb("w", "float32", 2, 3, f32s(&d)),
+        psum("ps", "float32", 3, 2, vec![]),
+    ];
+    let aps = (
+        ap("x", "float32", 0, &[(2, 2), (1, 2)]),
+        ap("w", "float32", 0, &[(3, 2), (1, 3)]),
+        ap("ps", "float32", 0, &[(2, 3), (1, 2)]),
+    );
+    let got = one("gen3", &nki, (&aps.0, &aps.1, &aps.2), flags).unwrap();
+    assert_eq!(bits(&to_f32(&got)), want, "NKI reading");
+    // KLR: data moving (2 × 3), identity stationary (3 × 3).
+    let klr = [
+        sb("x", "float32", 2, 3, f32s(&d)),
+        sb("w", "float32", 3, 3, f32s(&[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0])),
+        psum("ps", "float32", 3, 2, vec![]),
+    ];
+    let aps = (
+        ap("x", "float32", 0, &[(3, 2), (1, 3)]),
+        ap("w", "float32", 0, &[(3, 3), (1, 3)]),
+        ap("ps", "float32", 0, &[(2, 3), (1, 2)]),
+    );
+    let got = one("gen3", &klr, (&aps.0, &aps.1, &aps.2), flags).unwrap();
+    assert_eq!(bits(&to_f32(&got)), want, "KLR reading");
+}
+
+#[test]
+fn a_square_transpose_takes_the_operand_that_is_not_the_identity() {
+    // 2 × 2 everywhere: both readings fit. Moving D = [[1, 2], [3, 4]], stationary = I: the data
+    // is the moving operand (KLR), out = Dᵀ = [[1, 3], [2, 4]]. Swapped (stationary D, moving I):
+    // the data is the stationary, out = Dᵀ again.
+    let d = f32s(&[1.0, 2.0, 3.0, 4.0]);
+    let id = f32s(&[1.0, 0.0, 0.0, 1.0]);
+    let aps = (
+        ap("x", "float32", 0, &[(2, 2), (1, 2)]),
+        ap("w", "float32", 0, &[(2, 2), (1, 2)]),
+        ap("ps", "float32", 0, &[(2, 2), (1, 2)]),
+    );
+    for (x, w) in [(d.clone(), id.clone()), (id, d)] {
+        let t =
+            [sb("x", "float32", 2, 2, x), sb("w", "float32", 2, 2, w), psum("ps", "float32", 2, 2, vec![])];
+        let got =
+            one("gen3", &t, (&aps.0, &aps.1, &aps.2), r#""start_tensor_calc":true,"is_transpose":true"#);
+        assert_eq!(bits(&to_f32(&got.unwrap())), bits(&[1.0, 3.0, 2.0, 4.0]));
+    }
+}
+
+#[test]
+fn an_fp8_transpose_writes_16_bit_elements_and_gen2_multiplies() {
+    // float8e4 data (2 × 2) bytes [[0x38, 0x40], [0xB8, 0x7F]] (1, 2, -1, a NaN): out (2 × 2
+    // uint16) = the bytes transposed, each in the low byte: [[0x38, 0xB8], [0x40, 0x7F]].
+    let t = [
+        sb("x", "float8e4", 2, 2, vec![0x38, 0x00, 0x00, 0x38]),
+        sb("w", "float8e4", 2, 2, vec![0x38, 0x40, 0xB8, 0x7F]),
+        psum("ps", "uint16", 2, 2, vec![]),
+    ];
+    let aps = (
+        ap("x", "float8e4", 0, &[(2, 2), (1, 2)]),
+        ap("w", "float8e4", 0, &[(2, 2), (1, 2)]),
+        ap("ps", "uint16", 0, &[(2, 2), (1, 2)]),
+    );
+    // Moving is the identity (0x38 = 1.0), so the data is the stationary.
+    let got =
+        one("gen3", &t, (&aps.0, &aps.1, &aps.2), r#""start_tensor_calc":true,"is_transpose":true"#).unwrap();
+    assert_eq!(to_u16(&got), [0x38, 0xB8, 0x40, 0x7F]);
+    // gen2: the product with the identity in fp32: out[m, n] = Σ_k I[k, n]·D[k, m] = D[n, m]
+    // = [[1, -1], [2, 1.5]] for D = [[1, 2], [-1, 1.5]] (float8e4 0x38, 0x40, 0xB8, 0x3C).
+    let t = [
+        sb("x", "float8e4", 2, 2, vec![0x38, 0x00, 0x00, 0x38]),
+        sb("w", "float8e4", 2, 2, vec![0x38, 0x40, 0xB8, 0x3C]),
+        psum("ps", "float32", 2, 2, vec![]),
+    ];
+    let aps = (aps.0, aps.1, ap("ps", "float32", 0, &[(2, 2), (1, 2)]));
+    let got =
+        one("gen2", &t, (&aps.0, &aps.1, &aps.2), r#""start_tensor_calc":true,"is_transpose":true"#).unwrap();
+    assert_eq!(bits(&to_f32(&got)), bits(&[1.0, -1.0, 2.0, 1.5]));
+}
+
+#[test]
+fn double_row_sums_each_row_pair_first() {
+    // P = 1 partition, pairs h = 0, 1, M = N = 1, float8e4: moving [a0, a1] = [2, 0.5] (0x40,
+    // 0x30), stationary [b0, b1] = [3, -2] (0x44, 0xC0): out = 2·3 + 0.5·(-2) = 5.
+    let t = [
+        sb("x", "float8e4", 1, 2, vec![0x40, 0x30]),
+        sb("w", "float8e4", 1, 2, vec![0x44, 0xC0]),
+        psum("ps", "float32", 1, 1, vec![]),
+    ];
+    let aps = (
+        ap("x", "float8e4", 0, &[(2, 1), (1, 2), (1, 1)]),
+        ap("w", "float8e4", 0, &[(2, 1), (1, 2), (1, 1)]),
+        ap("ps", "float32", 0, &[(1, 1), (1, 1)]),
+    );
+    let got =
+        one("gen3", &t, (&aps.0, &aps.1, &aps.2), r#""start_tensor_calc":true,"perf_mode":"DoubleRow""#)
+            .unwrap();
+    assert_eq!(bits(&to_f32(&got)), bits(&[5.0]));
+}
+
+#[test]
+fn gen4_bf16_psum_rounds_each_write() {
+    // K = 1, M = N = 1: x = 1 + 2^-7 (bf16 0x3F81), w = 1 + 2^-7: the fp32 product 1 + 2^-6 +
+    // 2^-14 rounds to bf16 1 + 2^-6 (0x3F82). Accumulating the same product again: 0x3F82
+    // widens to 1 + 2^-6, plus the fp32 product = 2 + 2^-5 + 2^-14, rounds to bf16 2 + 2^-5
+    // = 2·(1 + 2/128): exponent of 2 (0x4000) with mantissa 2, 0x4002.
+    let t = [
+        sb("x", "bfloat16", 1, 1, u16s(&[0x3F81])),
+        sb("w", "bfloat16", 1, 1, u16s(&[0x3F81])),
+        psum("ps", "bfloat16", 1, 1, vec![]),
+    ];
+    let (xa, wa, pa) = (
+        ap("x", "bfloat16", 0, &[(1, 1), (1, 1)]),
+        ap("w", "bfloat16", 0, &[(1, 1), (1, 1)]),
+        ap("ps", "bfloat16", 0, &[(1, 1), (1, 1)]),
+    );
+    let mm = |name: &str, f: &str| {
+        format!(r#"{{"opcode":"Matmult","name":"{name}","engine":"PE","ins":[{xa},{wa}],"outs":[{pa}],{f}}}"#)
+    };
+    let body = mm("a", r#""start_tensor_calc":true"#);
+    let (f, mem) = run_on("gen4", &t, &body, Options::default(), None);
+    assert!(f.is_none());
+    assert_eq!(to_u16(&mem[2]), [0x3F82]);
+    let body = [body, mm("b", r#""start_tensor_calc":false"#)].join(",");
+    let (f, mem) = run_on("gen4", &t, &body, Options::default(), None);
+    assert!(f.is_none());
+    assert_eq!(to_u16(&mem[2]), [0x4002]);
+}

@@ -61,6 +61,7 @@ struct Cli {
 
 /// The subcommands; each one's arguments and handler are in `src/bin/birsim/NAME.rs`.
 #[derive(Subcommand, Debug)]
+#[expect(clippy::large_enum_variant, reason = "parsed once per process; boxing buys nothing")]
 enum Cmd {
     Run(run::RunArgs),
     Validate(validate::ValidateArgs),

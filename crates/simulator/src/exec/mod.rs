@@ -65,7 +65,7 @@ impl<'p> Simulator<'p> {
     pub fn new(program: Validated<'p>, profile: Profile) -> Simulator<'p> {
         let f = &program.program().functions[0];
         Simulator {
-            cx: Cx::new(f, Memory::new(&program), profile),
+            cx: Cx::new(f, program.program().arch, Memory::new(&program), profile),
             obs: observe::Observers::default(),
             executed: 0,
             context: Vec::new(),

@@ -118,6 +118,17 @@ pub fn run_keep(
     options: Options,
     keep: Option<&[&str]>,
 ) -> (Option<Box<Fault>>, Vec<Vec<u8>>) {
+    run_on("gen3", tensors, body, options, keep)
+}
+
+/// [`run_keep`] on the program `arch` (`gen2`, `gen3`, `gen4`).
+pub fn run_on(
+    arch: &str,
+    tensors: &[T<'_>],
+    body: &str,
+    options: Options,
+    keep: Option<&[&str]>,
+) -> (Option<Box<Fault>>, Vec<Vec<u8>>) {
     let allocs: Vec<String> = tensors
         .iter()
         .map(|x| {
@@ -141,8 +152,10 @@ pub fn run_keep(
             )
         })
         .collect();
-    let text =
-        format!(r#"{{"functions":[{{"name":"f","allocations":[{}],"blocks":[{body}]}}]}}"#, allocs.join(","));
+    let text = format!(
+        r#"{{"arch":"{arch}","functions":[{{"name":"f","allocations":[{}],"blocks":[{body}]}}]}}"#,
+        allocs.join(",")
+    );
     let prog = json::load_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
     let v = validate(&prog, &ValidateOptions::default()).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
     let f0 = &prog.functions[0];

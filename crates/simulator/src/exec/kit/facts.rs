@@ -143,7 +143,7 @@ pub enum Fact {
     TransposeCastsPacked,
     /// Matmult `is_transpose` (the PE transpose).
     MatmultTranspose,
-    /// Matmult `perf_mode`: None, or another mode.
+    /// Matmult `perf_mode`: None, DoubleRow, or another mode.
     MatmultPerfMode,
 }
 
@@ -233,7 +233,7 @@ impl Fact {
             Fact::MemsetMode => MemsetMode::ALL.len(),
             Fact::SrcOffset | Fact::DstOffset => OFFSETS.len(),
             Fact::Dynamic | Fact::OtherOffset => KINDS.len(),
-            Fact::DgeReduce | Fact::SideOp => 3,
+            Fact::DgeReduce | Fact::SideOp | Fact::MatmultPerfMode => 3,
             Fact::Acc => EngineAccumulationType::ALL.len(),
             _ => NO_YES.len(),
         };
@@ -255,7 +255,7 @@ impl Fact {
                 a => a.map(|a| a.name()),
             },
             Fact::IntOps => ["arithmetic", "bitvec"].get(k).copied(),
-            Fact::MatmultPerfMode => ["None", "another mode"].get(k).copied(),
+            Fact::MatmultPerfMode => ["None", "DoubleRow", "another mode"].get(k).copied(),
             _ => NO_YES.get(k).copied(),
         };
         name.unwrap_or("?")
@@ -449,9 +449,14 @@ impl Facts for InstFacts<'_> {
                 })
             }
             Fact::MatmultTranspose => flag(matches!(&i.op, Op::Matmult(m) if m.is_transpose)),
-            Fact::MatmultPerfMode => {
-                flag(matches!(&i.op, Op::Matmult(m) if m.perf_mode != bir_ir::MatmultPerfMode::None))
-            }
+            Fact::MatmultPerfMode => match &i.op {
+                Op::Matmult(m) => match m.perf_mode {
+                    bir_ir::MatmultPerfMode::None => 0,
+                    bir_ir::MatmultPerfMode::DoubleRow => 1,
+                    _ => 2,
+                },
+                _ => 0,
+            },
         }
     }
 }

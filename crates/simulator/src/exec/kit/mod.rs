@@ -40,7 +40,7 @@ pub(crate) mod transpose;
 
 use crate::fault::{FaultCause, SimError};
 use crate::memory::Memory;
-use bir_ir::{EngineType, Function, Instruction, LocId};
+use bir_ir::{Arch, EngineType, Function, Instruction, LocId};
 use numerics::Profile;
 
 pub use operand::fnv1a;
@@ -131,6 +131,8 @@ pub(crate) struct Scratch {
 pub(crate) struct Cx<'p> {
     /// The entry function (locations, allocations, DMABlocks).
     pub(crate) f: &'p Function,
+    /// The program's NeuronCore generation.
+    pub(crate) arch: Arch,
     /// The memory store.
     pub(crate) memory: Memory,
     /// The numerics fidelity profile.
@@ -157,9 +159,10 @@ pub(crate) struct Cx<'p> {
 
 impl<'p> Cx<'p> {
     /// A context over `memory` for the entry function `f`.
-    pub(crate) fn new(f: &'p Function, memory: Memory, profile: Profile) -> Cx<'p> {
+    pub(crate) fn new(f: &'p Function, arch: Arch, memory: Memory, profile: Profile) -> Cx<'p> {
         Cx {
             f,
+            arch,
             memory,
             profile,
             options: Options::default(),

@@ -24,14 +24,14 @@ pub(crate) enum Tracked {
 }
 
 impl Cx<'_> {
-    /// Where an fp32 PSUM output's elements are: `(buffer byte, PSUM byte inside its partition)`
+    /// Where a PSUM output's elements are: `(buffer byte, PSUM byte inside its partition)`
     /// each, in AP order, and the partition rows (buffer row starts) it touches. Faults when the
     /// output is out of bounds or leaves the 2 KiB bank of its first element (engines.md §1.2).
     fn psum_places(&self, out: Arg<'_>) -> Res<(Vec<usize>, Vec<usize>, u64)> {
         let layout = self.memory.layout(out.ap.loc);
         let loc = self.f.location(out.ap.loc);
         let addr = loc.map_or(0, |l| l.addr);
-        let p = Pattern { pairs: &out.ap.pairs, offset: out.ap.offset, elem_size: 4 };
+        let p = Pattern { pairs: &out.ap.pairs, offset: out.ap.offset, elem_size: out.ap.dtype.size() };
         let (origin, stride) = (layout.origin() as u64, layout.row_stride().max(1));
         let mut bytes = Vec::new();
         let mut rows: Vec<usize> = Vec::new();
@@ -100,6 +100,8 @@ impl Cx<'_> {
 
     /// Writes fp32 `vals` through the PSUM output `out` (seed 000 §1.3's tracked path, or an
     /// overwrite), setting each element's shadow, and records the bytes as they are afterwards.
+    /// A float32 output takes the values; a bfloat16 one (gen4, fidelity M9) rounds each to
+    /// bf16, and an add reads the bf16, widens it, adds in fp32 and rounds the sum back.
     pub(crate) fn write_tracked(
         &mut self,
         out: Arg<'_>,
@@ -107,27 +109,58 @@ impl Cx<'_> {
         how: Tracked,
         regions: &mut Written,
     ) -> Res<()> {
-        let (bytes, _, _) = self.psum_places(out)?;
-        if bytes.len() != vals.len() {
+        let dtype = out.ap.dtype;
+        let profile = self.profile;
+        self.write_psum(out, vals.len(), regions, |k, cell, written| {
+            let v = vals[k];
+            let old = || {
+                let mut w = [0.0f32];
+                numerics::decode_to_f32(dtype, cell, &mut w, &profile).map(|()| w[0])
+            };
+            let new = if how == Tracked::Accumulate && written { old()? + v } else { v };
+            numerics::encode_from_f32(dtype, &[new], cell, &profile)
+        })
+    }
+
+    /// Copies raw elements (each `out`'s element size) over the PSUM output, setting each
+    /// element's shadow: the bit-exact PE transpose (fidelity M7).
+    pub(crate) fn write_psum_raw(&mut self, out: Arg<'_>, bytes: &[u8], regions: &mut Written) -> Res<()> {
+        let size = out.ap.dtype.size();
+        self.write_psum(out, bytes.len() / size.max(1), regions, |k, cell, _| {
+            cell.copy_from_slice(&bytes[k * size..(k + 1) * size]);
+            Ok(())
+        })
+    }
+
+    /// The one element loop of the PSUM writes: `set(k, cell, written)` for the output's `k`-th
+    /// element (its bytes, and whether its shadow was set), then the shadow is set; the written
+    /// bytes are recorded.
+    fn write_psum(
+        &mut self,
+        out: Arg<'_>,
+        count: usize,
+        regions: &mut Written,
+        mut set: impl FnMut(usize, &mut [u8], bool) -> Result<(), numerics::NumericsError>,
+    ) -> Res<()> {
+        let (places, _, _) = self.psum_places(out)?;
+        if places.len() != count {
             return Err(FaultCause::Count {
                 slot: out.slot,
-                expected: vals.len() as u64,
-                actual: bytes.len() as u64,
-                why: "a Matmult output holds M × N values",
+                expected: count as u64,
+                actual: places.len() as u64,
+                why: "a Matmult output holds exactly the values it produces",
             }
             .into());
         }
+        let size = out.ap.dtype.size();
         let (data, shadow, _) = self.memory.buffer_and_shadow_mut(out.ap.loc)?;
-        let mut written = Vec::with_capacity(vals.len() * 4);
-        for (&b, &v) in bytes.iter().zip(vals) {
-            let cell: &mut [u8; 4] = match data.get_mut(b..b + 4).and_then(|c| c.try_into().ok()) {
-                Some(c) => c,
-                None => continue,
+        let mut written = Vec::with_capacity(count * size);
+        for (k, &b) in places.iter().enumerate() {
+            let (Some(cell), Some(mark)) = (data.get_mut(b..b + size), shadow.get_mut(b..b + size)) else {
+                continue;
             };
-            let new =
-                if how == Tracked::Accumulate && shadow[b] != 0 { f32::from_le_bytes(*cell) + v } else { v };
-            *cell = new.to_le_bytes();
-            shadow[b..b + 4].fill(0xFF);
+            set(k, cell, mark[0] != 0).map_err(|e| out.numerics(e))?;
+            mark.fill(0xFF);
             written.extend_from_slice(cell);
         }
         regions.record(&written);
