@@ -49,8 +49,8 @@ RNG = np.random.default_rng(20261214)
 
 # ---------------------------------------------------------------- dtypes
 STORE = {"float32": np.float32, "bfloat16": np.uint16, "float16": np.float16, "float8e4": np.uint8,
-         "float8e5": np.uint8, "uint8": np.uint8}
-SIZE = {"float32": 4, "bfloat16": 2, "float16": 2, "float8e4": 1, "float8e5": 1, "uint8": 1}
+         "float8e5": np.uint8, "uint8": np.uint8, "uint16": np.uint16}
+SIZE = {"float32": 4, "bfloat16": 2, "float16": 2, "float8e4": 1, "float8e5": 1, "uint8": 1, "uint16": 2}
 # float8e4 = legacy IEEE-style E4M3 (max 240, has Inf; fidelity N7), float8e5 = E5M2
 ML = {"bfloat16": md.bfloat16, "float8e4": md.float8_e4m3, "float8e5": md.float8_e5m2}
 
@@ -111,41 +111,81 @@ def exact_dot(mov, st):
 
 
 class Psum:
-    """One PSUM memory location: fp32 values, a written shadow, and its byte address in the partition."""
+    """One PSUM memory location: its bytes, a per-byte written shadow, and its byte address in the
+    partition. Writes come in the output AP's dtype: float32 (M4), bfloat16 (M9, gen4) or a
+    transpose's raw bits (M7, any 2- or 4-byte dtype)."""
 
     def __init__(self, parts, nbytes, addr):
-        self.pitch = nbytes // 4
+        self.pitch = nbytes // 4  # fp32 elements per partition
+        self.nbytes = nbytes
         self.addr = addr
-        self.val = np.full((parts, self.pitch), 0xFFFFFFFF, np.uint32).view(F32)  # never read unwritten
-        self.written = np.zeros((parts, self.pitch), bool)
-        self.touched = np.zeros((parts, self.pitch), bool)  # written or cleared (what a case may read)
+        self.raw = np.full((parts, nbytes), 0xFF, np.uint8)  # never read unwritten
+        self.val = self.raw.view(F32)  # the fp32 view (shares memory)
+        self.wb = np.zeros((parts, nbytes), bool)  # written shadow, per byte
+        self.tb = np.zeros((parts, nbytes), bool)  # written or cleared (what a case may read)
+        self.xb = np.zeros((parts, nbytes), bool)  # last written by a gen3/gen4 transpose (shadow not pinned)
 
-    def bank(self, col):
-        return (self.addr + col * 4) // BANK_BYTES
+    @property
+    def touched(self):
+        """Per fp32 element: all 4 bytes written or cleared."""
+        return self.tb.reshape(self.tb.shape[0], -1, 4).all(-1)
 
-    def write(self, idx, res, start, accumulate, zero_region):
-        """M4: the write of one Matmult. idx = flat element indices [M, N] (AP order), res = [M, N]."""
-        rows, cols = idx // self.pitch, idx % self.pitch
+    def view(self, dt):
+        return self.raw.view(STORE[dt])
+
+    def bank(self, col, es=4):
+        return (self.addr + col * es) // BANK_BYTES
+
+    def write(self, idx, res, start, accumulate, zero_region, dt="float32", transpose=False):
+        """M4 (and M7 / M9): the write of one Matmult. idx = flat element indices [M, N] in units of
+        dt (AP order), res = [M, N]: fp32 dot products, or for a transpose the raw bits to store."""
+        es = SIZE[dt]
+        pe = self.nbytes // es
+        rows, cols = idx // pe, idx % pe
         assert len(np.unique(idx)) == idx.size
-        banks = np.unique(self.bank(cols))
+        banks = np.unique(self.bank(cols, es))
         assert len(banks) == 1, "the output's free range lies within one bank"
         if start:
-            b0 = self.bank(cols.reshape(-1)[0])
-            lo = b0 * BANK - self.addr // 4
-            hi = lo + (1 << zero_region) * BANK
-            assert 0 <= lo and hi <= self.pitch, "the cleared banks lie inside the location (a reading)"
+            b0 = self.bank(cols.reshape(-1)[0], es)
+            lo = b0 * BANK_BYTES - self.addr
+            hi = lo + (1 << zero_region) * BANK_BYTES
+            assert 0 <= lo and hi <= self.nbytes, "the cleared banks lie inside the location (a reading)"
             parts = np.unique(rows)
-            self.val[parts, lo:hi] = F32(0.0)
-            self.written[parts, lo:hi] = False
-            self.touched[parts, lo:hi] = True
-        if start or accumulate:  # the tracked path
-            old = self.val[rows, cols]
-            new = np.where(self.written[rows, cols], old + res, res).astype(F32)  # PSUM + value
-        else:  # idle (flag 0) or STOP only (flag 2): overwrite
-            new = res
-        self.val[rows, cols] = new
-        self.written[rows, cols] = True
-        self.touched[rows, cols] = True
+            self.raw[parts, lo:hi] = 0
+            self.wb[parts, lo:hi] = False
+            self.tb[parts, lo:hi] = True
+            self.xb[parts, lo:hi] = False
+        bidx = (cols * es)[..., None] + np.arange(es)
+        r3 = rows[..., None]
+        wr3 = self.wb[r3, bidx]
+        assert (wr3.all(-1) == wr3.any(-1)).all(), "no element is half written"
+        wr = wr3.all(-1)
+        view = self.view(dt)
+        if transpose:  # M7 gen3 / gen4: the bits overwrite, whatever the flags
+            view[rows, cols] = res
+            self.xb[r3, bidx] = True
+        else:
+            tracked = start or accumulate
+            if tracked:
+                assert not (self.xb[r3, bidx].any(-1) & wr).any(), "no tracked write meets transpose output"
+            if dt == "float32":
+                old = self.val[rows, cols]
+                if tracked:  # the tracked path: PSUM + value where written, else copy
+                    new = np.where(wr, old + res, res).astype(F32)
+                else:  # idle (flag 0) or STOP only (flag 2): overwrite
+                    new = res
+                self.val[rows, cols] = new
+            else:
+                assert dt == "bfloat16"  # M9 (gen4): round to bf16; accumulate = bf16 -> fp32, + value, -> bf16
+                old = view[rows, cols].view(md.bfloat16).astype(F32)
+                if tracked:
+                    new = np.where(wr, (old + res).astype(F32), res)
+                else:
+                    new = res
+                view[rows, cols] = np.asarray(new, F32).astype(md.bfloat16).view(np.uint16)
+            self.xb[r3, bidx] = False
+        self.wb[r3, bidx] = True
+        self.tb[r3, bidx] = True
 
 
 # ---------------------------------------------------------------- program building (birprog)
@@ -157,8 +197,9 @@ class Prog(birprog.Prog):
     ENGINES = {"Load": "SP", "Save": "SP", "Matmult": "PE", "TensorCopy": "DVE"}
     DEFAULT_ENGINE = "DVE"
 
-    def __init__(self):
+    def __init__(self, arch="gen3"):
         super().__init__()
+        self.arch = arch  # the program's top-level `arch` (M7, M9)
         self.sbm = {}  # SB tile name -> (dtype, stored array [parts, row])
         self.ps = {}  # PSUM location name -> Psum
         self.nload = 0
@@ -201,6 +242,16 @@ class Prog(birprog.Prog):
         idx = ap_index(op["ap"], op["offset"])
         return mem.reshape(-1)[idx.reshape(idx.shape[0], -1)]
 
+    def program(self):
+        d = super().program()
+        d["arch"] = self.arch
+        return d
+
+    def read3(self, op):
+        """The values an SB AP reads, shaped by its nums (AP order, stored dtype)."""
+        dt, mem = self.sbm[op["memref"]]
+        return mem.reshape(-1)[ap_index(op["ap"], op["offset"])]
+
     def matmult(self, mov, st, out, flags, oracle=True, **extra):
         """Appends a Matmult; with `oracle`, computes its result (M2, M3) and writes it to the PSUM
         model (M4). `flags` from cc224() or klr()."""
@@ -218,7 +269,7 @@ class Prog(birprog.Prog):
         idx = ap_index(out["ap"], out["offset"])
         idx = idx.reshape(idx.shape[0], -1)
         assert idx.shape == res.shape, (idx.shape, res.shape)
-        p.write(idx, res, start, accumulate, zr)
+        p.write(idx, res, start, accumulate, zr, out["dtype"])
         return k
 
     def copy_out(self, psname, out, p0, c0, m, n, dt="float32"):
