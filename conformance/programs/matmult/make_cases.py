@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the `programs/matmult` conformance suite: BIR JSON programs with Matmult (PE) into PSUM,
 .npy inputs and the expected .npy outputs, computed here with NumPy / ml_dtypes (pinned in
-oracle/requirements.txt) from the Matmult spec M1-M6 (README.md), independently of birsim.
+oracle/requirements.txt) from the Matmult spec M1-M9 (README.md), independently of birsim.
 
 The oracle (`dot`, `Psum`):
   * M2 operands: ins[0] = moving (K partitions x N free elements, N in AP order), ins[1] =
@@ -19,6 +19,11 @@ The oracle (`dot`, `Psum`):
     payload kept and quieted). No case lets two NaNs meet in one add or product (which NaN wins
     is an operand-order question the spec does not settle);
   * M1 / M5 validation errors as `error KIND @ LOCATION |` lines (kinds are this suite's readings).
+  * M7 is_transpose: gen3 / gen4 store the data operand's bits transposed (fp8 as uint16), the data
+    chosen by the shapes (NKI: stationary; KLR: moving) or, when both fit, by the run-time identity;
+    gen2 runs the ordinary formula (`transpose`);
+  * M8 perf_mode DoubleRow: fp8 operands [P, 2, X], pair sums first, then p ascending (`dr_dot`);
+  * M9 gen4 bf16 PSUM output: each write rounds to bf16, accumulation widens the bf16 first (`Psum`).
 
 The PSUM result is read back with TensorCopy (PSUM fp32 -> an SB tile, a cast when the SB tile is
 bf16: RNE, fidelity N3) and Save. The fp32 PSUM content a case never wrote is never read back.
@@ -27,7 +32,8 @@ Families (README.md lists every case): exact_* (sums exact in fp32, any order), 
 values where ascending fp32 order, per-product rounding or RNE matters), aws_* (shapes / dtypes of
 AWS's nc_matmul test and matrix_multiplication kernels, random data, goldens from M3/M4), psum_*
 (START / ACCUMULATE / idle / STOP / psum_zero_region, -0, NaN, Inf), schema_* (the KLR and the
-neuronx-cc 2.24 field schemas, same bits), error_* (validation).
+neuronx-cc 2.24 field schemas, same bits), error_* (validation). New families (M7-M9, their own RNG,
+drawn after everything above): transpose_*, doublerow_*, gen4_*.
 
 Run: /work/main/.venv/bin/python conformance/programs/matmult/make_cases.py
 """
