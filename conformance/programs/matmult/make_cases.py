@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the `programs/matmult` conformance suite: BIR JSON programs with Matmult (PE) into PSUM,
 .npy inputs and the expected .npy outputs, computed here with NumPy / ml_dtypes (pinned in
-oracle/requirements.txt) from the Matmult spec M1-M6 (README.md), independently of birsim.
+oracle/requirements.txt) from the Matmult spec M1-M9 (README.md), independently of birsim.
 
 The oracle (`dot`, `Psum`):
   * M2 operands: ins[0] = moving (K partitions x N free elements, N in AP order), ins[1] =
@@ -19,6 +19,11 @@ The oracle (`dot`, `Psum`):
     payload kept and quieted). No case lets two NaNs meet in one add or product (which NaN wins
     is an operand-order question the spec does not settle);
   * M1 / M5 validation errors as `error KIND @ LOCATION |` lines (kinds are this suite's readings).
+  * M7 is_transpose: gen3 / gen4 store the data operand's bits transposed (fp8 as uint16), the data
+    chosen by the shapes (NKI: stationary; KLR: moving) or, when both fit, by the run-time identity;
+    gen2 runs the ordinary formula (`transpose`);
+  * M8 perf_mode DoubleRow: fp8 operands [P, 2, X], pair sums first, then p ascending (`dr_dot`);
+  * M9 gen4 bf16 PSUM output: each write rounds to bf16, accumulation widens the bf16 first (`Psum`).
 
 The PSUM result is read back with TensorCopy (PSUM fp32 -> an SB tile, a cast when the SB tile is
 bf16: RNE, fidelity N3) and Save. The fp32 PSUM content a case never wrote is never read back.
@@ -27,7 +32,8 @@ Families (README.md lists every case): exact_* (sums exact in fp32, any order), 
 values where ascending fp32 order, per-product rounding or RNE matters), aws_* (shapes / dtypes of
 AWS's nc_matmul test and matrix_multiplication kernels, random data, goldens from M3/M4), psum_*
 (START / ACCUMULATE / idle / STOP / psum_zero_region, -0, NaN, Inf), schema_* (the KLR and the
-neuronx-cc 2.24 field schemas, same bits), error_* (validation).
+neuronx-cc 2.24 field schemas, same bits), error_* (validation). New families (M7-M9, their own RNG,
+drawn after everything above): transpose_*, doublerow_*, gen4_*.
 
 Run: /work/main/.venv/bin/python conformance/programs/matmult/make_cases.py
 """
@@ -49,8 +55,8 @@ RNG = np.random.default_rng(20261214)
 
 # ---------------------------------------------------------------- dtypes
 STORE = {"float32": np.float32, "bfloat16": np.uint16, "float16": np.float16, "float8e4": np.uint8,
-         "float8e5": np.uint8, "uint8": np.uint8}
-SIZE = {"float32": 4, "bfloat16": 2, "float16": 2, "float8e4": 1, "float8e5": 1, "uint8": 1}
+         "float8e5": np.uint8, "uint8": np.uint8, "uint16": np.uint16}
+SIZE = {"float32": 4, "bfloat16": 2, "float16": 2, "float8e4": 1, "float8e5": 1, "uint8": 1, "uint16": 2}
 # float8e4 = legacy IEEE-style E4M3 (max 240, has Inf; fidelity N7), float8e5 = E5M2
 ML = {"bfloat16": md.bfloat16, "float8e4": md.float8_e4m3, "float8e5": md.float8_e5m2}
 
@@ -111,41 +117,83 @@ def exact_dot(mov, st):
 
 
 class Psum:
-    """One PSUM memory location: fp32 values, a written shadow, and its byte address in the partition."""
+    """One PSUM memory location: its bytes, a per-byte written shadow, and its byte address in the
+    partition. Writes come in the output AP's dtype: float32 (M4), bfloat16 (M9, gen4) or a
+    transpose's raw bits (M7, any 2- or 4-byte dtype)."""
 
     def __init__(self, parts, nbytes, addr):
-        self.pitch = nbytes // 4
+        self.pitch = nbytes // 4  # fp32 elements per partition
+        self.nbytes = nbytes
         self.addr = addr
-        self.val = np.full((parts, self.pitch), 0xFFFFFFFF, np.uint32).view(F32)  # never read unwritten
-        self.written = np.zeros((parts, self.pitch), bool)
-        self.touched = np.zeros((parts, self.pitch), bool)  # written or cleared (what a case may read)
+        self.raw = np.full((parts, nbytes), 0xFF, np.uint8)  # never read unwritten
+        self.val = self.raw.view(F32)  # the fp32 view (shares memory)
+        self.wb = np.zeros((parts, nbytes), bool)  # written shadow, per byte
+        self.tb = np.zeros((parts, nbytes), bool)  # written or cleared (what a case may read)
+        self.xb = np.zeros((parts, nbytes), bool)  # last written by a gen3/gen4 transpose (shadow not pinned)
 
-    def bank(self, col):
-        return (self.addr + col * 4) // BANK_BYTES
+    @property
+    def touched(self):
+        """Per fp32 element: all 4 bytes written or cleared."""
+        return self.tb.reshape(self.tb.shape[0], -1, 4).all(-1)
 
-    def write(self, idx, res, start, accumulate, zero_region):
-        """M4: the write of one Matmult. idx = flat element indices [M, N] (AP order), res = [M, N]."""
-        rows, cols = idx // self.pitch, idx % self.pitch
+    def view(self, dt):
+        return self.raw.view(STORE[dt])
+
+    def bank(self, col, es=4):
+        return (self.addr + col * es) // BANK_BYTES
+
+    def write(self, idx, res, start, accumulate, zero_region, dt="float32", transpose=False):
+        """M4 (and M7 / M9): the write of one Matmult. idx = flat element indices [M, N] in units of
+        dt (AP order), res = [M, N]: fp32 dot products, or for a transpose the raw bits to store."""
+        es = SIZE[dt]
+        pe = self.nbytes // es
+        rows, cols = idx // pe, idx % pe
         assert len(np.unique(idx)) == idx.size
-        banks = np.unique(self.bank(cols))
+        banks = np.unique(self.bank(cols, es))
         assert len(banks) == 1, "the output's free range lies within one bank"
         if start:
-            b0 = self.bank(cols.reshape(-1)[0])
-            lo = b0 * BANK - self.addr // 4
-            hi = lo + (1 << zero_region) * BANK
-            assert 0 <= lo and hi <= self.pitch, "the cleared banks lie inside the location (a reading)"
+            b0 = self.bank(cols.reshape(-1)[0], es)
+            lo = b0 * BANK_BYTES - self.addr
+            hi = lo + (1 << zero_region) * BANK_BYTES
+            assert 0 <= lo and hi <= self.nbytes, "the cleared banks lie inside the location (a reading)"
             parts = np.unique(rows)
-            self.val[parts, lo:hi] = F32(0.0)
-            self.written[parts, lo:hi] = False
-            self.touched[parts, lo:hi] = True
-        if start or accumulate:  # the tracked path
-            old = self.val[rows, cols]
-            new = np.where(self.written[rows, cols], old + res, res).astype(F32)  # PSUM + value
-        else:  # idle (flag 0) or STOP only (flag 2): overwrite
-            new = res
-        self.val[rows, cols] = new
-        self.written[rows, cols] = True
-        self.touched[rows, cols] = True
+            self.raw[parts, lo:hi] = 0
+            self.wb[parts, lo:hi] = False
+            self.tb[parts, lo:hi] = True
+            self.xb[parts, lo:hi] = False
+        bidx = (cols * es)[..., None] + np.arange(es)
+        r3 = rows[..., None]
+        wr3 = self.wb[r3, bidx]
+        assert (wr3.all(-1) == wr3.any(-1)).all(), "no element is half written"
+        wr = wr3.all(-1)
+        view = self.view(dt)
+        if transpose:  # M7 gen3 / gen4: the bits overwrite, whatever the flags
+            ubits = {4: np.uint32, 2: np.uint16}[es]
+            assert res.dtype == ubits
+            self.raw.view(ubits)[rows, cols] = res
+            self.xb[r3, bidx] = True
+        else:
+            tracked = start or accumulate
+            if tracked:
+                assert not (self.xb[r3, bidx].any(-1) & wr).any(), "no tracked write meets transpose output"
+            if dt == "float32":
+                old = self.val[rows, cols]
+                if tracked:  # the tracked path: PSUM + value where written, else copy
+                    new = np.where(wr, old + res, res).astype(F32)
+                else:  # idle (flag 0) or STOP only (flag 2): overwrite
+                    new = res
+                self.val[rows, cols] = new
+            else:
+                assert dt == "bfloat16"  # M9 (gen4): round to bf16; accumulate = bf16 -> fp32, + value, -> bf16
+                old = view[rows, cols].view(md.bfloat16).astype(F32)
+                if tracked:
+                    new = np.where(wr, (old + res).astype(F32), res)
+                else:
+                    new = res
+                view[rows, cols] = np.asarray(new, F32).astype(md.bfloat16).view(np.uint16)
+            self.xb[r3, bidx] = False
+        self.wb[r3, bidx] = True
+        self.tb[r3, bidx] = True
 
 
 # ---------------------------------------------------------------- program building (birprog)
@@ -157,8 +205,9 @@ class Prog(birprog.Prog):
     ENGINES = {"Load": "SP", "Save": "SP", "Matmult": "PE", "TensorCopy": "DVE"}
     DEFAULT_ENGINE = "DVE"
 
-    def __init__(self):
+    def __init__(self, arch="gen3"):
         super().__init__()
+        self.arch = arch  # the program's top-level `arch` (M7, M9)
         self.sbm = {}  # SB tile name -> (dtype, stored array [parts, row])
         self.ps = {}  # PSUM location name -> Psum
         self.nload = 0
@@ -201,6 +250,16 @@ class Prog(birprog.Prog):
         idx = ap_index(op["ap"], op["offset"])
         return mem.reshape(-1)[idx.reshape(idx.shape[0], -1)]
 
+    def program(self):
+        d = super().program()
+        d["arch"] = self.arch
+        return d
+
+    def read3(self, op):
+        """The values an SB AP reads, shaped by its nums (AP order, stored dtype)."""
+        dt, mem = self.sbm[op["memref"]]
+        return mem.reshape(-1)[ap_index(op["ap"], op["offset"])]
+
     def matmult(self, mov, st, out, flags, oracle=True, **extra):
         """Appends a Matmult; with `oracle`, computes its result (M2, M3) and writes it to the PSUM
         model (M4). `flags` from cc224() or klr()."""
@@ -218,7 +277,7 @@ class Prog(birprog.Prog):
         idx = ap_index(out["ap"], out["offset"])
         idx = idx.reshape(idx.shape[0], -1)
         assert idx.shape == res.shape, (idx.shape, res.shape)
-        p.write(idx, res, start, accumulate, zr)
+        p.write(idx, res, start, accumulate, zr, out["dtype"])
         return k
 
     def copy_out(self, psname, out, p0, c0, m, n, dt="float32"):
@@ -900,11 +959,717 @@ err_case("error_fp32_with_bfloat16", err_prog("float32", "bfloat16", 8, 16, 8, 4
          "moving float32 with stationary bfloat16 (fp32 pairs only with fp32)", "dtype", "M5")
 
 
+# ================================================================ new families: M7 (is_transpose), M8 (DoubleRow), M9 (gen4 bf16 PSUM)
+# Their own RNG, after every earlier case, so the cases above keep their bytes.
+RNG2 = np.random.default_rng(20270101)
+UBITS = {4: np.uint32, 2: np.uint16, 1: np.uint8}
+
+
+def apshape(op):
+    """(partitions, free elements) of an AP."""
+    return op["ap"][0][1], int(np.prod([n for _, n in op["ap"][1:]]))
+
+
+def is_identity(vals):
+    """M7: an exact identity matrix at run time (values compared in fp32: 1 on the diagonal, 0 elsewhere)."""
+    p, f = vals.shape
+    return p == f and bool((vals == np.eye(p, dtype=F32)).all())
+
+
+def flags(flag=WHOLE, zero_region=0, **kw):
+    f = cc224(flag, zero_region)
+    f.update(kw)
+    return f
+
+
+def klr_t(start=True, stop=True):
+    f = klr(start, stop)
+    f["is_transpose"] = True
+    return f
+
+
+def psap_dt(g, psname, m, n, p0=0, c0=0, dt="float32"):
+    """An [M, N] PSUM AP in dtype dt at partition p0, element column c0 (in dt elements)."""
+    pe = g.ps[psname].nbytes // SIZE[dt]
+    return ap(psname, dt, [[pe, m], [1, n]], p0 * pe + c0)
+
+
+def copy_raw(g, psname, out, p0, c0, m, n, dt):
+    """TensorCopy PSUM [p0:p0+m, c0:c0+n] (dtype dt) -> an SB tile of the same dtype (equal dtypes copy
+    bytes: fidelity N1), then Save to external output `out`. Returns the expected stored array."""
+    p = g.ps[psname]
+    es = SIZE[dt]
+    pe = p.nbytes // es
+    assert p.tb[p0:p0 + m, c0 * es:(c0 + n) * es].all(), "reads only what the case wrote or cleared"
+    expected = np.ascontiguousarray(p.raw[p0:p0 + m, c0 * es:(c0 + n) * es]).view(STORE[dt])
+    g.sb_tile(out + "_sb", dt, m, n)
+    g.inst("TensorCopy", [ap(psname, dt, [[pe, m], [1, n]], p0 * pe + c0)], [birprog.tile(out + "_sb", dt, m, n)])
+    g.save(out + "_sb", out, dt, m, n, expected)
+    return expected
+
+
+def transpose(g, mov, st, out, fields):
+    """M7. gen2: the ordinary Matmult (M2-M4). gen3 / gen4: the data operand's bits, transposed, overwrite
+    the output (after START's clear). Returns which operand was the data ("mov" / "st")."""
+    assert fields["is_transpose"] is True
+    if g.arch == "gen2":
+        g.matmult(mov, st, out, fields)
+        return "st"  # the NKI reading's data, through the formula
+    g.inst("Matmult", [mov, st], [out], **fields)
+    Km, Nm = apshape(mov)
+    Ks, Ms = apshape(st)
+    Po, Fo = apshape(out)
+    fits_a = Km == Nm == Ks and (Po, Fo) == (Ms, Km)  # NKI: identity moving P x P, data stationary P x F
+    fits_b = Ks == Ms == Nm and (Po, Fo) == (Nm, Km)  # KLR: data moving P x F, identity stationary F x F
+    assert fits_a or fits_b, "a shape error case is built with err_new"
+    if fits_a and fits_b:  # square: the data is the operand that is not an identity; stationary by default
+        mv = widen(g.read(mov), mov["dtype"])
+        sv = widen(g.read(st), st["dtype"])
+        which = "mov" if (is_identity(sv) and not is_identity(mv)) else "st"
+    else:
+        which = "st" if fits_a else "mov"
+    data = mov if which == "mov" else st
+    dt = data["dtype"]
+    raw = np.ascontiguousarray(g.read(data)).view(UBITS[SIZE[dt]])  # [P, F] bits
+    res = np.ascontiguousarray(raw.T)  # [F, P]: out[f, p] = data[p, f]
+    if SIZE[dt] == 1:  # fp8: a uint16 output, the byte in the low byte
+        assert out["dtype"] == "uint16"
+        res = res.astype(np.uint16)
+    else:
+        assert out["dtype"] == dt
+    start, _, zr = mode_of(fields)
+    idx = ap_index(out["ap"], out["offset"])
+    idx = idx.reshape(idx.shape[0], -1)
+    g.ps[out["memref"]].write(idx, res, start, False, zr, out["dtype"], transpose=True)
+    return which
+
+
+def out_dt_of(dt, arch):
+    if arch == "gen2":
+        return "float32"
+    return "uint16" if SIZE[dt] == 1 else dt
+
+
+def raw_bits(dt, shape):
+    """Random bit patterns of dtype dt (every NaN, Inf, -0 and subnormal possible)."""
+    es = SIZE[dt]
+    return RNG2.integers(0, 1 << (8 * es), shape, dtype=np.uint64).astype(UBITS[es]).view(STORE[dt])
+
+
+def rand_vals(dt, shape, scale=8.0):
+    x = RNG2.standard_normal(shape) * scale
+    if dt == "float8e4":
+        x = np.clip(x, -200, 200)
+    return encode(x, dt)
+
+
+def tr_prog(dt, P, F, reading, arch="gen3", data=None, ident=None, fl=None, out_at=(0, 0)):
+    """One transpose: reading "nki" (identity moving P x P, data stationary P x F) or "klr" (data moving
+    P x F, identity stationary F x F); output F x P in PSUM at partition out_at[0], column out_at[1].
+    Returns (prog, data raw, expected read back)."""
+    g = Prog(arch)
+    data = rand_vals(dt, (P, F)) if data is None else data
+    n = P if reading == "nki" else F
+    ident = encode(np.eye(n), dt) if ident is None else ident
+    mov_raw, st_raw = (ident, data) if reading == "nki" else (data, ident)
+    g.sb_tile("mov", dt, *mov_raw.shape)
+    g.sb_tile("st", dt, *st_raw.shape)
+    g.put("mov", mov_raw)
+    g.put("st", st_raw)
+    odt = out_dt_of(dt, arch)
+    g.psum("ps", dt=odt)
+    fl = fl if fl is not None else (flags(WHOLE, is_transpose=True) if reading == "nki" else klr_t())
+    which = transpose(g, sbap("mov", dt, mov_raw.shape[1], *mov_raw.shape), sbap("st", dt, st_raw.shape[1], *st_raw.shape),
+                      psap_dt(g, "ps", F, P, out_at[0], out_at[1], odt), fl)
+    if arch == "gen2":
+        y = g.copy_out("ps", "y", out_at[0], out_at[1], F, P)
+    else:
+        assert which == ("st" if reading == "nki" else "mov")
+        y = copy_raw(g, "ps", "y", out_at[0], out_at[1], F, P, odt)
+    return g, data, y
+
+
+def expect_transposed(y, data, dt):
+    """gen3 / gen4: y holds data.T bit for bit (fp8: the byte in a uint16)."""
+    b = np.ascontiguousarray(data).view(UBITS[SIZE[dt]]).T
+    if SIZE[dt] == 1:
+        b = b.astype(np.uint16)
+    assert (np.ascontiguousarray(y).view(b.dtype) == b).all()
+
+
+TR = ("M7",)
+TRP = ("M4", "M7")  # the cases that START-clear a bank (all read back only what the transpose wrote, unless said)
+
+# ---- T1: each dtype in both readings, non-square (the shapes decide), gen3
+for dt, (P, F) in [("float32", (48, 20)), ("bfloat16", (64, 40)), ("float16", (24, 72)), ("float8e4", (32, 8)), ("float8e5", (96, 128))]:
+    for reading in ("nki", "klr"):
+        Pr, Fr = (P, F) if reading == "nki" else (F, P)
+        data = None
+        if SIZE[dt] == 1 and Pr * Fr == 256:  # every fp8 byte once (NaNs, Infs, -0 included)
+            data = RNG2.permutation(256).astype(np.uint8).reshape(Pr, Fr)
+        out_at = (0, 0) if reading == "nki" else (8, 2 * BANK_BYTES // SIZE[out_dt_of(dt, "gen3")] + 40)
+        g, data, y = tr_prog(dt, Pr, Fr, reading, data=data, out_at=out_at)
+        expect_transposed(y, data, dt)
+        if reading == "nki":
+            what = (f"NKI reading: identity moving {Pr}x{Pr}, data stationary {Pr}x{Fr} (2.24 schema, flag 3) -> "
+                    f"output {Fr}x{Pr} at PSUM partition 0, bank 0")
+        else:
+            what = (f"KLR reading: data moving {Pr}x{Fr}, identity stationary {Fr}x{Fr} (KLR schema, start/stop true) "
+                    f"-> output {Fr}x{Pr} at PSUM partitions 8.., bank 2 element 40")
+        outd = "uint16 (the fp8 byte in the low byte, 0 above)" if SIZE[dt] == 1 else dt
+        extra = " (all 256 byte values)" if data.size == 256 and SIZE[dt] == 1 else ""
+        case(f"transpose_gen3_{dt}_{reading}_P{Pr}_F{Fr}", g,
+             f"gen3 is_transpose, {dt} data{extra}: {what}; out[f, p] = data[p, f] bit for bit, output dtype {outd}",
+             TRP)
+
+# ---- T2: bits: NaN payloads (quiet and signalling, both signs), -0, Inf, subnormals kept (gen3)
+for dt, reading, (P, F) in [("float32", "nki", (40, 24)), ("bfloat16", "klr", (24, 56)), ("float16", "nki", (16, 48))]:
+    data = raw_bits(dt, (P, F))
+    u = data.view(UBITS[SIZE[dt]])
+    specials = {"float32": [0x7FC01234, 0xFFC05678, 0x7F800001, 0xFF812345, 0x80000000, 0x00000001, 0x7F800000, 0xFF800000],
+                "bfloat16": [0x7FC1, 0xFFC2, 0x7F81, 0xFF85, 0x8000, 0x0001, 0x7F80, 0xFF80],
+                "float16": [0x7E01, 0xFE02, 0x7C01, 0xFD55, 0x8000, 0x0001, 0x7C00, 0xFC00]}[dt]
+    u[0, :len(specials)] = specials
+    u[:len(specials), 1] = specials
+    g, data, y = tr_prog(dt, P, F, reading, data=data)
+    expect_transposed(y, data, dt)
+    case(f"transpose_gen3_{dt}_bits_{reading}_P{P}_F{F}", g,
+         f"gen3 is_transpose ({reading.upper()} reading), {dt} data of random bit patterns plus quiet / signalling NaNs "
+         f"of both signs with payloads, -0, +-Inf and the smallest subnormal ({', '.join(hex(v) for v in specials)}): "
+         "every bit copied, no arithmetic, no quieting", TRP)
+
+# ---- T3: square P == F: the run-time identity decides
+SQ = 24
+
+
+def sq_case(name, mov_raw, st_raw, want_data, note, dt="float32"):
+    g = Prog("gen3")
+    g.sb_tile("mov", dt, SQ, SQ)
+    g.sb_tile("st", dt, SQ, SQ)
+    g.put("mov", mov_raw)
+    g.put("st", st_raw)
+    odt = out_dt_of(dt, "gen3")
+    g.psum("ps", dt=odt)
+    which = transpose(g, sbap("mov", dt, SQ, SQ, SQ), sbap("st", dt, SQ, SQ, SQ), psap_dt(g, "ps", SQ, SQ, 0, 0, odt),
+                      flags(WHOLE, is_transpose=True))
+    assert which == want_data
+    y = copy_raw(g, "ps", "y", 0, 0, SQ, SQ, odt)
+    expect_transposed(y, mov_raw if which == "mov" else st_raw, dt)
+    case(name, g, note, TRP)
+
+
+I32 = encode(np.eye(SQ), "float32")
+A_ = rand_vals("float32", (SQ, SQ))
+B_ = rand_vals("float32", (SQ, SQ))
+sq_case("transpose_gen3_square_moving_identity", I32, A_, "st",
+        f"gen3 is_transpose {SQ}x{SQ} fp32 (both readings fit): moving is the identity, stationary random -> "
+        "the stationary is the data, out = st.T")
+sq_case("transpose_gen3_square_stationary_identity", A_, I32, "mov",
+        f"gen3 is_transpose {SQ}x{SQ} fp32: stationary is the identity, moving random -> the moving is the data, "
+        "out = mov.T")
+sq_case("transpose_gen3_square_neither_identity", A_, B_, "st",
+        f"gen3 is_transpose {SQ}x{SQ} fp32: neither operand an identity -> the stationary is the data, out = st.T")
+sq_case("transpose_gen3_square_both_identity", I32, I32, "st",
+        f"gen3 is_transpose {SQ}x{SQ} fp32: both identities -> out = the identity (either reading)")
+near = I32.copy()
+near[3, 17] = F32(2.0 ** -20)  # one off-diagonal element not 0: not an exact identity
+sq_case("transpose_gen3_square_near_identity_moving", near, I32, "mov",
+        f"gen3 is_transpose {SQ}x{SQ} fp32: moving = identity except element [3, 17] = 2^-20, stationary the exact "
+        "identity -> the moving is the data: out = mov.T (out[17, 3] = 2^-20)")
+near2 = I32.copy()
+near2[5, 5] = F32(1.0 + 2.0 ** -23)  # a diagonal element one ulp above 1
+sq_case("transpose_gen3_square_near_identity_diagonal", A_, near2, "st",
+        f"gen3 is_transpose {SQ}x{SQ} fp32: stationary = identity except [5, 5] = 1 + 2^-23, moving random -> neither "
+        "is an exact identity, so the stationary is the data: out = st.T")
+E4I = encode(np.eye(SQ), "float8e4")  # 1.0 = 0x38
+E4A = RNG2.integers(0, 256, (SQ, SQ)).astype(np.uint8)
+sq_case("transpose_gen3_square_float8e4_stationary_identity", E4A, E4I, "mov",
+        f"gen3 is_transpose {SQ}x{SQ} float8e4: stationary the identity (0x38 on the diagonal), moving random bytes "
+        "-> out = mov.T as uint16 (byte in the low byte)", "float8e4")
+
+# ---- T4: the identity operand's values are not used when the shapes decide (gen3)
+g = Prog("gen3")
+d1, d2 = rand_vals("float32", (16, 40)), rand_vals("float32", (40, 16))
+junk1 = raw_bits("float32", (16, 16))  # NaNs, Infs, anything: in the identity's place
+junk2 = raw_bits("float32", (16, 16))
+for nm, arr in [("j1", junk1), ("d1", d1), ("d2", d2), ("j2", junk2)]:
+    g.sb_tile(nm, "float32", *arr.shape)
+    g.put(nm, arr)
+g.psum("ps")
+assert transpose(g, sbap("j1", "float32", 16, 16, 16), sbap("d1", "float32", 40, 16, 40), psap(g, "ps", 40, 16), flags(WHOLE, is_transpose=True)) == "st"
+assert transpose(g, sbap("d2", "float32", 16, 40, 16), sbap("j2", "float32", 16, 16, 16), psap(g, "ps", 16, 40, 0, BANK), klr_t()) == "mov"
+y1 = copy_raw(g, "ps", "y_nki", 0, 0, 40, 16, "float32")
+y2 = copy_raw(g, "ps", "y_klr", 0, BANK, 16, 40, "float32")
+expect_transposed(y1, d1, "float32")
+expect_transposed(y2, d2, "float32")
+case("transpose_gen3_identity_operand_ignored", g,
+     "gen3 is_transpose, fp32, shapes decide: NKI reading with a 16x16 'identity' moving of random bits (NaN, Inf "
+     "possible) and data stationary 16x40 -> bank 0; KLR reading with data moving 40x16 and a random-bit 16x16 "
+     "stationary -> bank 1: both outputs are the data transposed, the identity's values unused", TRP)
+
+# ---- T5: flags. The transpose overwrites, whatever the flags; START clears first.
+# Banks 0, 1, 2 hold an ordinary fp32 product (START) at the transpose's place; transposes with
+# accumulation_flag 4 (ACC), 6 (ACC|STOP) and 0 then overwrite: each output is data.T, no add.
+P, F = 32, 16
+g = Prog("gen3")
+d = rand_vals("float32", (P, F))
+pm, ps_ = rand_vals("float32", (8, P)), rand_vals("float32", (8, F))
+for nm, arr in [("idn", encode(np.eye(P), "float32")), ("d", d), ("pm", pm), ("ps_", ps_)]:
+    g.sb_tile(nm, "float32", *arr.shape)
+    g.put(nm, arr)
+g.psum("ps")
+for i, fl in enumerate([ACC, ACC | STOP, 0]):
+    g.matmult(sbap("pm", "float32", P, 8, P), sbap("ps_", "float32", F, 8, F), psap(g, "ps", F, P, 0, i * BANK), cc224(START))
+    transpose(g, sbap("idn", "float32", P, P, P), sbap("d", "float32", F, P, F), psap(g, "ps", F, P, 0, i * BANK), flags(fl, is_transpose=True))
+for i, fl in enumerate([ACC, ACC | STOP, 0]):
+    y = copy_raw(g, "ps", f"y_flag{fl}", 0, i * BANK, F, P, "float32")
+    expect_transposed(y, d, "float32")
+case("transpose_gen3_accumulate_flags_overwrite", g,
+     "gen3 is_transpose fp32 (NKI reading, 32x16 data) with accumulation_flag 4, 6 and 0 into banks 0..2, each "
+     "holding an ordinary START product at the same place first: the transpose overwrites (out = data.T, no add)",
+     ("M4", "M7"))
+
+# A bank filled on partitions 0..15 by idle ordinary writes (16 x 512 fp32, banks 0..2); a transpose
+# with START (flag 3) and psum_zero_region 1, output 8 x 32 at bank 0 column 64 (partitions 0..7):
+# partitions 0..7 read +0 in banks 0 and 1 outside the output, the output is data.T, bank 2 and
+# partitions 8..15 keep the idle data.
+g = Prog("gen3")
+fm, fs = randf((8, 512)), randf((8, 16))
+d = rand_vals("float32", (32, 8))
+for nm, arr in [("fm", fm), ("fs", fs), ("idn", encode(np.eye(32), "float32")), ("d", d)]:
+    g.sb_tile(nm, "float32", *arr.shape)
+    g.put(nm, arr)
+g.psum("ps")
+for b_ in range(3):
+    g.matmult(sbap("fm", "float32", 512, 8, 512), sbap("fs", "float32", 16, 8, 16), psap(g, "ps", 16, 512, 0, b_ * BANK), cc224(0))
+transpose(g, sbap("idn", "float32", 32, 32, 32), sbap("d", "float32", 8, 32, 8), psap(g, "ps", 8, 32, 0, 64),
+          flags(WHOLE, zero_region=1, is_transpose=True))
+y = copy_raw(g, "ps", "banks012", 0, 0, 16, 3 * BANK, "float32")
+Fv = dot(fm, fs)
+yb = y.view(np.uint32)
+expect_transposed(y[:8, 64:96], d, "float32")
+assert (yb[:8, :64] == 0).all() and (yb[:8, 96:2 * BANK] == 0).all()
+assert (yb[:8, 2 * BANK:] == bits(Fv[:8])).all() and (yb[8:, :BANK] == bits(Fv[8:])).all()
+case("transpose_gen3_start_clears_banks", g,
+     "gen3 is_transpose fp32 with START (flag 3) and psum_zero_region 1, output 8x32 at bank 0 column 64, into banks "
+     "0..2 filled on partitions 0..15 by idle ordinary writes: on partitions 0..7 banks 0 and 1 read +0 outside the "
+     "output, the output holds data.T; bank 2 and partitions 8..15 keep the idle data", ("M4", "M7"))
+
+# ---- T6: AWS shapes (gen3)
+a = (RNG2.random((128, 64)) * 100).astype(F32)
+g, _, y = tr_prog("float32", 128, 64, "nki", data=a)
+assert (y == a.T).all()
+case("transpose_gen3_aws_float32_128x64", g,
+     "AWS test_nki_isa_nc_transpose example 1: a (128, 64) fp32 random_sample x 100 through PE (NKI reading: "
+     "identity moving 128x128, a stationary) -> aT (64, 128) = a.T exactly (AWS: allclose)", TRP)
+sq = (RNG2.random((128, 128)) * 100).astype(F32)
+g = Prog("gen3")
+for nm, arr in [("idn", encode(np.eye(128), "float32")), ("d", sq)]:
+    g.sb_tile(nm, "float32", 128, 128)
+    g.put(nm, arr)
+g.psum("ps")
+assert transpose(g, sbap("idn", "float32", 128, 128, 128), sbap("d", "float32", 128, 128, 128), psap(g, "ps", 128, 128),
+                 flags(WHOLE, is_transpose=True)) == "st"
+y = copy_raw(g, "ps", "y", 0, 0, 128, 128, "float32")
+assert (y == sq.T).all()
+case("transpose_gen3_float32_128x128_full", g,
+     "gen3 is_transpose at full size: identity moving 128x128, data stationary 128x128 fp32 (square: the moving is "
+     "the identity, so the stationary is the data) -> out = data.T", TRP)
+sqb = rand_vals("bfloat16", (128, 128))
+g = Prog("gen3")
+for nm, arr in [("d", sqb), ("idn", encode(np.eye(128), "bfloat16"))]:
+    g.sb_tile(nm, "bfloat16", 128, 128)
+    g.put(nm, arr)
+g.psum("ps", dt="bfloat16")
+assert transpose(g, sbap("d", "bfloat16", 128, 128, 128), sbap("idn", "bfloat16", 128, 128, 128),
+                 psap_dt(g, "ps", 128, 128, 0, 0, "bfloat16"), klr_t()) == "mov"
+y = copy_raw(g, "ps", "y", 0, 0, 128, 128, "bfloat16")
+expect_transposed(y, sqb, "bfloat16")
+case("transpose_gen3_bfloat16_128x128_klr_stationary_identity", g,
+     "gen3 is_transpose at full size in the KLR schema: data moving 128x128 bf16, identity stationary 128x128 "
+     "(square: the stationary is the identity, so the moving is the data) -> out = data.T in bf16", TRP)
+
+# ---- T7: gen4 behaves as gen3
+for dt, reading, (P, F) in [("bfloat16", "nki", (64, 96)), ("float8e5", "klr", (40, 72))]:
+    g, data, y = tr_prog(dt, P, F, reading, arch="gen4")
+    expect_transposed(y, data, dt)
+    case(f"transpose_gen4_{dt}_{reading}_P{P}_F{F}", g,
+         f"arch gen4 is_transpose ({reading.upper()} reading), {dt} data {P}x{F}: as on gen3, out = data.T bit for bit "
+         f"({'uint16 output' if SIZE[dt] == 1 else 'bf16 output'})", TRP)
+
+# ---- T8: gen2: is_transpose ignored, the ordinary fp32 formula
+# transpose_gen2_float32_nan_inf: identity moving 6x6, data stationary 6x5 (NKI reading), output 5x6 fp32:
+# out[f, p] = sum_k I[k, p] * data[k, f] in ascending k from +0 (M3).
+#   f0 = [-0, 1.5, -2, 3e-39 (subnormal), 7, -0]: out[0, p] = data[p, 0] except -0 -> +0 (+0 + -0 = +0; the other
+#        products are +-0); the subnormal 3e-39 survives (x87/SSE: no flush in NumPy)
+#   f1 = qNaN 0x7FC01234 at k = 2: every p has the term I[2, p] * NaN = NaN (1 * NaN and 0 * NaN keep the payload),
+#        so the whole row 1 is 0x7FC01234
+#   f2 = +Inf at k = 1: p = 1: 1 * Inf = +Inf plus finite terms -> +Inf; p != 1: 0 * Inf = 0xFFC00000 -> that NaN
+#   f3 = -Inf at k = 4: p = 4: -Inf; the others 0xFFC00000
+#   f4 = finite [1, 2, 3, 4, 5, 6]: out[4] = f4
+d = np.zeros((6, 5), F32)
+d[:, 0] = [-0.0, 1.5, -2.0, F32(3e-39), 7.0, -0.0]
+d[:, 1] = [1, 2, f32b(0x7FC01234), 4, 5, 6]
+d[:, 2] = [1, np.inf, 3, 4, 5, 6]
+d[:, 3] = [1, 2, 3, 4, -np.inf, 6]
+d[:, 4] = [1, 2, 3, 4, 5, 6]
+g, _, y = tr_prog("float32", 6, 5, "nki", arch="gen2", data=d)
+yb = bits(y)
+r0 = d[:, 0].copy()
+r0[r0 == 0] = 0.0  # -0 -> +0
+assert (yb[0] == bits(r0)).all() and bits(r0)[0] == 0 and yb[0, 3] == bits(F32(3e-39))
+assert (yb[1] == 0x7FC01234).all()
+assert yb[2, 1] == bits(F32(np.inf)) and (np.delete(yb[2], 1) == 0xFFC00000).all()
+assert yb[3, 4] == bits(F32(-np.inf)) and (np.delete(yb[3], 4) == 0xFFC00000).all()
+assert (y[4] == d[:, 4]).all()
+case("transpose_gen2_float32_nan_inf_spread", g,
+     "arch gen2: is_transpose is ignored, the ordinary fp32 Matmult runs (identity moving 6x6, data stationary 6x5, "
+     "output 5x6): -0 becomes +0, a NaN (0x7FC01234) fills its whole output row (NaN x 0 = NaN), +Inf / -Inf stay "
+     "at their place and give 0xFFC00000 (Inf x 0) elsewhere in the row; hand-worked in make_cases.py",
+     ("M2", "M3", "M4", "M6", "M7"))
+db = rand_vals("bfloat16", (64, 40))
+g, _, y = tr_prog("bfloat16", 64, 40, "nki", arch="gen2", data=db)
+assert (y == widen(db, "bfloat16").T).all()
+case("transpose_gen2_bfloat16_fp32_output", g,
+     "arch gen2 is_transpose, bf16 identity moving 64x64, bf16 data stationary 64x40, fp32 PSUM output 40x64 = the "
+     "data widened and transposed (the sums x + zeros are exact)", ("M2", "M3", "M4", "M7"))
+# gen2 with a non-identity 'identity' and accumulation: the formula and the tracked path apply
+g = Prog("gen2")
+P, F = 32, 24
+mv0, st0 = rand_vals("float32", (P, P)), rand_vals("float32", (P, F))
+mv1, st1 = encode(np.eye(P), "float32"), rand_vals("float32", (P, F))
+for nm, arr in [("m0", mv0), ("s0", st0), ("m1", mv1), ("s1", st1)]:
+    g.sb_tile(nm, "float32", *arr.shape)
+    g.put(nm, arr)
+g.psum("ps")
+transpose(g, sbap("m0", "float32", P, P, P), sbap("s0", "float32", F, P, F), psap(g, "ps", F, P, 0, 3 * BANK), flags(START, is_transpose=True))
+transpose(g, sbap("m1", "float32", P, P, P), sbap("s1", "float32", F, P, F), psap(g, "ps", F, P, 0, 3 * BANK), flags(ACC | STOP, is_transpose=True))
+y = g.copy_out("ps", "y", 0, 3 * BANK, F, P)
+assert (bits(y) == bits(dot(mv0, st0) + dot(mv1, st1))).all()
+case("transpose_gen2_formula_and_accumulation", g,
+     "arch gen2 is_transpose fp32: a START with a random (non-identity) moving 32x32 and stationary 32x24 gives the "
+     "ordinary product, then an ACC|STOP with an identity moving adds st1.T in fp32 (tracked path)",
+     ("M2", "M3", "M4", "M7"))
+
+
+# ---- T9: validation errors
+def err_new(arch, mov_dt, mov_pairs, mov_tile, st_dt, st_pairs, st_tile, out_dt, out_pairs, fields):
+    """A one-instruction program (the Matmult is instruction #0); tiles [parts, row] hold the APs."""
+    g = Prog(arch)
+    g.sb_tile("mov", mov_dt, *mov_tile)
+    g.sb_tile("st", st_dt, *st_tile)
+    g.psum("ps", dt=out_dt)
+    g.matmult(ap("mov", mov_dt, mov_pairs), ap("st", st_dt, st_pairs), ap("ps", out_dt, out_pairs), fields, oracle=False)
+    return g
+
+
+def pitch_of(dt):
+    return PSUM_BYTES // SIZE[dt]
+
+
+err_case("transpose_error_shape_fits_neither",
+         err_new("gen3", "float32", [[16, 16], [1, 16]], (16, 16), "float32", [[8, 16], [1, 8]], (16, 8),
+                 "float32", [[pitch_of("float32"), 16], [1, 16]], flags(WHOLE, is_transpose=True)),
+         "gen3 is_transpose: moving 16x16, stationary 16x8, output 16x16 (the NKI reading wants 8x16, the KLR reading "
+         "a square stationary)", "ap-shape", "M7")
+err_case("transpose_error_output_dtype_not_data",
+         err_new("gen3", "bfloat16", [[32, 32], [1, 32]], (32, 32), "bfloat16", [[16, 32], [1, 16]], (32, 16),
+                 "float32", [[pitch_of("float32"), 16], [1, 32]], flags(WHOLE, is_transpose=True)),
+         "gen3 is_transpose: bf16 data (NKI reading, 32x16) with a float32 output: the output must be the data's dtype",
+         "dtype", "M7")
+err_case("transpose_error_float8_output_not_uint16",
+         err_new("gen3", "float8e4", [[32, 32], [1, 32]], (32, 32), "float8e4", [[16, 32], [1, 16]], (32, 16),
+                 "bfloat16", [[pitch_of("bfloat16"), 16], [1, 32]], flags(WHOLE, is_transpose=True)),
+         "gen3 is_transpose: float8e4 data with a bfloat16 output: fp8 data writes a 2-byte integer output (uint16)",
+         "dtype", "M7")
+err_case("transpose_error_gen2_output_in_data_dtype",
+         err_new("gen2", "bfloat16", [[32, 32], [1, 32]], (32, 32), "bfloat16", [[16, 32], [1, 16]], (32, 16),
+                 "bfloat16", [[pitch_of("bfloat16"), 16], [1, 32]], flags(WHOLE, is_transpose=True)),
+         "arch gen2 is_transpose: is_transpose is ignored, so a bf16 output is the ordinary rule's error",
+         "dtype", "M7")
+
+
+# ================================================================ M8: perf_mode DoubleRow
+def dr_dot(mv3, sv3):
+    """M8: mv3 [P, 2, N], sv3 [P, 2, M] fp32 -> [M, N]: per p the two products (exact) added in fp32 first,
+    those pair sums added over p ascending from +0.0 (fp32 RNE)."""
+    P_, two, N_ = mv3.shape
+    assert two == 2 and sv3.shape[:2] == (P_, 2)
+    acc = np.zeros((sv3.shape[2], N_), F32)
+    for p in range(P_):
+        q0 = mv3[p, 0][None, :] * sv3[p, 0][:, None]
+        q1 = mv3[p, 1][None, :] * sv3[p, 1][:, None]
+        assert (q0.astype(np.float64) == mv3[p, 0][None, :].astype(np.float64) * sv3[p, 0][:, None]).all()
+        assert (q1.astype(np.float64) == mv3[p, 1][None, :].astype(np.float64) * sv3[p, 1][:, None]).all()
+        acc = acc + (q0 + q1)
+    return acc
+
+
+def doublerow(g, mov, st, out, fields):
+    assert fields["perf_mode"] == "DoubleRow"
+    g.inst("Matmult", [mov, st], [out], **fields)
+    mv3 = widen(g.read3(mov), mov["dtype"])
+    sv3 = widen(g.read3(st), st["dtype"])
+    res = dr_dot(mv3, sv3)
+    start, accumulate, zr = mode_of(fields)
+    idx = ap_index(out["ap"], out["offset"])
+    idx = idx.reshape(idx.shape[0], -1)
+    g.ps[out["memref"]].write(idx, res, start, accumulate, zr, out["dtype"])
+    return res
+
+
+def dr3(name, dt, raw3, s=None, c0=0, row=None):
+    """A [P, 2, X] operand AP [[row, P], [s, 2], [1, X]] on SB tile `name` (created and loaded here)."""
+    P_, _, X = raw3.shape
+    s = X if s is None else s
+    row = row or (s + c0 + X)
+    return ap(name, dt, [[row, P_], [s, 2], [1, X]], c0), row
+
+
+def dr_simple(dt, mov3, st3, fl=None, s_m=None, s_s=None, c_m=0, c_s=0, st_row=None, bank=0):
+    """One DoubleRow Matmult of mov3 [P, 2, N] and st3 [P, 2, M] into PSUM [M, N]. Returns (prog, y, res)."""
+    g = Prog()
+    P_, _, N_ = mov3.shape
+    M_ = st3.shape[2]
+    for nm, arr, s_, c_, rw in [("mov", mov3, s_m, c_m, None), ("st", st3, s_s, c_s, st_row)]:
+        op, row = dr3(nm, dt, arr, s_, c_, rw)
+        g.sb_tile(nm, dt, P_, row)
+        full = np.zeros((P_, row), STORE[dt])
+        sel = ap_index(op["ap"][1:], c_)  # [2, X] columns within a row
+        full[:, sel.reshape(-1)] = arr.reshape(P_, -1)
+        g.put(nm, full)
+        if nm == "mov":
+            mov_op = op
+        else:
+            st_op = op
+    g.psum("ps")
+    res = doublerow(g, mov_op, st_op, psap(g, "ps", M_, N_, 0, bank * BANK), fl or flags(WHOLE, perf_mode="DoubleRow"))
+    y = g.copy_out("ps", "y", 0, bank * BANK, M_, N_)
+    return g, y, res
+
+
+DR = ("M2", "M4", "M8")
+
+# doublerow_float8e4_pair_sums_first: P = 2 (K = 4), M = 2, N = 2, float8e4 (legacy E4M3: max 240, subnormals to 2^-9).
+#   stationary m0 = (p0h0, p0h1, p1h0, p1h1) = (240, 2^-9, 240, 2^-9);  m1 = (128, 2^-5, 2^-5, 2^-5)
+#   moving     n0 = (240, 2^-9, -240, 2^-9);                          n1 = (128, 2^-5, 2^-5, 2^-5)
+#   out[0, 0]: pair p0 = 57600 + 2^-18 -> 57600 (ulp of 57600 is 2^-8); pair p1 = -57600 + 2^-18 -> -57600;
+#              0 + 57600 - 57600 = +0.
+#              (k = 0..3 one by one: 57600, 57600, 0, 2^-18 -> 2^-18; h-major p0h0, p1h0, p0h1, p1h1: 57600, 0,
+#               2^-18, 2^-17 -> 2^-17: the three orders give three answers)
+#   out[1, 1]: pair p0 = 2^14 + 2^-10: half an ulp of 2^14 (ulp 2^-9), a tie -> even 2^14; pair p1 = 2^-10 + 2^-10
+#              = 2^-9 exact; 2^14 + 2^-9 = 16384.001953125 (exact).   (one by one, or h-major: 2^14)
+#   out[0, 1]: p0 = 240*128 + 2^-9*2^-5 = 30720 + 2^-14 -> 30720; p1 = 240*2^-5 + 2^-14 = 7.5 + 2^-14 (exact);
+#              30720 + 7.5 + 2^-14 -> 30727.5
+#   out[1, 0]: p0 = 128*240 + 2^-5*2^-9 -> 30720; p1 = 2^-5*(-240) + 2^-14 = -7.5 + 2^-14; -> 30712.5
+e9, e5 = 2.0 ** -9, 2.0 ** -5
+st3 = np.zeros((2, 2, 2))
+st3[:, :, 0] = [[240, e9], [240, e9]]
+st3[:, :, 1] = [[128, e5], [e5, e5]]
+mv3 = np.zeros((2, 2, 2))
+mv3[:, :, 0] = [[240, e9], [-240, e9]]
+mv3[:, :, 1] = [[128, e5], [e5, e5]]
+g, y, res = dr_simple("float8e4", encode(mv3, "float8e4"), encode(st3, "float8e4"))
+assert (widen(encode(mv3, "float8e4"), "float8e4") == mv3).all() and (widen(encode(st3, "float8e4"), "float8e4") == st3).all()
+assert bits(y[0, 0]) == 0 and y[1, 1] == F32(2.0 ** 14 + 2.0 ** -9) and y[0, 1] == 30727.5 and y[1, 0] == 30712.5
+case("doublerow_float8e4_pair_sums_first", g,
+     "perf_mode DoubleRow, float8e4, P = 2 (K = 4), M = N = 2: each partition's two products are added first "
+     "(57600 + 2^-18 -> 57600; 2^14 + 2^-10 ties to 2^14), then the pair sums over p: out = [[+0, 30727.5], "
+     "[30712.5, 2^14 + 2^-9]] (one-by-one k order: 2^-18 and 2^14; h-major: 2^-17); hand-worked in make_cases.py",
+     ("M2", "M3", "M4", "M8"))
+
+# doublerow_float8e5_small_exact: P = 4, M = 3, N = 8 in {0, +-0.5, ..., +-4}: exact sums. E.g. element [m, n]
+# = sum_p (mov[p,0,n] st[p,0,m] + mov[p,1,n] st[p,1,m]); the float64 sum equals the result (asserted).
+mv3 = RNG2.choice(FP8_SMALL, (4, 2, 8))
+st3 = RNG2.choice(FP8_SMALL, (4, 2, 3))
+g, y, res = dr_simple("float8e5", encode(mv3, "float8e5"), encode(st3, "float8e5"))
+assert (np.einsum("phm,phn->mn", st3.astype(np.float64), mv3.astype(np.float64)) == y).all()
+m_, n_ = 1, 5
+terms = " + ".join(f"({mv3[p, 0, n_]:g}*{st3[p, 0, m_]:g} + {mv3[p, 1, n_]:g}*{st3[p, 1, m_]:g})" for p in range(4))
+case("doublerow_float8e5_small_exact_P4_M3_N8", g,
+     f"perf_mode DoubleRow, float8e5 values in {{0, +-0.5, ..., +-4}}, P = 4, M = 3, N = 8 (exact sums): e.g. "
+     f"out[1, 5] = {terms} = {y[m_, n_]:g}; the element mov[p, h, n] / st[p, h, m] layout shows", DR)
+
+# doublerow_aws_float8e5_ones: AWS test_double_row_gen3: a = ones (128, 2, 1) stationary in a (128, 2, 16) SB tile
+# (AP [[32, 128], [16, 2], [1, 1]]), b = ones (128, 2, 512) moving -> c (1, 512) = 256 everywhere.
+ones_s = encode(np.ones((128, 2, 1)), "float8e5")
+ones_m = encode(np.ones((128, 2, 512)), "float8e5")
+g, y, res = dr_simple("float8e5", ones_m, ones_s, s_s=16, st_row=32)
+assert (y == 256).all()
+case("doublerow_aws_float8e5_ones_P128_M1_N512", g,
+     "AWS test_double_row_gen3 (perf_mode double_row_gen3): stationary ones (128, 2, 1) in a (128, 2, 16) tile "
+     "(AP [[32, 128], [16, 2], [1, 1]]), moving ones (128, 2, 512): K = 256, out (1, 512) = 256.0 everywhere", DR)
+
+# random full-size shapes
+for dt, (P_, M_, N_), sc in [("float8e4", (128, 128, 512), 16.0), ("float8e5", (64, 96, 200), 64.0)]:
+    mv3 = rand_vals(dt, (P_, 2, N_), sc)
+    st3 = rand_vals(dt, (P_, 2, M_), sc)
+    g, y, res = dr_simple(dt, mv3, st3)
+    ref = np.einsum("phm,phn->mn", widen(st3, dt).astype(np.float64), widen(mv3, dt).astype(np.float64)).astype(F32)
+    flat = dot(widen(mv3, dt).reshape(2 * P_, N_), widen(st3, dt).reshape(2 * P_, M_))  # one-by-one k order
+    case(f"doublerow_{dt}_random_P{P_}_M{M_}_N{N_}", g,
+         f"perf_mode DoubleRow, {dt} normal data (sd {sc:g}), P = {P_} (K = {2 * P_}), M = {M_}, N = {N_}: pair sums "
+         f"then the ascending p fold ({int((y != ref).sum())} of {y.size} elements differ from the float64 sum "
+         f"rounded once, {int((bits(y) != bits(flat)).sum())} from the one-by-one k order)", ("M2", "M3", "M4", "M8"))
+
+# a DoubleRow group: START then ACC|STOP into bank 3, the size-2 level not adjacent to X (moving rows of 200
+# elements: h step 96 from column 8; stationary h step 40), P = 96, M = 32, N = 80
+g = Prog()
+P_, M_, N_ = 96, 32, 80
+g.psum("ps")
+parts = []
+for t in range(2):
+    mv3 = rand_vals("float8e4", (P_, 2, N_), 8.0)
+    st3 = rand_vals("float8e4", (P_, 2, M_), 8.0)
+    for nm, arr, s_, c_, rw in [(f"m{t}", mv3, 96, 8, 200), (f"s{t}", st3, 40, 0, 80)]:
+        op, row = dr3(nm, "float8e4", arr, s_, c_, rw)
+        g.sb_tile(nm, "float8e4", P_, row)
+        full = RNG2.integers(0, 256, (P_, row)).astype(np.uint8)  # other bytes around the operand
+        full[:, ap_index(op["ap"][1:], c_).reshape(-1)] = arr.reshape(P_, -1)
+        g.put(nm, full)
+        if nm.startswith("m"):
+            mop = op
+        else:
+            sop = op
+    parts.append(doublerow(g, mop, sop, psap(g, "ps", M_, N_, 0, 3 * BANK), flags(START if t == 0 else ACC | STOP, perf_mode="DoubleRow")))
+y = g.copy_out("ps", "y", 0, 3 * BANK, M_, N_)
+assert (bits(y) == bits(parts[0] + parts[1])).all()
+case("doublerow_float8e4_group_start_acc_strided", g,
+     "perf_mode DoubleRow float8e4, P = 96, M = 32, N = 80, two instructions (START, ACC|STOP) into bank 3: "
+     "P0 + P1; the moving's size-2 level has step 96 from column 8 of 200-element rows, the stationary's step 40 "
+     "in 80-element rows (random bytes around them)", ("M2", "M3", "M4", "M8"))
+
+DRF = flags(WHOLE, perf_mode="DoubleRow")
+err_case("doublerow_error_bfloat16_operands",
+         err_new("gen3", "bfloat16", [[64, 16], [32, 2], [1, 32]], (16, 64), "bfloat16", [[16, 16], [8, 2], [1, 8]], (16, 16),
+                 "float32", [[pitch_of("float32"), 8], [1, 32]], DRF),
+         "perf_mode DoubleRow with bf16 operands (DoubleRow takes fp8 only)", "dtype", "M8")
+err_case("doublerow_error_float8e4_with_bfloat16",
+         err_new("gen3", "float8e4", [[64, 16], [32, 2], [1, 32]], (16, 64), "bfloat16", [[16, 16], [8, 2], [1, 8]], (16, 16),
+                 "float32", [[pitch_of("float32"), 8], [1, 32]], DRF),
+         "perf_mode DoubleRow with moving float8e4, stationary bf16", "dtype", "M8")
+err_case("doublerow_error_second_level_not_2",
+         err_new("gen3", "float8e5", [[96, 16], [32, 3], [1, 32]], (16, 96), "float8e5", [[16, 16], [8, 2], [1, 8]], (16, 16),
+                 "float32", [[pitch_of("float32"), 8], [1, 32]], DRF),
+         "perf_mode DoubleRow, float8e5: the moving AP [[96, 16], [32, 3], [1, 32]] has a second level of 3, not 2",
+         "ap-shape", "M8")
+err_case("doublerow_error_two_level_ap",
+         err_new("gen3", "float8e5", [[64, 16], [1, 64]], (16, 64), "float8e5", [[16, 16], [8, 2], [1, 8]], (16, 16),
+                 "float32", [[pitch_of("float32"), 8], [1, 64]], DRF),
+         "perf_mode DoubleRow, float8e5: the moving AP has two levels ([[64, 16], [1, 64]]), no size-2 level",
+         "ap-shape", "M8")
+
+
+# ================================================================ M9: gen4 bf16 PSUM output
+def g4_simple(mov_raw_list, st_raw_list, flag_list, dt="bfloat16", out_dt="bfloat16", arch="gen4", bank=0):
+    """A group of Matmults (one per k-tile) into one PSUM tile of dtype out_dt at `bank`; returns (prog, y, dots)."""
+    g = Prog(arch)
+    g.psum("ps", dt=out_dt)
+    K_, N_ = mov_raw_list[0].shape
+    M_ = st_raw_list[0].shape[1]
+    dots = []
+    for t, (mr, sr, fl) in enumerate(zip(mov_raw_list, st_raw_list, flag_list)):
+        g.sb_tile(f"m{t}", dt, K_, N_)
+        g.sb_tile(f"s{t}", dt, K_, M_)
+        g.put(f"m{t}", mr)
+        g.put(f"s{t}", sr)
+        dots.append(dot(widen(mr, dt), widen(sr, dt)))
+        col = bank * BANK_BYTES // SIZE[out_dt]
+        g.matmult(sbap(f"m{t}", dt, N_, K_, N_), sbap(f"s{t}", dt, M_, K_, M_), psap_dt(g, "ps", M_, N_, 0, col, out_dt), cc224(fl))
+    y = copy_raw(g, "ps", "y", 0, bank * BANK_BYTES // SIZE[out_dt], M_, N_, out_dt)
+    return g, y, dots
+
+
+def to_bf(x):
+    return np.asarray(x, F32).astype(md.bfloat16).view(np.uint16)
+
+
+def bf_to_f(u):
+    return np.asarray(u, np.uint16).view(md.bfloat16).astype(F32)
+
+
+G4 = ("M3", "M4", "M9")
+
+# gen4_bfloat16_output_start: one START|STOP, bf16 operands K = 128, M = 64, N = 256 -> bf16(fp32 dot), RNE
+mr, sr = rand_vals("bfloat16", (128, 256)), rand_vals("bfloat16", (128, 64))
+g, y, dots = g4_simple([mr], [sr], [WHOLE], bank=2)
+assert (y == to_bf(dots[0])).all()
+trunc = (dots[0].view(np.uint32) >> 16).astype(np.uint16)
+case("gen4_bfloat16_output_start_K128_M64_N256", g,
+     "arch gen4, bf16 operands K = 128, M = 64, N = 256, one START|STOP into a bf16 PSUM output at bank 2: the fp32 "
+     f"dot product (M3) rounded to bf16 RNE ({int((y != trunc).sum())} of {y.size} elements differ from truncation)", G4)
+
+# gen4_bfloat16_output_group_3_hand: K = 2 per tile, M = 1 (stationary [1, 1]), N = 4; tile t's product for
+# column n is mov_t[0, n] + mov_t[1, n] (exact). Flags START, ACC, ACC|STOP. bf16 keeps 8 significant bits.
+#   col 0: P = 1, 2^-8, 2^-8. PSUM 1.0 (0x3F80); 1 + 2^-8 is half an ulp (2^-7) of 1: a tie -> even 1.0; again 1.0.
+#          -> 0x3F80 (the fp32 sum 1 + 2^-7 rounded once would be 0x3F81)
+#   col 1: P = 1 + 2^-7 (0x3F81), 2^-8, 0. 1 + 2^-7 + 2^-8 = 1 + 3*2^-8 lies halfway between 0x3F81 and 0x3F82:
+#          tie -> even 0x3F82 (1.015625); + 0 -> 0x3F82
+#   col 2: P = 256 + 1, -256, 0.5. bf16(257): 256 and 258 are the neighbours (ulp 2), a tie -> even 256 (0x4380);
+#          256 - 256 = +0 (0x0000); 0 + 0.5 = 0.5 -> 0x3F00 (the fp32 sum 1.5 rounded once: 0x3FC0)
+#   col 3: P = 1 + 2^-9, 1 + 2^-9, 2^-7. bf16(1 + 2^-9) = 1.0 (below half an ulp); 1 + (1 + 2^-9) = 2 + 2^-9 -> 2.0
+#          (ulp 2^-6); 2 + 2^-7 is half an ulp: tie -> even 2.0 -> 0x4000 (the fp32 sum 2 + 2^-8 + 2^-7 -> 0x4001)
+m_t = [np.array([[1, 1, 256, 1], [0, 2.0 ** -7, 1, 2.0 ** -9]]),
+       np.array([[2.0 ** -8, 2.0 ** -8, -256, 1], [0, 0, 0, 2.0 ** -9]]),
+       np.array([[2.0 ** -8, 0, 0.5, 2.0 ** -7], [0, 0, 0, 0]])]
+mrs = [encode(x, "bfloat16") for x in m_t]
+assert all((bf_to_f(r) == x).all() for r, x in zip(mrs, m_t))
+one = encode(np.ones((2, 1)), "bfloat16")
+g, y, dots = g4_simple(mrs, [one] * 3, [START, ACC, ACC | STOP], bank=5)
+assert (y[0] == [0x3F80, 0x3F82, 0x3F00, 0x4000]).all(), [hex(v) for v in y[0]]
+once = to_bf(dots[0] + dots[1] + dots[2])
+assert (once[0] == [0x3F81, 0x3F82, 0x3FC0, 0x4001]).all()
+case("gen4_bfloat16_output_group_3_hand", g,
+     "arch gen4, a bf16 PSUM output (bank 5) accumulated over 3 k-tiles (START, ACC, ACC|STOP), K = 2 each, M = 1, "
+     "N = 4: each step rounds to bf16 (RNE), so y = [0x3F80, 0x3F82, 0x3F00, 0x4000] where one rounding of the fp32 "
+     "sum gives [0x3F81, 0x3F82, 0x3FC0, 0x4001]; hand-worked in make_cases.py", G4)
+
+# a random group: START, ACC, ACC|STOP
+mrs = [rand_vals("bfloat16", (64, 128)) for _ in range(3)]
+srs = [rand_vals("bfloat16", (64, 32)) for _ in range(3)]
+g, y, dots = g4_simple(mrs, srs, [START, ACC, ACC | STOP])
+want = to_bf(bf_to_f(to_bf(bf_to_f(to_bf(dots[0])) + dots[1])) + dots[2])
+assert (y == want).all()
+once = to_bf((dots[0] + dots[1]) + dots[2])
+assert (y != once).sum() > 0
+case("gen4_bfloat16_output_group_3_random", g,
+     "arch gen4, bf16 PSUM output, 3 k-tiles (K = 64, M = 32, N = 128, bf16 normal data) with START, ACC, ACC|STOP: "
+     f"bf16(fp32(bf16(fp32(bf16(P0)) + P1)) + P2) ({int((y != once).sum())} of {y.size} elements differ from the fp32 "
+     "group sum rounded once)", G4)
+
+# ACC as the first write copies (rounded), idle overwrites (rounded), an ACC|STOP then adds
+mrs = [rand_vals("bfloat16", (32, 64)) for _ in range(3)]
+srs = [rand_vals("bfloat16", (32, 16)) for _ in range(3)]
+g, y, dots = g4_simple(mrs, srs, [ACC, 0, ACC | STOP], bank=7)
+assert (y == to_bf(bf_to_f(to_bf(dots[1])) + dots[2])).all()
+case("gen4_bfloat16_output_acc_first_idle_acc", g,
+     "arch gen4, bf16 PSUM output (bank 7): ACCUMULATE into never-written PSUM copies bf16(P0); an idle write "
+     "(flag 0) overwrites with bf16(P1); ACC|STOP gives bf16(fp32(bf16(P1)) + P2)", G4)
+
+# gen4 fp32 output is the ordinary one
+mr, sr = rand_vals("bfloat16", (48, 96)), rand_vals("bfloat16", (48, 40))
+g, y, dots = g4_simple([mr], [sr], [WHOLE], out_dt="float32")
+assert (bits(y) == bits(dots[0])).all()
+case("gen4_float32_output_unchanged", g,
+     "arch gen4 with an fp32 PSUM output: the ordinary Matmult (bf16 K = 48, M = 40, N = 96)", ("M2", "M3", "M4", "M9"))
+
+for arch in ("gen3", "gen2"):
+    err_case(f"gen4_error_bfloat16_output_on_{arch}",
+             err_new(arch, "bfloat16", [[16, 8], [1, 16]], (8, 16), "bfloat16", [[4, 8], [1, 4]], (8, 4),
+                     "bfloat16", [[pitch_of("bfloat16"), 4], [1, 16]], cc224(WHOLE)),
+             f"arch {arch}: a bf16 PSUM output (only gen4 allows one)", "dtype", "M9")
+err_case("gen4_error_float16_output_on_gen4",
+         err_new("gen4", "bfloat16", [[16, 8], [1, 16]], (8, 16), "bfloat16", [[4, 8], [1, 4]], (8, 4),
+                 "float16", [[pitch_of("float16"), 4], [1, 16]], cc224(WHOLE)),
+         "arch gen4: an fp16 PSUM output (gen4 adds bf16 only)", "dtype", "M9")
+
+
 # ---------------------------------------------------------------- writing
 def write_all():
     birprog.clear_cases(HERE)
     for name, (g, note, choices, errors) in CASES.items():
-        lines = [f"# {note}", "# expected outputs from make_cases.py (NumPy / ml_dtypes, the M1-M6 spec), never from birsim"]
+        spec = "M1-M9" if name.startswith(("transpose_", "doublerow_", "gen4_")) else "M1-M6"
+        lines = [f"# {note}", f"# expected outputs from make_cases.py (NumPy / ml_dtypes, the {spec} spec), never from birsim"]
         lines += [f"choice: {c}" for c in sorted(set(choices))]
         if errors:
             lines += [f"error {k} @ {loc} | {msg}".rstrip() for k, loc, msg in errors]
