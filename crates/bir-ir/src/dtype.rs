@@ -46,7 +46,7 @@ bir_enum! {
         Int32 = 15 => ["int32"],
         /// IEEE binary32.
         Float32 = 16 => ["float32"],
-        /// fp32 container rounded to 11 explicit mantissa bits on encode (TF32-like).
+        /// fp32 container rounded to 10 explicit mantissa bits on encode (TF32-like; fidelity N11).
         Float32r = 17 => ["float32r", "tfloat32"],
         /// Unsigned 64-bit integer.
         Uint64 = 18 => ["uint64"],

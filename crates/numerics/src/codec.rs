@@ -190,7 +190,8 @@ pub fn f32_to_bf16_bits(b: u32, nan: NanSign) -> u16 {
     (if f32::from_bits(b).is_nan() { sign | 0x7FC0 } else { rounded }) as u16
 }
 
-/// fp32 → fp32r bits: RNE to 11 explicit mantissa bits (round bit 0x1000, re-facts §4). A NaN
+/// fp32 → fp32r bits: RNE at round bit 0x1000 (re-facts §4), keeping 10 explicit mantissa bits
+/// (re-facts' "11 explicit bits" contradicts its own round bit; docs/fidelity.md N11). A NaN
 /// stays a quiet NaN (sign per policy).
 #[inline(always)]
 pub fn f32_to_f32r_bits(b: u32, nan: NanSign) -> u32 {

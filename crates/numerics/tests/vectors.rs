@@ -144,7 +144,7 @@ fn x4_lane_order_is_low_bits_first() {
 #[case(Dtype::Float32r, 0x3F80_1001, 0x3F80_2000)]
 #[case(Dtype::Float32r, 0x7F7F_FFFF, 0x7F80_0000)] // rounds to Inf
 #[case(Dtype::Float32r, 0xFFC1_2345, 0x7FC0_0000)] // NaN canonical under refsim
-fn float32r_rounds_to_11_mantissa_bits(#[case] dt: Dtype, #[case] x: u32, #[case] want: u32) {
+fn float32r_rounds_at_bit_0x1000(#[case] dt: Dtype, #[case] x: u32, #[case] want: u32) {
     assert_eq!(enc(dt, &Profile::refsim(), x), want);
 }
 

@@ -24,8 +24,10 @@ pub mod trace;
 
 pub use alloc::OutOfMemory;
 pub use dge::swdge::BlockInStream as DmaBlockInStream;
+pub use exec::{
+    MatmulTrace, Options, Outcome, Parallelism, Simulator, Stats, TraceEntry, TraceRegion, Writer,
+};
 pub use exec::{OptionError, OptionSpec, OptionValues, OptionWord};
-pub use exec::{Options, Outcome, Parallelism, Simulator, Stats, TraceEntry, TraceRegion, Writer};
 pub use fault::{Fault, FaultCause, FaultKind, SimError, Slot};
 pub use indirection::Oob as IndirectOob;
 pub use memory::Memory;

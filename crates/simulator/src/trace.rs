@@ -3,7 +3,7 @@
 //! `birsim diff` ([`crate::diff`]). The in-memory form is [`crate::TraceEntry`]; this module is
 //! its file form, and the only place that knows the JSON field names.
 
-use crate::exec::{TraceEntry, TraceRegion};
+use crate::exec::{MatmulTrace, TraceEntry, TraceRegion};
 use bir_ir::{BirEnum, Dtype};
 use serde_json::{Value, json};
 
@@ -26,6 +26,8 @@ pub struct TraceRecord {
     /// Each output operand's region after the instruction (empty in traces from before the
     /// field existed).
     pub regions: Vec<RegionRecord>,
+    /// A Matmult's group flags and PSUM bank (absent for other opcodes).
+    pub matmul: Option<MatmulTrace>,
 }
 
 /// One output operand's region ([`TraceRegion`] in file form).
@@ -80,6 +82,7 @@ impl From<&TraceEntry> for TraceRecord {
             checksums: e.checksums.clone(),
             elapsed_ns: e.elapsed_ns,
             regions: e.regions.iter().map(RegionRecord::from).collect(),
+            matmul: e.matmul,
         }
     }
 }
@@ -117,13 +120,20 @@ impl RegionRecord {
 impl TraceRecord {
     /// The JSON object of one line (docs/trace.md).
     pub fn to_json(&self) -> Value {
-        json!({
+        let mut v = json!({
             "index": self.index, "name": self.name, "opcode": self.opcode,
             "bytes_written": self.bytes_written,
             "checksums": self.checksums.iter().map(|c| checksum_str(*c)).collect::<Vec<_>>(),
             "elapsed_ns": self.elapsed_ns,
             "regions": self.regions.iter().map(RegionRecord::to_json).collect::<Vec<_>>(),
-        })
+        });
+        if let (Some(m), Some(o)) = (self.matmul, v.as_object_mut()) {
+            o.insert(
+                "matmul".into(),
+                json!({ "flags": m.flags, "zero_banks": m.zero_banks, "bank": m.bank }),
+            );
+        }
+        v
     }
 
     /// Parses one trace line.
@@ -159,6 +169,22 @@ impl TraceRecord {
             checksums,
             elapsed_ns: o.get("elapsed_ns").map_or(Ok(0), |_| o.u64("elapsed_ns"))?,
             regions,
+            matmul: match o.get("matmul") {
+                None => None,
+                Some(m) => {
+                    let m = Obj { v: m, path: "matmul.".to_owned() };
+                    let small = |k: &str, max: u64| {
+                        m.u64(k).and_then(|v| {
+                            if v <= max { Ok(v) } else { Err(m.err(k, format!("{v} is above {max}"))) }
+                        })
+                    };
+                    Some(MatmulTrace {
+                        flags: small("flags", 7)? as u8,
+                        zero_banks: small("zero_banks", 8)? as u32,
+                        bank: small("bank", 7)?,
+                    })
+                }
+            },
         })
     }
 }
@@ -411,7 +437,22 @@ mod tests {
                 checksum: 0xffff_0000_ffff_0000,
                 data: Some(vec![0x80, 0x3f, 0x00, 0xc0]),
             }],
+            matmul: None,
         }
+    }
+
+    #[test]
+    fn a_matmul_line_carries_its_flags_and_bank() {
+        let r = TraceRecord {
+            opcode: "Matmult".into(),
+            matmul: Some(MatmulTrace { flags: 5, zero_banks: 2, bank: 3 }),
+            ..line()
+        };
+        let text = r.to_json().to_string();
+        assert!(text.contains(r#""matmul":{"bank":3,"flags":5,"zero_banks":2}"#), "{text}");
+        assert_eq!(TraceRecord::parse(&text), Ok(r));
+        let bad = text.replace(r#""bank":3"#, r#""bank":9"#);
+        assert!(TraceRecord::parse(&bad).is_err());
     }
 
     #[test]

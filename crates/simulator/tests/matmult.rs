@@ -372,3 +372,52 @@ fn gen4_bf16_psum_rounds_each_write() {
     assert!(f.is_none());
     assert_eq!(to_u16(&mem[2]), [0x4002]);
 }
+
+#[test]
+fn float32r_operands_round_through_their_encoder_first() {
+    // K = 1: x = 1 + 2^-12 (bits 0x3F800800) held as float32r, w = 3. fp32r keeps 10 explicit
+    // mantissa bits (round bit 0x1000, fidelity N11): x rounds to 1.0 before the product, so
+    // out = 3 (not 3 + 3·2^-12).
+    let t = [
+        sb("x", "float32r", 1, 1, u32s(&[0x3F80_0800])),
+        sb("w", "float32r", 1, 1, f32s(&[3.0])),
+        psum("ps", "float32", 1, 1, vec![]),
+    ];
+    let aps = (
+        ap("x", "float32r", 0, &[(1, 1), (1, 1)]),
+        ap("w", "float32r", 0, &[(1, 1), (1, 1)]),
+        ap("ps", "float32", 0, &[(1, 1), (1, 1)]),
+    );
+    let got = one("gen3", &t, (&aps.0, &aps.1, &aps.2), r#""start_tensor_calc":true"#).unwrap();
+    assert_eq!(bits(&to_f32(&got)), bits(&[3.0]));
+}
+
+#[test]
+fn the_trace_records_each_matmults_flags_and_bank() {
+    // The same START/ACCUMULATE pair at element 520 of a 1024-element PSUM row (bank 1), in the
+    // 2.24 schema with psum_zero_region 1: flags 1 (START) then 6 (ACCUMULATE | STOP).
+    let body = [
+        mm("a", 520, 1024, r#""accumulation_flag":1,"psum_zero_region":1"#),
+        mm("b", 520, 1024, r#""accumulation_flag":6,"psum_zero_region":1"#),
+    ]
+    .join(",");
+    let text = format!(
+        r#"{{"arch":"gen3","functions":[{{"name":"f","allocations":[{},{},{}],"blocks":[{body}]}}]}}"#,
+        r#"{"name":"x","kind":"Internal","dtype":"float32","tensor_shape":[2,3],"memorylocations":[{"name":"x","type":"SB","dims":[2,12]}]}"#,
+        r#"{"name":"w","kind":"Internal","dtype":"float32","tensor_shape":[2,2],"memorylocations":[{"name":"w","type":"SB","dims":[2,8]}]}"#,
+        r#"{"name":"ps","kind":"Internal","dtype":"float32","tensor_shape":[2,1024],"memorylocations":[{"name":"ps","type":"PSUM","dims":[2,4096]}]}"#,
+    );
+    let p = bir_ir::json::load_str(&text).unwrap();
+    let v = bir_ir::validate(&p, &Default::default()).unwrap();
+    let mut sim = simulator::Simulator::new(v, numerics::Profile::refsim());
+    sim.enable_trace();
+    assert!(matches!(sim.run().unwrap(), simulator::Outcome::Finished));
+    let got: Vec<_> = sim.trace().iter().map(|e| e.matmul).collect();
+    assert_eq!(
+        got,
+        [
+            Some(simulator::MatmulTrace { flags: 1, zero_banks: 2, bank: 1 }),
+            Some(simulator::MatmulTrace { flags: 6, zero_banks: 2, bank: 1 }),
+        ]
+    );
+}

@@ -17,7 +17,7 @@ use kit::{Cx, Res, Stop, Written, bug, fault};
 use numerics::Profile;
 
 pub use kit::{OptionError, OptionSpec, OptionValues, OptionWord, Options, Parallelism, fnv1a};
-pub use observe::{Stats, TraceEntry, TraceRegion, Writer};
+pub use observe::{MatmulTrace, Stats, TraceEntry, TraceRegion, Writer};
 
 /// How a run ended.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -24,6 +24,36 @@ pub struct TraceEntry {
     pub elapsed_ns: u64,
     /// Each output operand's region as it stands after the instruction (docs/trace.md).
     pub regions: Vec<TraceRegion>,
+    /// A Matmult's accumulation group as it ran (issue #27 item 8), else `None`.
+    pub matmul: Option<MatmulTrace>,
+}
+
+/// What a traced Matmult did to its PSUM accumulation group (docs/trace.md "matmul").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatmulTrace {
+    /// The flag bits either schema means (1 START, 2 STOP, 4 ACCUMULATE; fidelity M1).
+    pub flags: u8,
+    /// The 2 KiB banks a START clears.
+    pub zero_banks: u32,
+    /// The PSUM bank (0..8) holding the output's first element (its static AP).
+    pub bank: u64,
+}
+
+impl MatmulTrace {
+    /// The trace of instruction `i` of `f`, when it is a Matmult with an AP output.
+    pub(crate) fn of(i: &Instruction, f: &bir_ir::Function) -> Option<MatmulTrace> {
+        let bir_ir::Op::Matmult(m) = &i.op else { return None };
+        let out = i.out_ap(0)?;
+        let l = f.location(out.loc)?;
+        let size = out.dtype.size().max(1) as i64;
+        let pitch = (l.bytes_per_partition as i64 / size).max(1);
+        let byte = l.addr as i64 + out.offset.rem_euclid(pitch) * size;
+        Some(MatmulTrace {
+            flags: m.flags.bits(),
+            zero_banks: m.flags.zero_banks(),
+            bank: (byte / 2048) as u64,
+        })
+    }
 }
 
 /// One output operand of a traced instruction: where it lies and what it holds after the
@@ -222,6 +252,7 @@ impl<'p> Observers<'p> {
                 checksums: regions.checksums(),
                 elapsed_ns,
                 regions: traced,
+                matmul: MatmulTrace::of(i, cx.f),
             };
             match (self.trace.as_mut(), self.sink.as_mut()) {
                 (Some(trace), _) => crate::alloc::push(trace, entry)?,
