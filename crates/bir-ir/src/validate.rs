@@ -1131,11 +1131,39 @@ impl Validator<'_> {
     fn matmult_bank(&mut self, out: &AccessPattern, l: &MemoryLocation) {
         let size = out.dtype.size().max(1) as i64;
         let pitch = (l.bytes_per_partition as i64 / size).max(1);
+        let bank_of = |e: i64| (l.addr as i64 + e.rem_euclid(pitch) * size) / 2048;
+        // The usual shape, in O(levels): partition steps that are whole rows and free levels
+        // that stay inside one row; the lowest and highest element then bound every bank.
+        if let Some((first, free)) = out.pairs.split_first()
+            && first.step.checked_rem(pitch) == Some(0)
+        {
+            let (mut lo, mut hi) = (i128::from(out.offset), i128::from(out.offset));
+            for q in free {
+                let d = i128::from(q.step) * i128::from(q.num - 1);
+                if d < 0 { lo += d } else { hi += d }
+            }
+            if let (Ok(lo), Ok(hi)) = (i64::try_from(lo), i64::try_from(hi))
+                && lo.div_euclid(pitch) == hi.div_euclid(pitch)
+            {
+                let (a, b) = (bank_of(lo), bank_of(hi));
+                if a != b {
+                    self.err(
+                        ErrorKind::ApShape,
+                        "outs[0].ap",
+                        format!(
+                            "a Matmult output lies within one 2 KiB PSUM bank of each partition; element {hi} is in \
+                             bank {b}, element {lo} in bank {a}"
+                        ),
+                    );
+                }
+                return;
+            }
+        }
         let mut bank = None;
         let mut idx = vec![0i64; out.pairs.len()];
         loop {
             let e = out.offset + idx.iter().zip(&out.pairs).map(|(i, p)| i * p.step).sum::<i64>();
-            let b = (l.addr as i64 + e.rem_euclid(pitch) * size) / 2048;
+            let b = bank_of(e);
             if *bank.get_or_insert(b) != b {
                 self.err(
                     ErrorKind::ApShape,

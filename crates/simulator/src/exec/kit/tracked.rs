@@ -9,7 +9,7 @@
 use super::{Arg, Cx, Res, Written};
 use crate::fault::FaultCause;
 use access_pattern::Pattern;
-use bir_ir::{MemoryType, PSUM_BYTES_PER_PARTITION};
+use bir_ir::{Dtype, MemoryType, PSUM_BYTES_PER_PARTITION};
 
 /// Bytes of one PSUM bank in each partition.
 pub(crate) const BANK: u64 = 2048;
@@ -24,16 +24,14 @@ pub(crate) enum Tracked {
 }
 
 impl Cx<'_> {
-    /// Where a PSUM output's elements are: `(buffer byte, PSUM byte inside its partition)`
-    /// each, in AP order, and the partition rows (buffer row starts) it touches. Faults when the
-    /// output is out of bounds or leaves the 2 KiB bank of its first element (engines.md §1.2).
-    fn psum_places(&self, out: Arg<'_>) -> Res<(Vec<usize>, Vec<usize>, u64)> {
+    /// The partition rows (buffer row starts) a PSUM output touches and the bank of its
+    /// elements; faults when the output is out of bounds or leaves the 2 KiB bank of its first
+    /// element (engines.md §1.2). One pass over the output's addresses, nothing per element kept.
+    fn psum_survey(&self, out: Arg<'_>) -> Res<(Vec<usize>, u64)> {
         let layout = self.memory.layout(out.ap.loc);
-        let loc = self.f.location(out.ap.loc);
-        let addr = loc.map_or(0, |l| l.addr);
+        let addr = self.f.location(out.ap.loc).map_or(0, |l| l.addr);
         let p = Pattern { pairs: &out.ap.pairs, offset: out.ap.offset, elem_size: out.ap.dtype.size() };
         let (origin, stride) = (layout.origin() as u64, layout.row_stride().max(1));
-        let mut bytes = Vec::new();
         let mut rows: Vec<usize> = Vec::new();
         let mut bank = None;
         let mut crosses = false;
@@ -41,14 +39,12 @@ impl Cx<'_> {
             let b = b as u64;
             let row = (b - origin) / stride;
             // The byte inside the PSUM partition: the location's `addr` plus its row offset.
-            let in_row = addr + (b - origin) % stride;
-            let k = in_row / BANK;
+            let k = (addr + (b - origin) % stride) / BANK;
             crosses |= *bank.get_or_insert(k) != k;
             let start = (origin + row * stride) as usize;
             if rows.last() != Some(&start) && !rows.contains(&start) {
                 rows.push(start);
             }
-            bytes.push(b as usize);
         })
         .map_err(|e| out.access(e))?;
         if crosses {
@@ -58,7 +54,7 @@ impl Cx<'_> {
             }
             .into());
         }
-        Ok((bytes, rows, bank.unwrap_or(0)))
+        Ok((rows, bank.unwrap_or(0)))
     }
 
     /// A START's clear (docs/fidelity.md M4): on every partition `out` touches, the `banks`
@@ -66,7 +62,7 @@ impl Cx<'_> {
     /// In a location of its own (not in the shared PSUM arena) only its own bytes are cleared;
     /// banks past PSUM's eight fault.
     pub(crate) fn psum_clear_banks(&mut self, out: Arg<'_>, banks: u32) -> Res<()> {
-        let (_, rows, bank) = self.psum_places(out)?;
+        let (rows, bank) = self.psum_survey(out)?;
         if (bank + u64::from(banks)) * BANK > PSUM_BYTES_PER_PARTITION {
             return Err(FaultCause::BadField {
                 field: "psum_zero_region",
@@ -109,61 +105,91 @@ impl Cx<'_> {
         how: Tracked,
         regions: &mut Written,
     ) -> Res<()> {
-        let dtype = out.ap.dtype;
-        let profile = self.profile;
-        self.write_psum(out, vals.len(), regions, |k, cell, written| {
-            let v = vals[k];
-            let old = || {
-                let mut w = [0.0f32];
-                numerics::decode_to_f32(dtype, cell, &mut w, &profile).map(|()| w[0])
-            };
-            let new = if how == Tracked::Accumulate && written { old()? + v } else { v };
-            numerics::encode_from_f32(dtype, &[new], cell, &profile)
-        })
+        let add = how == Tracked::Accumulate;
+        match out.ap.dtype {
+            Dtype::Float32 => self.write_psum(out, vals.len(), regions, |k, cell: &mut [u8; 4], written| {
+                let v = vals[k];
+                let new = if add && written { f32::from_le_bytes(*cell) + v } else { v };
+                *cell = new.to_le_bytes();
+            }),
+            dtype => {
+                // Other dtypes through the codec (bf16 on gen4), one element at a time.
+                let profile = self.profile;
+                let mut error = None;
+                self.write_psum(out, vals.len(), regions, |k, cell: &mut [u8; 2], written| {
+                    let mut old = [0.0f32];
+                    let r = if add && written {
+                        numerics::decode_to_f32(dtype, cell, &mut old, &profile).map(|()| old[0] + vals[k])
+                    } else {
+                        Ok(vals[k])
+                    }
+                    .and_then(|new| numerics::encode_from_f32(dtype, &[new], cell, &profile));
+                    if let Err(e) = r {
+                        error.get_or_insert(e);
+                    }
+                })?;
+                error.map_or(Ok(()), |e| Err(out.numerics(e)))
+            }
+        }
     }
 
     /// Copies raw elements (each `out`'s element size) over the PSUM output, setting each
     /// element's shadow: the bit-exact PE transpose (fidelity M7).
     pub(crate) fn write_psum_raw(&mut self, out: Arg<'_>, bytes: &[u8], regions: &mut Written) -> Res<()> {
-        let size = out.ap.dtype.size();
-        self.write_psum(out, bytes.len() / size.max(1), regions, |k, cell, _| {
-            cell.copy_from_slice(&bytes[k * size..(k + 1) * size]);
-            Ok(())
-        })
+        match out.ap.dtype.size() {
+            2 => self.write_psum(out, bytes.len() / 2, regions, |k, cell: &mut [u8; 2], _| {
+                cell.copy_from_slice(&bytes[2 * k..2 * k + 2]);
+            }),
+            _ => self.write_psum(out, bytes.len() / 4, regions, |k, cell: &mut [u8; 4], _| {
+                cell.copy_from_slice(&bytes[4 * k..4 * k + 4]);
+            }),
+        }
     }
 
-    /// The one element loop of the PSUM writes: `set(k, cell, written)` for the output's `k`-th
-    /// element (its bytes, and whether its shadow was set), then the shadow is set; the written
-    /// bytes are recorded.
-    fn write_psum(
+    /// The one element loop of the PSUM writes, over elements of `W` bytes (the output's dtype
+    /// size): `set(k, cell, written)` for the output's `k`-th element (its bytes, and whether its
+    /// shadow was set), then its shadow is set. Checked first (bounds, one bank, `count`
+    /// elements), so a fault writes nothing; the written bytes are hashed for the trace after.
+    fn write_psum<const W: usize>(
         &mut self,
         out: Arg<'_>,
         count: usize,
         regions: &mut Written,
-        mut set: impl FnMut(usize, &mut [u8], bool) -> Result<(), numerics::NumericsError>,
+        mut set: impl FnMut(usize, &mut [u8; W], bool),
     ) -> Res<()> {
-        let (places, _, _) = self.psum_places(out)?;
-        if places.len() != count {
+        self.psum_survey(out)?;
+        let elements = out.elements()?;
+        if elements != count || out.ap.dtype.size() != W {
             return Err(FaultCause::Count {
                 slot: out.slot,
                 expected: count as u64,
-                actual: places.len() as u64,
+                actual: elements as u64,
                 why: "a Matmult output holds exactly the values it produces",
             }
             .into());
         }
-        let size = out.ap.dtype.size();
+        let layout = self.memory.layout(out.ap.loc);
+        let p = Pattern { pairs: &out.ap.pairs, offset: out.ap.offset, elem_size: W };
         let (data, shadow, _) = self.memory.buffer_and_shadow_mut(out.ap.loc)?;
-        let mut written = Vec::with_capacity(count * size);
-        for (k, &b) in places.iter().enumerate() {
-            let (Some(cell), Some(mark)) = (data.get_mut(b..b + size), shadow.get_mut(b..b + size)) else {
-                continue;
-            };
-            set(k, cell, mark[0] != 0).map_err(|e| out.numerics(e))?;
-            mark.fill(0xFF);
-            written.extend_from_slice(cell);
-        }
-        regions.record(&written);
+        access_pattern::for_each_element(&layout, &p, |k, b| {
+            if let (Some(cell), Some(mark)) = (data.get_mut(b..b + W), shadow.get_mut(b..b + W))
+                && let Ok(cell) = <&mut [u8; W]>::try_from(cell)
+            {
+                set(k, cell, mark[0] != 0);
+                mark.fill(0xFF);
+            }
+        })
+        .map_err(|e| out.access(e))?;
+        regions.record_region(
+            |h| {
+                let mut h = h;
+                let _ = access_pattern::for_each_element(&layout, &p, |_, b| {
+                    h = super::fnv1a(h, data.get(b..b + W).unwrap_or_default());
+                });
+                h
+            },
+            (count * W) as u64,
+        );
         Ok(())
     }
 }
