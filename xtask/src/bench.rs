@@ -7,6 +7,10 @@
 //!   repository root, or at the main worktree's root when this is a linked worktree), running the
 //!   scripts under `xtask/bench/py/`. Without it those rows say "peer not measured".
 //! - ISA words: decode + validate of 1 M 64-byte words against a Rust copy loop, as words/s.
+//! - Matmult (`matmul ...` rows): one 128 x 128 x 512 product in fp32 against a C loop summing in
+//!   the same order (bits compared) and in bfloat16 against the fp32 row; a tiled 1024^3 program
+//!   (DRAM in, PSUM accumulation, DRAM out) beside NumPy's `A.T @ B`, at 1 vs 2 threads, and its
+//!   peak RSS as a fresh `birsim run`.
 //! - End to end: a fresh `birsim run` process (the release binary, built first) against the same
 //!   computation as a fresh NumPy process, paired runs, programs and inputs generated here.
 //!
@@ -24,6 +28,7 @@ mod indirect;
 mod isa_run;
 mod isa_words;
 mod kernels;
+mod matmul;
 mod peers;
 mod program;
 
@@ -108,6 +113,7 @@ pub fn run(opts: Opts) -> Result<(), String> {
     ctx.describe();
     header();
     kernels::run(&ctx);
+    matmul::run(&ctx);
     dispatch::run(&ctx);
     indirect::run(&ctx);
     dge::run(&ctx);

@@ -49,6 +49,10 @@ def cases():
         return u
 
     cube = np.arange(128 * 64 * 64, dtype=np.float32).reshape(128, 64, 64)
+    # The tiled Matmult program's inputs: A (K x M, stationary) and B (K x N, moving), each filled
+    # with the bench's data from element 0; C = A.T @ B (float32 BLAS: its own summation order).
+    mm_a = f32[: 1024 * 1024].reshape(1024, 1024).copy()
+    mm_b = mm_a.copy()
     return {
         "transpose-210": lambda: cube.transpose(2, 1, 0).copy(),
         "transpose-021": lambda: cube.transpose(0, 2, 1).copy(),
@@ -69,6 +73,7 @@ def cases():
         "cast-e5m2-f32": lambda: bits.view(ml_dtypes.float8_e5m2).astype(np.float32),
         "cast-f32-bf16": lambda: f32.astype(ml_dtypes.bfloat16),
         "cast-bf16-f32": lambda: bf16.astype(np.float32),
+        "matmul-f32-1024": lambda: mm_a.T @ mm_b,
     }
 
 

@@ -42,7 +42,7 @@ impl Side {
 }
 
 /// Runs a process; its wall time in ms and the peak RSS it reported on stderr (KiB).
-fn run_timed(cmd: &mut Command) -> Result<(f64, u64), String> {
+pub(super) fn run_timed(cmd: &mut Command) -> Result<(f64, u64), String> {
     let s = Instant::now();
     let o = cmd.output().map_err(|e| e.to_string())?;
     let t = s.elapsed().as_secs_f64() * 1e3;

@@ -26,7 +26,7 @@ pub(super) fn time_sim(text: &str, inputs: &[(&str, &Npy)], reps: usize) -> Resu
 }
 
 /// [`time_sim`] with the kernels capped at `threads` (default: every core).
-fn time_sim_on(
+pub(super) fn time_sim_on(
     text: &str,
     inputs: &[(&str, &Npy)],
     reps: usize,
@@ -43,7 +43,7 @@ fn time_sim_on(
 /// Each instruction's median time (ms, in program order) over `reps` fresh runs at `threads`,
 /// from the simulator's own per-instruction clock (`--stats`, which keeps the slowest
 /// [`simulator::Stats::SLOWEST`]: a longer program is an error, not a silently short list).
-fn instruction_times(
+pub(super) fn instruction_times(
     text: &str,
     inputs: &[(&str, &Npy)],
     reps: usize,

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The C baselines under `xtask/bench/c/` (one program each).
-const C_PROGRAMS: [&str; 7] = ["memcpy", "axpb", "fold", "memset", "indirect", "dispatch", "strided"];
+const C_PROGRAMS: [&str; 8] =
+    ["memcpy", "axpb", "fold", "memset", "indirect", "dispatch", "strided", "matmul"];
 
 fn bench_dir() -> PathBuf {
     super::super::verify::root().join("xtask/bench")

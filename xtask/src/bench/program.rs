@@ -40,6 +40,11 @@ impl Prog {
         self.alloc(name, "Internal", "SB", dt, parts, free);
     }
 
+    /// A PSUM location `name` holding `[parts, free]` fp32 (16 KiB a partition = 8 banks of 512).
+    pub fn psum(&mut self, name: &str, parts: u64, free: u64) {
+        self.alloc(name, "Internal", "PSUM", "float32", parts, free);
+    }
+
     fn alloc(&mut self, name: &str, kind: &str, ty: &str, dt: &str, rows: u64, cols: u64) {
         let bytes = cols * size_of(dt) as u64;
         self.tensor_bytes += rows * bytes;
@@ -67,6 +72,14 @@ impl Prog {
 pub fn tile(mem: &str, dt: &str, offset: u64, parts: u64, free: u64) -> String {
     format!(
         r#"{{"kind":"physical_ap","memref":"{mem}","dtype":"{dt}","offset":{offset},"ap":[[{free},{parts}],[1,{free}]]}}"#
+    )
+}
+
+/// A `[parts, free]` block of a row-major tensor whose rows hold `pitch` elements, starting at
+/// element `offset` (a tile of a larger DRAM matrix, or of a PSUM partition's banks).
+pub fn block(mem: &str, dt: &str, offset: u64, pitch: u64, parts: u64, free: u64) -> String {
+    format!(
+        r#"{{"kind":"physical_ap","memref":"{mem}","dtype":"{dt}","offset":{offset},"ap":[[{pitch},{parts}],[1,{free}]]}}"#
     )
 }
 
