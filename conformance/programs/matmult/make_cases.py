@@ -33,7 +33,9 @@ values where ascending fp32 order, per-product rounding or RNE matters), aws_* (
 AWS's nc_matmul test and matrix_multiplication kernels, random data, goldens from M3/M4), psum_*
 (START / ACCUMULATE / idle / STOP / psum_zero_region, -0, NaN, Inf), schema_* (the KLR and the
 neuronx-cc 2.24 field schemas, same bits), error_* (validation). New families (M7-M9, their own RNG,
-drawn after everything above): transpose_*, doublerow_*, gen4_*.
+drawn after everything above): transpose_*, doublerow_*, gen4_*. Then two whole kernels (RNG 20270315):
+aws_matmul_hoist_load_* and aws_matmul_block_free_* re-express AWS's nki_matmul_hoist_load_ and
+nki_matmul_block_free_dimension_ as flat programs (every loop unrolled; one [M, N] bf16 result).
 
 Run: /work/main/.venv/bin/python conformance/programs/matmult/make_cases.py
 """
@@ -1662,6 +1664,149 @@ err_case("gen4_error_float16_output_on_gen4",
          err_new("gen4", "bfloat16", [[16, 8], [1, 16]], (8, 16), "bfloat16", [[4, 8], [1, 4]], (8, 4),
                  "float16", [[pitch_of("float16"), 4], [1, 16]], cc224(WHOLE)),
          "arch gen4: an fp16 PSUM output (gen4 adds bf16 only)", "dtype", "M9")
+
+
+# ================================================================ AWS whole kernels (hoist_load, block_free)
+# Their own RNG, drawn after every earlier case, so the cases above keep their bytes.
+RNG3 = np.random.default_rng(20270315)
+SDK = "aws-neuron/aws-neuron-sdk@81ce03ae"
+KSRC = "nki/examples/matrix_multiplication/matrix_multiplication_nki_kernels.py"
+TK, TM, TN = 128, 128, 512  # pmax, gemm_stationary_fmax, gemm_moving_fmax
+
+
+def evict(g, psname, bank, sb_name, sb_dt, out, out_dt, N, r0, c0, vals_out):
+    """A finished [TM, TN] PSUM tile (bank `bank`, partitions 0..127) -> TensorCopy into SB tile
+    `sb_name` (dtype sb_dt: fp32 copies, bf16 casts RNE) -> Save into rows r0.., columns c0.. of the
+    external output `out` ([M, N] of dtype out_dt: a bf16 destination of an fp32 tile casts RNE,
+    fidelity N1 / N3). Writes what the output then holds into vals_out (stored dtype)."""
+    p = g.ps[psname]
+    c = bank * BANK
+    assert p.touched[:TM, c:c + TN].all(), "reads only what the case wrote or cleared"
+    vals = p.val[:TM, c:c + TN].copy()
+    assert not np.isnan(vals).any()
+    g.sb_tile(sb_name, sb_dt, TM, TN)
+    g.inst("TensorCopy", [ap(psname, "float32", [[p.pitch, TM], [1, TN]], c)], [birprog.tile(sb_name, sb_dt, TM, TN)])
+    sbv = vals if sb_dt == "float32" else vals.astype(md.bfloat16).view(np.uint16)
+    g.sbm[sb_name] = (sb_dt, sbv)
+    g.inst("Save", [birprog.tile(sb_name, sb_dt, TM, TN)], [ap(out, out_dt, [[N, TM], [1, TN]], r0 * N + c0)])
+    f = widen(sbv, sb_dt) if sb_dt != "float32" else sbv
+    vals_out[r0:r0 + TM, c0:c0 + TN] = f.astype(md.bfloat16).view(np.uint16) if out_dt == "bfloat16" else f
+
+
+def ref_tile(lhsT, rhs, m_tile, n_tile, K):
+    """The group of one [TM, TN] result tile, k-tiles ascending: P0, then PSUM + P_k (one fp32 add
+    per Matmult), each P_k the M3 dot of its 128-row k-tile (written out apart from Psum)."""
+    acc = None
+    for kt in range(K // TK):
+        mv = widen(rhs[kt * TK:(kt + 1) * TK, n_tile * TN:(n_tile + 1) * TN], "bfloat16")
+        sv = widen(lhsT[kt * TK:(kt + 1) * TK, m_tile * TM:(m_tile + 1) * TM], "bfloat16")
+        pk = dot(mv, sv)
+        acc = pk if acc is None else (acc + pk).astype(F32)
+    return acc
+
+
+# nki_matmul_hoist_load_ (NKI_EXAMPLE_19): for m: load the K/128 lhsT tiles of column block m once
+# (hoisted out of the n loop); for n: load the K/128 rhs tiles of (k, n), K/128 Matmults into one
+# PSUM tile (START, ACC, ..., ACC|STOP), TensorCopy to an **fp32** SB tile (res_sb is nl.float32 in
+# the kernel), Save into the bf16 result (result dtype = lhsT.dtype: the Save casts fp32 -> bf16 RNE).
+# The driver's lhs (4096, 1024) / rhs (1024, 2048) bf16 torch.rand shrunk to K = 384, M = 256, N = 1024.
+K, M, N = 384, 256, 1024
+KT, MT, NT = K // TK, M // TM, N // TN
+lhsT = encode(RNG3.random((K, M)), "bfloat16")
+rhs = encode(RNG3.random((K, N)), "bfloat16")
+g = Prog()
+g.dram_in("lhsT", "bfloat16", lhsT)
+g.dram_in("rhs", "bfloat16", rhs)
+g.psum("ps")
+res = np.zeros((M, N), np.uint16)
+for m in range(MT):
+    lt = [f"lhsT_m{m}_k{kt}" for kt in range(KT)]
+    for kt in range(KT):  # hoisted: once per m, reused by every n
+        g.sb_tile(lt[kt], "bfloat16", TK, TM)
+        g.load_from("lhsT", lt[kt], kt * TK, m * TM, TK, TM)
+    for n in range(NT):
+        rt = [f"rhs_m{m}_n{n}_k{kt}" for kt in range(KT)]
+        for kt in range(KT):
+            g.sb_tile(rt[kt], "bfloat16", TK, TN)
+            g.load_from("rhs", rt[kt], kt * TK, n * TN, TK, TN)
+        bank = m * NT + n
+        for kt in range(KT):
+            fl = START if kt == 0 else (ACC | STOP if kt == KT - 1 else ACC)
+            g.matmult(sbap(rt[kt], "bfloat16", TN, TK, TN), sbap(lt[kt], "bfloat16", TM, TK, TM),
+                      psap(g, "ps", TM, TN, 0, bank * BANK), cc224(fl))
+        evict(g, "ps", bank, f"res_sb_m{m}_n{n}", "float32", "result", "bfloat16", N, m * TM, n * TN, res)
+        want = ref_tile(lhsT, rhs, m, n, K)
+        assert (res[m * TM:(m + 1) * TM, n * TN:(n + 1) * TN] == to_bf(want)).all()
+g.dram_out("result", "bfloat16", (M, N), res)
+ref = widen(lhsT, "bfloat16").astype(np.float64).T @ widen(rhs, "bfloat16").astype(np.float64)
+assert np.allclose(bf_to_f(res), ref, atol=1e-4, rtol=1e-2)  # AWS's check against torch.matmul
+# the last fp32 SB tile is compared too: it pins the fp32 group sums (M3 / M4 bits) the bf16 result hides
+last = f"res_sb_m{MT - 1}_n{NT - 1}"
+last_f32 = g.sbm[last][1]
+assert (bits(last_f32) == bits(ref_tile(lhsT, rhs, MT - 1, NT - 1, K))).all()
+g.expect(last, last_f32)
+n_once = int((last_f32 != ref[(MT - 1) * TM:, (NT - 1) * TN:].astype(F32)).sum())
+n_bf = int((res != to_bf(ref)).sum())
+assert sum(i["opcode"] == "Load" for i in g.insts) == MT * KT + MT * NT * KT
+case(f"aws_matmul_hoist_load_bfloat16_K{K}_M{M}_N{N}", g,
+     f"AWS nki_matmul_hoist_load_ ({SDK} {KSRC}): K={K} M={M} N={N} bf16; per m the {KT} lhsT k-tiles loaded once "
+     f"and reused for all {NT} n; per (m, n) {KT} rhs k-tiles, START / ACC / ACC|STOP into PSUM bank m*{NT}+n, "
+     "TensorCopy to an fp32 SB tile, Save casting fp32 -> bf16 (RNE) into the [M, N] result; the last fp32 SB tile "
+     f"({last}) is compared too ({n_once} of {last_f32.size} of its elements differ from the float64 sum rounded once; "
+     f"{n_bf} of {res.size} in the bf16 result)", ("M2", "M3", "M4"))
+
+# nki_matmul_block_free_dimension_ (NKI_EXAMPLE_20): TILES_IN_BLOCK_M = TILES_IN_BLOCK_N = 2
+# (BLOCK_M = 256, BLOCK_N = 1024). For each m block: load its 2 x K/128 lhsT tiles once; for each n
+# block: load its 2 x K/128 rhs tiles, then for bm, bn: K/128 Matmults into one PSUM tile, TensorCopy
+# to a **bf16** SB tile (result.dtype: the copy casts fp32 -> bf16 RNE), Save into the bf16 result.
+# Flags in the KLR schema (start_tensor_calc true on the first k-tile, false after; stop on the last).
+# PSUM banks: n block b uses banks 4*(b % 2) + 2*bm + bn (the two n blocks in banks 0..3 and 4..7).
+# K = 256, M = 256 (one m block), N = 2048 (two n blocks: the m block's lhsT tiles serve both).
+K, M, N = 256, 256, 2048
+KT = K // TK
+BM, BN = 2, 2
+lhsT = encode(RNG3.random((K, M)), "bfloat16")
+rhs = encode(RNG3.random((K, N)), "bfloat16")
+g = Prog()
+g.dram_in("lhsT", "bfloat16", lhsT)
+g.dram_in("rhs", "bfloat16", rhs)
+g.psum("ps")
+res = np.zeros((M, N), np.uint16)
+for m in range(M // (TM * BM)):
+    lt = [[f"lhsT_m{m}_bm{bm}_k{kt}" for kt in range(KT)] for bm in range(BM)]
+    for bm in range(BM):
+        for kt in range(KT):
+            g.sb_tile(lt[bm][kt], "bfloat16", TK, TM)
+            g.load_from("lhsT", lt[bm][kt], kt * TK, (m * BM + bm) * TM, TK, TM)
+    for n in range(N // (TN * BN)):
+        rt = [[f"rhs_m{m}_n{n}_bn{bn}_k{kt}" for kt in range(KT)] for bn in range(BN)]
+        for bn in range(BN):
+            for kt in range(KT):
+                g.sb_tile(rt[bn][kt], "bfloat16", TK, TN)
+                g.load_from("rhs", rt[bn][kt], kt * TK, (n * BN + bn) * TN, TK, TN)
+        for bm in range(BM):
+            for bn in range(BN):
+                bank = 4 * (n % 2) + 2 * bm + bn
+                for kt in range(KT):
+                    g.matmult(sbap(rt[bn][kt], "bfloat16", TN, TK, TN), sbap(lt[bm][kt], "bfloat16", TM, TK, TM),
+                              psap(g, "ps", TM, TN, 0, bank * BANK), klr(kt == 0, kt == KT - 1))
+                r0, c0 = (m * BM + bm) * TM, (n * BN + bn) * TN
+                evict(g, "ps", bank, f"result_tmp_m{m}_n{n}_bm{bm}_bn{bn}", "bfloat16", "result", "bfloat16", N,
+                      r0, c0, res)
+                want = ref_tile(lhsT, rhs, m * BM + bm, n * BN + bn, K)
+                assert (res[r0:r0 + TM, c0:c0 + TN] == to_bf(want)).all()
+g.dram_out("result", "bfloat16", (M, N), res)
+ref = widen(lhsT, "bfloat16").astype(np.float64).T @ widen(rhs, "bfloat16").astype(np.float64)
+assert np.allclose(bf_to_f(res), ref, atol=1e-4, rtol=1e-2)
+n_bf = int((res != to_bf(ref)).sum())
+assert sum(i["opcode"] == "Load" for i in g.insts) == (M // TM) * KT + (M // (TM * BM)) * (N // TN) * KT
+case(f"aws_matmul_block_free_bfloat16_K{K}_M{M}_N{N}", g,
+     f"AWS nki_matmul_block_free_dimension_ ({SDK} {KSRC}): K={K} M={M} N={N} bf16, TILES_IN_BLOCK_M = "
+     f"TILES_IN_BLOCK_N = 2; the m block's {BM}x{KT} lhsT tiles loaded once for both n blocks, each n block's "
+     f"{BN}x{KT} rhs tiles once for its 2x2 result tiles; KLR flags (start_tensor_calc on k-tile 0, stop on the "
+     "last), n block b in PSUM banks 4*(b%2)+2*bm+bn; TensorCopy to a bf16 SB tile (RNE), Save into the [M, N] result "
+     f"({n_bf} of {res.size} elements differ from the float64 product rounded once to bf16)",
+     ("M1", "M2", "M3", "M4"))
 
 
 # ---------------------------------------------------------------- writing
