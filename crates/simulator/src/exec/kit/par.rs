@@ -3,7 +3,8 @@
 //! A kernel whose outputs are independent element by element (or row by row) splits its output
 //! slice into at most `threads` contiguous chunks, each at least `grain` elements, and runs them
 //! on rayon's pool (its persistent workers; a thread spawned per kernel was often placed on the
-//! busy core and ran after its sibling instead of beside it). Every chunk computes exactly what
+//! busy core and ran after its sibling instead of beside it), broadcast so that every worker
+//! wakes with its share. Every chunk computes exactly what
 //! the single-threaded loop would for its elements, so results are bit-identical for every thread
 //! count; ordered folds are split only between rows, never within one.
 
@@ -57,18 +58,21 @@ impl Parallelism {
             offset += chunk;
             rest = tail;
         }
+        // Every pool thread is handed the pieces of its index (round robin): a broadcast wakes
+        // each thread with a job of its own, where a spawned piece waited in the spawning
+        // thread's queue for a sleeping thread to steal it — too late for pieces under a
+        // millisecond (a Matmult's), which then all ran on one thread.
+        let slots: Vec<_> = pieces.iter_mut().map(|p| std::sync::Mutex::new(Some(p))).collect();
         let f = &f;
-        // All but the first piece are spawned; the scope's own body runs the first.
-        rayon::scope(|s| {
-            let mut it = pieces.iter_mut();
-            let first = it.next();
-            for (o, piece, r) in it {
-                s.spawn(move |_| *r = f(*o, piece));
-            }
-            if let Some((o, piece, r)) = first {
-                *r = f(*o, piece);
+        rayon::broadcast(|ctx| {
+            for slot in slots.iter().skip(ctx.index()).step_by(ctx.num_threads().max(1)) {
+                let piece = slot.lock().ok().and_then(|mut s| s.take());
+                if let Some((o, piece, r)) = piece {
+                    *r = f(*o, piece);
+                }
             }
         });
+        drop(slots);
         pieces.into_iter().try_for_each(|(_, _, r)| r)
     }
 }
