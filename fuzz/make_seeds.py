@@ -28,28 +28,47 @@ def scalars(i):
                         if k not in ("name", "ins", "outs", "engine") and not isinstance(v, (list, dict))))
 
 templates, seen, per_op = [], set(), {}
+insts = []
 for f in progs:
     if "/programs/" not in f:
         continue
     p = json.load(open(f))
-    insts = []
     for fn in p.get("functions", []):
         walk(fn.get("blocks", []), insts)
+
+
+def modes(i):
+    """The instruction's string and boolean fields (modes and flags: perf_mode, is_transpose, ...)."""
+    return tuple((k, v) for k, v in scalars(i) if not v.lstrip("-").replace(".", "").isdigit())
+
+
+def take(i, key):
+    seen.add(key)
+    per_op[i.get("opcode")] = per_op.get(i.get("opcode"), 0) + 1
+    t = json.loads(json.dumps(i))
+    for op in t.get("ins", []) + t.get("outs", []):
+        if isinstance(op, dict):
+            op.pop("memsetref", None)
+            if "memref" in op:
+                op["memref"] = ""
+    templates.append(t)
+
+
+# First one template per distinct mode of each opcode (so a mode the corpus has few cases of,
+# e.g. Matmult's DoubleRow, is not crowded out; up to 10), then more forms, up to 6 per opcode.
+for first_pass in (True, False):
     for i in insts:
         # A DMABlock's descriptor opcodes count as its form, so each descriptor kind gets one.
         descs = tuple(sorted({d.get("opcode", "") for d in i.get("descriptors", [])}))
         key = (i.get("opcode"), tuple(sorted(i.keys())), scalars(i), len(i.get("ins", [])), len(i.get("outs", [])), descs)
-        if key in seen or per_op.get(i.get("opcode"), 0) >= 6:
+        mode_key = ("modes", i.get("opcode"), modes(i), descs)
+        if key in seen or per_op.get(i.get("opcode"), 0) >= (10 if first_pass else 6):
             continue
-        seen.add(key)
-        per_op[i.get("opcode")] = per_op.get(i.get("opcode"), 0) + 1
-        t = json.loads(json.dumps(i))
-        for op in t.get("ins", []) + t.get("outs", []):
-            if isinstance(op, dict):
-                op.pop("memsetref", None)
-                if "memref" in op:
-                    op["memref"] = ""
-        templates.append(t)
+        if first_pass:
+            if mode_key in seen:
+                continue
+            seen.add(mode_key)
+        take(i, key)
 with open(os.path.join(ROOT, "fuzz/templates.json"), "w") as w:
     json.dump(templates, w, separators=(",", ":"))
     w.write("\n")
