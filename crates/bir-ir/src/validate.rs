@@ -1028,10 +1028,16 @@ impl Validator<'_> {
                 );
                 return;
             }
-            if let Some(l) = f.location(out.loc)
-                && k_mov.max(k_st) <= 128
-                && m_free <= 128
-            {
+            // The data's partitions and free size each fit the 128-row array, and its transpose
+            // one bank (engines.md §1.7: up to 128 × 128).
+            let (p, free) = if nki { (k_st, m_free) } else { (k_mov, n) };
+            if p > 128 || free > 128 {
+                self.err(
+                    ErrorKind::ApShape,
+                    "outs[0].ap",
+                    format!("a PE transpose handles up to 128 × 128, found {p} × {free} (fidelity M7)"),
+                );
+            } else if let Some(l) = f.location(out.loc) {
                 self.matmult_bank(out, l);
             }
             return;

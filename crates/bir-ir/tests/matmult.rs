@@ -180,6 +180,9 @@ fn transposes_double_row_and_gen4_outputs_are_checked() {
     // A bf16 transpose writes bf16; fp32 output is refused.
     let bft = program((4, 2, 4), ("bfloat16", "bfloat16", "float32"), "PSUM", tr);
     assert!(errors(&bft).contains("writes the data's dtype"), "{}", errors(&bft));
+    // A transpose of more than 128 × 128 is refused (stationary data 4 × 200, identity 4 × 4).
+    let big = program((4, 200, 4), F32, "PSUM", tr);
+    assert!(errors(&big).contains("up to 128 × 128"), "{}", errors(&big));
     // DoubleRow needs fp8 operands.
     let dr = program(
         (4, 2, 8),

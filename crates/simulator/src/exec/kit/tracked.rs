@@ -106,29 +106,25 @@ impl Cx<'_> {
         regions: &mut Written,
     ) -> Res<()> {
         let add = how == Tracked::Accumulate;
+        // Validation lets a Matmult write float32 PSUM, or bfloat16 on gen4 (fidelity M5, M9).
         match out.ap.dtype {
             Dtype::Float32 => self.write_psum(out, vals.len(), regions, |k, cell: &mut [u8; 4], written| {
                 let v = vals[k];
                 let new = if add && written { f32::from_le_bytes(*cell) + v } else { v };
                 *cell = new.to_le_bytes();
             }),
-            dtype => {
-                // Other dtypes through the codec (bf16 on gen4), one element at a time.
-                let profile = self.profile;
-                let mut error = None;
+            // bf16 (gen4): each sum rounded to bf16 as the codec's encoder rounds it.
+            _ => {
+                let nan = self.profile.nan_sign;
                 self.write_psum(out, vals.len(), regions, |k, cell: &mut [u8; 2], written| {
-                    let mut old = [0.0f32];
-                    let r = if add && written {
-                        numerics::decode_to_f32(dtype, cell, &mut old, &profile).map(|()| old[0] + vals[k])
+                    let v = vals[k];
+                    let new = if add && written {
+                        f32::from_bits(u32::from(u16::from_le_bytes(*cell)) << 16) + v
                     } else {
-                        Ok(vals[k])
-                    }
-                    .and_then(|new| numerics::encode_from_f32(dtype, &[new], cell, &profile));
-                    if let Err(e) = r {
-                        error.get_or_insert(e);
-                    }
-                })?;
-                error.map_or(Ok(()), |e| Err(out.numerics(e)))
+                        v
+                    };
+                    *cell = numerics::codec::f32_to_bf16_bits(new.to_bits(), nan).to_le_bytes();
+                })
             }
         }
     }
