@@ -1137,7 +1137,9 @@ impl Validator<'_> {
     fn matmult_bank(&mut self, out: &AccessPattern, l: &MemoryLocation) {
         let size = out.dtype.size().max(1) as i64;
         let pitch = (l.bytes_per_partition as i64 / size).max(1);
-        let bank_of = |e: i64| (l.addr as i64 + e.rem_euclid(pitch) * size) / 2048;
+        // In i128: `addr` and the offsets come from the file (an overflow is reported elsewhere).
+        let bank_of =
+            |e: i64| (i128::from(l.addr) + i128::from(e.rem_euclid(pitch)) * i128::from(size)) / 2048;
         // The usual shape, in O(levels): partition steps that are whole rows and free levels
         // that stay inside one row; the lowest and highest element then bound every bank.
         if let Some((first, free)) = out.pairs.split_first()
@@ -1168,7 +1170,12 @@ impl Validator<'_> {
         let mut bank = None;
         let mut idx = vec![0i64; out.pairs.len()];
         loop {
-            let e = out.offset + idx.iter().zip(&out.pairs).map(|(i, p)| i * p.step).sum::<i64>();
+            let e = idx
+                .iter()
+                .zip(&out.pairs)
+                .try_fold(out.offset, |e, (i, p)| e.checked_add(i.checked_mul(p.step)?));
+            // An address that overflows has its own error (the AP's extent).
+            let Some(e) = e else { return };
             let b = bank_of(e);
             if *bank.get_or_insert(b) != b {
                 self.err(

@@ -192,3 +192,14 @@ fn transposes_double_row_and_gen4_outputs_are_checked() {
     );
     assert!(errors(&dr).contains("DoubleRow multiplies fp8"), "{}", errors(&dr));
 }
+
+#[test]
+fn an_output_ap_whose_addresses_overflow_is_an_error_not_a_panic() {
+    // The fuzzer's input (fuzz/regressions/run_program/matmult-bank-walk-overflow): a partition
+    // step that is not a whole row sends the bank check down its per-element walk, where
+    // 2 · 2^62 overflowed i64.
+    let text = program((4, 2, 3), F32, "PSUM", r#","start_tensor_calc":true"#)
+        .replace(r#""ap":[[3,2],[1,3]]}]"#, r#""ap":[[1,2],[4611686018427387904,3]]}]"#);
+    assert!(text.contains("4611686018427387904"), "{text}");
+    assert!(!errors(&text).is_empty());
+}

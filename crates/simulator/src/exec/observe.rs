@@ -47,12 +47,8 @@ impl MatmulTrace {
         let l = f.location(out.loc)?;
         let size = out.dtype.size().max(1) as i64;
         let pitch = (l.bytes_per_partition as i64 / size).max(1);
-        let byte = l.addr as i64 + out.offset.rem_euclid(pitch) * size;
-        Some(MatmulTrace {
-            flags: m.flags.bits(),
-            zero_banks: m.flags.zero_banks(),
-            bank: (byte / 2048) as u64,
-        })
+        let byte = l.addr.checked_add(out.offset.rem_euclid(pitch).unsigned_abs() * size as u64)?;
+        Some(MatmulTrace { flags: m.flags.bits(), zero_banks: m.flags.zero_banks(), bank: byte / 2048 })
     }
 }
 

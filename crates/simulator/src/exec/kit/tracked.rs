@@ -39,7 +39,7 @@ impl Cx<'_> {
             let b = b as u64;
             let row = (b - origin) / stride;
             // The byte inside the PSUM partition: the location's `addr` plus its row offset.
-            let k = (addr + (b - origin) % stride) / BANK;
+            let k = addr.saturating_add((b - origin) % stride) / BANK;
             crosses |= *bank.get_or_insert(k) != k;
             let start = (origin + row * stride) as usize;
             if rows.last() != Some(&start) && !rows.contains(&start) {
@@ -76,16 +76,15 @@ impl Cx<'_> {
         let row_bytes = self.memory.layout(out.ap.loc).partition_bytes();
         let (data, shadow, _) = self.memory.buffer_and_shadow_mut(out.ap.loc)?;
         // Banks in PSUM-partition bytes, then in this buffer row's bytes.
-        let (lo, hi) = (bank * BANK, (bank + u64::from(banks)) * BANK);
-        let (lo, hi) = if arena {
-            // A row of the arena starts at PSUM byte 0 (`addr` bytes before the location).
-            (lo as i64 - addr as i64, hi as i64 - addr as i64)
-        } else {
-            ((lo as i64 - addr as i64).max(0), (hi as i64 - addr as i64).min(row_bytes as i64))
-        };
+        // In i128: `addr` comes from the file.
+        let (addr, row_bytes) = (i128::from(addr), i128::from(row_bytes));
+        let (lo, hi) = (i128::from(bank * BANK) - addr, i128::from((bank + u64::from(banks)) * BANK) - addr);
+        // A row of the arena starts at PSUM byte 0 (`addr` bytes before the location); a
+        // location of its own holds only its row.
+        let (lo, hi) = if arena { (lo, hi) } else { (lo.max(0), hi.min(row_bytes)) };
         for start in rows {
-            let (a, b) = (start as i64 + lo, start as i64 + hi);
-            if a < 0 || b < a || b as usize > data.len() {
+            let (a, b) = (start as i128 + lo, start as i128 + hi);
+            if a < 0 || b < a || b > data.len() as i128 {
                 continue;
             }
             data[a as usize..b as usize].fill(0);
