@@ -1167,6 +1167,11 @@ impl Validator<'_> {
                 return;
             }
         }
+        // The walk is bounded: an output of more elements than one bank holds on all 128
+        // partitions already has its shape error.
+        if Self::count_of(out).is_none_or(|c| c > 128 * 2048) {
+            return;
+        }
         let mut bank = None;
         let mut idx = vec![0i64; out.pairs.len()];
         loop {

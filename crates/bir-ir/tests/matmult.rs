@@ -203,3 +203,14 @@ fn an_output_ap_whose_addresses_overflow_is_an_error_not_a_panic() {
     assert!(text.contains("4611686018427387904"), "{text}");
     assert!(!errors(&text).is_empty());
 }
+
+#[test]
+fn an_output_far_larger_than_a_bank_is_not_walked() {
+    // The fuzzer's timeout (fuzz/regressions/run_program/matmult-bank-walk-huge): an output AP
+    // of 2^40 elements whose partition step is not a whole row; its shape error is enough.
+    let text = program((4, 2, 3), F32, "PSUM", r#","start_tensor_calc":true"#)
+        .replace(r#""ap":[[3,2],[1,3]]}]"#, r#""ap":[[1,1048576],[1,1048576]]}]"#);
+    let start = std::time::Instant::now();
+    assert!(!errors(&text).is_empty());
+    assert!(start.elapsed() < std::time::Duration::from_secs(5), "{:?}", start.elapsed());
+}
