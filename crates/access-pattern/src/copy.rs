@@ -80,13 +80,31 @@ pub fn write(buf: &mut [u8], layout: &Layout, p: &Pattern<'_>, src: &[u8]) -> Re
 pub fn for_each_element(
     layout: &Layout,
     p: &Pattern<'_>,
-    f: impl FnMut(usize, usize),
+    mut f: impl FnMut(usize, usize),
+) -> Result<(), ApError> {
+    for_each_piece(layout, p, |k, at, count, step| {
+        let mut pos = at as isize;
+        for e in k..k + count {
+            f(e, pos as usize);
+            pos += step;
+        }
+    })
+}
+
+/// Calls `f(k, byte, count, step)` for each piece of `p` in element order: `count` elements,
+/// the first of them the pattern's `k`-th, at buffer byte `byte`, the others `step` bytes apart
+/// (`step` = the element size: contiguous bytes). The same checks and walk as
+/// [`for_each_element`], for loops that want whole slices (the simulator's PSUM writes).
+pub fn for_each_piece(
+    layout: &Layout,
+    p: &Pattern<'_>,
+    f: impl FnMut(usize, usize, usize, isize),
 ) -> Result<(), ApError> {
     let total = p.elements()?;
     let bytes = usize::try_from(total).ok().and_then(|n| n.checked_mul(p.elem_size)).unwrap_or(usize::MAX);
     let span = layout.span().unwrap_or(usize::MAX);
     let runs = prepare(layout, p, span, bytes)?;
-    walk::<0>(layout, p, runs, &mut EachOp { f, size: p.elem_size });
+    walk::<0>(layout, p, runs, &mut PieceOp { f, size: p.elem_size });
     Ok(())
 }
 
@@ -124,7 +142,7 @@ struct WriteOp<'a> {
     src: &'a [u8],
 }
 
-struct EachOp<F> {
+struct PieceOp<F> {
     f: F,
     size: usize,
 }
@@ -181,21 +199,15 @@ impl Op for WriteOp<'_> {
     }
 }
 
-impl<F: FnMut(usize, usize)> Op for EachOp<F> {
+impl<F: FnMut(usize, usize, usize, isize)> Op for PieceOp<F> {
     #[inline]
     fn contiguous(&mut self, at: usize, flat: usize, bytes: usize) {
-        for k in 0..bytes / self.size {
-            (self.f)(flat / self.size + k, at + k * self.size);
-        }
+        (self.f)(flat / self.size, at, bytes / self.size, self.size as isize);
     }
 
     #[inline]
     fn strided<const W: usize>(&mut self, at: usize, step: isize, flat: usize, count: usize, _w: usize) {
-        let mut pos = at as isize;
-        for k in 0..count {
-            (self.f)(flat / self.size + k, pos as usize);
-            pos += step;
-        }
+        (self.f)(flat / self.size, at, count, step);
     }
 }
 

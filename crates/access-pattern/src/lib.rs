@@ -8,7 +8,7 @@
 //!   dims dropped, contiguous inner dims fused into one run, one base offset per outer iteration.
 //! - [`Layout`]: where element `e` of a memory location lives in a byte buffer, by the pitch rule
 //!   of bir-json.md (partition `e / pitch`, byte `(e % pitch)·size`); flat for DRAM.
-//! - [`read`], [`read_to_vec`], [`write`](fn@write), [`for_each_element`]: byte gathers/scatters
+//! - [`read`], [`read_to_vec`], [`write`](fn@write), [`for_each_element`], [`for_each_piece`]: byte gathers/scatters
 //!   through an AP, dispatched once on element width (the reads' fast loops are in `gather`), plus
 //!   the per-element hook the simulator's tracked-PSUM path uses.
 //! - [`check_bounds`]: which dimension and index leaves the location, if any.
@@ -24,7 +24,7 @@ mod layout;
 mod runs;
 
 pub use bounds::check_bounds;
-pub use copy::{for_each_element, read, read_to_vec, write};
+pub use copy::{for_each_element, for_each_piece, read, read_to_vec, write};
 pub use distinct::{distinct_pairs, injective};
 pub use layout::Layout;
 pub use runs::{Pattern, Run, Runs};

@@ -3,8 +3,8 @@
 //! nothing was written.
 //!
 //! A buffer costs what it holds: it starts as zeroed pages the OS maps on first touch, and each
-//! 64 KiB granule is filled with 0xFF only when first touched by an access that does not overwrite
-//! it whole. Pages never written and never read are never materialised. A location whose last use
+//! 64 KiB granule (2 KiB in PSUM: one bank of one partition, what a Matmult touches) is filled
+//! with 0xFF only when first touched by an access that does not overwrite it whole. Pages never written and never read are never materialised. A location whose last use
 //! has passed can be freed, and a whole-location copy out of a dying location can move the buffer
 //! instead of copying it (the executor decides both; see `exec`).
 //!
@@ -27,6 +27,11 @@ enum Home {
 
 /// Bytes per lazily materialised granule.
 const GRANULE: usize = 1 << 16;
+
+/// Bytes per granule of a PSUM buffer: one 2 KiB bank of one partition, so a Matmult's START
+/// clear (whole banks) makes its granules valid without filling them first, and its write
+/// fills nothing beyond the banks it touches.
+const PSUM_GRANULE: usize = 2048;
 
 /// Buffers at least this large are anonymous mappings with transparent huge pages requested:
 /// the OS hands out zeroed memory on first touch, 2 MiB at a time instead of 4 KiB, so a first
@@ -87,6 +92,8 @@ impl std::ops::DerefMut for Bytes {
 #[derive(Debug)]
 struct Buf {
     data: Bytes,
+    /// Bytes per granule.
+    granule: usize,
     /// One bit per granule; set once the granule holds real bytes.
     ready: Vec<u64>,
     /// Granules not ready yet (0: the whole buffer is valid).
@@ -94,11 +101,14 @@ struct Buf {
 }
 
 impl Buf {
-    fn new(n: usize) -> Result<Buf, OutOfMemory> {
-        let granules = n.div_ceil(GRANULE);
+    /// `n` bytes; PSUM's (`psum`) in bank-sized granules.
+    fn new(n: usize, psum: bool) -> Result<Buf, OutOfMemory> {
+        let granule = if psum { PSUM_GRANULE } else { GRANULE };
+        let granules = n.div_ceil(granule);
         // Zeroed mappings come from the OS as untouched pages: nothing is resident yet.
         Ok(Buf {
             data: Bytes::zeroed(n)?,
+            granule,
             ready: alloc::filled(granules.div_ceil(64), 0)?,
             pending: granules,
         })
@@ -110,13 +120,13 @@ impl Buf {
         if self.pending == 0 || range.is_empty() {
             return;
         }
-        let end = range.end.min(self.data.len());
-        for g in range.start / GRANULE..end.div_ceil(GRANULE) {
+        let (end, size) = (range.end.min(self.data.len()), self.granule);
+        for g in range.start / size..end.div_ceil(size) {
             let (word, bit) = (g / 64, 1u64 << (g % 64));
             if self.ready[word] & bit != 0 {
                 continue;
             }
-            let gr = g * GRANULE..((g + 1) * GRANULE).min(self.data.len());
+            let gr = g * size..((g + 1) * size).min(self.data.len());
             if !(covers && range.start <= gr.start && gr.end <= end) {
                 self.data[gr].fill(UNINIT);
             }
@@ -127,12 +137,7 @@ impl Buf {
 
     /// A zero-length buffer (the stand-in when a buffer could not be made).
     fn empty() -> Buf {
-        Buf { data: Bytes::Heap(Vec::new()), ready: Vec::new(), pending: 0 }
-    }
-
-    fn whole(&mut self) -> &mut [u8] {
-        self.prepare(0..self.data.len(), false);
-        &mut self.data
+        Buf { data: Bytes::Heap(Vec::new()), granule: GRANULE, ready: Vec::new(), pending: 0 }
     }
 }
 
@@ -145,9 +150,12 @@ pub struct Memory {
     psum: Option<Buf>,
     sb_row: u64,
     /// Written-shadows (re-facts §5 "MemoryObject"): zero where nothing was written yet, 0xFF
-    /// where a tracked write landed; created on demand, for PSUM's first-write-copies rule.
-    shadows: Vec<Option<Vec<u8>>>,
-    psum_shadow: Option<Vec<u8>>,
+    /// where a tracked write landed; created on demand (zero pages, as a buffer's), for PSUM's
+    /// first-write-copies rule.
+    shadows: Vec<Option<Bytes>>,
+    psum_shadow: Option<Bytes>,
+    /// Per location: whether it is in PSUM (its buffer has bank-sized granules).
+    psum_locs: Vec<bool>,
 }
 
 /// Which bytes of a buffer an access touches, and whether it overwrites all of them.
@@ -181,7 +189,8 @@ impl Memory {
             .collect::<Vec<_>>();
         Memory {
             private: homes.iter().map(|_| None).collect(),
-            shadows: vec![None; homes.len()],
+            shadows: homes.iter().map(|_| None).collect(),
+            psum_locs: f.locations.iter().map(|l| l.mem_type == MemoryType::Psum).collect(),
             homes,
             sb: None,
             psum: None,
@@ -223,9 +232,10 @@ impl Memory {
     pub fn ensure(&mut self, loc: LocId) -> Result<(), OutOfMemory> {
         let (home, layout) = self.homes[loc.index()];
         let n = self.span(home, layout);
+        let psum = self.psum_locs[loc.index()];
         let slot = self.slot(home);
         if slot.as_ref().is_none_or(|b| b.data.len() != n) {
-            *slot = Some(Buf::new(n)?);
+            *slot = Some(Buf::new(n, psum)?);
         }
         Ok(())
     }
@@ -237,7 +247,8 @@ impl Memory {
     pub fn buffer_for(&mut self, loc: LocId, touch: &Touch) -> (&mut [u8], Layout) {
         let (home, layout) = self.homes[loc.index()];
         let n = self.span(home, layout);
-        let buf = self.slot(home).get_or_insert_with(|| Buf::new(n).unwrap_or_else(|_| Buf::empty()));
+        let psum = self.psum_locs[loc.index()];
+        let buf = self.slot(home).get_or_insert_with(|| Buf::new(n, psum).unwrap_or_else(|_| Buf::empty()));
         let n = n.min(buf.data.len());
         match &touch.range {
             Some(r) => buf.prepare(r.clone(), touch.covers),
@@ -252,29 +263,38 @@ impl Memory {
         self.buffer_for(loc, &Touch::ALL)
     }
 
-    /// A location's buffer together with its written-shadow (same size, zero-filled when created)
-    /// and its layout: what a tracked write (a matmul into PSUM, seed 000 §1.3) needs to decide per
-    /// element between copying and accumulating. Allocated SB locations share the SB arena's data
-    /// but keep a private shadow.
+    /// A location's buffer together with its written-shadow (same size, zero when created) and
+    /// its layout: what a tracked write (a matmul into PSUM, seed 000 §1.3) needs to decide per
+    /// element between copying and accumulating. The bytes of each of `ranges` are made valid
+    /// (overwritten whole by the caller when `covers`); the caller touches no others. Allocated
+    /// SB locations share the SB arena's data but keep a private shadow.
     pub fn buffer_and_shadow_mut(
         &mut self,
         loc: LocId,
+        ranges: &[std::ops::Range<usize>],
+        covers: bool,
     ) -> Result<(&mut [u8], &mut [u8], Layout), OutOfMemory> {
         let (home, layout) = self.homes[loc.index()];
         let n = self.span(home, layout);
+        let psum = self.psum_locs[loc.index()];
         let (data, shadow) = match home {
             Home::Private(id) => (&mut self.private[id.index()], &mut self.shadows[id.index()]),
             Home::SbArena => (&mut self.sb, &mut self.shadows[loc.index()]),
             Home::PsumArena => (&mut self.psum, &mut self.psum_shadow),
         };
         if data.is_none() {
-            *data = Some(Buf::new(n)?);
+            *data = Some(Buf::new(n, psum)?);
         }
         if shadow.is_none() {
-            *shadow = Some(alloc::filled(n, 0)?);
+            *shadow = Some(Bytes::zeroed(n)?);
         }
         match (data, shadow) {
-            (Some(d), Some(s)) => Ok((d.whole(), s, layout)),
+            (Some(d), Some(s)) => {
+                for r in ranges {
+                    d.prepare(r.clone(), covers);
+                }
+                Ok((&mut d.data, s, layout))
+            }
             // Both were filled just above.
             _ => Err(OutOfMemory::host(n as u64)),
         }
@@ -390,8 +410,8 @@ impl Memory {
     pub fn resident_bytes(&self) -> u64 {
         let count = |b: &Option<Buf>| {
             b.as_ref().map_or(0, |b| {
-                let granules = b.data.len().div_ceil(GRANULE);
-                ((granules - b.pending) * GRANULE).min(b.data.len()) as u64
+                let granules = b.data.len().div_ceil(b.granule);
+                ((granules - b.pending) * b.granule).min(b.data.len()) as u64
             })
         };
         self.private.iter().map(count).sum::<u64>() + count(&self.sb) + count(&self.psum)

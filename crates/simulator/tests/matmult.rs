@@ -134,6 +134,40 @@ fn a_start_clears_its_banks_and_restarts_the_group() {
 }
 
 #[test]
+fn psum_outside_the_written_banks_stays_uninitialised() {
+    // An unloaded 4-partition PSUM tile of 1024 fp32 (banks 0 and 1) reads 0xFF everywhere. A
+    // START into bank 1 at element 8 clears bank 1 of partitions 0 and 1 and writes the product
+    // there; an ACCUMULATE into bank 0 at element 8 copies the product (nothing written there
+    // yet) and leaves the rest of bank 0 as it was. Partitions 2 and 3 are never touched.
+    let per = 1024;
+    let body = [
+        mm("a", 512 + 8, per as i64, r#""accumulation_flag":1,"psum_zero_region":0"#),
+        mm("b", 8, per as i64, r#""accumulation_flag":4,"psum_zero_region":0"#),
+    ]
+    .join(",");
+    let tensors = [
+        sb("x", "float32", 2, 3, f32s(&MOVING)),
+        sb("w", "float32", 2, 2, f32s(&STATIONARY)),
+        psum_uninit("ps", "float32", 4, per),
+    ];
+    let (fault, mem) = run_keep(&tensors, &body, Options::default(), None);
+    assert!(fault.is_none(), "{fault:?}");
+    let got: Vec<u32> = to_f32(&mem[2]).iter().map(|v| v.to_bits()).collect();
+    for p in 0..4 {
+        for j in 0..per {
+            let product =
+                (p < 2 && (8..11).contains(&(j % 512))).then(|| PRODUCT[3 * p + j % 512 - 8].to_bits());
+            let want = match (product, p < 2 && j >= 512) {
+                (Some(v), _) => v,
+                (None, true) => 0,
+                (None, false) => u32::MAX,
+            };
+            assert_eq!(got[p * per + j], want, "ps[{p}, {j}]: {:#010x}", got[p * per + j]);
+        }
+    }
+}
+
+#[test]
 fn the_matmul_option_picks_the_summation() {
     // K = 2 by hand: moving [[-1], [x]], stationary [[1], [x]], x = 1 + 2^-12. x² = 1 + 2^-11 +
     // 2^-24 is a tie in fp32 and rounds to 1 + 2^-11, so ascending gives -1 + (1 + 2^-11) =

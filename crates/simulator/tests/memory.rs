@@ -46,11 +46,13 @@ fn psum_has_a_zeroed_written_shadow() {
     let p = program();
     let v = validate(&p, &ValidateOptions::default()).unwrap();
     let mut m = Memory::new(&v);
-    let (data, shadow, layout) = m.buffer_and_shadow_mut(LocId(4)).unwrap();
+    let whole = 0..m.span_of(LocId(4));
+    let (data, shadow, layout) =
+        m.buffer_and_shadow_mut(LocId(4), std::slice::from_ref(&whole), false).unwrap();
     assert!(data.iter().all(|x| *x == UNINIT) && shadow.iter().all(|x| *x == 0));
     let at = layout.address(3, 4).unwrap();
     shadow[at] = 0xFF;
-    let (_, shadow, _) = m.buffer_and_shadow_mut(LocId(4)).unwrap();
+    let (_, shadow, _) = m.buffer_and_shadow_mut(LocId(4), &[], false).unwrap();
     assert_eq!(shadow[at], 0xFF, "the shadow persists");
 }
 

@@ -3,8 +3,10 @@
  * per output row m, acc = +0, then for k = 0..K-1 ascending acc[n] += mov[k, n] * st[k, m], each
  * product and each sum rounded to fp32 (-ffp-contract=off: no FMA). The inner loop runs over N,
  * so it vectorises without changing any element's chain. Inputs are the bench's data (element i
- * is (i % 1000) * 0.5, as xtask's program::value). "cold": into a freshly allocated result each
- * rep (as a fresh simulator's PSUM); "warm": into one reused result. OUT, when given, receives
+ * is (i % 1000) * 0.5, as xtask's program::value). "cold": into a fresh mapping each rep (every
+ * page touched first by the loop, as a fresh simulator's PSUM; a malloc'd result would be the
+ * previous rep's memory again after the first, glibc keeping freed chunks of this size); "warm":
+ * into one reused result. OUT, when given, receives
  * the result's raw fp32 bits (the bench compares them with birsim's PSUM). */
 #include "common.h"
 
@@ -29,10 +31,10 @@ int main(int argc, char **argv) {
     for (long i = 0; i < k_len * n; i++) mov[i] = (float)(i % 1000) * 0.5f;
     for (long i = 0; i < k_len * m_len; i++) st[i] = (float)(i % 1000) * 0.5f;
     TIME("cold", reps, {
-        float *d = xmalloc(out_bytes);
+        float *d = fresh(out_bytes);
         matmul(d, mov, st, k_len, m_len, n);
         sink = ((unsigned char *)d)[out_bytes - 1];
-        free(d);
+        fresh_free(d, out_bytes);
     });
     float *y = xmalloc(out_bytes);
     memset(y, 0, out_bytes);

@@ -48,6 +48,8 @@ pub struct T<'a> {
     pub parts: usize,
     /// The partitioned memory: "SB" or "PSUM".
     pub space: &'a str,
+    /// Loaded with `init` (zero-padded) before the run; else its bytes start uninitialised.
+    pub load: bool,
 }
 
 pub fn size_of(dtype: &str) -> usize {
@@ -73,18 +75,23 @@ pub fn to_u16(b: &[u8]) -> Vec<u16> {
 }
 
 pub fn t<'a>(name: &'a str, dtype: &'a str, n: usize, init: Vec<u8>) -> T<'a> {
-    T { name, dtype, n, init, parts: 0, space: "SB" }
+    T { name, dtype, n, init, parts: 0, space: "SB", load: true }
 }
 
 /// An SB tensor of `parts` partitions × `per` elements.
 pub fn sb<'a>(name: &'a str, dtype: &'a str, parts: usize, per: usize, init: Vec<u8>) -> T<'a> {
-    T { name, dtype, n: parts * per, init, parts, space: "SB" }
+    T { name, dtype, n: parts * per, init, parts, space: "SB", load: true }
 }
 
 /// A PSUM tensor of `parts` partitions × `per` elements (a location of its own: its bytes are
 /// banks from PSUM byte 0 of each partition).
 pub fn psum<'a>(name: &'a str, dtype: &'a str, parts: usize, per: usize, init: Vec<u8>) -> T<'a> {
-    T { name, dtype, n: parts * per, init, parts, space: "PSUM" }
+    T { name, dtype, n: parts * per, init, parts, space: "PSUM", load: true }
+}
+
+/// [`psum`] left unloaded: every byte reads 0xFF until written.
+pub fn psum_uninit<'a>(name: &'a str, dtype: &'a str, parts: usize, per: usize) -> T<'a> {
+    T { load: false, ..psum(name, dtype, parts, per, Vec::new()) }
 }
 
 /// A physical AP over tensor `mem`.
@@ -165,7 +172,7 @@ pub fn run_on(
         let locs: Vec<_> = names.iter().map(|n| simulator::io::resolve(f0, n).unwrap().loc).collect();
         sim.free_dead_locations(&locs);
     }
-    for x in tensors {
+    for x in tensors.iter().filter(|x| x.load) {
         let tt = simulator::io::resolve(f0, x.name).unwrap();
         let loc = &f0.locations[tt.loc.index()];
         let mut init = x.init.clone();

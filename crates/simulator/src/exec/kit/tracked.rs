@@ -14,6 +14,13 @@ use bir_ir::{Dtype, MemoryType, PSUM_BYTES_PER_PARTITION};
 /// Bytes of one PSUM bank in each partition.
 pub(crate) const BANK: u64 = 2048;
 
+/// One partition row a PSUM output touches: where the row starts in its buffer, and the buffer
+/// bytes the output touches in it (its first element's to its last's).
+struct Row {
+    start: usize,
+    bytes: std::ops::Range<usize>,
+}
+
 /// How [`Cx::write_tracked`] treats an element already written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Tracked {
@@ -24,26 +31,54 @@ pub(crate) enum Tracked {
 }
 
 impl Cx<'_> {
-    /// The partition rows (buffer row starts) a PSUM output touches and the bank of its
-    /// elements; faults when the output is out of bounds or leaves the 2 KiB bank of its first
-    /// element (engines.md §1.2). One pass over the output's addresses, nothing per element kept.
-    fn psum_survey(&self, out: Arg<'_>) -> Res<(Vec<usize>, u64)> {
+    /// The partition rows a PSUM output touches (each row's buffer start, and the buffer bytes
+    /// it touches there, first to last element) and the bank of its elements; faults when the
+    /// output is out of bounds or leaves the 2 KiB bank of its first element (engines.md §1.2).
+    /// One pass over the output's pieces (a contiguous piece is looked at by its first and last
+    /// element in each row it covers), nothing per element kept.
+    fn psum_survey(&self, out: Arg<'_>) -> Res<(Vec<Row>, u64)> {
         let layout = self.memory.layout(out.ap.loc);
         let addr = self.f.location(out.ap.loc).map_or(0, |l| l.addr);
-        let p = Pattern { pairs: &out.ap.pairs, offset: out.ap.offset, elem_size: out.ap.dtype.size() };
+        let size = out.ap.dtype.size();
+        let p = Pattern { pairs: &out.ap.pairs, offset: out.ap.offset, elem_size: size };
         let (origin, stride) = (layout.origin() as u64, layout.row_stride().max(1));
-        let mut rows: Vec<usize> = Vec::new();
+        let mut rows: Vec<Row> = Vec::new();
         let mut bank = None;
         let mut crosses = false;
-        access_pattern::for_each_element(&layout, &p, |_, b| {
-            let b = b as u64;
+        let mut visit = |b: u64| {
             let row = (b - origin) / stride;
             // The byte inside the PSUM partition: the location's `addr` plus its row offset.
             let k = addr.saturating_add((b - origin) % stride) / BANK;
             crosses |= *bank.get_or_insert(k) != k;
-            let start = (origin + row * stride) as usize;
-            if rows.last() != Some(&start) && !rows.contains(&start) {
-                rows.push(start);
+            let (start, b) = ((origin + row * stride) as usize, b as usize);
+            let at = match rows.last() {
+                Some(r) if r.start == start => rows.len() - 1,
+                _ => rows.iter().position(|r| r.start == start).unwrap_or_else(|| {
+                    rows.push(Row { start, bytes: b..b });
+                    rows.len() - 1
+                }),
+            };
+            let r = &mut rows[at].bytes;
+            (r.start, r.end) = (r.start.min(b), r.end.max(b + size));
+        };
+        access_pattern::for_each_piece(&layout, &p, |_, at, count, step| {
+            let (at, size) = (at as u64, size as u64);
+            if step as u64 == size {
+                // Contiguous bytes: the bank only grows along a row, so each row's ends decide.
+                let end = at + count as u64 * size;
+                let mut b = at;
+                while b < end {
+                    let row_end = origin + ((b - origin) / stride + 1) * stride;
+                    visit(b);
+                    visit(end.min(row_end) - size);
+                    b = row_end;
+                }
+            } else {
+                let mut pos = at as i64;
+                for _ in 0..count {
+                    visit(pos as u64);
+                    pos += step as i64;
+                }
             }
         })
         .map_err(|e| out.access(e))?;
@@ -63,6 +98,7 @@ impl Cx<'_> {
     /// banks past PSUM's eight fault.
     pub(crate) fn psum_clear_banks(&mut self, out: Arg<'_>, banks: u32) -> Res<()> {
         let (rows, bank) = self.psum_survey(out)?;
+        let starts = rows.iter().map(|r| r.start);
         if (bank + u64::from(banks)) * BANK > PSUM_BYTES_PER_PARTITION {
             return Err(FaultCause::BadField {
                 field: "psum_zero_region",
@@ -74,7 +110,7 @@ impl Cx<'_> {
         let addr = loc.map_or(0, |l| l.addr);
         let arena = loc.is_some_and(|l| l.allocated && l.mem_type == MemoryType::Psum);
         let row_bytes = self.memory.layout(out.ap.loc).partition_bytes();
-        let (data, shadow, _) = self.memory.buffer_and_shadow_mut(out.ap.loc)?;
+        let len = self.memory.span_of(out.ap.loc) as i128;
         // Banks in PSUM-partition bytes, then in this buffer row's bytes.
         // In i128: `addr` comes from the file.
         let (addr, row_bytes) = (i128::from(addr), i128::from(row_bytes));
@@ -82,13 +118,18 @@ impl Cx<'_> {
         // A row of the arena starts at PSUM byte 0 (`addr` bytes before the location); a
         // location of its own holds only its row.
         let (lo, hi) = if arena { (lo, hi) } else { (lo.max(0), hi.min(row_bytes)) };
-        for start in rows {
-            let (a, b) = (start as i128 + lo, start as i128 + hi);
-            if a < 0 || b < a || b > data.len() as i128 {
-                continue;
+        let cleared: Vec<std::ops::Range<usize>> = starts
+            .map(|start| (start as i128 + lo, start as i128 + hi))
+            .filter(|&(a, b)| a >= 0 && a <= b && b <= len)
+            .map(|(a, b)| a as usize..b as usize)
+            .collect();
+        // Overwritten whole: these granules need no 0xFF fill first.
+        let (data, shadow, _) = self.memory.buffer_and_shadow_mut(out.ap.loc, &cleared, true)?;
+        for r in cleared {
+            if let (Some(d), Some(s)) = (data.get_mut(r.clone()), shadow.get_mut(r)) {
+                d.fill(0);
+                s.fill(0);
             }
-            data[a as usize..b as usize].fill(0);
-            shadow[a as usize..b as usize].fill(0);
         }
         Ok(())
     }
@@ -107,22 +148,36 @@ impl Cx<'_> {
         let add = how == Tracked::Accumulate;
         // Validation lets a Matmult write float32 PSUM, or bfloat16 on gen4 (fidelity M5, M9).
         match out.ap.dtype {
-            Dtype::Float32 => self.write_psum(out, vals.len(), regions, |k, cell: &mut [u8; 4], written| {
-                let v = vals[k];
-                let new = if add && written { f32::from_le_bytes(*cell) + v } else { v };
-                *cell = new.to_le_bytes();
+            Dtype::Float32 => self.write_psum::<4>(out, vals.len(), regions, |k, cells, marks| {
+                let vals = &vals[k..k + cells.len() / 4];
+                let cells = cells.chunks_exact_mut(4);
+                if add && marks.iter().any(|&m| m != 0) {
+                    for ((cell, mark), &v) in cells.zip(marks.chunks_exact(4)).zip(vals) {
+                        let old = f32::from_le_bytes([cell[0], cell[1], cell[2], cell[3]]);
+                        let new = if mark[0] != 0 { old + v } else { v };
+                        cell.copy_from_slice(&new.to_le_bytes());
+                    }
+                } else {
+                    for (cell, &v) in cells.zip(vals) {
+                        cell.copy_from_slice(&v.to_le_bytes());
+                    }
+                }
             }),
             // bf16 (gen4): each sum rounded to bf16 as the codec's encoder rounds it.
             _ => {
                 let nan = self.profile.nan_sign;
-                self.write_psum(out, vals.len(), regions, |k, cell: &mut [u8; 2], written| {
-                    let v = vals[k];
-                    let new = if add && written {
-                        f32::from_bits(u32::from(u16::from_le_bytes(*cell)) << 16) + v
-                    } else {
-                        v
-                    };
-                    *cell = numerics::codec::f32_to_bf16_bits(new.to_bits(), nan).to_le_bytes();
+                self.write_psum::<2>(out, vals.len(), regions, |k, cells, marks| {
+                    let vals = &vals[k..k + cells.len() / 2];
+                    for ((cell, mark), &v) in cells.chunks_exact_mut(2).zip(marks.chunks_exact(2)).zip(vals) {
+                        let new = if add && mark[0] != 0 {
+                            f32::from_bits(u32::from(u16::from_le_bytes([cell[0], cell[1]])) << 16) + v
+                        } else {
+                            v
+                        };
+                        cell.copy_from_slice(
+                            &numerics::codec::f32_to_bf16_bits(new.to_bits(), nan).to_le_bytes(),
+                        );
+                    }
                 })
             }
         }
@@ -131,28 +186,28 @@ impl Cx<'_> {
     /// Copies raw elements (each `out`'s element size) over the PSUM output, setting each
     /// element's shadow: the bit-exact PE transpose (fidelity M7).
     pub(crate) fn write_psum_raw(&mut self, out: Arg<'_>, bytes: &[u8], regions: &mut Written) -> Res<()> {
+        fn copy<const W: usize>(bytes: &[u8]) -> impl FnMut(usize, &mut [u8], &[u8]) + '_ {
+            move |k, cells, _| cells.copy_from_slice(&bytes[k * W..k * W + cells.len()])
+        }
         match out.ap.dtype.size() {
-            2 => self.write_psum(out, bytes.len() / 2, regions, |k, cell: &mut [u8; 2], _| {
-                cell.copy_from_slice(&bytes[2 * k..2 * k + 2]);
-            }),
-            _ => self.write_psum(out, bytes.len() / 4, regions, |k, cell: &mut [u8; 4], _| {
-                cell.copy_from_slice(&bytes[4 * k..4 * k + 4]);
-            }),
+            2 => self.write_psum::<2>(out, bytes.len() / 2, regions, copy::<2>(bytes)),
+            _ => self.write_psum::<4>(out, bytes.len() / 4, regions, copy::<4>(bytes)),
         }
     }
 
-    /// The one element loop of the PSUM writes, over elements of `W` bytes (the output's dtype
-    /// size): `set(k, cell, written)` for the output's `k`-th element (its bytes, and whether its
-    /// shadow was set), then its shadow is set. Checked first (bounds, one bank, `count`
-    /// elements), so a fault writes nothing; the written bytes are hashed for the trace after.
+    /// The one loop of the PSUM writes, over elements of `W` bytes (the output's dtype size):
+    /// `set(k, cells, marks)` for each piece of the output (its elements from the `k`-th on:
+    /// their bytes, and their shadow bytes as they were: non-zero where written), then the
+    /// piece's shadow is set. Checked first (bounds, one bank, `count` elements), so a fault
+    /// writes nothing; the written bytes are hashed for the trace after.
     fn write_psum<const W: usize>(
         &mut self,
         out: Arg<'_>,
         count: usize,
         regions: &mut Written,
-        mut set: impl FnMut(usize, &mut [u8; W], bool),
+        mut set: impl FnMut(usize, &mut [u8], &[u8]),
     ) -> Res<()> {
-        self.psum_survey(out)?;
+        let (rows, _) = self.psum_survey(out)?;
         let elements = out.elements()?;
         if elements != count || out.ap.dtype.size() != W {
             return Err(FaultCause::Count {
@@ -165,13 +220,23 @@ impl Cx<'_> {
         }
         let layout = self.memory.layout(out.ap.loc);
         let p = Pattern { pairs: &out.ap.pairs, offset: out.ap.offset, elem_size: W };
-        let (data, shadow, _) = self.memory.buffer_and_shadow_mut(out.ap.loc)?;
-        access_pattern::for_each_element(&layout, &p, |k, b| {
-            if let (Some(cell), Some(mark)) = (data.get_mut(b..b + W), shadow.get_mut(b..b + W))
-                && let Ok(cell) = <&mut [u8; W]>::try_from(cell)
-            {
-                set(k, cell, mark[0] != 0);
-                mark.fill(0xFF);
+        let touched: Vec<_> = rows.into_iter().map(|r| r.bytes).collect();
+        let (data, shadow, _) = self.memory.buffer_and_shadow_mut(out.ap.loc, &touched, false)?;
+        let mut one = |k: usize, b: usize, n: usize| {
+            if let (Some(cells), Some(marks)) = (data.get_mut(b..b + n * W), shadow.get_mut(b..b + n * W)) {
+                set(k, cells, marks);
+                marks.fill(0xFF);
+            }
+        };
+        access_pattern::for_each_piece(&layout, &p, |k, at, n, step| {
+            if step == W as isize {
+                one(k, at, n);
+            } else {
+                let mut pos = at as isize;
+                for e in k..k + n {
+                    one(e, pos as usize, 1);
+                    pos += step;
+                }
             }
         })
         .map_err(|e| out.access(e))?;
