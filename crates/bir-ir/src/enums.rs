@@ -351,55 +351,72 @@ bir_enum! {
 }
 
 bir_enum! {
-    /// ScalarE activation functions. The public schema lists names only; ordinals are their
-    /// order in that list (ASSUMED). Names not listed load as [`ActivationFunc::Other`].
+    /// ScalarE activation functions by their BIR names, with the reference's ordinals (re-facts
+    /// enums, engines.md §2.3: CONFIRMED). Names not listed (KLR's Dsqrt, Ln_prime, MemsetZero,
+    /// newer ones) load as [`ActivationFunc::Other`], kept verbatim.
     pub enum ActivationFunctionType ("activation function") {
-        /// Identity.
+        /// x.
         Identity = 0 => ["Identity"],
-        /// Copy.
-        Copy = 1 => ["Copy"],
-        /// exp.
-        Exp = 2 => ["Exp"],
-        /// ln.
-        Ln = 3 => ["Ln"],
-        /// tanh.
-        Tanh = 4 => ["Tanh"],
+        /// x².
+        Square = 1 => ["Square"],
+        /// ReLU.
+        Relu = 2 => ["Relu"],
+        /// Leaky ReLU (slope 0.01).
+        Lrelu = 3 => ["Lrelu"],
+        /// Parametric ReLU (slope `alpha`).
+        Prelu = 4 => ["Prelu"],
         /// Logistic sigmoid.
         Sigmoid = 5 => ["Sigmoid"],
-        /// ReLU.
-        Relu = 6 => ["Relu"],
-        /// GELU (erf).
-        Gelu = 7 => ["Gelu"],
-        /// GELU, tanh approximation.
-        GeluApprxTanh = 8 => ["Gelu_apprx_tanh"],
-        /// SiLU.
-        Silu = 9 => ["Silu"],
-        /// sqrt.
-        Sqrt = 10 => ["Sqrt"],
-        /// 1/sqrt.
-        Rsqrt = 11 => ["Rsqrt"],
-        /// 1/x.
-        Reciprocal = 12 => ["Reciprocal"],
-        /// x².
-        Square = 13 => ["Square"],
-        /// |x|.
-        Abs = 14 => ["Abs"],
-        /// sign(x).
-        Sign = 15 => ["Sign"],
-        /// erf.
-        Erf = 16 => ["Erf"],
-        /// sin.
-        Sin = 17 => ["Sin"],
-        /// arctan.
-        Arctan = 18 => ["Arctan"],
+        /// tanh.
+        Tanh = 6 => ["Tanh"],
+        /// exp.
+        Exp = 7 => ["Exp"],
         /// softplus.
-        Softplus = 19 => ["Softplus"],
+        Softplus = 8 => ["Softplus"],
+        /// sqrt.
+        Sqrt = 9 => ["Sqrt"],
+        /// 1/sqrt.
+        Rsqrt = 10 => ["Rsqrt"],
+        /// Natural log.
+        Ln = 11 => ["Ln"],
+        /// erf.
+        Erf = 12 => ["Erf"],
+        /// sin.
+        Sin = 13 => ["Sin"],
+        /// arctan.
+        Arctan = 14 => ["Arctan"],
+        /// sign.
+        Sign = 15 => ["Sign"],
+        /// GELU (erf form).
+        Gelu = 16 => ["Gelu"],
         /// Mish.
-        Mish = 20 => ["Mish"],
-        /// Leaky ReLU.
-        Lrelu = 21 => ["Lrelu"],
-        /// Parametric ReLU.
-        Prelu = 22 => ["Prelu"],
+        Mish = 17 => ["Mish"],
+        /// GELU, tanh approximation.
+        GeluApprxTanh = 18 => ["Gelu_apprx_tanh"],
+        /// GELU, sigmoid approximation.
+        GeluApprxSigmoid = 19 => ["Gelu_apprx_sigmoid"],
+        /// Derivative of the sigmoid-approximated GELU.
+        DerivativeGeluApprxSigmoid = 20 => ["Derivative_Gelu_apprx_sigmoid"],
+        /// Derivative of GELU.
+        DerivativeGelu = 21 => ["Derivative_Gelu"],
+        /// Derivative of erf.
+        DerivativeErf = 22 => ["Derivative_Erf"],
+        /// x (a copy).
+        Copy = 23 => ["Copy"],
+        /// |x|.
+        Abs = 24 => ["Abs"],
+        /// 1/x.
+        Reciprocal = 25 => ["Reciprocal"],
+        /// 1/sqrt(|x|).
+        AbsReciprocalSqrt = 26 => ["Abs_reciprocal_sqrt"],
+        /// SiLU.
+        Silu = 27 => ["Silu"],
+        /// Derivative of SiLU.
+        DerivativeSilu = 28 => ["Derivative_silu"],
+        /// Is-finite (the reference faults on it).
+        IsFinite = 29 => ["Is_finite"],
+        /// Unknown (the reference faults on it).
+        Unknown = 30 => ["Unknown"],
     }
 }
 
@@ -411,6 +428,16 @@ pub enum ActivationFunc {
     Known(ActivationFunctionType),
     /// Any other name, kept as written.
     Other(String),
+}
+
+impl ActivationFunc {
+    /// The name as written in BIR JSON.
+    pub fn name(&self) -> &str {
+        match self {
+            ActivationFunc::Known(f) => f.name(),
+            ActivationFunc::Other(s) => s,
+        }
+    }
 }
 
 bir_enum! {

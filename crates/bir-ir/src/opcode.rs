@@ -72,7 +72,7 @@ macro_rules! for_each_opcode {
             1 GenericCopy Kernel CopyFields UNARY,
             2 GenericRelu Base Raw UNCHECKED,
             3 AbstractCopy Kernel CopyFields UNARY,
-            4 Activation Kernel ActivationFields SCALAR_PTR,
+            4 Activation Kernel ActivationFields ACTIVATION,
             5 ReadActivationAccumulator Kernel Raw UNCHECKED,
             6 LoadActFuncSet Kernel Raw UNCHECKED,
             7 MatmultBase Base Raw UNCHECKED,

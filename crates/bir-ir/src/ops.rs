@@ -400,4 +400,6 @@ pub struct ActivationFields {
     pub alpha: F32,
     /// Accumulation, if any.
     pub acc: Option<EngineAccumulationType>,
+    /// `is_activate2` (gen4's two-stage form; not run yet).
+    pub is_activate2: bool,
 }

@@ -60,6 +60,9 @@ pub(crate) const BINARY: Signature = Signature::Fixed(sig(&[Ap, Ap], 2, &[Ap]));
 pub(crate) const VARIADIC: Signature = Signature::Fixed(variadic(&[Ap], Ap, &[Ap]));
 /// `[data AP, s0?, s1?] → [AP]`, each scalar an AP or an immediate.
 pub(crate) const SCALAR_PTR: Signature = Signature::Fixed(sig(&[Ap, ApOrImm, ApOrImm], 1, &[Ap]));
+/// `[data AP, scale?, bias?, alpha?] → [AP]` (Activation, engines.md §2.1: the reference's
+/// operand order), each parameter an AP (one value per partition) or an immediate.
+pub(crate) const ACTIVATION: Signature = Signature::Fixed(sig(&[Ap, ApOrImm, ApOrImm, ApOrImm], 1, &[Ap]));
 /// `[data AP, init?] → [AP]` (TensorScalarCache).
 pub(crate) const CACHE: Signature = Signature::Fixed(sig(&[Ap, ApOrImm], 1, &[Ap]));
 /// `[] → [AP]`.

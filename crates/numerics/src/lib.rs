@@ -12,6 +12,8 @@
 //!   that kernel once over every code, for passes whose result per element depends on its bits
 //!   alone.
 //! - [`matmul`](mod@matmul): the TensorEngine's fp32 dot products in a chosen order.
+//! - [`activation`](mod@activation): the ScalarEngine's activation functions on the exact path
+//!   (f64 closed forms through the pure-Rust `libm`, one rounding to fp32).
 //! - [`alu`]: the four functor tables `ts_ops`, `ts_int_ops`, `ta_ops`, `ts_int_cmp_ops`
 //!   (seed 000 §2.1), with a visitor so callers run monomorphic loops per op, and
 //!   [`alu::int_combine`], the integer combine of the DMA compute ops.
@@ -20,6 +22,7 @@
 //! values stay bits until decoded.
 
 pub mod accumulate;
+pub mod activation;
 pub mod alu;
 pub mod codec;
 pub mod lut;

@@ -112,6 +112,13 @@ pub enum FaultCause {
         /// The op.
         op: AluOp,
     },
+    /// An activation function the exact path has no closed form for: the reference throws
+    /// "Unsupported activation function" (engines.md §2.3).
+    #[error("func: unsupported activation function '{func}'")]
+    UnsupportedActivation {
+        /// The function's name as written.
+        func: String,
+    },
     /// An access pattern that cannot be walked over its location.
     #[error("{slot}: {error}")]
     Access {
@@ -316,7 +323,9 @@ impl FaultCause {
                 NumericsError::UnsupportedOp { .. } => FaultKind::UnsupportedOp,
                 _ => FaultKind::Numerics,
             },
-            FaultCause::UnsupportedOp { .. } => FaultKind::UnsupportedOp,
+            FaultCause::UnsupportedOp { .. } | FaultCause::UnsupportedActivation { .. } => {
+                FaultKind::UnsupportedOp
+            }
             FaultCause::Access { error, .. } => match error {
                 ApError::OutOfBounds { .. } => FaultKind::OutOfBounds,
                 _ => FaultKind::Shape,

@@ -626,16 +626,16 @@ impl OpFields for ActivationFields {
             scale: F32::new(o.opt(cx, "scale", Cx::float32).unwrap_or(1.0)),
             alpha: F32::new(o.opt(cx, "alpha", Cx::float32).unwrap_or(0.0)),
             acc: acc_field(o, cx),
+            is_activate2: flag(o, cx, "is_activate2", false),
         }
     }
     fn write(&self, w: &mut Map<String, Value>, _fun: &Function) {
-        let name = match &self.func {
-            ActivationFunc::Known(f) => f.name().to_owned(),
-            ActivationFunc::Other(s) => s.clone(),
-        };
-        put(w, "func", name);
+        put(w, "func", self.func.name());
         put_f32(w, "scale", self.scale);
         put_f32(w, "alpha", self.alpha);
         put_acc(w, self.acc);
+        if self.is_activate2 {
+            put(w, "is_activate2", true);
+        }
     }
 }

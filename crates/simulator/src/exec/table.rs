@@ -16,6 +16,7 @@
 /// to check). Declared here so that adding one touches this file and its own.
 #[path = "kernels"]
 mod kernels {
+    pub(crate) mod activation;
     pub(crate) mod cache;
     pub(crate) mod copy;
     pub(crate) mod dge;
@@ -36,8 +37,8 @@ use super::kit::facts::{Facts, Verdict};
 use super::kit::{Cx, Res, Written, bug};
 use bir_ir::{Instruction, Op, OpCategory, Opcode};
 use kernels::{
-    cache, copy, dge, dma, elementwise, indirect, iota, matmult, memset, rand_state, reciprocal, reduce,
-    select, stream,
+    activation, cache, copy, dge, dma, elementwise, indirect, iota, matmult, memset, rand_state, reciprocal,
+    reduce, select, stream,
 };
 
 /// A kernel: runs one instruction of its opcode (classified beforehand) in the context.
@@ -82,8 +83,6 @@ pub(crate) struct Row {
     pub(crate) kernel: Kernel,
 }
 
-/// The reason of a row without a kernel whose fields bir-ir models.
-const MODELLED: &str = "no kernel yet (fields modelled)";
 /// The reason of a row without a kernel whose fields bir-ir keeps raw.
 const RAW: &str = "no kernel yet (fields kept raw)";
 
@@ -124,7 +123,7 @@ use super::kit::facts::plain;
 pub(crate) const ROWS: &[Row] = &[
     run!(GenericCopy => copy::run, plain, Outputs),
     run!(AbstractCopy => copy::run, plain, Outputs),
-    missing!(Activation, MODELLED),
+    run!(Activation(f) => activation::run, activation::classify, Outputs),
     missing!(ReadActivationAccumulator, RAW),
     missing!(LoadActFuncSet, RAW),
     run!(Matmult(f) => matmult::run, matmult::classify, Outputs),

@@ -145,6 +145,8 @@ pub enum Fact {
     MatmultTranspose,
     /// Matmult `perf_mode`: None, DoubleRow, or another mode.
     MatmultPerfMode,
+    /// Activation `is_activate2`.
+    Activate2,
 }
 
 const NO_YES: &[&str] = &["no", "yes"];
@@ -193,6 +195,7 @@ impl Fact {
         Fact::TransposeCastsPacked,
         Fact::MatmultTranspose,
         Fact::MatmultPerfMode,
+        Fact::Activate2,
     ];
 
     /// The name printed for the fact (a JSON field name or a short phrase).
@@ -223,6 +226,7 @@ impl Fact {
             Fact::TransposeCastsPacked => "transpose casts to/from x4",
             Fact::MatmultTranspose => "is_transpose",
             Fact::MatmultPerfMode => "perf_mode",
+            Fact::Activate2 => "is_activate2",
         }
     }
 
@@ -323,6 +327,7 @@ impl<'a> InstFacts<'a> {
             Op::CopyPredicated(c) => c.acc,
             Op::TensorTensor(t) => t.acc,
             Op::TensorReduce(t) => t.acc,
+            Op::Activation(a) => a.acc,
             _ => None,
         }
     }
@@ -449,6 +454,7 @@ impl Facts for InstFacts<'_> {
                 })
             }
             Fact::MatmultTranspose => flag(matches!(&i.op, Op::Matmult(m) if m.is_transpose)),
+            Fact::Activate2 => flag(matches!(&i.op, Op::Activation(a) if a.is_activate2)),
             Fact::MatmultPerfMode => match &i.op {
                 Op::Matmult(m) => match m.perf_mode {
                     bir_ir::MatmultPerfMode::None => 0,

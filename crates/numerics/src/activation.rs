@@ -1,0 +1,148 @@
+//! The ScalarEngine's activation functions on their exact path (engines.md §2.3, §2.5–2.6;
+//! docs/fidelity.md A1–A4): each function's closed form evaluated in IEEE double on the fp32
+//! argument and rounded once, to nearest even, to fp32 — what the reference simulator's
+//! non-table path does (RE, CERTAIN), not the hardware's piecewise polynomials.
+//!
+//! The transcendental calls go to the `libm` crate (a pure-Rust port of musl's libm), so the
+//! bits do not depend on the host's C library; `sqrt` and the arithmetic are IEEE operations.
+//! The closed forms are the reference's, step by step (so Gelu's left tail cancels to −0 where
+//! `1 + erf` rounds to 0, Sigmoid is `1 / (exp(−x) + 1)`, Lrelu's slope is the double 0.01).
+//! NaN arguments give NaN except where a form says otherwise: Sign(NaN) = +0 (the comparisons
+//! are false), Relu(NaN) = NaN (docs/fidelity.md A3).
+
+use bir_ir::ActivationFunctionType as F;
+use std::f64::consts::{PI, SQRT_2};
+
+/// A function the exact path has no closed form for (the reference throws "Unsupported
+/// activation function" on Is_finite and Unknown).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Unsupported(pub F);
+
+/// Applies `f` in place to fp32 arguments `vals`; `alpha(k)` is element `k`'s parameter (Prelu's
+/// slope; no other function reads it). One dispatch, then a loop per function.
+pub fn apply(f: F, vals: &mut [f32], alpha: impl Fn(usize) -> f32) -> Result<(), Unsupported> {
+    let sqrt_2_over_pi = (2.0 / PI).sqrt();
+    let two_over_sqrt_pi = 2.0 / PI.sqrt();
+    let sqrt_2pi = (2.0 * PI).sqrt();
+    match f {
+        F::Identity | F::Copy => each(vals, |a| a),
+        F::Square => each(vals, |a| a * a),
+        F::Relu => each(vals, |a| if a > 0.0 || a.is_nan() { a } else { 0.0 }),
+        F::Lrelu => each(vals, |a| if a > 0.0 { a } else { 0.01 * a }),
+        F::Prelu => {
+            for (k, v) in vals.iter_mut().enumerate() {
+                let a = f64::from(*v);
+                *v = (if a > 0.0 { a } else { f64::from(alpha(k)) * a }) as f32;
+            }
+        }
+        F::Sigmoid => each(vals, sigmoid),
+        F::Tanh => each(vals, libm::tanh),
+        F::Exp => each(vals, libm::exp),
+        F::Softplus => each(vals, softplus),
+        F::Sqrt => each(vals, f64::sqrt),
+        F::Rsqrt => each(vals, |a| 1.0 / a.sqrt()),
+        F::Ln => each(vals, libm::log),
+        F::Erf => each(vals, libm::erf),
+        F::Sin => each(vals, libm::sin),
+        F::Arctan => each(vals, libm::atan),
+        F::Sign => each(vals, |a| f64::from(i8::from(a > 0.0) - i8::from(a < 0.0))),
+        F::Gelu => each(vals, |a| 0.5 * a * (1.0 + libm::erf(a / SQRT_2))),
+        F::Mish => each(vals, |a| a * libm::tanh(softplus(a))),
+        F::GeluApprxTanh => {
+            each(vals, |a| 0.5 * a * (1.0 + libm::tanh(sqrt_2_over_pi * (a + 0.044715 * a * a * a))))
+        }
+        F::GeluApprxSigmoid => each(vals, |a| a * sigmoid(1.702 * a)),
+        F::DerivativeGeluApprxSigmoid => each(vals, |a| {
+            let s = sigmoid(1.702 * a);
+            s + 1.702 * a * s * (1.0 - s)
+        }),
+        F::DerivativeGelu => {
+            each(vals, |a| 0.5 * (1.0 + libm::erf(a / SQRT_2)) + a * libm::exp(-a * a / 2.0) / sqrt_2pi)
+        }
+        F::DerivativeErf => each(vals, |a| two_over_sqrt_pi * libm::exp(-a * a)),
+        F::Abs => each(vals, f64::abs),
+        F::Reciprocal => each(vals, |a| 1.0 / a),
+        F::AbsReciprocalSqrt => each(vals, |a| 1.0 / a.abs().sqrt()),
+        F::Silu => each(vals, |a| a / (1.0 + libm::exp(-a))),
+        F::DerivativeSilu => each(vals, |a| {
+            let s = sigmoid(a);
+            s * (1.0 + a * (1.0 - s))
+        }),
+        F::IsFinite | F::Unknown => return Err(Unsupported(f)),
+    }
+    Ok(())
+}
+
+/// `1 / (exp(−a) + 1)`, the reference's form.
+#[inline(always)]
+fn sigmoid(a: f64) -> f64 {
+    1.0 / (libm::exp(-a) + 1.0)
+}
+
+/// `log1p(exp(−|a|)) + max(a, 0)`, the reference's (overflow-free) form.
+#[inline(always)]
+fn softplus(a: f64) -> f64 {
+    libm::log1p(libm::exp(-a.abs())) + a.max(0.0)
+}
+
+/// `v = fp32(g(f64(v)))` for every element: one rounding, to nearest even.
+#[inline(always)]
+fn each(vals: &mut [f32], g: impl Fn(f64) -> f64) {
+    for v in vals {
+        *v = g(f64::from(*v)) as f32;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{F, apply};
+
+    fn one(f: F, x: f32) -> f32 {
+        let mut v = [x];
+        apply(f, &mut v, |_| 0.25).unwrap_or_else(|e| panic!("{e:?}"));
+        v[0]
+    }
+
+    /// Hand-worked values whose f64 result is exact or rounds unambiguously to fp32.
+    #[test]
+    fn closed_forms_by_hand() {
+        assert_eq!(one(F::Square, 3.0), 9.0);
+        assert_eq!(one(F::Relu, -2.0).to_bits(), 0, "Relu(-2) = +0");
+        assert_eq!(one(F::Relu, -0.0).to_bits(), 0, "Relu(-0) = +0");
+        assert!(one(F::Relu, f32::NAN).is_nan());
+        // 0.01 (f64) · −2 = −0.02 (f64), which rounds to the fp32 nearest −0.02.
+        assert_eq!(one(F::Lrelu, -2.0), -0.02f32);
+        assert_eq!(one(F::Lrelu, -0.0).to_bits(), 0x8000_0000, "Lrelu(-0) = -0");
+        assert_eq!(one(F::Prelu, -2.0), -0.5, "alpha 0.25");
+        assert_eq!(one(F::Sigmoid, 0.0), 0.5);
+        assert_eq!(one(F::Exp, 0.0), 1.0);
+        assert_eq!(one(F::Ln, 1.0), 0.0);
+        assert_eq!(one(F::Sqrt, 2.25), 1.5);
+        assert_eq!(one(F::Rsqrt, 0.25), 2.0);
+        assert_eq!(one(F::Reciprocal, -4.0), -0.25);
+        assert_eq!(one(F::AbsReciprocalSqrt, -16.0), 0.25);
+        assert_eq!(one(F::Sign, -3.5), -1.0);
+        assert_eq!(one(F::Sign, -0.0).to_bits(), 0, "Sign(-0) = +0");
+        assert_eq!(one(F::Sign, f32::NAN).to_bits(), 0, "Sign(NaN) = +0");
+        assert_eq!(one(F::Abs, -0.0).to_bits(), 0);
+        assert_eq!(one(F::Gelu, 0.0), 0.0);
+        // Gelu(−10): erf(−10/√2) is −1 in f64, so 1 + erf = 0 and the product is −0.
+        assert_eq!(one(F::Gelu, -10.0).to_bits(), 0x8000_0000);
+        assert_eq!(one(F::Silu, 0.0), 0.0);
+        assert_eq!(one(F::DerivativeSilu, 0.0), 0.5);
+        assert_eq!(one(F::DerivativeGelu, 0.0), 0.5);
+        assert_eq!(one(F::Softplus, 0.0), std::f32::consts::LN_2);
+        assert_eq!(one(F::Exp, f32::NEG_INFINITY), 0.0);
+        assert!(one(F::Ln, -1.0).is_nan());
+        assert_eq!(one(F::Ln, 0.0), f32::NEG_INFINITY);
+        // One rounding: exp(1) in f64 rounds to the fp32 nearest e.
+        assert_eq!(one(F::Exp, 1.0), std::f32::consts::E);
+    }
+
+    #[test]
+    fn is_finite_and_unknown_are_unsupported() {
+        for f in [F::IsFinite, F::Unknown] {
+            assert_eq!(apply(f, &mut [1.0], |_| 0.0), Err(super::Unsupported(f)));
+        }
+    }
+}

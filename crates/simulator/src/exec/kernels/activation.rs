@@ -1,0 +1,98 @@
+//! Activation (4): the ScalarEngine's `dst = cast(f(x·scale + bias))` per element (engines.md
+//! §2.1; docs/fidelity.md A1–A4).
+//!
+//! `ins = [data, scale?, bias?, alpha?]` (the reference's operand order, RE), each parameter an
+//! fp32 immediate or an AP of one value per partition (any count that divides the data's
+//! elements: one value per `elements / count` consecutive elements, as TensorScalarPtr's
+//! scalars). A missing scale or alpha operand is the JSON key (`scale` 1.0, `alpha` 0.0); an
+//! operand wins over its key (A1); a missing bias is +0. The data is read widened to fp32, the
+//! affine step is an fp32 multiply then a separate fp32 add (no FMA, RE), the function comes
+//! from `numerics::activation` (the exact path: f64 closed form, one rounding to fp32), and the
+//! result is written cast to the output's dtype. The whole input is read before anything is
+//! written. Is_finite, Unknown and names with no closed form (KLR's Dsqrt, Ln_prime,
+//! MemsetZero, unknown names) fault as the reference does ("unsupported activation function",
+//! an `unsupported-op` fault), before anything is read. Accumulators (`acc`) and activate2 are not implemented
+//! yet (the classifier says so by name).
+
+use crate::exec::kit::facts::{self, Fact, Facts, Verdict};
+use crate::exec::kit::{Cx, Res, Written, fault};
+use crate::fault::{FaultCause, Slot};
+use bir_ir::ops::ActivationFields;
+use bir_ir::{ActivationFunc, EngineAccumulationType, Instruction, Operand};
+
+/// Runs the plain form; accumulators and activate2 are not implemented yet.
+pub(crate) fn classify(q: &dyn Facts) -> Verdict {
+    if let Some(v) = facts::classify_offsets(q) {
+        return v;
+    }
+    if q.yes(Fact::Activate2) {
+        return Verdict::not_implemented("Activation is_activate2 (activate2)");
+    }
+    if q.get(Fact::Acc) != facts::acc_value(EngineAccumulationType::Idle) {
+        return Verdict::not_implemented("Activation accumulators (acc other than Idle)");
+    }
+    Verdict::runs("f(x·scale + bias) per element, the function's f64 closed form rounded to fp32")
+}
+
+/// Runs one Activation.
+pub(crate) fn run(cx: &mut Cx<'_>, i: &Instruction, a: &ActivationFields, regions: &mut Written) -> Res<()> {
+    let unsupported = || FaultCause::UnsupportedActivation { func: a.func.name().to_owned() };
+    let ActivationFunc::Known(func) = a.func else { return Err(unsupported().into()) };
+    let (src, dst) = (cx.input(i, 0)?, cx.output(i, 0)?);
+    let total = src.elements()?;
+    let scale = param(cx, i, 1, total, a.scale.get())?;
+    let bias = param(cx, i, 2, total, 0.0)?;
+    let alpha = param(cx, i, 3, total, a.alpha.get())?;
+    let mut v = cx.pool.take_f32();
+    let r = cx.read_f32(src, &mut v).and_then(|()| {
+        for (k, x) in v.iter_mut().enumerate() {
+            let t = *x * scale.at(k);
+            *x = t + bias.at(k);
+        }
+        numerics::activation::apply(func, &mut v, |k| alpha.at(k)).map_err(|_| unsupported())?;
+        cx.write_f32(dst, &v, regions)
+    });
+    cx.pool.give_f32(v);
+    r
+}
+
+/// A parameter: one value, or one per `stride` consecutive data elements.
+enum Param {
+    One(f32),
+    Every { vals: Vec<f32>, stride: usize },
+}
+
+impl Param {
+    #[inline(always)]
+    fn at(&self, k: usize) -> f32 {
+        match self {
+            Param::One(c) => *c,
+            Param::Every { vals, stride } => vals[k / stride],
+        }
+    }
+}
+
+/// Parameter `ins[k]` for `total` data elements: an immediate, an AP of values each covering
+/// `total / count` consecutive elements, or `default` when absent.
+fn param(cx: &mut Cx<'_>, i: &Instruction, k: usize, total: usize, default: f32) -> Res<Param> {
+    let ap = match i.ins.get(k) {
+        None => return Ok(Param::One(default)),
+        Some(Operand::Imm { value, .. }) => return Ok(Param::One(value.as_f64() as f32)),
+        Some(Operand::Ap(ap)) => ap,
+        Some(_) => {
+            return fault(FaultCause::OperandKind { slot: Slot::In(k), want: "an AP or an imm_value" });
+        }
+    };
+    let a = cx.arg(Slot::In(k), ap);
+    let count = a.elements()?;
+    if count == 0 || !total.is_multiple_of(count) {
+        return fault(FaultCause::ScalarCount {
+            slot: a.slot,
+            scalars: count as u64,
+            elements: total as u64,
+        });
+    }
+    let mut vals = Vec::new();
+    cx.read_f32(a, &mut vals)?;
+    Ok(Param::Every { vals, stride: total / count })
+}
