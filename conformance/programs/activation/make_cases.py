@@ -1,19 +1,19 @@
 #!/usr/bin/env python3
 """Writes the `programs/activation` conformance suite: BIR JSON programs with one or more Activation
 (ScalarE) instructions, their .npy inputs and the expected .npy outputs, computed here with NumPy /
-ml_dtypes / mpmath (pinned in oracle/requirements.txt) from the Activation spec A1-A5 (README.md),
+ml_dtypes / mpmath (pinned in oracle/requirements.txt) from the Activation spec E1-E5 (README.md),
 independently of birsim (nothing under crates/ was read).
 
 The oracle:
-  * A1 operands: ins = [data, scale?, bias?, alpha?]; each optional operand an fp32 imm_value or a
+  * E1 operands: ins = [data, scale?, bias?, alpha?]; each optional operand an fp32 imm_value or a
     [P, 1] fp32 AP broadcast along the free elements; a missing scale / alpha operand means the JSON
     key (`scale` default 1.0, `alpha` default 0.0), a missing bias +0.0; an operand beats the key;
-  * A2 arithmetic: x = fp32(data) (ml_dtypes widening); t = fp32(x * scale), u = fp32(t + bias) as two
+  * E2 arithmetic: x = fp32(data) (ml_dtypes widening); t = fp32(x * scale), u = fp32(t + bias) as two
     NumPy float32 operations; y = f(u) in IEEE double (`CLOSED`: every + - * / sqrt a NumPy float64
     operation, every library call exp / log / log1p / tanh / erf / sin / atan correctly rounded to f64
     with mpmath, `cr`); result = np.float32(y) (RNE), then cast to the dst dtype (ml_dtypes, RNE);
-  * A3 the closed forms (`CLOSED`); Is_finite / Unknown fault (`fault unsupported-op |`);
-  * A4 special values (+-0, +-Inf, the quiet NaN 0x7FC00000 where the result is one NaN whatever
+  * E3 the closed forms (`CLOSED`); Is_finite / Unknown fault (`fault unsupported-op |`);
+  * E4 special values (+-0, +-Inf, the quiet NaN 0x7FC00000 where the result is one NaN whatever
     the operand order, fp32 subnormals, the engines.md 2.4 range edges);
   * stability (README "Stability"): an input is kept only if its fp32 result is the same when each
     library call's result is moved by -1, 0, +1 f64 ulp (every combination);
@@ -158,7 +158,7 @@ class Lib:
         return z
 
 
-# ---------------------------------------------------------------- A3: the closed forms in f64
+# ---------------------------------------------------------------- E3: the closed forms in f64
 ONE, HALF, ZERO = F64(1.0), F64(0.5), F64(0.0)
 SQRT2 = np.sqrt(F64(2.0))
 K_TANH = np.sqrt(F64(2.0) / F64(np.pi))  # sqrt(2/pi): the f64 sqrt of the f64 quotient
@@ -320,7 +320,7 @@ NANS = {}  # (fn, u bits) -> result bits, for NaN inputs and NaN results
 
 
 def affine(x, s, b):
-    """A2: u = fp32(fp32(x * s) + b), two NumPy float32 roundings."""
+    """E2: u = fp32(fp32(x * s) + b), two NumPy float32 roundings."""
     t = (np.asarray(x, F32) * np.asarray(s, F32)).astype(F32)
     return (t + np.asarray(b, F32)).astype(F32)
 
@@ -384,7 +384,7 @@ def draw_row(fn, rng, f, s, b, al, dt="float32"):
     return np.array(got, STORE[dt])
 
 
-# ---------------------------------------------------------------- special values (A4)
+# ---------------------------------------------------------------- special values (E4)
 MAXSUB = f32b(0x007FFFFF)
 FMAX = np.finfo(F32).max
 NAN = f32b(0x7FC00000)
@@ -569,10 +569,10 @@ for i, fn in enumerate(FUNCS):
     case(name, g, f"{fn}: {n_sp} special values / range edges (scale imm 1.0, bias imm -0.0, u = x) padded to "
          f"[4, {F}] with stable random values; then [{P}, {F2}] random values, scale imm {s}, bias imm {b}"
          + (f", alpha imm {float(al2)} (specials: alpha key 0.25)" if fn == "Prelu" else ""),
-         ("A1", "A2", "A3", "A4"))
+         ("E1", "E2", "E3", "E4"))
 
 
-# ---------------------------------------------------------------- operands as [P, 1] APs (A1)
+# ---------------------------------------------------------------- operands as [P, 1] APs (E1)
 def ap_case(name, fn, P, F, scale_ap, bias_ap, note, s_imm=1.0, b_imm=0.0):
     rng = rng_for(name)
     g = Prog()
@@ -583,7 +583,7 @@ def ap_case(name, fn, P, F, scale_ap, bias_ap, note, s_imm=1.0, b_imm=0.0):
     rows = np.stack([draw_row(fn, rng, F, s[p], b[p], F32(0.0)) for p in range(P)])
     ops = [("ap", s) if scale_ap else ("imm", s_imm), ("ap", b) if bias_ap else ("imm", b_imm)]
     g.activation(fn, "float32", rows, ops, {"scale": 1.0, "alpha": 0.0})
-    case(name, g, note, ("A1", "A2", "A3"))
+    case(name, g, note, ("E1", "E2", "E3"))
 
 
 ap_case("operands_scale_ap_bias_ap_Gelu", "Gelu", 64, 32, True, True,
@@ -594,7 +594,7 @@ ap_case("operands_scale_ap_bias_imm_Sigmoid", "Sigmoid", 32, 64, True, False,
 ap_case("operands_scale_imm_bias_ap_Tanh", "Tanh", 16, 128, False, True,
         "Tanh, scale imm -0.625, bias a [16, 1] AP", s_imm=-0.625)
 
-# ---------------------------------------------------------------- Prelu's alpha (A1)
+# ---------------------------------------------------------------- Prelu's alpha (E1)
 name = "prelu_alpha_ap_operand"
 rng = rng_for(name)
 g = Prog()
@@ -605,14 +605,14 @@ alph = np.concatenate([[0.0, -0.0, -1.0, 1.0], rng.uniform(-3, 3, P - 4)]).astyp
 rows = np.stack([draw_row("Prelu", rng, F, s[p], b[p], alph[p]) for p in range(P)])
 g.activation("Prelu", "float32", rows, [("ap", s), ("ap", b), ("ap", alph)], {"scale": 1.0, "alpha": 0.5})
 case(name, g, "Prelu with scale, bias and alpha all [32, 1] APs (alpha 0, -0, -1, 1, random per partition); "
-     "the alpha key 0.5 loses to the operand", ("A1", "A2", "A3"))
+     "the alpha key 0.5 loses to the operand", ("E1", "E2", "E3"))
 
 name = "prelu_alpha_key"
 rng = rng_for(name)
 g = Prog()
 data = pad_tile("Prelu", specials("Prelu"), 8, 16, rng, F32(1.0), F32(-0.0), F32(-0.2))
 g.activation("Prelu", "float32", data, [("imm", 1.0), ("imm", -0.0)], {"scale": 1.0, "alpha": -0.2})
-case(name, g, "Prelu, alpha only as the JSON key (-0.2; no alpha operand); special values", ("A1", "A2", "A3", "A4"))
+case(name, g, "Prelu, alpha only as the JSON key (-0.2; no alpha operand); special values", ("E1", "E2", "E3", "E4"))
 
 name = "prelu_alpha_default_zero"
 rng = rng_for(name)
@@ -620,9 +620,9 @@ g = Prog()
 data = pad_tile("Prelu", specials("Prelu"), 8, 16, rng, F32(1.0), F32(0.0), F32(0.0))
 g.activation("Prelu", "float32", data, [], {})
 case(name, g, "Prelu with no operands and no keys: scale 1.0, bias +0.0, alpha 0.0 (negatives give -0.0, "
-     "-Inf gives 0 * -Inf = NaN 0xFFC00000, -0 data becomes +0 through the +0.0 bias)", ("A1", "A2", "A3", "A4"))
+     "-Inf gives 0 * -Inf = NaN 0xFFC00000, -0 data becomes +0 through the +0.0 bias)", ("E1", "E2", "E3", "E4"))
 
-# ---------------------------------------------------------------- key versus operand, defaults (A1)
+# ---------------------------------------------------------------- key versus operand, defaults (E1)
 name = "key_vs_operand"
 rng = rng_for(name)
 g = Prog()
@@ -635,7 +635,7 @@ rows = np.stack([draw_row("Prelu", rng, 64, F32(1.0), F32(0.0), F32(-1.5)) for _
 g.activation("Prelu", "float32", rows, [("imm", 1.0), ("imm", 0.0), ("imm", -1.5)], {"scale": 2.0, "alpha": 0.75})
 case(name, g, "the operand beats the key: Tanh with key scale 3.0 and scale imm 0.5; Exp with key scale -2.0 and "
      "a [8, 1] scale AP (no bias operand: +0.0); Prelu with keys scale 2.0 / alpha 0.75 and operands 1.0 / 0.0 / -1.5",
-     ("A1", "A2", "A3"))
+     ("E1", "E2", "E3"))
 
 name = "defaults_no_operands"
 rng = rng_for(name)
@@ -645,16 +645,16 @@ for fn in ("Identity", "Lrelu", "Sin"):
     data = pad_tile(fn, sp, 4, 16, rng, F32(1.0), F32(0.0), F32(0.0))
     g.activation(fn, "float32", data, [], {})
 case(name, g, "Identity, Lrelu, Sin with ins = [data] and no scale / alpha keys: scale 1.0, bias +0.0, so -0 data "
-     "gives u = -0 + +0 = +0 (Lrelu(-0) and Sin(-0) are +0 here, -0 in fn_*)", ("A1", "A2", "A3", "A4"))
+     "gives u = -0 + +0 = +0 (Lrelu(-0) and Sin(-0) are +0 here, -0 in fn_*)", ("E1", "E2", "E3", "E4"))
 
 name = "scale_key_only"
 rng = rng_for(name)
 g = Prog()
 rows = np.stack([draw_row("Exp", rng, 64, F32(-0.5), F32(0.0), F32(0.0)) for _ in range(16)])
 g.activation("Exp", "float32", rows, [], {"scale": -0.5, "alpha": 0.0})
-case(name, g, "Exp with ins = [data] and the key scale -0.5: u = fp32(x * -0.5) + 0.0", ("A1", "A2", "A3"))
+case(name, g, "Exp with ins = [data] and the key scale -0.5: u = fp32(x * -0.5) + 0.0", ("E1", "E2", "E3"))
 
-# ---------------------------------------------------------------- the affine step (A2)
+# ---------------------------------------------------------------- the affine step (E2)
 name = "affine_two_roundings_no_fma"
 rng = rng_for(name)
 g = Prog()
@@ -677,9 +677,9 @@ g.activation("Identity", "float32", rows, [("ap", s), ("ap", b)], {"scale": 1.0,
 case(name, g, "Identity through the affine step, scale / bias [4, 1] APs: (1+2^-23)*(1+2^-23) rounds to 1+2^-22 "
      "before the bias -(1+2^-22) is added (+0; an FMA gives 2^-46); scale 2^-10 into fp32 subnormals (RNE, no "
      "flush: 3*2^-150 -> 2^-148); scale 2^100 overflows to Inf; scale -1, bias -0.0 keeps -0 for +0 data",
-     ("A1", "A2", "A3", "A4"))
+     ("E1", "E2", "E3", "E4"))
 
-# ---------------------------------------------------------------- data and dst dtypes (A1, A2)
+# ---------------------------------------------------------------- data and dst dtypes (E1, E2)
 name = "dtype_bfloat16_data_Gelu"
 rng = rng_for(name)
 g = Prog()
@@ -692,7 +692,7 @@ keep = [r for r, x in zip(raw, widen(raw, "bfloat16")) if accept("Gelu", affine(
 data = np.array(keep[: P * F], np.uint16).reshape(P, F)
 g.activation("Gelu", "bfloat16", data, [("imm", 1.0), ("imm", -0.0)], {"scale": 1.0, "alpha": 0.0})
 case(name, g, "Gelu on bfloat16 data (special values incl. NaN 0x7FC0 -> 0x7FC00000, then random bf16), widened "
-     "exactly to fp32; fp32 dst", ("A1", "A2", "A3", "A4"))
+     "exactly to fp32; fp32 dst", ("E1", "E2", "E3", "E4"))
 
 name = "dtype_float16_data_Silu"
 rng = rng_for(name)
@@ -707,7 +707,7 @@ keep = [c for c in codes if accept("Silu", affine(widen(np.uint16(c).view(np.flo
 data = np.array(keep[: P * F], np.uint16).view(np.float16).reshape(P, F)
 g.activation("Silu", "float16", data, [("imm", 0.75), ("imm", -0.25)], {"scale": 1.0, "alpha": 0.0})
 case(name, g, "Silu on float16 data (zeros, subnormals, max, Inf, random codes; no NaN), scale 0.75, bias -0.25",
-     ("A1", "A2", "A3", "A4"))
+     ("E1", "E2", "E3", "E4"))
 
 
 def fp8_case(name, dt, fn, s, b, note):
@@ -718,7 +718,7 @@ def fp8_case(name, dt, fn, s, b, note):
     keep = [c for c in codes if accept(fn, affine(widen(np.uint8(c), dt), F32(s), F32(b))[()], F32(0.0))]
     data = np.resize(np.array(keep, np.uint8), 256).reshape(4, 64)
     g.activation(fn, dt, data, [("imm", s), ("imm", b)], {"scale": 1.0, "alpha": 0.0})
-    case(name, g, note + f" ({len(keep)} stable codes, repeated to fill [4, 64])", ("A1", "A2", "A3", "A4"))
+    case(name, g, note + f" ({len(keep)} stable codes, repeated to fill [4, 64])", ("E1", "E2", "E3", "E4"))
 
 
 fp8_case("dtype_float8e4_data_Sigmoid", "float8e4", "Sigmoid", 1.0, -0.0,
@@ -739,7 +739,7 @@ def dst_case(name, fn, data_dt, P, F, s, b, note):
         ok = [r for r, y in zip(row, res) if not np.isnan(y)]
         rows.append(np.array(ok[:F], STORE[data_dt]))
     g.activation(fn, data_dt, np.stack(rows), [("imm", s), ("imm", b)], {"scale": 1.0, "alpha": 0.0}, dst_dt="bfloat16")
-    case(name, g, note, ("A1", "A2", "A3"))
+    case(name, g, note, ("E1", "E2", "E3"))
 
 
 dst_case("dst_bfloat16_Exp", "Exp", "float32", 32, 64, 1.0, 0.0,
@@ -757,7 +757,7 @@ data = rng.random((128, 512)).astype(F32)
 assert all(accept("Exp", v, F32(0.0)) for v in np.unique(data))
 g.activation("Exp", "float32", data, [], {"scale": 1.0, "alpha": 0.0})
 case(name, g, "after AWS test_nki_isa_activation (engines.md 3 #2, 'activation exp'): Exp of a [128, 512] fp32 tile "
-     "of np.random.random_sample values, no scale / bias operands", ("A1", "A2", "A3"))
+     "of np.random.random_sample values, no scale / bias operands", ("E1", "E2", "E3"))
 
 name = "aws_activation_square_2b_plus_c_bf16"
 rng = rng_for(name)
@@ -766,9 +766,9 @@ bdat = rng.random((128, 512)).astype(F32)
 cdat = rng.random(128).astype(F32)
 g.activation("Square", "float32", bdat, [("imm", 2.0), ("ap", cdat)], {"scale": 2.0, "alpha": 0.0}, dst_dt="bfloat16")
 case(name, g, "after AWS test_nki_isa_activation (engines.md 3 #2, 'square(2b+c) with a bias tile and bf16 out'): "
-     "Square with scale imm 2.0, bias c a [128, 1] AP, bf16 dst", ("A1", "A2", "A3"))
+     "Square with scale imm 2.0, bias c a [128, 1] AP, bf16 dst", ("E1", "E2", "E3"))
 
-# ---------------------------------------------------------------- faults (A3)
+# ---------------------------------------------------------------- faults (E3)
 for fn in ("Is_finite", "Unknown"):
     name = f"fault_{fn}"
     rng = rng_for(name)
@@ -785,7 +785,7 @@ for fn in ("Is_finite", "Unknown"):
     g.inst("Save", [tile(f"dst{k}", "float32", 8, 32)], [tile("late", "float32", 8, 32)])
     case(name, g, f"Activation func {fn}: the run faults at the second Activation (not in the function table, "
          "engines.md 2.3: 'Unsupported activation function'); the earlier Identity's Save ('early') is intact, "
-         "'late' is never written", ("A3",), fault="fault unsupported-op |")
+         "'late' is never written", ("E3",), fault="fault unsupported-op |")
 
 
 # ---------------------------------------------------------------- writing
@@ -816,7 +816,7 @@ def report():
         L.append(f"| {fn} | {len(d)} | {exs or '-'} |")
     L.append(f"\nTotal distinct dropped inputs: {tot}.")
     L += ["", "### Closed form versus the correctly rounded true value (item 6)",
-          "Accepted (finite) inputs whose A2/A3 fp32 result differs from the true function value rounded once "
+          "Accepted (finite) inputs whose E2/E3 fp32 result differs from the true function value rounded once "
           "to fp32 (mpmath, 100 digits). Full list: `divergences.txt`.", "",
           "| function | inputs | examples: u -> closed form / correctly rounded |", "|---|---|---|"]
     full = []
@@ -843,7 +843,7 @@ def report():
 def write_all():
     birprog.clear_cases(HERE)
     for name, (g, note, choices, fault) in CASES.items():
-        lines = [f"# {note}", "# expected outputs from make_cases.py (NumPy / ml_dtypes / mpmath, the A1-A5 spec), never from birsim"]
+        lines = [f"# {note}", "# expected outputs from make_cases.py (NumPy / ml_dtypes / mpmath, the E1-E5 spec), never from birsim"]
         lines += [f"choice: {c}" for c in sorted(set(choices))]
         lines.append(f"profile: {g.profile}")
         if fault:

@@ -1,5 +1,5 @@
 //! The ScalarEngine's activation functions on their exact path (engines.md §2.3, §2.5–2.6;
-//! docs/fidelity.md A1–A4): each function's closed form evaluated in IEEE double on the fp32
+//! docs/fidelity.md E1–E5): each function's closed form evaluated in IEEE double on the fp32
 //! argument and rounded once, to nearest even, to fp32 — what the reference simulator's
 //! non-table path does (RE, CERTAIN), not the hardware's piecewise polynomials.
 //!
@@ -8,7 +8,7 @@
 //! The closed forms are the reference's, step by step (so Gelu's left tail cancels to −0 where
 //! `1 + erf` rounds to 0, Sigmoid is `1 / (exp(−x) + 1)`, Lrelu's slope is the double 0.01).
 //! NaN arguments give NaN except where a form says otherwise: Sign(NaN) = +0 (the comparisons
-//! are false), Relu(NaN) = NaN (docs/fidelity.md A3).
+//! are false), Relu(NaN) = NaN (docs/fidelity.md E3).
 
 use bir_ir::ActivationFunctionType as F;
 use std::f64::consts::{PI, SQRT_2};

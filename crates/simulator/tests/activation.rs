@@ -1,4 +1,4 @@
-//! Activation (issue #28; docs/fidelity.md A1–A4; engines.md §2.1): `dst = cast(f(x·scale +
+//! Activation (issue #28; docs/fidelity.md E1–E5; engines.md §2.1): `dst = cast(f(x·scale +
 //! bias))` with `ins = [data, scale?, bias?, alpha?]`, each parameter an immediate or one value
 //! per partition; the affine step's two roundings; an operand over its JSON key; the output
 //! cast; the faults. Every expected value is worked by hand in the comments.

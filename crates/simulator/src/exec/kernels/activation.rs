@@ -1,11 +1,11 @@
 //! Activation (4): the ScalarEngine's `dst = cast(f(x·scale + bias))` per element (engines.md
-//! §2.1; docs/fidelity.md A1–A4).
+//! §2.1; docs/fidelity.md E1–E5).
 //!
 //! `ins = [data, scale?, bias?, alpha?]` (the reference's operand order, RE), each parameter an
 //! fp32 immediate or an AP of one value per partition (any count that divides the data's
 //! elements: one value per `elements / count` consecutive elements, as TensorScalarPtr's
 //! scalars). A missing scale or alpha operand is the JSON key (`scale` 1.0, `alpha` 0.0); an
-//! operand wins over its key (A1); a missing bias is +0. The data is read widened to fp32, the
+//! operand wins over its key (E1); a missing bias is +0. The data is read widened to fp32, the
 //! affine step is an fp32 multiply then a separate fp32 add (no FMA, RE), the function comes
 //! from `numerics::activation` (the exact path: f64 closed form, one rounding to fp32), and the
 //! result is written cast to the output's dtype. The whole input is read before anything is
