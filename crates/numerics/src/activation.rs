@@ -73,6 +73,45 @@ pub fn apply(f: F, vals: &mut [f32], alpha: impl Fn(usize) -> f32) -> Result<(),
     Ok(())
 }
 
+/// The input range where the hardware's piecewise polynomial for a function is valid (AWS's
+/// activation-function table, engines.md §2.4: DOCUMENTED); outside it the hardware's output is
+/// "invalid". Only log, sin, arctan, sqrt, rsqrt and reciprocal have one.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ValidRange {
+    /// The smallest valid magnitude (or value, when not `symmetric`).
+    pub lo: f64,
+    /// The largest.
+    pub hi: f64,
+    /// The range is `±[lo, hi]` (reciprocal's) rather than `[lo, hi]`.
+    pub symmetric: bool,
+    /// How the documentation writes it.
+    pub text: &'static str,
+}
+
+impl ValidRange {
+    /// Whether the fp32 argument `u` lies in the range, its edges rounded to fp32 (so the fp32
+    /// π is inside sin's `[-π, π]`); a NaN does not.
+    pub fn contains(&self, u: f32) -> bool {
+        let v = if self.symmetric { u.abs() } else { u };
+        v >= self.lo as f32 && v <= self.hi as f32
+    }
+}
+
+/// `f`'s documented valid input range, if it has one.
+pub fn valid_range(f: F) -> Option<ValidRange> {
+    let p2 = |e: i32| 2f64.powi(e);
+    let (lo, hi, symmetric, text) = match f {
+        F::Ln => (p2(-64), p2(64), false, "[2^-64, 2^64]"),
+        F::Sin => (-PI, PI, false, "[-pi, pi]"),
+        F::Arctan => (-PI / 2.0, PI / 2.0, false, "[-pi/2, pi/2]"),
+        F::Sqrt => (p2(-116), p2(118), false, "[2^-116, 2^118]"),
+        F::Rsqrt => (p2(-87), p2(97), false, "[2^-87, 2^97]"),
+        F::Reciprocal => (p2(-42), p2(42), true, "±[2^-42, 2^42]"),
+        _ => return None,
+    };
+    Some(ValidRange { lo, hi, symmetric, text })
+}
+
 /// `1 / (exp(−a) + 1)`, the reference's form.
 #[inline(always)]
 fn sigmoid(a: f64) -> f64 {
@@ -137,6 +176,24 @@ mod tests {
         assert_eq!(one(F::Ln, 0.0), f32::NEG_INFINITY);
         // One rounding: exp(1) in f64 rounds to the fp32 nearest e.
         assert_eq!(one(F::Exp, 1.0), std::f32::consts::E);
+    }
+
+    /// The documented edges are inside; the next fp32 values out are outside; NaN is outside.
+    #[test]
+    fn valid_ranges_hold_their_edges() {
+        let r = super::valid_range(F::Ln).unwrap();
+        let (lo, hi) = (f32::powi(2.0, -64), f32::powi(2.0, 64));
+        assert!(r.contains(lo) && r.contains(hi) && r.contains(1.0));
+        assert!(!r.contains(lo.next_down()) && !r.contains(hi.next_up()) && !r.contains(0.0));
+        assert!(!r.contains(f32::NAN));
+        let s = super::valid_range(F::Sin).unwrap();
+        // The edges are rounded to fp32: fp32 π (3.14159274, above π) is inside, the next is not.
+        assert!(s.contains(std::f32::consts::PI) && !s.contains(std::f32::consts::PI.next_up()));
+        assert!(s.contains(-std::f32::consts::PI) && !s.contains(-std::f32::consts::PI.next_up()));
+        let rec = super::valid_range(F::Reciprocal).unwrap();
+        assert!(rec.contains(-1.0) && rec.contains(f32::powi(2.0, -42)) && !rec.contains(0.0));
+        assert!(!rec.contains(-f32::powi(2.0, 43)));
+        assert_eq!(super::valid_range(F::Exp), None);
     }
 
     #[test]

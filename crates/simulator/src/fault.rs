@@ -119,6 +119,19 @@ pub enum FaultCause {
         /// The function's name as written.
         func: String,
     },
+    /// Activation inputs outside the function's documented valid range, under `ranges=fault`
+    /// (docs/fidelity.md E6).
+    #[error("func: {count} input(s) of {func} outside its valid range {range}, the first {:?}", f32::from_bits(*example))]
+    OutOfRange {
+        /// The function.
+        func: &'static str,
+        /// The range as documented.
+        range: &'static str,
+        /// How many inputs lie outside it.
+        count: u64,
+        /// The first of them (its fp32 bits).
+        example: u32,
+    },
     /// An access pattern that cannot be walked over its location.
     #[error("{slot}: {error}")]
     Access {
@@ -318,7 +331,7 @@ impl FaultCause {
                 NumericsError::LengthMismatch { .. } => FaultKind::Shape,
                 _ => FaultKind::Numerics,
             },
-            FaultCause::NotReducible { .. } => FaultKind::Numerics,
+            FaultCause::NotReducible { .. } | FaultCause::OutOfRange { .. } => FaultKind::Numerics,
             FaultCause::Op { error, .. } => match error {
                 NumericsError::UnsupportedOp { .. } => FaultKind::UnsupportedOp,
                 _ => FaultKind::Numerics,

@@ -25,7 +25,8 @@ pub mod trace;
 pub use alloc::OutOfMemory;
 pub use dge::swdge::BlockInStream as DmaBlockInStream;
 pub use exec::{
-    MatmulTrace, Options, Outcome, Parallelism, Simulator, Stats, TraceEntry, TraceRegion, Writer,
+    MatmulTrace, Options, OutOfRange, Outcome, Parallelism, RangeWarning, Simulator, Stats, TraceEntry,
+    TraceRegion, Writer,
 };
 pub use exec::{OptionError, OptionSpec, OptionValues, OptionWord};
 pub use fault::{Fault, FaultCause, FaultKind, SimError, Slot};

@@ -28,6 +28,8 @@ pub struct TraceRecord {
     pub regions: Vec<RegionRecord>,
     /// A Matmult's group flags and PSUM bank (absent for other opcodes).
     pub matmul: Option<MatmulTrace>,
+    /// An Activation's inputs outside its function's valid range (absent: 0).
+    pub out_of_range: u64,
 }
 
 /// One output operand's region ([`TraceRegion`] in file form).
@@ -83,6 +85,7 @@ impl From<&TraceEntry> for TraceRecord {
             elapsed_ns: e.elapsed_ns,
             regions: e.regions.iter().map(RegionRecord::from).collect(),
             matmul: e.matmul,
+            out_of_range: e.out_of_range,
         }
     }
 }
@@ -132,6 +135,9 @@ impl TraceRecord {
                 "matmul".into(),
                 json!({ "flags": m.flags, "zero_banks": m.zero_banks, "bank": m.bank }),
             );
+        }
+        if let (n @ 1.., Some(o)) = (self.out_of_range, v.as_object_mut()) {
+            o.insert("out_of_range".into(), json!(n));
         }
         v
     }
@@ -185,6 +191,7 @@ impl TraceRecord {
                     })
                 }
             },
+            out_of_range: o.get("out_of_range").map_or(Ok(0), |_| o.u64("out_of_range"))?,
         })
     }
 }
@@ -438,7 +445,17 @@ mod tests {
                 data: Some(vec![0x80, 0x3f, 0x00, 0xc0]),
             }],
             matmul: None,
+            out_of_range: 0,
         }
+    }
+
+    #[test]
+    fn an_out_of_range_count_round_trips_and_zero_is_absent() {
+        let r = TraceRecord { out_of_range: 3, ..line() };
+        let text = r.to_json().to_string();
+        assert!(text.contains(r#""out_of_range":3"#), "{text}");
+        assert_eq!(TraceRecord::parse(&text).unwrap(), r);
+        assert!(!line().to_json().to_string().contains("out_of_range"));
     }
 
     #[test]

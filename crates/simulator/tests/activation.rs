@@ -133,3 +133,57 @@ fn a_parameter_that_does_not_divide_the_data_faults() {
     let err = run(&act("Identity", &[three], "float32", ""), [1.0; 8], [0.0; 2], "float32").unwrap_err();
     assert_eq!(err.0, FaultKind::Shape, "{}", err.1);
 }
+
+/// Runs `body` on x and p as [`run`] does, with `options`; the run's range warnings and fault.
+fn run_warnings(
+    body: &str,
+    x: [f32; 8],
+    options: Options,
+) -> (Vec<simulator::RangeWarning>, Option<FaultKind>) {
+    let tensors = [
+        sb("x", "float32", 2, 4, f32s(&x)),
+        sb("p", "float32", 2, 1, f32s(&[0.0, 0.0])),
+        sb("y", "float32", 2, 4, Vec::new()),
+    ];
+    let text = program_text("gen3", &tensors, body);
+    let prog = bir_ir::json::load_str(&text).unwrap();
+    let v = bir_ir::validate(&prog, &Default::default()).unwrap();
+    let f0 = &prog.functions[0];
+    let mut sim = simulator::Simulator::new(v, numerics::Profile::refsim());
+    sim.set_options(options);
+    sim.enable_trace();
+    let t = simulator::io::resolve(f0, "x").unwrap();
+    sim.memory_mut().load(&f0.locations[t.loc.index()], t.loc, &f32s(&x)).unwrap();
+    let fault = match sim.run().unwrap() {
+        simulator::Outcome::Faulted(f) => Some(f.kind),
+        simulator::Outcome::Finished => None,
+    };
+    let traced: u64 = sim.trace().iter().map(|e| e.out_of_range).sum();
+    let warnings = sim.range_warnings().to_vec();
+    assert_eq!(traced, warnings.iter().map(|w| w.note.count).sum::<u64>(), "the trace counts the same");
+    (warnings, fault)
+}
+
+#[test]
+fn inputs_outside_the_valid_range_are_counted_once_per_instruction() {
+    // Ln's valid range is [2^-64, 2^64]: 0, −1 and 2^65 are outside (three of eight), the first
+    // of them in element order being 0. Run twice (two instructions of the same name would be
+    // one program error, so one instruction, and Exp beside it has no range).
+    let x = [1.0, 0.0, -1.0, 2.0, f32::powi(2.0, 65), 4.0, 5.0, 6.0];
+    let body = [act("Ln", &[], "float32", ""), act("Exp", &[], "float32", "").replace(r#""act""#, r#""e""#)]
+        .join(",");
+    let (w, fault) = run_warnings(&body, x, Options::default());
+    assert_eq!(fault, None);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!((w[0].name.as_str(), w[0].note.func, w[0].note.count), ("act", "Ln", 3));
+    assert_eq!(w[0].note.example.to_bits(), 0, "the first outside input, +0");
+    assert_eq!(w[0].note.range, "[2^-64, 2^64]");
+    // ranges=fault: a numerics fault, nothing written.
+    let mut o = Options::default();
+    o.set("ranges", "fault").unwrap();
+    let (w, fault) = run_warnings(&body, x, o);
+    assert_eq!((w.len(), fault), (0, Some(FaultKind::Numerics)));
+    // All inside: no warning.
+    let (w, _) = run_warnings(&act("Ln", &[], "float32", ""), [1.0; 8], Options::default());
+    assert!(w.is_empty(), "{w:?}");
+}

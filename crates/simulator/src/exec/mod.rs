@@ -16,8 +16,8 @@ use kit::liveness::{self, Liveness};
 use kit::{Cx, Res, Stop, Written, bug, fault};
 use numerics::Profile;
 
-pub use kit::{OptionError, OptionSpec, OptionValues, OptionWord, Options, Parallelism, fnv1a};
-pub use observe::{MatmulTrace, Stats, TraceEntry, TraceRegion, Writer};
+pub use kit::{OptionError, OptionSpec, OptionValues, OptionWord, Options, OutOfRange, Parallelism, fnv1a};
+pub use observe::{MatmulTrace, RangeWarning, Stats, TraceEntry, TraceRegion, Writer};
 
 /// How a run ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -164,6 +164,12 @@ impl<'p> Simulator<'p> {
     /// The statistics collected so far.
     pub fn stats(&self) -> Option<&Stats> {
         self.obs.stats.as_ref()
+    }
+
+    /// The instructions whose Activation inputs left their function's documented valid range
+    /// so far, in the order first seen (docs/fidelity.md E6).
+    pub fn range_warnings(&self) -> &[RangeWarning] {
+        &self.obs.ranges
     }
 
     /// The trace recorded so far.

@@ -26,6 +26,18 @@ pub struct TraceEntry {
     pub regions: Vec<TraceRegion>,
     /// A Matmult's accumulation group as it ran (issue #27 item 8), else `None`.
     pub matmul: Option<MatmulTrace>,
+    /// An Activation's inputs outside its function's valid range (docs/fidelity.md E6), else 0.
+    pub out_of_range: u64,
+}
+
+/// One instruction whose Activation inputs left the function's documented valid range, over
+/// the whole run (every execution of it summed; docs/fidelity.md E6).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RangeWarning {
+    /// The instruction's name.
+    pub name: String,
+    /// What it saw: the function, its range, the count and the first such input.
+    pub note: super::kit::OutOfRange,
 }
 
 /// What a traced Matmult did to its PSUM accumulation group (docs/trace.md "matmul").
@@ -168,6 +180,8 @@ pub(crate) struct Observers<'p> {
     pub(crate) watch: Option<Box<Watch>>,
     /// `--stats`.
     pub(crate) stats: Option<Stats>,
+    /// The run's valid-range warnings, one per instruction (docs/fidelity.md E6).
+    pub(crate) ranges: Vec<RangeWarning>,
     /// The progress callback, if any.
     pub(crate) progress: Option<Progress<'p>>,
     /// The executed count at which the progress clock is next read (`u64::MAX`: no callback),
@@ -183,6 +197,7 @@ impl Default for Observers<'_> {
             trace_data: false,
             watch: None,
             stats: None,
+            ranges: Vec::new(),
             progress: None,
             progress_at: u64::MAX,
         }
@@ -235,6 +250,9 @@ impl<'p> Observers<'p> {
         if let Some(stats) = self.stats.as_mut() {
             stats.record(index, i, elapsed_ns, regions.bytes());
         }
+        if let Some(note) = regions.out_of_range() {
+            self.note_range(i, note)?;
+        }
         if self.watch.is_some() {
             self.check_watch(cx, i, index);
         }
@@ -249,12 +267,23 @@ impl<'p> Observers<'p> {
                 elapsed_ns,
                 regions: traced,
                 matmul: MatmulTrace::of(i, cx.f),
+                out_of_range: regions.out_of_range().map_or(0, |n| n.count),
             };
             match (self.trace.as_mut(), self.sink.as_mut()) {
                 (Some(trace), _) => crate::alloc::push(trace, entry)?,
                 (None, Some(sink)) => sink(&entry),
                 (None, None) => {}
             }
+        }
+        Ok(())
+    }
+
+    /// Adds an instruction's out-of-range inputs to the run's warnings (one per instruction).
+    #[cold]
+    fn note_range(&mut self, i: &Instruction, note: super::kit::OutOfRange) -> Res<()> {
+        match self.ranges.iter_mut().find(|w| w.name == i.name) {
+            Some(w) => w.note.count = w.note.count.saturating_add(note.count),
+            None => crate::alloc::push(&mut self.ranges, RangeWarning { name: i.name.clone(), note })?,
         }
         Ok(())
     }

@@ -128,14 +128,9 @@ pub fn run_keep(
     run_on("gen3", tensors, body, options, keep)
 }
 
-/// [`run_keep`] on the program `arch` (`gen2`, `gen3`, `gen4`).
-pub fn run_on(
-    arch: &str,
-    tensors: &[T<'_>],
-    body: &str,
-    options: Options,
-    keep: Option<&[&str]>,
-) -> (Option<Box<Fault>>, Vec<Vec<u8>>) {
+/// The one-function program text over `tensors` (SB/PSUM tiles, or flat DRAM inputs) with
+/// instructions `body`, on `arch`.
+pub fn program_text(arch: &str, tensors: &[T<'_>], body: &str) -> String {
     let allocs: Vec<String> = tensors
         .iter()
         .map(|x| {
@@ -159,10 +154,21 @@ pub fn run_on(
             )
         })
         .collect();
-    let text = format!(
+    format!(
         r#"{{"arch":"{arch}","functions":[{{"name":"f","allocations":[{}],"blocks":[{body}]}}]}}"#,
         allocs.join(",")
-    );
+    )
+}
+
+/// [`run_keep`] on the program `arch` (`gen2`, `gen3`, `gen4`).
+pub fn run_on(
+    arch: &str,
+    tensors: &[T<'_>],
+    body: &str,
+    options: Options,
+    keep: Option<&[&str]>,
+) -> (Option<Box<Fault>>, Vec<Vec<u8>>) {
+    let text = program_text(arch, tensors, body);
     let prog = json::load_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
     let v = validate(&prog, &ValidateOptions::default()).unwrap_or_else(|e| panic!("{e:?}\n{text}"));
     let f0 = &prog.functions[0];

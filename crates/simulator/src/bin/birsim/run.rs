@@ -125,6 +125,12 @@ pub struct RunArgs {
     /// fma: the same chain through fused multiply-adds (docs/fidelity.md M3).
     #[arg(long, value_name = "ORDER", value_parser = option("matmul"))]
     pub matmul: Option<String>,
+    /// What an Activation input outside its function's valid range does [default: warn]
+    ///
+    /// warn: computed, and one warning line per instruction after the run (the count and an
+    /// example); fault: a numerics fault naming the value, nothing written (docs/fidelity.md E6).
+    #[arg(long, value_name = "WHAT", value_parser = option("ranges"))]
+    pub ranges: Option<String>,
     #[command(flatten)]
     pub limits: Limits,
 }
@@ -168,6 +174,7 @@ pub fn run(o: &RunArgs) -> Result<(), Exit> {
     set(&mut options, "oob", &o.oob)?;
     set(&mut options, "dma_block_in_stream", &o.dma_block_in_stream)?;
     set(&mut options, "matmul", &o.matmul)?;
+    set(&mut options, "ranges", &o.ranges)?;
     let program = load(&o.program, &o.limits)?;
     let valid =
         bir_ir::validate(&program, &options.validate_options()).map_err(|d| problems(&o.program, &d))?;
@@ -277,6 +284,15 @@ pub fn run(o: &RunArgs) -> Result<(), Exit> {
     let executed = sim.executed();
     if let Some(stats) = sim.stats() {
         print_stats(stats);
+    }
+    // One line per instruction whose inputs left the hardware's valid range (fidelity E6).
+    for w in sim.range_warnings() {
+        let n = &w.note;
+        eprintln!(
+            "birsim: warning: '{}' ({}): {} input(s) outside the hardware's valid range {} (e.g. {:?}); \
+             the hardware's result there is invalid",
+            w.name, n.func, n.count, n.range, n.example
+        );
     }
     if let (Some(sink), Some(t)) = (&sink, trace) {
         use std::io::Write;

@@ -11,11 +11,13 @@
 //! result is written cast to the output's dtype. The whole input is read before anything is
 //! written. Is_finite, Unknown and names with no closed form (KLR's Dsqrt, Ln_prime,
 //! MemsetZero, unknown names) fault as the reference does ("unsupported activation function",
-//! an `unsupported-op` fault), before anything is read. Accumulators (`acc`) and activate2 are not implemented
-//! yet (the classifier says so by name).
+//! an `unsupported-op` fault), before anything is read. Arguments outside the function's
+//! documented valid range (log, sin, arctan, sqrt, rsqrt, reciprocal) are counted for the run's
+//! warnings and the trace, or fault under `ranges=fault` (docs/fidelity.md E6). Accumulators
+//! (`acc`) and activate2 are not implemented yet (the classifier says so by name).
 
 use crate::exec::kit::facts::{self, Fact, Facts, Verdict};
-use crate::exec::kit::{Cx, Res, Written, fault};
+use crate::exec::kit::{Cx, OutOfRange, Res, Written, fault};
 use crate::fault::{FaultCause, Slot};
 use bir_ir::ops::ActivationFields;
 use bir_ir::{ActivationFunc, EngineAccumulationType, Instruction, Operand};
@@ -48,6 +50,23 @@ pub(crate) fn run(cx: &mut Cx<'_>, i: &Instruction, a: &ActivationFields, region
         for (k, x) in v.iter_mut().enumerate() {
             let t = *x * scale.at(k);
             *x = t + bias.at(k);
+        }
+        if let Some(range) = numerics::activation::valid_range(func) {
+            let mut outside = v.iter().filter(|u| !range.contains(**u));
+            if let Some(&example) = outside.next() {
+                let count = 1 + outside.count() as u64;
+                let note = OutOfRange { count, example, func: func.name(), range: range.text };
+                if cx.options.ranges_fault {
+                    return Err(FaultCause::OutOfRange {
+                        func: note.func,
+                        range: note.range,
+                        count,
+                        example: example.to_bits(),
+                    }
+                    .into());
+                }
+                regions.note_out_of_range(note);
+            }
         }
         numerics::activation::apply(func, &mut v, |k| alpha.at(k)).map_err(|_| unsupported())?;
         cx.write_f32(dst, &v, regions)

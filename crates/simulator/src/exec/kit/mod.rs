@@ -43,6 +43,7 @@ use crate::memory::Memory;
 use bir_ir::{Arch, EngineType, Function, Instruction, LocId};
 use numerics::Profile;
 
+pub use operand::OutOfRange;
 pub use operand::fnv1a;
 pub(crate) use operand::{Arg, Pool, Written, adds, pieces, record_entries, same_count, sub_ap};
 pub use options::{OptionError, OptionSpec, OptionValues, OptionWord, Options};

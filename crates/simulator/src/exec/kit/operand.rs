@@ -624,11 +624,37 @@ pub(crate) struct Written {
     tracing: bool,
     bytes: u64,
     hash: u64,
+    /// Inputs outside an activation function's valid range (docs/fidelity.md E6).
+    out_of_range: Option<OutOfRange>,
+}
+
+/// An instruction's inputs outside its function's documented valid range (an Activation's,
+/// docs/fidelity.md E6).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OutOfRange {
+    /// How many.
+    pub count: u64,
+    /// The first of them (the fp32 argument of the function).
+    pub example: f32,
+    /// The function's name.
+    pub func: &'static str,
+    /// The range as documented.
+    pub range: &'static str,
 }
 
 impl Written {
     pub(crate) fn new(tracing: bool) -> Written {
-        Written { tracing, bytes: 0, hash: FNV_BASIS }
+        Written { tracing, bytes: 0, hash: FNV_BASIS, out_of_range: None }
+    }
+
+    /// Notes inputs outside the valid range of the instruction's function.
+    pub(crate) fn note_out_of_range(&mut self, note: OutOfRange) {
+        self.out_of_range = Some(note);
+    }
+
+    /// The inputs outside the valid range, if any were noted.
+    pub(crate) fn out_of_range(&self) -> Option<OutOfRange> {
+        self.out_of_range
     }
 
     /// Records a region written in place: `bytes` counts it; only when tracing, `hash` folds

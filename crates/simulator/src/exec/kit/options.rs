@@ -35,6 +35,9 @@ pub struct Options {
     /// How a Matmult sums its products (docs/fidelity.md M3): ascending fp32 adds of fp32
     /// products (default) or a fused multiply-add chain.
     pub matmul_order: numerics::matmul::MatmulOrder,
+    /// An Activation input outside its function's documented valid range (docs/fidelity.md
+    /// E6): counted and warned about (false, default), or a `numerics` fault (true).
+    pub ranges_fault: bool,
 }
 
 impl Default for Options {
@@ -47,6 +50,7 @@ impl Default for Options {
             indirect_oob: indirection::Oob::Fault,
             dma_block_in_stream: ::dge::swdge::BlockInStream::Skip,
             matmul_order: numerics::matmul::MatmulOrder::Ascending,
+            ranges_fault: false,
         }
     }
 }
@@ -169,6 +173,8 @@ const OOB: &[(&str, indirection::Oob)] =
 /// `matmul`'s words.
 const MATMUL: &[(&str, numerics::matmul::MatmulOrder)] =
     &[("ascending", numerics::matmul::MatmulOrder::Ascending), ("fma", numerics::matmul::MatmulOrder::Fma)];
+/// `ranges`' words and the [`Options::ranges_fault`] each sets.
+const RANGES: &[(&str, bool)] = &[("warn", false), ("fault", true)];
 /// `dma_block_in_stream`'s words.
 const DMA_BLOCK_IN_STREAM: &[(&str, ::dge::swdge::BlockInStream)] =
     &[("skip", ::dge::swdge::BlockInStream::Skip), ("run", ::dge::swdge::BlockInStream::Run)];
@@ -221,6 +227,16 @@ impl Options {
             ]),
             set: |o, v| pick(&mut o.matmul_order, v, MATMUL),
             get: |o| word_of(o.matmul_order, MATMUL),
+        },
+        OptionSpec {
+            name: "ranges",
+            help: "What an Activation input outside its function's valid range does (docs/fidelity.md E6)",
+            values: OptionValues::Words(&[
+                OptionWord { word: "warn", help: "Computed; counted per instruction and warned about" },
+                OptionWord { word: "fault", help: "A numerics fault naming the value; nothing written" },
+            ]),
+            set: |o, v| pick(&mut o.ranges_fault, v, RANGES),
+            get: |o| word_of(o.ranges_fault, RANGES),
         },
         OptionSpec {
             name: "threads",
@@ -296,6 +312,7 @@ mod tests {
         ("oob", "skip", &["", "ignore", "clamp", "Skip", "-1"]),
         ("dma_block_in_stream", "run", &["", "twice", "Run", "true"]),
         ("matmul", "fma", &["", "FMA", "descending", "ascending "]),
+        ("ranges", "fault", &["", "Fault", "strict", "true"]),
         ("threads", "61", &["", "0", "-1", "1.5", "four", "0x4", "99999999999999999999"]),
         ("max_instructions", "10", &["", "-1", "1e6", "ten", "18446744073709551616"]),
         ("memory_cap", "1024", &["", "-5", "3GiB", "1.0", "18446744073709551616"]),
@@ -371,7 +388,7 @@ mod tests {
         assert_eq!(text(o.set("memory_cap", "3GiB")), "memory_cap=3GiB: expected a number of bytes");
         assert_eq!(
             text(o.set("speed", "11")),
-            "unknown option `speed` (options: tsc_reverse, oob, dma_block_in_stream, matmul, threads, max_instructions, memory_cap)"
+            "unknown option `speed` (options: tsc_reverse, oob, dma_block_in_stream, matmul, ranges, threads, max_instructions, memory_cap)"
         );
         // Names are exact: no dashes, no other case, no old spelling.
         for name in ["dma_block", "dma-block-in-stream", "OOB", "--oob", "grain", "profile", ""] {
