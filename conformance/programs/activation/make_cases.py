@@ -654,6 +654,15 @@ rows = np.stack([draw_row("Exp", rng, 64, F32(-0.5), F32(0.0), F32(0.0)) for _ i
 g.activation("Exp", "float32", rows, [], {"scale": -0.5, "alpha": 0.0})
 case(name, g, "Exp with ins = [data] and the key scale -0.5: u = fp32(x * -0.5) + 0.0", ("E1", "E2", "E3"))
 
+name = "load_act_func_set_then_Exp"
+rng = rng_for(name)
+g = Prog()
+g.inst("LoadActFuncSet", [], [], engine="Activation", act_func_set_id=3)
+rows = np.stack([draw_row("Exp", rng, 64, F32(1.0), F32(0.0), F32(0.0)) for _ in range(4)])
+g.activation("Exp", "float32", rows, [], {})
+case(name, g, "LoadActFuncSet (6) first: it selects the hardware's table set and changes no value (engines.md "
+     "2.5: a no-op gate in the reference simulator); then Exp with ins = [data]", ("E1", "E2", "E3"))
+
 # ---------------------------------------------------------------- the affine step (E2)
 name = "affine_two_roundings_no_fma"
 rng = rng_for(name)

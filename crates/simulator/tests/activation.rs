@@ -187,3 +187,13 @@ fn inputs_outside_the_valid_range_are_counted_once_per_instruction() {
     let (w, _) = run_warnings(&act("Ln", &[], "float32", ""), [1.0; 8], Options::default());
     assert!(w.is_empty(), "{w:?}");
 }
+
+#[test]
+fn load_act_func_set_changes_nothing() {
+    // A table-set switch before the same Relu as above: the same bytes.
+    let set = r#"{"opcode":"LoadActFuncSet","name":"ls","engine":"Activation","ins":[],"outs":[],"act_func_set_id":3}"#;
+    let x = [1.0, -2.0, 0.25, 3.0, -1.0, 0.0, 0.5, -4.0];
+    let body = [set.to_owned(), act("Relu", &[imm(2.0), per_partition()], "float32", "")].join(",");
+    let got = run(&body, x, [-1.0, 3.0], "float32").unwrap();
+    assert_eq!(bits(&got), want(&[1.0, 0.0, 0.0, 5.0, 1.0, 3.0, 4.0, 0.0]));
+}

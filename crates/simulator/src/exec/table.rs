@@ -16,6 +16,7 @@
 /// to check). Declared here so that adding one touches this file and its own.
 #[path = "kernels"]
 mod kernels {
+    pub(crate) mod act_func_set;
     pub(crate) mod activation;
     pub(crate) mod cache;
     pub(crate) mod copy;
@@ -37,8 +38,8 @@ use super::kit::facts::{Facts, Verdict};
 use super::kit::{Cx, Res, Written, bug};
 use bir_ir::{Instruction, Op, OpCategory, Opcode};
 use kernels::{
-    activation, cache, copy, dge, dma, elementwise, indirect, iota, matmult, memset, rand_state, reciprocal,
-    reduce, select, stream,
+    act_func_set, activation, cache, copy, dge, dma, elementwise, indirect, iota, matmult, memset,
+    rand_state, reciprocal, reduce, select, stream,
 };
 
 /// A kernel: runs one instruction of its opcode (classified beforehand) in the context.
@@ -125,7 +126,7 @@ pub(crate) const ROWS: &[Row] = &[
     run!(AbstractCopy => copy::run, plain, Outputs),
     run!(Activation(f) => activation::run, activation::classify, Outputs),
     missing!(ReadActivationAccumulator, RAW),
-    missing!(LoadActFuncSet, RAW),
+    run!(LoadActFuncSet => act_func_set::run, plain, Outputs),
     run!(Matmult(f) => matmult::run, matmult::classify, Outputs),
     missing!(MatmultSparse, RAW),
     run!(Memset(f) => memset::run, memset::classify, Outputs),
