@@ -215,6 +215,19 @@ pub(crate) fn cause(c: &FaultCause) -> (&'static str, Fields) {
         FaultCause::UnsupportedOp { what, op } => {
             ("unsupported_op", vec![("what", text(what)), ("op", text(op.name()))])
         }
+        FaultCause::UnsupportedActivation { func } => {
+            ("unsupported_activation", vec![("func", text(func))])
+        }
+        FaultCause::OutOfRange { func, range, count, example } => (
+            "out_of_range",
+            vec![
+                ("func", text(func)),
+                ("range", text(range)),
+                ("count", uint(*count)),
+                ("example", Val::Float(f64::from(f32::from_bits(*example)))),
+                ("example_bits", uint(u64::from(*example))),
+            ],
+        ),
         FaultCause::Access { slot: s, error } => ("access", with(s, access(error))),
         FaultCause::Count { slot: s, expected, actual, why } => (
             "count",
