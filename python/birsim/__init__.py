@@ -224,7 +224,9 @@ def run(
 
     ``options`` are the CLI's switches: ``fp8_saturate`` (bool), ``tsc_reverse``
     (``"direction"``/``"operands"``), ``oob`` (``"fault"``/``"skip"``), ``dma_block_in_stream``
-    (``"skip"``/``"run"``), ``max_instructions``, ``memory_cap`` (bytes) and
+    (``"skip"``/``"run"``), ``matmul`` (``"ascending"``/``"fma"``), ``ranges``
+    (``"warn"``/``"fault"``: an Activation input outside its function's valid range is a
+    ``RuntimeWarning`` per instruction, or a ``Fault``), ``max_instructions``, ``memory_cap`` (bytes) and
     ``allow_uninit_inputs`` (bool; else every input allocation needs an array). ``threads`` and
     the switches from ``tsc_reverse`` to ``memory_cap`` are spelled and checked by the parser the
     CLI uses (``simulator::Options::set``), with its messages (``oob=ignore: expected fault or

@@ -215,9 +215,7 @@ pub(crate) fn cause(c: &FaultCause) -> (&'static str, Fields) {
         FaultCause::UnsupportedOp { what, op } => {
             ("unsupported_op", vec![("what", text(what)), ("op", text(op.name()))])
         }
-        FaultCause::UnsupportedActivation { func } => {
-            ("unsupported_activation", vec![("func", text(func))])
-        }
+        FaultCause::UnsupportedActivation { func } => ("unsupported_activation", vec![("func", text(func))]),
         FaultCause::OutOfRange { func, range, count, example } => (
             "out_of_range",
             vec![

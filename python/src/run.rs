@@ -146,6 +146,8 @@ enum Ran {
         executed: u64,
         outputs: Vec<Output>,
         trace: Option<Vec<TraceEntry>>,
+        /// One line per instruction whose Activation inputs left the valid range (fidelity E6).
+        warnings: Vec<String>,
     },
     /// A bad input (the tensor, the message).
     Input(Option<String>, String),
@@ -242,7 +244,18 @@ fn execute(program: &bir_ir::Program, inputs: &[Input<'_>], outputs: Option<&[St
         }
     }
     let trace = c.trace.then(|| sim.trace().to_vec());
-    Ran::Done { fault, executed, outputs: read, trace }
+    let warnings = sim
+        .range_warnings()
+        .iter()
+        .map(|w| {
+            let n = &w.note;
+            format!(
+                "'{}' ({}): {} input(s) outside the hardware's valid range {} (e.g. {:?}); the hardware's result there is invalid",
+                w.name, n.func, n.count, n.range, n.example
+            )
+        })
+        .collect();
+    Ran::Done { fault, executed, outputs: read, trace, warnings }
 }
 
 /// `run(program, inputs, outputs, options)`: `inputs` is a list of `(name, descr, shape,
@@ -275,7 +288,12 @@ pub(crate) fn run<'py>(
         .unwrap_or_else(|p| Ran::Bug(panic_text(p)))
     });
     match ran {
-        Ran::Done { fault, executed, outputs, trace } => {
+        Ran::Done { fault, executed, outputs, trace, warnings } => {
+            // Python's own warnings (RuntimeWarning), as the CLI prints its lines.
+            for w in warnings {
+                let msg = std::ffi::CString::new(w).unwrap_or_default();
+                PyErr::warn(py, &py.get_type::<pyo3::exceptions::PyRuntimeWarning>(), &msg, 1)?;
+            }
             let out = PyList::empty(py);
             for o in outputs {
                 out.append((o.name, o.dtype, o.shape, PyByteArray::new(py, &o.data)))?;

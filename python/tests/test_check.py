@@ -1,7 +1,6 @@
-"""`birsim.check` and `birsim.ops`: the support report of a kernel with an opcode birsim does
-not run (Activation: README's list of implemented opcodes does not have it, and "every other opcode
-loads and validates, and running it reports 'not implemented yet'"), and agreement between what
-`check` says and what `run` does on the same kernel."""
+"""`birsim.check` and `birsim.ops`: the support report of a kernel with an instruction birsim does
+not run (an Activation with an accumulator: README says Activation runs "not yet its
+accumulators"), and agreement between what `check` says and what `run` does on the same kernel."""
 
 from __future__ import annotations
 
@@ -13,7 +12,8 @@ from conftest import allocation, ap, copy_program
 
 
 def with_activation() -> dict:
-    """The float32 copy program plus an Activation `act` (no kernel yet) of one SB tile into another."""
+    """The float32 copy program plus an Activation `act` with an accumulator (`acc`: not run yet) of
+    one SB tile into another."""
     p = copy_program("float32", 4, 4, 8)
     f = p["functions"][0]
     for name in ("ma", "mc"):
@@ -26,6 +26,7 @@ def with_activation() -> dict:
             "ins": [ap("ma", "float32", 4, 8)],
             "outs": [ap("mc", "float32", 4, 8)],
             "func": "Exp",
+            "acc": "ZeroAccumulate",
         }
     )
     return p

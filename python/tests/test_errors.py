@@ -273,3 +273,38 @@ def test_an_output_of_65_dimensions_is_refused_before_the_run():
     with pytest.raises(birsim.InputError) as info:
         birsim.run(json.dumps(prog), {"x": x})
     assert "'y' has a tensor_shape of 65 dimensions; an .npy array has at most 64" in str(info.value)
+
+
+def ln_program() -> dict:
+    """Ln over a [1, 4] fp32 tile: y = ln(x) (Activation, fidelity E6's valid range [2^-64, 2^64])."""
+    tile = lambda m: {"kind": "physical_ap", "memref": m, "dtype": "float32", "offset": 0, "ap": [[4, 1], [1, 4]]}  # noqa: E731
+    alloc = lambda n, kind, ty: {  # noqa: E731
+        "name": n, "kind": kind, "dtype": "float32", "tensor_shape": [1, 4],
+        "memorylocations": [{"name": n, "type": ty, "dims": [1, 16]}],
+    }
+    return {
+        "arch": "gen3",
+        "functions": [{
+            "name": "f",
+            "allocations": [alloc("x", "ExternalInput", "Input"), alloc("xs", "Internal", "SB"),
+                            alloc("y", "ExternalOutput", "Output")],
+            "blocks": [
+                {"opcode": "Load", "name": "ld", "engine": "SP", "ins": [tile("x")], "outs": [tile("xs")]},
+                {"opcode": "Activation", "name": "act", "engine": "Activation", "ins": [tile("xs")],
+                 "outs": [tile("xs")], "func": "Ln"},
+                {"opcode": "Save", "name": "sv", "engine": "SP", "ins": [tile("xs")], "outs": [tile("y")]},
+            ],
+        }],
+    }
+
+
+def test_inputs_outside_the_valid_range_warn_or_fault():
+    # 0 and -1 lie outside Ln's valid range [2^-64, 2^64]; 1 and e do not.
+    x = np.array([[1.0, 0.0, -1.0, np.e]], np.float32)
+    with pytest.warns(RuntimeWarning, match=r"'act' \(Ln\): 2 input\(s\) outside .*\[2\^-64, 2\^64\]"):
+        y = birsim.run(ln_program(), {"x": x})
+    assert y["y"][0, 0] == 0.0
+    with pytest.raises(birsim.Fault) as info:
+        birsim.run(ln_program(), {"x": x}, ranges="fault")
+    assert info.value.kind == "numerics" and info.value.cause == "out_of_range"
+    assert info.value.fields["count"] == 2
