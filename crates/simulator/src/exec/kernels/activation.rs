@@ -17,10 +17,10 @@
 //! (`acc`) and activate2 are not implemented yet (the classifier says so by name).
 
 use crate::exec::kit::facts::{self, Fact, Facts, Verdict};
-use crate::exec::kit::{Cx, OutOfRange, Res, Written, fault};
-use crate::fault::{FaultCause, Slot};
+use crate::exec::kit::{Cx, OutOfRange, Res, ScalarArg, Written};
+use crate::fault::FaultCause;
 use bir_ir::ops::ActivationFields;
-use bir_ir::{ActivationFunc, EngineAccumulationType, Instruction, Operand};
+use bir_ir::{ActivationFunc, EngineAccumulationType, Instruction};
 
 /// Runs the plain form; accumulators and activate2 are not implemented yet.
 pub(crate) fn classify(q: &dyn Facts) -> Verdict {
@@ -94,24 +94,13 @@ impl Param {
 /// Parameter `ins[k]` for `total` data elements: an immediate, an AP of values each covering
 /// `total / count` consecutive elements, or `default` when absent.
 fn param(cx: &mut Cx<'_>, i: &Instruction, k: usize, total: usize, default: f32) -> Res<Param> {
-    let ap = match i.ins.get(k) {
-        None => return Ok(Param::One(default)),
-        Some(Operand::Imm { value, .. }) => return Ok(Param::One(value.as_f64() as f32)),
-        Some(Operand::Ap(ap)) => ap,
-        Some(_) => {
-            return fault(FaultCause::OperandKind { slot: Slot::In(k), want: "an AP or an imm_value" });
+    Ok(match cx.scalar_arg(i, k, total)? {
+        ScalarArg::Absent => Param::One(default),
+        ScalarArg::Imm(c) => Param::One(c),
+        ScalarArg::Every { arg, stride } => {
+            let mut vals = Vec::new();
+            cx.read_f32(arg, &mut vals)?;
+            Param::Every { vals, stride }
         }
-    };
-    let a = cx.arg(Slot::In(k), ap);
-    let count = a.elements()?;
-    if count == 0 || !total.is_multiple_of(count) {
-        return fault(FaultCause::ScalarCount {
-            slot: a.slot,
-            scalars: count as u64,
-            elements: total as u64,
-        });
-    }
-    let mut vals = Vec::new();
-    cx.read_f32(a, &mut vals)?;
-    Ok(Param::Every { vals, stride: total / count })
+    })
 }

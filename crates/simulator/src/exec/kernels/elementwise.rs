@@ -20,12 +20,12 @@ use crate::exec::kit::facts::{Fact, Facts, Verdict};
 use crate::exec::kit::fused::{Direct, Pass, Store, has_store, with_store};
 use crate::exec::kit::transpose::stream_transpose_index;
 use crate::exec::kit::{
-    Arg, Cx, Parallelism, Res, Stop, Written, adds, facts, fault, fnv1a, pieces, same_count,
+    Arg, Cx, Parallelism, Res, ScalarArg, Stop, Written, adds, facts, fault, fnv1a, pieces, same_count,
 };
 use crate::fault::{FaultCause, Slot};
 use crate::memory::Touch;
 use bir_ir::ops::{TensorScalarFields, TensorScalarPtrFields, TensorTensorFields};
-use bir_ir::{AluClass, AluOp, Dtype, EngineAccumulationType, Instruction, Operand};
+use bir_ir::{AluClass, AluOp, Dtype, EngineAccumulationType, Instruction};
 use numerics::alu::{F32Op, F32Visitor, I32Op, I32Visitor, I64Op, I64Visitor, ta_ops, ts_int_ops, ts_ops};
 use numerics::codec::{Codec, Slot as Plain};
 use numerics::minifloat::F32Slot;
@@ -518,23 +518,11 @@ fn scalar_one(cx: &Cx<'_>, c: f32, domain: Domain) -> Res<ScalarSet> {
 
 /// A scalar operand (`ins[k]`) in a domain, for `total` data elements.
 fn scalars(cx: &mut Cx<'_>, i: &Instruction, k: usize, domain: Domain, total: usize) -> Res<ScalarSet> {
-    let Some(op) = i.ins.get(k) else { return Ok(ScalarSet::absent()) };
-    if let Operand::Imm { value, .. } = op {
-        return scalar_one(cx, value.as_f64() as f32, domain);
-    }
-    let Some(ap) = op.as_ap() else {
-        return fault(FaultCause::OperandKind { slot: Slot::In(k), want: "an AP or an imm_value" });
+    let (a, stride) = match cx.scalar_arg(i, k, total)? {
+        ScalarArg::Absent => return Ok(ScalarSet::absent()),
+        ScalarArg::Imm(c) => return scalar_one(cx, c, domain),
+        ScalarArg::Every { arg, stride } => (arg, stride),
     };
-    let a = cx.arg(Slot::In(k), ap);
-    let count = a.elements()?;
-    if count == 0 || !total.is_multiple_of(count) {
-        return fault(FaultCause::ScalarCount {
-            slot: a.slot,
-            scalars: count as u64,
-            elements: total as u64,
-        });
-    }
-    let stride = total / count;
     Ok(match domain {
         Domain::F32 => {
             let mut vals = Vec::new();

@@ -45,7 +45,7 @@ use numerics::Profile;
 
 pub use operand::OutOfRange;
 pub use operand::fnv1a;
-pub(crate) use operand::{Arg, Pool, Written, adds, pieces, record_entries, same_count, sub_ap};
+pub(crate) use operand::{Arg, Pool, ScalarArg, Written, adds, pieces, record_entries, same_count, sub_ap};
 pub use options::{OptionError, OptionSpec, OptionValues, OptionWord, Options};
 pub use par::Parallelism;
 

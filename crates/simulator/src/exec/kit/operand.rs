@@ -207,6 +207,31 @@ impl Cx<'_> {
         }
     }
 
+    /// A scalar operand `ins[k]` for `total` data elements (TensorScalarPtr's scalars, an
+    /// Activation's parameters; re-facts §7): absent, an immediate, or an AP of values each
+    /// covering `total / count` consecutive data elements (a count that does not divide `total`
+    /// faults).
+    pub(crate) fn scalar_arg<'i>(&self, i: &'i Instruction, k: usize, total: usize) -> Res<ScalarArg<'i>> {
+        let ap = match i.ins.get(k) {
+            None => return Ok(ScalarArg::Absent),
+            Some(bir_ir::Operand::Imm { value, .. }) => return Ok(ScalarArg::Imm(value.as_f64() as f32)),
+            Some(bir_ir::Operand::Ap(ap)) => ap,
+            Some(_) => {
+                return fault(FaultCause::OperandKind { slot: Slot::In(k), want: "an AP or an imm_value" });
+            }
+        };
+        let a = self.arg(Slot::In(k), ap);
+        let count = a.elements()?;
+        if count == 0 || !total.is_multiple_of(count) {
+            return fault(FaultCause::ScalarCount {
+                slot: a.slot,
+                scalars: count as u64,
+                elements: total as u64,
+            });
+        }
+        Ok(ScalarArg::Every { arg: a, stride: total / count })
+    }
+
     /// `outs[k]`, which validation made an AP.
     pub(crate) fn output<'i>(&self, i: &'i Instruction, k: usize) -> Res<Arg<'i>> {
         match i.out_ap(k) {
@@ -615,6 +640,16 @@ pub(crate) const FNV_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
 /// region written in one piece or in chunks.
 pub fn fnv1a(hash: u64, bytes: &[u8]) -> u64 {
     bytes.iter().fold(hash, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// A scalar operand ([`Cx::scalar_arg`]).
+pub(crate) enum ScalarArg<'i> {
+    /// No such operand.
+    Absent,
+    /// An immediate (its fp32 value).
+    Imm(f32),
+    /// An AP, each value covering `stride` consecutive data elements.
+    Every { arg: Arg<'i>, stride: usize },
 }
 
 /// What an instruction wrote, for the trace: byte count and a running checksum of its output
