@@ -18,9 +18,10 @@ use std::f64::consts::{PI, SQRT_2};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Unsupported(pub F);
 
-/// Applies `f` in place to fp32 arguments `vals`; `alpha(k)` is element `k`'s parameter (Prelu's
-/// slope; no other function reads it). One dispatch, then a loop per function.
-pub fn apply(f: F, vals: &mut [f32], alpha: impl Fn(usize) -> f32) -> Result<(), Unsupported> {
+/// Applies `f` in place to fp32 arguments `vals`; `alpha` is the parameter (Prelu's slope; no
+/// other function reads it). One dispatch, then a loop per function.
+pub fn apply(f: F, vals: &mut [f32], alpha: f32) -> Result<(), Unsupported> {
+    let alpha = f64::from(alpha);
     let sqrt_2_over_pi = (2.0 / PI).sqrt();
     let two_over_sqrt_pi = 2.0 / PI.sqrt();
     let sqrt_2pi = (2.0 * PI).sqrt();
@@ -29,12 +30,7 @@ pub fn apply(f: F, vals: &mut [f32], alpha: impl Fn(usize) -> f32) -> Result<(),
         F::Square => each(vals, |a| a * a),
         F::Relu => each(vals, |a| if a > 0.0 || a.is_nan() { a } else { 0.0 }),
         F::Lrelu => each(vals, |a| if a > 0.0 { a } else { 0.01 * a }),
-        F::Prelu => {
-            for (k, v) in vals.iter_mut().enumerate() {
-                let a = f64::from(*v);
-                *v = (if a > 0.0 { a } else { f64::from(alpha(k)) * a }) as f32;
-            }
-        }
+        F::Prelu => each(vals, |a| if a > 0.0 { a } else { alpha * a }),
         F::Sigmoid => each(vals, sigmoid),
         F::Tanh => each(vals, libm::tanh),
         F::Exp => each(vals, libm::exp),
@@ -138,7 +134,7 @@ mod tests {
 
     fn one(f: F, x: f32) -> f32 {
         let mut v = [x];
-        apply(f, &mut v, |_| 0.25).unwrap_or_else(|e| panic!("{e:?}"));
+        apply(f, &mut v, 0.25).unwrap_or_else(|e| panic!("{e:?}"));
         v[0]
     }
 
@@ -199,7 +195,7 @@ mod tests {
     #[test]
     fn is_finite_and_unknown_are_unsupported() {
         for f in [F::IsFinite, F::Unknown] {
-            assert_eq!(apply(f, &mut [1.0], |_| 0.0), Err(super::Unsupported(f)));
+            assert_eq!(apply(f, &mut [1.0], 0.0), Err(super::Unsupported(f)));
         }
     }
 }

@@ -47,10 +47,9 @@ pub(crate) fn run(cx: &mut Cx<'_>, i: &Instruction, a: &ActivationFields, region
     let alpha = param(cx, i, 3, total, a.alpha.get())?;
     let mut v = cx.pool.take_f32();
     let r = cx.read_f32(src, &mut v).and_then(|()| {
-        for (k, x) in v.iter_mut().enumerate() {
-            let t = *x * scale.at(k);
-            *x = t + bias.at(k);
-        }
+        // Two passes, each rounded to fp32 as the reference's mulss then addss.
+        scale.each(&mut v, |x, s| x * s);
+        bias.each(&mut v, |t, b| t + b);
         if let Some(range) = numerics::activation::valid_range(func) {
             let mut outside = v.iter().filter(|u| !range.contains(**u));
             if let Some(&example) = outside.next() {
@@ -68,7 +67,9 @@ pub(crate) fn run(cx: &mut Cx<'_>, i: &Instruction, a: &ActivationFields, region
                 regions.note_out_of_range(note);
             }
         }
-        numerics::activation::apply(func, &mut v, |k| alpha.at(k)).map_err(|_| unsupported())?;
+        let mut r = Ok(());
+        alpha.each_chunk(&mut v, |chunk, a| r = r.and(numerics::activation::apply(func, chunk, a)));
+        r.map_err(|_| unsupported())?;
         cx.write_f32(dst, &v, regions)
     });
     cx.pool.give_f32(v);
@@ -82,12 +83,20 @@ enum Param {
 }
 
 impl Param {
-    #[inline(always)]
-    fn at(&self, k: usize) -> f32 {
+    /// `g(chunk, value)` for each run of elements sharing one value (all of `v`, or `stride`
+    /// elements per value): the dispatch once per run, not per element.
+    fn each_chunk(&self, v: &mut [f32], mut g: impl FnMut(&mut [f32], f32)) {
         match self {
-            Param::One(c) => *c,
-            Param::Every { vals, stride } => vals[k / stride],
+            Param::One(c) => g(v, *c),
+            Param::Every { vals, stride } => {
+                v.chunks_mut((*stride).max(1)).zip(vals).for_each(|(chunk, &c)| g(chunk, c));
+            }
         }
+    }
+
+    /// `x = op(x, value)` for every element, in a tight loop per run.
+    fn each(&self, v: &mut [f32], op: impl Fn(f32, f32) -> f32) {
+        self.each_chunk(v, |chunk, c| chunk.iter_mut().for_each(|x| *x = op(*x, c)));
     }
 }
 
