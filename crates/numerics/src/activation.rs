@@ -265,6 +265,23 @@ mod tests {
         assert_eq!(Fold::of(None), Some(Fold::Add));
     }
 
+    /// Activation(Reciprocal) is the f64 quotient rounded once to fp32, which is the correctly
+    /// rounded fp32 quotient (f64 carries more than 2·24 + 2 bits), so it equals the dedicated
+    /// Reciprocal opcode's `1.0f / x` on every input (engines.md's "they differ" holds only on
+    /// the hardware's table path; docs/fidelity.md E11): checked on a sweep of bit patterns
+    /// across every exponent, subnormals, ±0, ±Inf and NaN.
+    #[test]
+    fn activation_reciprocal_equals_the_fp32_quotient() {
+        let mut xs: Vec<f32> = (0..=u32::MAX / 65_521).map(|k| f32::from_bits(k.wrapping_mul(65_521))).collect();
+        xs.extend([0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, f32::MIN_POSITIVE, 1e-45]);
+        let mut v = xs.clone();
+        apply(F::Reciprocal, &mut v, 0.0).unwrap_or_else(|e| panic!("{e:?}"));
+        for (x, got) in xs.iter().zip(&v) {
+            let want = crate::alu::reciprocal(*x);
+            assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "{x:e}: {got:e} vs {want:e}");
+        }
+    }
+
     #[test]
     fn is_finite_and_unknown_are_unsupported() {
         for f in [F::IsFinite, F::Unknown] {
