@@ -272,13 +272,17 @@ mod tests {
     /// across every exponent, subnormals, ±0, ±Inf and NaN.
     #[test]
     fn activation_reciprocal_equals_the_fp32_quotient() {
-        let mut xs: Vec<f32> = (0..=u32::MAX / 65_521).map(|k| f32::from_bits(k.wrapping_mul(65_521))).collect();
+        let mut xs: Vec<f32> =
+            (0..=u32::MAX / 65_521).map(|k| f32::from_bits(k.wrapping_mul(65_521))).collect();
         xs.extend([0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, f32::MIN_POSITIVE, 1e-45]);
         let mut v = xs.clone();
         apply(F::Reciprocal, &mut v, 0.0).unwrap_or_else(|e| panic!("{e:?}"));
         for (x, got) in xs.iter().zip(&v) {
             let want = crate::alu::reciprocal(*x);
-            assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "{x:e}: {got:e} vs {want:e}");
+            assert!(
+                got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                "{x:e}: {got:e} vs {want:e}"
+            );
         }
     }
 

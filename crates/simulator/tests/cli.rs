@@ -695,3 +695,31 @@ fn outputs_take_allocation_and_location_names() {
         assert!(stdout.starts_with(&format!("{name}: matches (exact")), "{stdout}");
     }
 }
+
+/// An Activation Ln of −1 (a Memset of −1.0's bits, 0xBF800000, first): `birsim run` prints one warning line naming the
+/// instruction, function, count and value and exits 0; `--strict-ranges` (= `--ranges fault`)
+/// makes it a numerics fault, exit 1; both switches at once is a usage error.
+#[test]
+fn inputs_outside_the_valid_range_warn_or_fault() {
+    let d = scratch();
+    let ap = r#"{"kind":"physical_ap","memref":"t","dtype":"float32","ap":[[0,1],[1,1]]}"#;
+    let inst = format!(
+        r#"{{"opcode":"Memset","name":"m","mode":"Const","constant":3212836864,"ins":[],"outs":[{ap}]}},{{"opcode":"Activation","name":"act","engine":"Activation","ins":[{ap}],"outs":[{ap}],"func":"Ln"}}"#
+    );
+    let p = tiny_program(&d, &inst);
+    let (code, _, err) = birsim(&["run", &p]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(
+            "warning: 'act' (Ln): 1 input(s) outside the hardware's valid range [2^-64, 2^64] (e.g. -1.0)"
+        ),
+        "{err}"
+    );
+    for strict in [&["--strict-ranges"][..], &["--ranges", "fault"]] {
+        let (code, _, err) = birsim(&[&["run", p.as_str()][..], strict].concat());
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains("act") && err.contains("Ln"), "{err}");
+    }
+    let (code, _, err) = birsim(&["run", &p, "--strict-ranges", "--ranges", "warn"]);
+    assert_eq!(code, 2, "{err}");
+}

@@ -131,6 +131,9 @@ pub struct RunArgs {
     /// example); fault: a numerics fault naming the value, nothing written (docs/fidelity.md E6).
     #[arg(long, value_name = "WHAT", value_parser = option("ranges"))]
     pub ranges: Option<String>,
+    /// Short for --ranges fault
+    #[arg(long, conflicts_with = "ranges")]
+    pub strict_ranges: bool,
     #[command(flatten)]
     pub limits: Limits,
 }
@@ -175,6 +178,9 @@ pub fn run(o: &RunArgs) -> Result<(), Exit> {
     set(&mut options, "dma_block_in_stream", &o.dma_block_in_stream)?;
     set(&mut options, "matmul", &o.matmul)?;
     set(&mut options, "ranges", &o.ranges)?;
+    if o.strict_ranges {
+        set(&mut options, "ranges", &Some("fault".to_owned()))?;
+    }
     let program = load(&o.program, &o.limits)?;
     let valid =
         bir_ir::validate(&program, &options.validate_options()).map_err(|d| problems(&o.program, &d))?;
