@@ -276,9 +276,11 @@ def trace(
 
 def check(program: ProgramLike) -> Dict[str, Any]:
     """The support report of a program (what ``birsim check --json`` prints): ``{"verdict",
-    "entries", "problems"}``, each entry an opcode, mode and dtype combination the program uses
+    "entries", "problems", "ranges"}``, each entry an opcode, mode and dtype combination the program uses
     with its ``status`` (``runs`` / ``not_implemented`` / ``rejected``), ``reason`` and the
-    ``instructions`` using it (``simulator::support::CheckReport::to_json``). A program that
+    ``instructions`` using it (``simulator::support::CheckReport::to_json``); ``ranges`` lists
+    the Activations whose immediates already put every argument outside the function's valid
+    range (``instruction``, ``func``, ``range``, ``argument``). A program that
     does not load raises ``ProgramError``; one that loads but does not validate is reported,
     its instructions ``rejected``."""
     return json.loads(_native.check(load(program)))

@@ -1,6 +1,6 @@
 """`birsim.check` and `birsim.ops`: the support report of a kernel with an instruction birsim does
-not run (an Activation with an accumulator: README says Activation runs "not yet its
-accumulators"), and agreement between what `check` says and what `run` does on the same kernel."""
+not run (an Activation whose accumulator loads an initial value, `acc` LoadAccumulate: no source
+says where that value lives, so docs/fidelity.md E7 leaves it not implemented), and agreement between what `check` says and what `run` does on the same kernel."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from conftest import allocation, ap, copy_program
 
 
 def with_activation() -> dict:
-    """The float32 copy program plus an Activation `act` with an accumulator (`acc`: not run yet) of
+    """The float32 copy program plus an Activation `act` with `acc` LoadAccumulate (not run) of
     one SB tile into another."""
     p = copy_program("float32", 4, 4, 8)
     f = p["functions"][0]
@@ -26,7 +26,7 @@ def with_activation() -> dict:
             "ins": [ap("ma", "float32", 4, 8)],
             "outs": [ap("mc", "float32", 4, 8)],
             "func": "Exp",
-            "acc": "ZeroAccumulate",
+            "acc": "LoadAccumulate",
         }
     )
     return p

@@ -39,7 +39,7 @@ macro_rules! payloads {
 
 payloads! {
     inline: Raw, NoFields, CopyFields, CopyPredicatedFields, DmaBlockFields, IndirectCopyFields,
-        MemsetFields, PoolFields, StreamShuffleFields, TensorReduceFields, TensorScalarCacheFields,
+        MemsetFields, PoolFields, ExponentialFields, StreamShuffleFields, TensorReduceFields, TensorScalarCacheFields,
         TensorScalarFields, TensorScalarPtrFields, TensorTensorFields;
     boxed: ActivationFields, AffineSelectFields, DmaCopyFields, DmaDescriptorFields, DmaFields,
         DmaTriggerFields, GenericIndirectFields, IndirectFields, IndirectSaveAccumulateFields, IotaFields,
@@ -73,7 +73,7 @@ macro_rules! for_each_opcode {
             2 GenericRelu Base Raw UNCHECKED,
             3 AbstractCopy Kernel CopyFields UNARY,
             4 Activation Kernel ActivationFields ACTIVATION,
-            5 ReadActivationAccumulator Kernel Raw UNCHECKED,
+            5 ReadActivationAccumulator Kernel NoFields FILL,
             6 LoadActFuncSet Kernel Raw UNCHECKED,
             7 MatmultBase Base Raw UNCHECKED,
             8 Matmult Kernel MatmultFields BINARY,
@@ -169,9 +169,9 @@ macro_rules! for_each_opcode {
             98 RandSetState Kernel Raw UNCHECKED,
             99 RandGetState Kernel Raw UNCHECKED,
             100 Rng Base Raw UNCHECKED,
-            101 ActivationReadAccumulator Kernel Raw UNCHECKED,
-            102 DveReadAccumulator Kernel Raw UNCHECKED,
-            103 Exponential Kernel Raw UNCHECKED,
+            101 ActivationReadAccumulator Kernel NoFields FILL,
+            102 DveReadAccumulator Kernel NoFields FILL,
+            103 Exponential Kernel ExponentialFields EXPONENTIAL,
             104 NonzeroWithCount Base Raw UNCHECKED,
             105 Loop Control Raw UNCHECKED,
             106 DynamicForLoop Control Raw UNCHECKED,

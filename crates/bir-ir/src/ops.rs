@@ -400,6 +400,24 @@ pub struct ActivationFields {
     pub alpha: F32,
     /// Accumulation, if any.
     pub acc: Option<EngineAccumulationType>,
-    /// `is_activate2` (gen4's two-stage form; not run yet).
+    /// `is_activate2`: gen4's form `f((data op0 imm0) op1 imm1)` (AWS `activate2`).
     pub is_activate2: bool,
+    /// activate2's first tensor-scalar op (`bypass` when absent).
+    pub op0: AluOp,
+    /// activate2's second tensor-scalar op (`bypass` when absent).
+    pub op1: AluOp,
+    /// activate2: `imm0 op0 data` instead of `data op0 imm0`.
+    pub reverse0: bool,
+    /// activate2: `imm1 op1 t` instead of `t op1 imm1`.
+    pub reverse1: bool,
+    /// The accumulator's fold (`add` when absent; activate2 also max, min, abs_max, abs_min).
+    pub reduce_op: Option<AluOp>,
+}
+
+/// Exponential (VectorE, gen4): `exp(src − max_value)` with an optional sum into the engine's
+/// accumulators (AWS `nki.isa.exponential`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExponentialFields {
+    /// The accumulators' command (NKI `reduce_cmd`), if any.
+    pub acc: Option<EngineAccumulationType>,
 }

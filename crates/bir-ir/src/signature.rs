@@ -63,6 +63,8 @@ pub(crate) const SCALAR_PTR: Signature = Signature::Fixed(sig(&[Ap, ApOrImm, ApO
 /// `[data AP, scale?, bias?, alpha?] → [AP]` (Activation, engines.md §2.1: the reference's
 /// operand order), each parameter an AP (one value per partition) or an immediate.
 pub(crate) const ACTIVATION: Signature = Signature::Fixed(sig(&[Ap, ApOrImm, ApOrImm, ApOrImm], 1, &[Ap]));
+/// `[src AP, max_value?, reduce_init?] → [AP]` (Exponential).
+pub(crate) const EXPONENTIAL: Signature = Signature::Fixed(sig(&[Ap, ApOrImm, ApOrImm], 1, &[Ap]));
 /// `[data AP, init?] → [AP]` (TensorScalarCache).
 pub(crate) const CACHE: Signature = Signature::Fixed(sig(&[Ap, ApOrImm], 1, &[Ap]));
 /// `[] → [AP]`.

@@ -596,6 +596,7 @@ impl Validator<'_> {
                     );
                 }
             }
+            Op::Activation(a) => self.activation(a),
             Op::StreamShuffle(s) => {
                 if s.mask.len() != 32 {
                     self.err(
@@ -1636,6 +1637,53 @@ impl Validator<'_> {
                 format!(
                     "the memory-side reduce supports only bypass (copy) and add, found {op} (re-facts §8)"
                 ),
+            );
+        }
+    }
+
+    /// Activation's accumulator fold and activate2's tensor-scalar stage (AWS `activation`:
+    /// reduce_op must be add; `activate2`: six (op0, op1) pairs and five reduce ops;
+    /// docs/fidelity.md E7, E9).
+    fn activation(&mut self, a: &crate::ops::ActivationFields) {
+        use AluOp::{AbsMax, AbsMin, Add, Bypass, Max, Min, Mult, Subtract};
+        if let Some(op) = a.reduce_op {
+            let allowed: &[AluOp] = if a.is_activate2 { &[Add, Max, Min, AbsMax, AbsMin] } else { &[Add] };
+            if !allowed.contains(&op) {
+                let which =
+                    if a.is_activate2 { "add, max, min, abs_max or abs_min (activate2)" } else { "add" };
+                self.err(
+                    ErrorKind::BadField,
+                    "reduce_op",
+                    format!("the accumulator's fold must be {which}, found {op}"),
+                );
+            }
+        }
+        let pair = (a.op0, a.op1);
+        if a.is_activate2 {
+            const PAIRS: [(AluOp, AluOp); 6] = [
+                (Mult, Add),
+                (Mult, Subtract),
+                (Mult, Bypass),
+                (Add, Bypass),
+                (Subtract, Bypass),
+                (Bypass, Bypass),
+            ];
+            if !PAIRS.contains(&pair) {
+                self.err(
+                    ErrorKind::BadField,
+                    "op0",
+                    format!(
+                        "activate2's (op0, op1) must be one of (mult, add), (mult, subtract), (mult, bypass), \
+                         (add, bypass), (subtract, bypass), (bypass, bypass); found ({}, {})",
+                        a.op0, a.op1
+                    ),
+                );
+            }
+        } else if pair != (Bypass, Bypass) || a.reverse0 || a.reverse1 {
+            self.err(
+                ErrorKind::BadField,
+                "op0",
+                "op0, op1, reverse0 and reverse1 belong to activate2; set is_activate2 or drop them",
             );
         }
     }

@@ -279,6 +279,7 @@ fn modelled_opcodes_are_the_ones_the_seeds_describe() {
             "GenericCopy",
             "AbstractCopy",
             "Activation",
+            "ReadActivationAccumulator",
             "Matmult",
             "Memset",
             "Load",
@@ -315,6 +316,9 @@ fn modelled_opcodes_are_the_ones_the_seeds_describe() {
             "SwitchQueueInstance",
             "ResetQueueInstance",
             "Gather",
+            "ActivationReadAccumulator",
+            "DveReadAccumulator",
+            "Exponential",
             "DMABlock",
         ]
     );

@@ -108,6 +108,61 @@ pub fn valid_range(f: F) -> Option<ValidRange> {
     Some(ValidRange { lo, hi, symmetric, text })
 }
 
+/// How an engine's accumulator registers fold results (AWS `activation`: add; `activate2`
+/// also max, min, abs_max and abs_min; docs/fidelity.md E7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fold {
+    /// `r + y`.
+    Add,
+    /// [`crate::alu::fmaxf`]`(r, y)`.
+    Max,
+    /// [`crate::alu::fminf`]`(r, y)`.
+    Min,
+    /// `fmaxf(|r|, |y|)`.
+    AbsMax,
+    /// `fminf(|r|, |y|)`.
+    AbsMin,
+}
+
+impl Fold {
+    /// The fold of an ALU op, if it is one (`None`, the default, is add).
+    pub fn of(op: Option<bir_ir::AluOp>) -> Option<Fold> {
+        use bir_ir::AluOp as A;
+        Some(match op {
+            None | Some(A::Add) => Fold::Add,
+            Some(A::Max) => Fold::Max,
+            Some(A::Min) => Fold::Min,
+            Some(A::AbsMax) => Fold::AbsMax,
+            Some(A::AbsMin) => Fold::AbsMin,
+            Some(_) => return None,
+        })
+    }
+
+    /// The value a reset gives the registers: the fold's identity (activate2's "reset to the
+    /// identity value for reduce_op"; activation and exponential reset to 0, add's identity).
+    pub fn identity(self) -> f32 {
+        match self {
+            Fold::Add | Fold::AbsMax => 0.0,
+            Fold::Max => f32::NEG_INFINITY,
+            Fold::Min | Fold::AbsMin => f32::INFINITY,
+        }
+    }
+
+    /// `r` folded with every value of `vals` in order, each step one fp32 operation (the
+    /// architecture guide's per-element `reduce_res[lane] += out[lane][k]`, activate2's and
+    /// exponential's per-element pseudo-code): serial, not a tree.
+    pub fn over(self, r: f32, vals: &[f32]) -> f32 {
+        use crate::alu::{fmaxf, fminf};
+        match self {
+            Fold::Add => vals.iter().fold(r, |r, &y| r + y),
+            Fold::Max => vals.iter().fold(r, |r, &y| fmaxf(r, y)),
+            Fold::Min => vals.iter().fold(r, |r, &y| fminf(r, y)),
+            Fold::AbsMax => vals.iter().fold(r, |r, &y| fmaxf(r.abs(), y.abs())),
+            Fold::AbsMin => vals.iter().fold(r, |r, &y| fminf(r.abs(), y.abs())),
+        }
+    }
+}
+
 /// `1 / (exp(−a) + 1)`, the reference's form.
 #[inline(always)]
 fn sigmoid(a: f64) -> f64 {
@@ -190,6 +245,41 @@ mod tests {
         assert!(rec.contains(-1.0) && rec.contains(f32::powi(2.0, -42)) && !rec.contains(0.0));
         assert!(!rec.contains(-f32::powi(2.0, 43)));
         assert_eq!(super::valid_range(F::Exp), None);
+    }
+
+    /// The folds by hand: serial fp32 steps (1e8 + 1 − 1e8 is 0 in fp32, not 1), NaN ignored
+    /// by max/min (fmaxf), identities.
+    #[test]
+    fn folds_are_serial_fp32_steps() {
+        use super::Fold;
+        assert_eq!(Fold::Add.over(0.0, &[1e8, 1.0, -1e8]), 0.0);
+        assert_eq!(Fold::Add.over(0.0, &[1.0, 1e8, -1e8]), 0.0);
+        assert_eq!(Fold::Add.over(0.0, &[1e8, -1e8, 1.0]), 1.0);
+        assert_eq!(Fold::Add.over(0.0, &[-0.0]).to_bits(), 0, "+0 + −0 = +0");
+        assert_eq!(Fold::Max.over(Fold::Max.identity(), &[-3.0, f32::NAN, -5.0]), -3.0);
+        assert_eq!(Fold::Min.over(Fold::Min.identity(), &[3.0, 5.0]), 3.0);
+        assert_eq!(Fold::AbsMax.over(0.0, &[-7.0, 2.0]), 7.0);
+        assert_eq!(Fold::AbsMin.over(Fold::AbsMin.identity(), &[-7.0, 2.0]), 2.0);
+        assert_eq!(Fold::Max.identity(), f32::NEG_INFINITY);
+        assert_eq!(Fold::of(Some(bir_ir::AluOp::Mult)), None);
+        assert_eq!(Fold::of(None), Some(Fold::Add));
+    }
+
+    /// Activation(Reciprocal) is the f64 quotient rounded once to fp32, which is the correctly
+    /// rounded fp32 quotient (f64 carries more than 2·24 + 2 bits), so it equals the dedicated
+    /// Reciprocal opcode's `1.0f / x` on every input (engines.md's "they differ" holds only on
+    /// the hardware's table path; docs/fidelity.md E11): checked on a sweep of bit patterns
+    /// across every exponent, subnormals, ±0, ±Inf and NaN.
+    #[test]
+    fn activation_reciprocal_equals_the_fp32_quotient() {
+        let mut xs: Vec<f32> = (0..=u32::MAX / 65_521).map(|k| f32::from_bits(k.wrapping_mul(65_521))).collect();
+        xs.extend([0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, f32::MIN_POSITIVE, 1e-45]);
+        let mut v = xs.clone();
+        apply(F::Reciprocal, &mut v, 0.0).unwrap_or_else(|e| panic!("{e:?}"));
+        for (x, got) in xs.iter().zip(&v) {
+            let want = crate::alu::reciprocal(*x);
+            assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "{x:e}: {got:e} vs {want:e}");
+        }
     }
 
     #[test]

@@ -219,7 +219,7 @@ pub struct CheckEntry {
 }
 
 /// What [`check`] found.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CheckReport {
     /// The overall verdict: `rejected` if anything is, else `not_implemented` if anything is,
     /// else `runs`.
@@ -228,6 +228,50 @@ pub struct CheckReport {
     pub entries: Vec<CheckEntry>,
     /// Validation diagnostics that concern no instruction (memory placement, structure).
     pub problems: Vec<String>,
+    /// Activations whose immediate operands already put every argument outside the function's
+    /// documented valid range (docs/fidelity.md E6): a warning, not a verdict.
+    pub ranges: Vec<RangeNote>,
+}
+
+/// An instruction whose immediates fix its function's argument outside the valid range.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RangeNote {
+    /// The instruction.
+    pub instruction: String,
+    /// The function.
+    pub func: &'static str,
+    /// The documented range.
+    pub range: &'static str,
+    /// The argument every finite input gives.
+    pub argument: f32,
+}
+
+/// The argument an Activation's immediates force on every finite input, when they force one
+/// outside its function's valid range: a plain Activation whose scale is an immediate (or,
+/// with no scale operand, the key) equal to 0 and whose bias is absent or an immediate gives
+/// `fp32(±0 + bias)` = the bias for every finite x (E1, E2).
+fn forced_out_of_range(i: &Instruction) -> Option<RangeNote> {
+    let Op::Activation(a) = &i.op else { return None };
+    let bir_ir::ActivationFunc::Known(func) = a.func else { return None };
+    let range = numerics::activation::valid_range(func)?;
+    if a.is_activate2 {
+        return None;
+    }
+    let imm = |k: usize, default: f32| match i.ins.get(k) {
+        None => Some(default),
+        Some(Operand::Imm { value, .. }) => Some(value.as_f64() as f32),
+        Some(_) => None,
+    };
+    if imm(1, a.scale.get())? != 0.0 {
+        return None;
+    }
+    let argument = 0.0 + imm(2, 0.0)?;
+    (!range.contains(argument)).then(|| RangeNote {
+        instruction: i.name.clone(),
+        func: func.name(),
+        range: range.text,
+        argument,
+    })
 }
 
 /// The name of the instruction a diagnostic's context ends in (`… instruction #3 'NAME' (Op)`).
@@ -276,7 +320,9 @@ pub fn check_with(program: &Program, limits: &bir_ir::ValidateOptions) -> CheckR
         }
     }
     let mut entries: Vec<CheckEntry> = Vec::new();
+    let mut ranges = Vec::new();
     let mut add = |i: &Instruction, f: &Function, in_block: bool| {
+        ranges.extend(forced_out_of_range(i));
         let q = Recorded { inner: &InstFacts::new(i, f, in_block), seen: RefCell::new(Vec::new()) };
         let verdict = classify(i.opcode(), &q);
         let (mode, dtype_facts) = split(&q.seen.into_inner());
@@ -338,7 +384,7 @@ pub fn check_with(program: &Program, limits: &bir_ir::ValidateOptions) -> CheckR
     } else {
         Status::Runs
     };
-    CheckReport { verdict, entries, problems }
+    CheckReport { verdict, entries, problems, ranges }
 }
 
 impl CheckReport {
@@ -358,6 +404,12 @@ impl CheckReport {
                 "count": e.count,
             })).collect::<Vec<_>>(),
             "problems": self.problems,
+            "ranges": self.ranges.iter().map(|r| json!({
+                "instruction": r.instruction,
+                "func": r.func,
+                "range": r.range,
+                "argument": r.argument,
+            })).collect::<Vec<_>>(),
         })
     }
 }
@@ -387,6 +439,13 @@ impl fmt::Display for CheckReport {
         }
         for p in &self.problems {
             writeln!(f, "rejected        {p}")?;
+        }
+        for r in &self.ranges {
+            writeln!(
+                f,
+                "range warning   {}: {}'s argument is {:?} for every finite input (its immediates fix it), outside the valid range {}",
+                r.instruction, r.func, r.argument, r.range
+            )?;
         }
         let n = |s| self.entries.iter().filter(|e| e.status == s).count();
         writeln!(

@@ -1,7 +1,8 @@
 //! Activation (issue #28; docs/fidelity.md E1–E5; engines.md §2.1): `dst = cast(f(x·scale +
 //! bias))` with `ins = [data, scale?, bias?, alpha?]`, each parameter an immediate or one value
 //! per partition; the affine step's two roundings; an operand over its JSON key; the output
-//! cast; the faults. Every expected value is worked by hand in the comments.
+//! cast; the faults; the accumulator registers, their read-outs, activate2 and Exponential
+//! (E7–E10). Every expected value is worked by hand in the comments.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, reason = "test code")]
 
 mod common;
@@ -117,12 +118,156 @@ fn unsupported_functions_fault_and_write_nothing() {
     }
 }
 
+/// A read-out of `engine`'s registers into the 2 × 1 fp32 tile `r`.
+fn read_out(opcode: &str, engine: &str) -> String {
+    format!(
+        r#"{{"opcode":"{opcode}","name":"read","engine":"{engine}","ins":[],"outs":[{}]}}"#,
+        ap("r", "float32", 0, &[(1, 2), (1, 1)])
+    )
+}
+
+/// Runs `body` on x (2 × 4 fp32), p (2 × 1 fp32), y (2 × 4 `dt`) and r (2 × 1 fp32): r's
+/// values (the read-outs' target), or the fault.
+fn run_r(body: &str, x: [f32; 8], p: [f32; 2], dt: &str) -> Result<Vec<f32>, (FaultKind, String)> {
+    let tensors = [
+        sb("x", "float32", 2, 4, f32s(&x)),
+        sb("p", "float32", 2, 1, f32s(&p)),
+        sb("y", dt, 2, 4, Vec::new()),
+        sb("r", "float32", 2, 1, f32s(&[f32::NAN; 2])),
+    ];
+    match run_keep(&tensors, body, Options::default(), None) {
+        (None, mem) => Ok(to_f32(&mem[3])),
+        (Some(f), _) => Err((f.kind, format!("{} {}", f.instruction, f.message()))),
+    }
+}
+
+/// Row 0 [1e8, 1, −1e8, 0.5] folds serially in fp32 from 0: 1e8 + 1 = 1e8 (1 is below half
+/// its ulp of 8), − 1e8 = 0, + 0.5 = 0.5. Row 1 [1, 2, 3, 4] sums to 10.
+const ORDER: [f32; 8] = [1e8, 1.0, -1e8, 0.5, 1.0, 2.0, 3.0, 4.0];
+
 #[test]
-fn accumulators_and_activate2_are_not_implemented_by_name() {
-    for (fields, what) in [(r#","acc":"ZeroAccumulate""#, "acc"), (r#","is_activate2":true"#, "activate2")] {
-        let err = run(&act("Exp", &[], "float32", fields), [1.0; 8], [0.0; 2], "float32").unwrap_err();
-        assert_eq!(err.0, FaultKind::NotImplemented, "{}", err.1);
-        assert!(err.1.contains(what), "{}", err.1);
+fn activation_reduce_folds_each_row_serially_into_the_registers() {
+    let body = [
+        act("Identity", &[], "float32", r#","acc":"ZeroAccumulate""#),
+        read_out("ActivationReadAccumulator", "Activation"),
+    ]
+    .join(",");
+    assert_eq!(run_r(&body, ORDER, [0.0; 2], "float32").unwrap(), [0.5, 10.0]);
+    // ReadActivationAccumulator (5) is the same read-out.
+    let body = body.replace("ActivationReadAccumulator", "ReadActivationAccumulator");
+    assert_eq!(run_r(&body, ORDER, [0.0; 2], "float32").unwrap(), [0.5, 10.0]);
+}
+
+#[test]
+fn accumulate_continues_from_the_register_element_by_element() {
+    // A second pass over row 0 from 0.5: 0.5 + 1e8 = 1e8, + 1 = 1e8, − 1e8 = 0, + 0.5 = 0.5
+    // (adding the row's own sum, 0.5, to the register would give 1). Row 1: 10 + 10 = 20.
+    let body = [
+        act("Identity", &[], "float32", r#","acc":"ZeroAccumulate""#),
+        act("Identity", &[], "float32", r#","acc":"Accumulate""#),
+        read_out("ActivationReadAccumulator", "Activation"),
+    ]
+    .join(",");
+    assert_eq!(run_r(&body, ORDER, [0.0; 2], "float32").unwrap(), [0.5, 20.0]);
+}
+
+#[test]
+fn registers_start_at_zero_idle_leaves_them_and_zero_resets_them() {
+    let read = read_out("ActivationReadAccumulator", "Activation");
+    assert_eq!(run_r(&read, ORDER, [0.0; 2], "float32").unwrap(), [0.0, 0.0]);
+    let set = act("Identity", &[], "float32", r#","acc":"ZeroAccumulate""#);
+    let idle = act("Exp", &[], "float32", r#","acc":"Idle""#);
+    assert_eq!(
+        run_r(&[set.clone(), idle, read.clone()].join(","), ORDER, [0.0; 2], "float32").unwrap(),
+        [0.5, 10.0]
+    );
+    let zero = act("Exp", &[], "float32", r#","acc":"Zero""#);
+    assert_eq!(run_r(&[set, zero, read].join(","), ORDER, [0.0; 2], "float32").unwrap(), [0.0, 0.0]);
+}
+
+#[test]
+fn the_fold_sees_the_fp32_result_before_the_output_cast() {
+    // 1 + 2^-10 is 1.0 in bfloat16 (7 fraction bits) but exact in fp32: the registers sum
+    // 4 · (1 + 2^-10) = 4 + 2^-8, not 4.
+    let v = 1.0 + f32::powi(2.0, -10);
+    let body = [
+        act("Identity", &[], "bfloat16", r#","acc":"ZeroAccumulate""#),
+        read_out("ActivationReadAccumulator", "Activation"),
+    ]
+    .join(",");
+    assert_eq!(run_r(&body, [v; 8], [0.0; 2], "bfloat16").unwrap(), [4.0 + f32::powi(2.0, -8); 2]);
+}
+
+#[test]
+fn activate2_runs_its_two_steps_then_the_function_then_the_fold() {
+    // (mult 2, subtract 1 reversed): 1 − 2x; Relu; max fold from −inf.
+    // Row 0 x = [1, −2, 0.25, 3]: 1 − 2x = [−1, 5, 0.5, −5] → Relu [0, 5, 0.5, 0], max 5.
+    // Row 1 x = [−1, 0, 0.5, −4] (imm0 per partition: 3): 1 − 3x = [4, 1, −0.5, 13] → max 13.
+    let x = [1.0, -2.0, 0.25, 3.0, -1.0, 0.0, 0.5, -4.0];
+    let fields = r#","is_activate2":true,"op0":"mult","op1":"subtract","reverse1":true,"reduce_op":"max","acc":"ZeroAccumulate""#;
+    let body = [
+        act("Relu", &[per_partition(), imm(1.0)], "float32", fields),
+        read_out("ActivationReadAccumulator", "Activation"),
+    ]
+    .join(",");
+    assert_eq!(run_r(&body, x, [2.0, 3.0], "float32").unwrap(), [5.0, 13.0]);
+    // Identity over all-negative values: a max reset to 0 would read 0; from −inf it reads −1.
+    let neg = [-1.0, -2.0, -3.0, -4.0, -5.0, -6.0, -7.0, -8.0];
+    let fields = r#","is_activate2":true,"reduce_op":"max","acc":"ZeroAccumulate""#;
+    let body = [act("Identity", &[], "float32", fields), read_out("ActivationReadAccumulator", "Activation")]
+        .join(",");
+    assert_eq!(run_r(&body, neg, [0.0; 2], "float32").unwrap(), [-1.0, -5.0]);
+}
+
+#[test]
+fn exponential_subtracts_then_sums_into_the_vector_engines_registers() {
+    // max_value per partition [1, 2]; x − max = 0 everywhere → exp 1; sums 4 per row. The
+    // ScalarE's registers are separate: its read-out still shows +0.
+    let x = [1.0, 1.0, 1.0, 1.0, 2.0, 2.0, 2.0, 2.0];
+    let exp = format!(
+        r#"{{"opcode":"Exponential","name":"e","engine":"DVE","ins":[{},{}],"outs":[{}],"acc":"ZeroAccumulate"}}"#,
+        ap("x", "float32", 0, &[(4, 2), (1, 4)]),
+        per_partition(),
+        ap("y", "float32", 0, &[(4, 2), (1, 4)]),
+    );
+    let body = [exp.clone(), read_out("DveReadAccumulator", "DVE")].join(",");
+    assert_eq!(run_r(&body, x, [1.0, 2.0], "float32").unwrap(), [4.0, 4.0]);
+    let body = [exp.clone(), read_out("ActivationReadAccumulator", "Activation")].join(",");
+    assert_eq!(run_r(&body, x, [1.0, 2.0], "float32").unwrap(), [0.0, 0.0]);
+    // LoadAccumulate from reduce_init 10 (an immediate): 10 + 4.
+    let load = exp
+        .replace(r#"],"outs""#, &format!(r#",{}],"outs""#, imm(10.0)))
+        .replace("ZeroAccumulate", "LoadAccumulate");
+    let body = [load, read_out("DveReadAccumulator", "DVE")].join(",");
+    assert_eq!(run_r(&body, x, [1.0, 2.0], "float32").unwrap(), [14.0, 14.0]);
+}
+
+#[test]
+fn load_accumulate_on_activation_is_not_implemented_by_name() {
+    let err = run(&act("Exp", &[], "float32", r#","acc":"LoadAccumulate""#), [1.0; 8], [0.0; 2], "float32")
+        .unwrap_err();
+    assert_eq!(err.0, FaultKind::NotImplemented, "{}", err.1);
+    assert!(err.1.contains("LoadAccumulate"), "{}", err.1);
+}
+
+#[test]
+fn activate2_pairs_and_folds_outside_the_documented_sets_are_refused() {
+    for fields in [
+        r#","is_activate2":true,"op0":"add","op1":"add""#,
+        r#","is_activate2":true,"reduce_op":"mult""#,
+        r#","reduce_op":"max""#,
+        r#","op0":"mult""#,
+    ] {
+        let tensors = [
+            sb("x", "float32", 2, 4, Vec::new()),
+            sb("p", "float32", 2, 1, Vec::new()),
+            sb("y", "float32", 2, 4, Vec::new()),
+        ];
+        let text = program_text("gen3", &tensors, &act("Exp", &[], "float32", fields));
+        let prog = bir_ir::json::load_str(&text).unwrap();
+        let err = bir_ir::validate(&prog, &bir_ir::ValidateOptions::default()).unwrap_err();
+        let msg = format!("{err:?}");
+        assert!(msg.contains("op0") || msg.contains("reduce_op"), "{fields}: {msg}");
     }
 }
 
@@ -196,4 +341,71 @@ fn load_act_func_set_changes_nothing() {
     let body = [set.to_owned(), act("Relu", &[imm(2.0), per_partition()], "float32", "")].join(",");
     let got = run(&body, x, [-1.0, 3.0], "float32").unwrap();
     assert_eq!(bits(&got), want(&[1.0, 0.0, 0.0, 5.0, 1.0, 3.0, 4.0, 0.0]));
+}
+
+#[test]
+fn check_reports_immediates_that_fix_the_argument_outside_the_range() {
+    // Ln with scale 0 (the key) and bias −1: every finite x gives 0·x + (−1) = −1, outside
+    // [2^-64, 2^64]; Sqrt with scale 0 and no bias gives +0, outside [2^-116, 2^118]; Sin with
+    // scale 0 gives 0, inside [−π, π]; Ln with scale 1 depends on the data.
+    let body = [
+        act("Ln", &[imm(0.0), imm(-1.0)], "float32", "").replace(r#""act""#, r#""ln""#),
+        act("Sqrt", &[], "float32", r#","scale":0.0"#).replace(r#""act""#, r#""sqrt""#),
+        act("Sin", &[imm(0.0)], "float32", "").replace(r#""act""#, r#""sin""#),
+        act("Ln", &[imm(1.0), imm(-1.0)], "float32", "").replace(r#""act""#, r#""ln1""#),
+    ]
+    .join(",");
+    let tensors = [
+        sb("x", "float32", 2, 4, Vec::new()),
+        sb("p", "float32", 2, 1, Vec::new()),
+        sb("y", "float32", 2, 4, Vec::new()),
+    ];
+    let prog = bir_ir::json::load_str(&program_text("gen3", &tensors, &body)).unwrap();
+    let report = simulator::support::check(&prog);
+    let got: Vec<(String, &str, f32)> =
+        report.ranges.iter().map(|r| (r.instruction.clone(), r.func, r.argument)).collect();
+    assert_eq!(got, [("ln".to_owned(), "Ln", -1.0), ("sqrt".to_owned(), "Sqrt", 0.0)]);
+    assert!(report.to_string().contains("range warning   ln: Ln's argument is -1.0"), "{report}");
+}
+
+/// The function's pass split across threads (pieces of whole partitions for a per-partition
+/// alpha, of any length otherwise) gives every element the serial pass's bits: 7 × 5 odd shapes,
+/// pieces of 3 elements, NaN / −0 / ±Inf / subnormal data, Prelu with alpha per partition and
+/// Gelu, and the accumulators' sums.
+#[test]
+fn the_threaded_function_pass_matches_the_serial_one() {
+    let x: Vec<f32> = (0..35)
+        .map(|k| match k % 7 {
+            0 => f32::NAN,
+            1 => -0.0,
+            2 => f32::INFINITY,
+            3 => -1e-40,
+            _ => (k as f32 - 17.0) * 0.37,
+        })
+        .collect();
+    let alpha: Vec<f32> = (0..7).map(|p| 0.1 * p as f32 - 0.3).collect();
+    let tile = |m: &str, per: i64| ap(m, "float32", 0, &[(per, 7), (1, per)]);
+    for (func, params) in [("Prelu", vec![imm(1.0), imm(0.0), tile("a", 1)]), ("Gelu", vec![])] {
+        let ins: Vec<String> = std::iter::once(tile("x", 5)).chain(params).collect();
+        let body = format!(
+            r#"{{"opcode":"Activation","name":"act","engine":"Activation","ins":[{}],"outs":[{}],"func":"{func}","acc":"ZeroAccumulate"}},{{"opcode":"ActivationReadAccumulator","name":"read","engine":"Activation","ins":[],"outs":[{}]}}"#,
+            ins.join(","),
+            tile("y", 5),
+            tile("r", 1)
+        );
+        let out = |threads: usize| {
+            let tensors = [
+                sb("x", "float32", 7, 5, f32s(&x)),
+                sb("a", "float32", 7, 1, f32s(&alpha)),
+                sb("y", "float32", 7, 5, Vec::new()),
+                sb("r", "float32", 7, 1, Vec::new()),
+            ];
+            let mut o = Options::default();
+            o.parallelism = simulator::Parallelism { threads, grain: 3 };
+            let (f, mem) = run_keep(&tensors, &body, o, None);
+            assert!(f.is_none(), "{func}: {f:?}");
+            (bits(&mem[2]), bits(&mem[3]))
+        };
+        assert_eq!(out(2), out(1), "{func}");
+    }
 }

@@ -627,6 +627,11 @@ impl OpFields for ActivationFields {
             alpha: F32::new(o.opt(cx, "alpha", Cx::float32).unwrap_or(0.0)),
             acc: acc_field(o, cx),
             is_activate2: flag(o, cx, "is_activate2", false),
+            op0: opt_enum(o, cx, "op0").unwrap_or(AluOp::Bypass),
+            op1: opt_enum(o, cx, "op1").unwrap_or(AluOp::Bypass),
+            reverse0: flag(o, cx, "reverse0", false),
+            reverse1: flag(o, cx, "reverse1", false),
+            reduce_op: opt_enum(o, cx, "reduce_op"),
         }
     }
     fn write(&self, w: &mut Map<String, Value>, _fun: &Function) {
@@ -637,5 +642,27 @@ impl OpFields for ActivationFields {
         if self.is_activate2 {
             put(w, "is_activate2", true);
         }
+        for (k, op) in [("op0", self.op0), ("op1", self.op1)] {
+            if op != AluOp::Bypass {
+                put_enum(w, k, op);
+            }
+        }
+        for (k, r) in [("reverse0", self.reverse0), ("reverse1", self.reverse1)] {
+            if r {
+                put(w, k, true);
+            }
+        }
+        if let Some(op) = self.reduce_op {
+            put_enum(w, "reduce_op", op);
+        }
+    }
+}
+
+impl OpFields for ExponentialFields {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
+        ExponentialFields { acc: acc_field(o, cx) }
+    }
+    fn write(&self, w: &mut Map<String, Value>, _fun: &Function) {
+        put_acc(w, self.acc);
     }
 }

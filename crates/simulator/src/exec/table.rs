@@ -23,11 +23,13 @@ mod kernels {
     pub(crate) mod dge;
     pub(crate) mod dma;
     pub(crate) mod elementwise;
+    pub(crate) mod exponential;
     pub(crate) mod indirect;
     pub(crate) mod iota;
     pub(crate) mod matmult;
     pub(crate) mod memset;
     pub(crate) mod rand_state;
+    pub(crate) mod read_accumulator;
     pub(crate) mod reciprocal;
     pub(crate) mod reduce;
     pub(crate) mod select;
@@ -38,8 +40,8 @@ use super::kit::facts::{Facts, Verdict};
 use super::kit::{Cx, Res, Written, bug};
 use bir_ir::{Instruction, Op, OpCategory, Opcode};
 use kernels::{
-    act_func_set, activation, cache, copy, dge, dma, elementwise, indirect, iota, matmult, memset,
-    rand_state, reciprocal, reduce, select, stream,
+    act_func_set, activation, cache, copy, dge, dma, elementwise, exponential, indirect, iota, matmult,
+    memset, rand_state, read_accumulator, reciprocal, reduce, select, stream,
 };
 
 /// A kernel: runs one instruction of its opcode (classified beforehand) in the context.
@@ -125,7 +127,7 @@ pub(crate) const ROWS: &[Row] = &[
     run!(GenericCopy => copy::run, plain, Outputs),
     run!(AbstractCopy => copy::run, plain, Outputs),
     run!(Activation(f) => activation::run, activation::classify, Outputs),
-    missing!(ReadActivationAccumulator, RAW),
+    run!(ReadActivationAccumulator => read_accumulator::run, plain, Outputs),
     run!(LoadActFuncSet => act_func_set::run, plain, Outputs),
     run!(Matmult(f) => matmult::run, matmult::classify, Outputs),
     missing!(MatmultSparse, RAW),
@@ -210,9 +212,9 @@ pub(crate) const ROWS: &[Row] = &[
     missing!(Rand2, RAW),
     missing!(RandSetState, RAW),
     missing!(RandGetState, RAW),
-    missing!(ActivationReadAccumulator, RAW),
-    missing!(DveReadAccumulator, RAW),
-    missing!(Exponential, RAW),
+    run!(ActivationReadAccumulator => read_accumulator::run, plain, Outputs),
+    run!(DveReadAccumulator => read_accumulator::run, plain, Outputs),
+    run!(Exponential(f) => exponential::run, plain, Outputs),
     run!(DMABlock(f) => dge::block, dge::classify_block, Elsewhere),
     missing!(TongaReduceMacroSymbolic, RAW),
 ];

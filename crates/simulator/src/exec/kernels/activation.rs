@@ -13,25 +13,38 @@
 //! MemsetZero, unknown names) fault as the reference does ("unsupported activation function",
 //! an `unsupported-op` fault), before anything is read. Arguments outside the function's
 //! documented valid range (log, sin, arctan, sqrt, rsqrt, reciprocal) are counted for the run's
-//! warnings and the trace, or fault under `ranges=fault` (docs/fidelity.md E6). Accumulators
-//! (`acc`) and activate2 are not implemented yet (the classifier says so by name).
+//! warnings and the trace, or fault under `ranges=fault` (docs/fidelity.md E6).
+//!
+//! `acc` drives the engine's accumulator registers (`kit::registers`, E7): the fp32 results
+//! (before the output cast) fold into one register per row with `reduce_op` (add), serially;
+//! Zero and ZeroAccumulate reset them first, Idle leaves them. LoadAccumulate has no source for
+//! its initial value on Activation and is not implemented (by name).
+//!
+//! activate2 (`is_activate2`, E9): `ins = [data, imm0?, imm1?, alpha?]`, the affine step
+//! replaced by `(data op0 imm0) op1 imm1` (each operand order swapped by its reverse flag; the
+//! six (op0, op1) pairs AWS allows, checked by validation), then the function, then the fold
+//! with any of add, max, min, abs_max, abs_min, whose reset is the fold's identity.
 
 use crate::exec::kit::facts::{self, Fact, Facts, Verdict};
-use crate::exec::kit::{Cx, OutOfRange, Res, ScalarArg, Written};
-use crate::fault::FaultCause;
+use crate::exec::kit::registers::{Accumulate, Param};
+use crate::exec::kit::{Cx, OutOfRange, Res, Written, fault};
+use crate::fault::{FaultCause, Slot};
 use bir_ir::ops::ActivationFields;
-use bir_ir::{ActivationFunc, EngineAccumulationType, Instruction};
+use bir_ir::{ActivationFunc, AluOp, EngineAccumulationType, Instruction};
+use numerics::activation::Fold;
 
-/// Runs the plain form; accumulators and activate2 are not implemented yet.
+/// Runs every form but LoadAccumulate (no source says where its initial value lives).
 pub(crate) fn classify(q: &dyn Facts) -> Verdict {
     if let Some(v) = facts::classify_offsets(q) {
         return v;
     }
-    if q.yes(Fact::Activate2) {
-        return Verdict::not_implemented("Activation is_activate2 (activate2)");
+    if q.get(Fact::Acc) == facts::acc_value(EngineAccumulationType::LoadAccumulate) {
+        return Verdict::not_implemented(
+            "Activation acc LoadAccumulate (no source gives its initial value's operand)",
+        );
     }
-    if q.get(Fact::Acc) != facts::acc_value(EngineAccumulationType::Idle) {
-        return Verdict::not_implemented("Activation accumulators (acc other than Idle)");
+    if q.yes(Fact::Activate2) {
+        return Verdict::runs("activate2: f((x op0 imm0) op1 imm1) per element, then the fold");
     }
     Verdict::runs("f(x·scale + bias) per element, the function's f64 closed form rounded to fp32")
 }
@@ -40,16 +53,17 @@ pub(crate) fn classify(q: &dyn Facts) -> Verdict {
 pub(crate) fn run(cx: &mut Cx<'_>, i: &Instruction, a: &ActivationFields, regions: &mut Written) -> Res<()> {
     let unsupported = || FaultCause::UnsupportedActivation { func: a.func.name().to_owned() };
     let ActivationFunc::Known(func) = a.func else { return Err(unsupported().into()) };
+    let Some(fold) = Fold::of(a.reduce_op) else {
+        return fault(FaultCause::BadField { field: "reduce_op", why: "not a fold of the accumulators" });
+    };
     let (src, dst) = (cx.input(i, 0)?, cx.output(i, 0)?);
+    let (_, free) = src.shape()?;
     let total = src.elements()?;
-    let scale = param(cx, i, 1, total, a.scale.get())?;
-    let bias = param(cx, i, 2, total, 0.0)?;
-    let alpha = param(cx, i, 3, total, a.alpha.get())?;
+    let stage = Stage::read(cx, i, a, total)?;
+    let alpha = Param::read(cx, i, 3, total, a.alpha.get())?;
     let mut v = cx.pool.take_f32();
     let r = cx.read_f32(src, &mut v).and_then(|()| {
-        // Two passes, each rounded to fp32 as the reference's mulss then addss.
-        scale.each(&mut v, |x, s| x * s);
-        bias.each(&mut v, |t, b| t + b);
+        stage.run(&mut v);
         if let Some(range) = numerics::activation::valid_range(func) {
             let mut outside = v.iter().filter(|u| !range.contains(**u));
             if let Some(&example) = outside.next() {
@@ -67,49 +81,71 @@ pub(crate) fn run(cx: &mut Cx<'_>, i: &Instruction, a: &ActivationFields, region
                 regions.note_out_of_range(note);
             }
         }
-        let mut r = Ok(());
-        alpha.each_chunk(&mut v, |chunk, a| r = r.and(numerics::activation::apply(func, chunk, a)));
-        r.map_err(|_| unsupported())?;
-        cx.write_f32(dst, &v, regions)
+        alpha
+            .each_chunk_par(cx.options.parallelism, &mut v, |chunk, a| {
+                numerics::activation::apply(func, chunk, a)
+            })
+            .map_err(|_| unsupported())?;
+        cx.write_f32(dst, &v, regions)?;
+        Accumulate { acc: a.acc, fold, load: None }.apply(cx, i.engine, &v, free)
     });
     cx.pool.give_f32(v);
     r
 }
 
-/// A parameter: one value, or one per `stride` consecutive data elements.
-enum Param {
-    One(f32),
-    Every { vals: Vec<f32>, stride: usize },
+/// The step before the function: Activation's `x·scale + bias` or activate2's
+/// `(x op0 imm0) op1 imm1`.
+enum Stage {
+    /// `x·scale` then `+ bias`, two fp32 roundings (mulss, addss; E2).
+    Affine { scale: Param, bias: Param },
+    /// activate2's two tensor-scalar steps, each `None` when its op is bypass.
+    TwoOps([Option<(fn(f32, f32) -> f32, bool, Param)>; 2]),
 }
 
-impl Param {
-    /// `g(chunk, value)` for each run of elements sharing one value (all of `v`, or `stride`
-    /// elements per value): the dispatch once per run, not per element.
-    fn each_chunk(&self, v: &mut [f32], mut g: impl FnMut(&mut [f32], f32)) {
+impl Stage {
+    fn read(cx: &mut Cx<'_>, i: &Instruction, a: &ActivationFields, total: usize) -> Res<Stage> {
+        if !a.is_activate2 {
+            let scale = Param::read(cx, i, 1, total, a.scale.get())?;
+            let bias = Param::read(cx, i, 2, total, 0.0)?;
+            return Ok(Stage::Affine { scale, bias });
+        }
+        let mut step = |k: usize, op: AluOp, rev: bool| -> Res<Option<(fn(f32, f32) -> f32, bool, Param)>> {
+            let f: fn(f32, f32) -> f32 = match op {
+                AluOp::Bypass => return Ok(None),
+                AluOp::Mult => |a, b| a * b,
+                AluOp::Add => |a, b| a + b,
+                AluOp::Subtract => |a, b| a - b,
+                _ => {
+                    let field = if k == 1 { "op0" } else { "op1" };
+                    return fault(FaultCause::BadField {
+                        field,
+                        why: "activate2 allows only mult, add, subtract or bypass",
+                    });
+                }
+            };
+            if i.ins.len() <= k {
+                return fault(FaultCause::OperandKind {
+                    slot: Slot::In(k),
+                    want: "present: activate2's op0 / op1 need imm0 in ins[1] / imm1 in ins[2]",
+                });
+            }
+            Ok(Some((f, rev, Param::read(cx, i, k, total, 0.0)?)))
+        };
+        Ok(Stage::TwoOps([step(1, a.op0, a.reverse0)?, step(2, a.op1, a.reverse1)?]))
+    }
+
+    fn run(&self, v: &mut [f32]) {
         match self {
-            Param::One(c) => g(v, *c),
-            Param::Every { vals, stride } => {
-                v.chunks_mut((*stride).max(1)).zip(vals).for_each(|(chunk, &c)| g(chunk, c));
+            Stage::Affine { scale, bias } => {
+                // Two passes, each rounded to fp32 as the reference's mulss then addss.
+                scale.each(v, |x, s| x * s);
+                bias.each(v, |t, b| t + b);
+            }
+            Stage::TwoOps(steps) => {
+                for &(f, rev, ref p) in steps.iter().flatten() {
+                    if rev { p.each(v, |x, c| f(c, x)) } else { p.each(v, f) }
+                }
             }
         }
     }
-
-    /// `x = op(x, value)` for every element, in a tight loop per run.
-    fn each(&self, v: &mut [f32], op: impl Fn(f32, f32) -> f32) {
-        self.each_chunk(v, |chunk, c| chunk.iter_mut().for_each(|x| *x = op(*x, c)));
-    }
-}
-
-/// Parameter `ins[k]` for `total` data elements: an immediate, an AP of values each covering
-/// `total / count` consecutive elements, or `default` when absent.
-fn param(cx: &mut Cx<'_>, i: &Instruction, k: usize, total: usize, default: f32) -> Res<Param> {
-    Ok(match cx.scalar_arg(i, k, total)? {
-        ScalarArg::Absent => Param::One(default),
-        ScalarArg::Imm(c) => Param::One(c),
-        ScalarArg::Every { arg, stride } => {
-            let mut vals = Vec::new();
-            cx.read_f32(arg, &mut vals)?;
-            Param::Every { vals, stride }
-        }
-    })
 }

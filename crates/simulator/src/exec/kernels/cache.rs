@@ -8,7 +8,8 @@
 //! - S14: a set `reverse0` or `reverse1` also runs the scan from the last element to the first
 //!   (the seed's prose: "the reverse0/reverse1 flags pick scan direction"); `Options` turns it off.
 //! - S15: the cache is engine state that outlives the instruction, one value per partition row
-//!   per engine, initially 0. `Zero`/`ZeroAccumulate` reset it to 0 and `LoadAccumulate` loads it
+//!   per engine, initially 0 — the engine's accumulator registers (`kit::registers`, E7), which
+//!   Exponential shares on the VectorE. `Zero`/`ZeroAccumulate` reset it to 0 and `LoadAccumulate` loads it
 //!   from `ins[1]` (the seed's two initialising cases; the one LoadAccumulate rule, L1); `Accumulate`, `AddAccumulate` and `Idle`
 //!   continue from it, as AWS's chained `tensor_scalar_cumulative` calls do.
 
@@ -121,16 +122,11 @@ fn initial_cache(
         EngineAccumulationType::Accumulate
         | EngineAccumulationType::AddAccumulate
         | EngineAccumulationType::Idle => {
-            let mut c = crate::alloc::copied(engine_cache(cx, i))?;
+            let mut c = crate::alloc::copied(cx.engines.registers.of(i.engine))?;
             crate::alloc::resize(&mut c, parts, 0.0)?;
             Ok(c)
         }
     }
-}
-
-/// The engine's running cache as last left.
-fn engine_cache<'c>(cx: &'c Cx<'_>, i: &Instruction) -> &'c [f32] {
-    cx.engines.caches.iter().find(|(e, _)| *e == i.engine).map_or(&[], |(_, c)| c.as_slice())
 }
 
 /// TensorScalarCache (seed 000 §4).
@@ -167,9 +163,6 @@ pub(crate) fn run(
     cx.pool.give_f32(v);
     cx.pool.give_f32(res);
     r?;
-    match cx.engines.caches.iter_mut().find(|(e, _)| *e == i.engine) {
-        Some((_, c)) => *c = cache,
-        None => cx.engines.caches.push((i.engine, cache)),
-    }
+    cx.engines.registers.rows_mut(i.engine, cache.len())?.copy_from_slice(&cache);
     Ok(())
 }

@@ -328,6 +328,7 @@ impl<'a> InstFacts<'a> {
             Op::TensorTensor(t) => t.acc,
             Op::TensorReduce(t) => t.acc,
             Op::Activation(a) => a.acc,
+            Op::Exponential(e) => e.acc,
             _ => None,
         }
     }

@@ -22,6 +22,8 @@
 //! - [`offsets`]: memory-held scalar dynamic offsets resolved into static APs before the kernel
 //!   runs (seed 000 §5.1; D1, D18), so kernels see plain APs.
 //! - [`liveness`]: each location's last use, so dead locations are freed.
+//! - [`registers`]: the engines' accumulator registers and the per-partition parameters
+//!   (`Param`) that Activation and Exponential read.
 //! - [`options`]: the run's switches ([`Options`]) and their one parser by name.
 
 pub(crate) mod copy;
@@ -34,13 +36,14 @@ pub(crate) mod offsets;
 pub(crate) mod operand;
 pub(crate) mod options;
 pub(crate) mod par;
+pub(crate) mod registers;
 pub(crate) mod rng;
 pub(crate) mod tracked;
 pub(crate) mod transpose;
 
 use crate::fault::{FaultCause, SimError};
 use crate::memory::Memory;
-use bir_ir::{Arch, EngineType, Function, Instruction, LocId};
+use bir_ir::{Arch, Function, Instruction, LocId};
 use numerics::Profile;
 
 pub use operand::OutOfRange;
@@ -110,8 +113,9 @@ pub(crate) fn unclassified<T>(feature: &'static str) -> Res<T> {
 /// Engine-side state that outlives an instruction.
 #[derive(Debug, Default)]
 pub(crate) struct EngineState {
-    /// TensorScalarCache's running per-partition cache, per engine (seed 000 §4; S15).
-    pub(crate) caches: Vec<(EngineType, Vec<f32>)>,
+    /// The accumulator registers, per engine: Activation's, Exponential's and
+    /// TensorScalarCache's running per-partition values (seed 000 §4; S15, E7).
+    pub(crate) registers: registers::Registers,
     /// The random generators of Memset Random and SetRandState (seed 000 §5.4; D6, D7).
     pub(crate) random: rng::RandomState,
     /// The SW-DGE trigger cursors, keyed by trigger name (seed 000 §5.2; G1, G5).

@@ -1,0 +1,163 @@
+//! The engines' accumulator registers and the per-partition parameters that feed them
+//! (docs/fidelity.md E7, S15).
+//!
+//! Every engine has one fp32 register per row (the r-th partition of an instruction's data,
+//! 0-based), +0 until written, kept across instructions: the ScalarE's `reduce_regs` that
+//! Activation folds into (AWS `activation`, `activate2`; RE: `doEngineAccumReduce` into a
+//! per-engine fp32 accumulator), the VectorE's that Exponential and TensorScalarCache share (AWS:
+//! "shared across Vector Engine accumulation instructions"), read out by
+//! (Read)ActivationAccumulator and DveReadAccumulator. An instruction uses the file of the
+//! engine its `engine` key names.
+//!
+//! [`Param`] is a parameter operand read as fp32 — one immediate, or one value per run of
+//! consecutive data elements (a [P, 1] tile) — as Activation's scale, bias and alpha,
+//! activate2's immediates and Exponential's `max_value` and `reduce_init` are.
+
+use super::{Cx, Res, ScalarArg, fault};
+use crate::fault::FaultCause;
+use bir_ir::{EngineAccumulationType as Acc, EngineType, Instruction};
+use numerics::activation::Fold;
+
+/// The accumulator files, by engine.
+#[derive(Debug, Default)]
+pub(crate) struct Registers(Vec<(EngineType, Vec<f32>)>);
+
+impl Registers {
+    /// `engine`'s registers as last left (empty if never written: every register reads +0).
+    pub(crate) fn of(&self, engine: EngineType) -> &[f32] {
+        self.0.iter().find(|(e, _)| *e == engine).map_or(&[], |(_, r)| r.as_slice())
+    }
+
+    /// `engine`'s first `rows` registers, the ones never written created as +0.
+    pub(crate) fn rows_mut(&mut self, engine: EngineType, rows: usize) -> Res<&mut [f32]> {
+        let k = match self.0.iter().position(|(e, _)| *e == engine) {
+            Some(k) => k,
+            None => {
+                self.0.push((engine, Vec::new()));
+                self.0.len() - 1
+            }
+        };
+        let r = &mut self.0[k].1;
+        if r.len() < rows {
+            crate::alloc::resize(r, rows, 0.0)?;
+        }
+        Ok(&mut r[..rows])
+    }
+}
+
+/// What an instruction's `acc` does to its engine's registers (E7): reset them (to the fold's
+/// identity) or load them, then fold the results in, or leave them.
+pub(crate) struct Accumulate<'a> {
+    /// The command (absent is Idle).
+    pub(crate) acc: Option<Acc>,
+    /// The fold.
+    pub(crate) fold: Fold,
+    /// LoadAccumulate's initial values, if the instruction has them.
+    pub(crate) load: Option<&'a Param>,
+}
+
+impl Accumulate<'_> {
+    /// Applies the command to `engine`'s registers for `vals`, rows of `free` fp32 results
+    /// (pre-cast: the register sees the fp32 value). Called after the instruction's writes
+    /// succeeded, so a faulting instruction changes no register.
+    pub(crate) fn apply(&self, cx: &mut Cx<'_>, engine: EngineType, vals: &[f32], free: usize) -> Res<()> {
+        let Some(acc) = self.acc.filter(|a| *a != Acc::Idle) else { return Ok(()) };
+        if acc == Acc::LoadAccumulate && self.load.is_none() {
+            return fault(FaultCause::BadField {
+                field: "acc",
+                why: "LoadAccumulate needs its initial values (reduce_init) in ins[2]",
+            });
+        }
+        let rows = vals.len().checked_div(free).unwrap_or(0);
+        let regs = cx.engines.registers.rows_mut(engine, rows)?;
+        match (acc, self.load) {
+            (Acc::Zero | Acc::ZeroAccumulate, _) => regs.fill(self.fold.identity()),
+            (Acc::LoadAccumulate, Some(load)) => load.rows(regs, free),
+            _ => {}
+        }
+        if acc != Acc::Zero {
+            for (r, row) in regs.iter_mut().zip(vals.chunks_exact(free.max(1))) {
+                *r = self.fold.over(*r, row);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A parameter: one value, or one per `stride` consecutive data elements.
+pub(crate) enum Param {
+    /// One value for every element.
+    One(f32),
+    /// Values each covering `stride` consecutive elements.
+    Every {
+        /// The values.
+        vals: Vec<f32>,
+        /// Elements per value.
+        stride: usize,
+    },
+}
+
+impl Param {
+    /// Parameter `ins[k]` of an instruction over `total` data elements: an immediate, an AP of
+    /// values each covering `total / count` consecutive elements, or `default` when absent.
+    pub(crate) fn read(cx: &mut Cx<'_>, i: &Instruction, k: usize, total: usize, default: f32) -> Res<Param> {
+        Ok(match cx.scalar_arg(i, k, total)? {
+            ScalarArg::Absent => Param::One(default),
+            ScalarArg::Imm(c) => Param::One(c),
+            ScalarArg::Every { arg, stride } => {
+                let mut vals = Vec::new();
+                cx.read_f32(arg, &mut vals)?;
+                Param::Every { vals, stride }
+            }
+        })
+    }
+
+    /// `g(chunk, value)` for each run of elements sharing one value (all of `v`, or `stride`
+    /// elements per value): the dispatch once per run, not per element.
+    pub(crate) fn each_chunk(&self, v: &mut [f32], mut g: impl FnMut(&mut [f32], f32)) {
+        match self {
+            Param::One(c) => g(v, *c),
+            Param::Every { vals, stride } => {
+                v.chunks_mut((*stride).max(1)).zip(vals).for_each(|(chunk, &c)| g(chunk, c));
+            }
+        }
+    }
+
+    /// [`Param::each_chunk`] split across `par`'s threads (each piece a whole number of runs),
+    /// for a `g` costly enough to share out (a function's closed form); the first error wins.
+    /// Every element gets what the serial pass gives it.
+    pub(crate) fn each_chunk_par<E: Send>(
+        &self,
+        par: super::Parallelism,
+        v: &mut [f32],
+        g: impl Fn(&mut [f32], f32) -> Result<(), E> + Sync,
+    ) -> Result<(), E> {
+        match self {
+            Param::One(c) => par.chunks(v, 1, |_, chunk| g(chunk, *c)),
+            Param::Every { vals, stride } => {
+                let stride = (*stride).max(1);
+                par.chunks(v, stride, |offset, chunk| {
+                    let first = offset / stride;
+                    chunk.chunks_mut(stride).zip(vals.iter().skip(first)).try_for_each(|(run, &c)| g(run, c))
+                })
+            }
+        }
+    }
+
+    /// `x = op(x, value)` for every element, in a tight loop per run.
+    pub(crate) fn each(&self, v: &mut [f32], op: impl Fn(f32, f32) -> f32) {
+        self.each_chunk(v, |chunk, c| chunk.iter_mut().for_each(|x| *x = op(*x, c)));
+    }
+
+    /// The value of each row of `free` elements into `regs` (a register per row).
+    fn rows(&self, regs: &mut [f32], free: usize) {
+        for (r, reg) in regs.iter_mut().enumerate() {
+            *reg = match self {
+                Param::One(c) => *c,
+                Param::Every { vals, stride } => {
+                    vals.get(r * free / (*stride).max(1)).copied().unwrap_or(0.0)
+                }
+            };
+        }
+    }
+}
