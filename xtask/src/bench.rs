@@ -11,6 +11,10 @@
 //!   the same order (bits compared) and in bfloat16 against the fp32 row; a tiled 1024^3 program
 //!   (DRAM in, PSUM accumulation, DRAM out) beside NumPy's `A.T @ B`, at 1 vs 2 threads, and its
 //!   peak RSS as a fresh `birsim run`.
+//! - Activation (`activation ...` rows): one Exp over a 128 x 65536 fp32 SB tile against a C loop
+//!   calling glibc's exp in double and rounding to float (the libm crate's exp in C beside it,
+//!   bits compared) and against NumPy's f64 exp; Gelu and Silu against their C twins; 1 vs 2
+//!   threads.
 //! - End to end: a fresh `birsim run` process (the release binary, built first) against the same
 //!   computation as a fresh NumPy process, paired runs, programs and inputs generated here.
 //!
@@ -21,6 +25,7 @@
 //! Rows print birsim's time, the baseline's, the ratio, the target and whether it is met. The bench
 //! never fails: it is a report, not a gate (it is not run in CI).
 
+mod activation;
 mod dge;
 mod dispatch;
 mod e2e;
@@ -114,6 +119,7 @@ pub fn run(opts: Opts) -> Result<(), String> {
     header();
     kernels::run(&ctx);
     matmul::run(&ctx);
+    activation::run(&ctx);
     dispatch::run(&ctx);
     indirect::run(&ctx);
     dge::run(&ctx);

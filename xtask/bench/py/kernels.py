@@ -1,7 +1,9 @@
 """In-process NumPy / ml_dtypes peer timings for `cargo xtask bench` (the kernel rows).
 
-usage: kernels.py REPS [NAME...]   prints `NAME MS` lines (median of REPS after one warm-up).
-Each case writes a freshly allocated result, as the Rust side writes a fresh destination.
+usage: kernels.py REPS [--input FILE] [NAME...]   prints `NAME MS` lines (median of REPS after
+one warm-up). Each case writes a freshly allocated result, as the Rust side writes a fresh
+destination. FILE (raw little-endian fp32, 128 rows) is the data of the cases that need one (the
+activation rows': the values birsim's row loads).
 """
 import sys
 import time
@@ -21,7 +23,7 @@ def median_ms(reps, f):
     return t[len(t) // 2]
 
 
-def cases():
+def cases(act):
     n = 16 << 20
     bits = ((np.arange(n, dtype=np.uint64) * 2654435761) >> 7).astype(np.uint8)
     f32 = (np.arange(n, dtype=np.uint32) % 1000).astype(np.float32) * np.float32(0.5)
@@ -53,7 +55,7 @@ def cases():
     # with the bench's data from element 0; C = A.T @ B (float32 BLAS: its own summation order).
     mm_a = f32[: 1024 * 1024].reshape(1024, 1024).copy()
     mm_b = mm_a.copy()
-    return {
+    all_cases = {
         "transpose-210": lambda: cube.transpose(2, 1, 0).copy(),
         "transpose-021": lambda: cube.transpose(0, 2, 1).copy(),
         "transpose-102": lambda: cube.transpose(1, 0, 2).copy(),
@@ -75,12 +77,20 @@ def cases():
         "cast-bf16-f32": lambda: bf16.astype(np.float32),
         "matmul-f32-1024": lambda: mm_a.T @ mm_b,
     }
+    if act is not None:
+        # Activation Exp as birsim's exact path: f64 exp of each fp32 value, rounded to fp32.
+        all_cases["exp-f64"] = lambda: np.exp(act.astype(np.float64)).astype(np.float32)
+    return all_cases
 
 
 def main():
     reps = int(sys.argv[1]) if len(sys.argv) > 1 else 7
     want = sys.argv[2:]
-    all_cases = cases()
+    act = None
+    if want[:1] == ["--input"]:
+        act = np.fromfile(want[1], dtype="<f4").reshape(128, -1)
+        want = want[2:]
+    all_cases = cases(act)
     for name, f in all_cases.items():
         if want and name not in want:
             continue

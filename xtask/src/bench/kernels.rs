@@ -68,6 +68,14 @@ pub(super) fn instruction_times(
     })
 }
 
+/// Instruction `k`'s time (program order) from [`instruction_times`].
+pub(super) fn at(times: &Result<Vec<f64>, String>, k: usize) -> Result<f64, String> {
+    match times {
+        Ok(t) => t.get(k).copied().ok_or_else(|| format!("no time for instruction {k}")),
+        Err(e) => Err(e.clone()),
+    }
+}
+
 /// Runs `go` on `reps` fresh simulators (after one untimed warm-up) with the inputs loaded and
 /// `threads` set; the median of each of the durations it returns, in ms.
 fn each_rep(
@@ -516,10 +524,6 @@ fn thread_scaling(ctx: &Ctx) {
         let reps = ctx.opts.reps();
         let one = instruction_times(&text, &[("x", input)], reps, Some(1));
         let two = instruction_times(&text, &[("x", input)], reps, Some(2));
-        let at = |t: &Result<Vec<f64>, String>, k: usize| match t {
-            Ok(v) => v.get(k).copied().ok_or_else(|| "no time".to_owned()),
-            Err(e) => Err(e.clone()),
-        };
         row(&format!("{name}, rewriting its tile"), at(&two, 1), "1 thread", at(&one, 1), Goal::Faster(1.8));
         if is_fold {
             fold = (at(&one, 1), at(&two, 1));

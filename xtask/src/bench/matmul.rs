@@ -3,7 +3,7 @@
 //! and a whole tiled 1024 × 1024 × 1024 program (DRAM A, B in; C = Aᵀ·B out) timed in process
 //! (NumPy's `A.T @ B` beside it), at 1 and 2 threads, and its peak RSS as a fresh `birsim run`.
 
-use super::kernels::{instruction_times, npy, time_sim, time_sim_on};
+use super::kernels::{at, instruction_times, npy, time_sim, time_sim_on};
 use super::program::{self, Prog, block, tile};
 use super::{Ctx, Goal, fact, note, peers, row};
 use simulator::npy::Npy;
@@ -82,11 +82,7 @@ fn single_program(dt: &str) -> String {
 fn single(ctx: &Ctx, text: &str, dt: &str) -> (Result<f64, String>, Result<f64, String>) {
     let (x, w) = (npy(dt, K, N), npy(dt, K, M));
     let times = instruction_times(text, &[("x", &x), ("w", &w)], ctx.opts.reps(), None);
-    let at = |k: usize| match &times {
-        Ok(t) => t.get(k).copied().ok_or_else(|| "no Matmult time".to_owned()),
-        Err(e) => Err(e.clone()),
-    };
-    (at(2), at(3))
+    (at(&times, 2), at(&times, 3))
 }
 
 /// Row 1: the fp32 product against the C loop summing in the same order, and whether both give
@@ -136,7 +132,7 @@ fn fp32_row(ctx: &Ctx, text: &str, ours: &Result<f64, String>, first: &Result<f6
 }
 
 /// One fresh run of `text` with `inputs` loaded; the bytes of tensor `out` afterwards.
-fn run_once(text: &str, inputs: &[(&str, &Npy)], out: &str) -> Result<Vec<u8>, String> {
+pub(super) fn run_once(text: &str, inputs: &[(&str, &Npy)], out: &str) -> Result<Vec<u8>, String> {
     let p = bir_ir::json::load_str(text).map_err(|e| e.to_string())?;
     let f = &p.functions[0];
     let v = bir_ir::validate(&p, &Default::default()).map_err(|d| d.to_string())?;

@@ -6,14 +6,15 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The C baselines under `xtask/bench/c/` (one program each).
-const C_PROGRAMS: [&str; 8] =
-    ["memcpy", "axpb", "fold", "memset", "indirect", "dispatch", "strided", "matmul"];
+const C_PROGRAMS: [&str; 9] =
+    ["memcpy", "axpb", "fold", "memset", "indirect", "dispatch", "strided", "matmul", "activation"];
 
 fn bench_dir() -> PathBuf {
     super::super::verify::root().join("xtask/bench")
 }
 
-/// Compiles every C baseline into `out` with the flags the issue names.
+/// Compiles every C baseline into `out` with the flags the issue names (linked with the system
+/// libm, which the activation loops call).
 pub fn compile_c(out: &Path) -> Result<PathBuf, String> {
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_owned());
@@ -23,6 +24,7 @@ pub fn compile_c(out: &Path) -> Result<PathBuf, String> {
             .args(["-O3", "-march=native", "-ffp-contract=off", "-pthread", "-o"])
             .arg(out.join(name))
             .arg(&src)
+            .arg("-lm")
             .output()
             .map_err(|e| format!("cannot run {cc}: {e}"))?;
         if !o.status.success() {
@@ -120,16 +122,27 @@ pub fn py_kernels(
     reps: usize,
     names: &[&str],
 ) -> Result<HashMap<String, f64>, String> {
+    py_kernels_on(python, reps, names, None)
+}
+
+/// [`py_kernels`] with `input` (a raw little-endian fp32 file) as kernels.py's `--input`, the
+/// data of the cases that read one (the activation rows').
+pub fn py_kernels_on(
+    python: &Result<PathBuf, String>,
+    reps: usize,
+    names: &[&str],
+    input: Option<&Path>,
+) -> Result<HashMap<String, f64>, String> {
     let py = python.as_ref().map_err(|_| "no oracle environment".to_owned())?;
     if names.is_empty() {
         return Ok(HashMap::new());
     }
-    let o = Command::new(py)
-        .arg(script("kernels.py"))
-        .arg(reps.to_string())
-        .args(names)
-        .output()
-        .map_err(|e| format!("kernels.py: {e}"))?;
+    let mut cmd = Command::new(py);
+    cmd.arg(script("kernels.py")).arg(reps.to_string());
+    if let Some(file) = input {
+        cmd.arg("--input").arg(file);
+    }
+    let o = cmd.args(names).output().map_err(|e| format!("kernels.py: {e}"))?;
     if !o.status.success() {
         return Err(format!("kernels.py failed: {}", String::from_utf8_lossy(&o.stderr).trim()));
     }

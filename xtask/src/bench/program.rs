@@ -98,6 +98,13 @@ pub fn tensor_tensor(name: &str, op: &str, a: &str, b: &str, dst: &str) -> Strin
     format!(r#"{{"opcode":"TensorTensor","name":"{name}","op":"{op}","ins":[{a},{b}],"outs":[{dst}]}}"#)
 }
 
+/// Activation `func` (`dst = func(src)`: scale 1, bias +0; docs/bir-json.md's Activation).
+pub fn activation(name: &str, func: &str, src: &str, dst: &str) -> String {
+    format!(
+        r#"{{"opcode":"Activation","name":"{name}","engine":"Activation","func":"{func}","ins":[{src}],"outs":[{dst}]}}"#
+    )
+}
+
 pub fn reduce_add_x(name: &str, src: &str, dst: &str) -> String {
     format!(
         r#"{{"opcode":"TensorReduce","name":"{name}","op":"add","axis":"X","ins":[{src}],"outs":[{dst}]}}"#
