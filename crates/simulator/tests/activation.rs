@@ -328,6 +328,16 @@ fn inputs_outside_the_valid_range_are_counted_once_per_instruction() {
     o.set("ranges", "fault").unwrap();
     let (w, fault) = run_warnings(&body, x, o);
     assert_eq!((w.len(), fault), (0, Some(FaultKind::Numerics)));
+    // Split across two threads in pieces of four elements (0 and −1 fall in the first piece,
+    // 2^65 in the second): the same count and the same first input; then only the second
+    // piece has any.
+    let mut o = Options::default();
+    o.parallelism = simulator::Parallelism { threads: 2, grain: 3 };
+    let (w2, _) = run_warnings(&body, x, o);
+    assert_eq!((w2[0].note.count, w2[0].note.example.to_bits()), (3, 0));
+    let x = [1.0, 2.0, 3.0, 4.0, -1.0, 0.0, 5.0, 6.0];
+    let (w2, _) = run_warnings(&body, x, o);
+    assert_eq!((w2[0].note.count, w2[0].note.example), (2, -1.0), "the second piece's first");
     // All inside: no warning.
     let (w, _) = run_warnings(&act("Ln", &[], "float32", ""), [1.0; 8], Options::default());
     assert!(w.is_empty(), "{w:?}");

@@ -61,37 +61,62 @@ pub(crate) fn run(cx: &mut Cx<'_>, i: &Instruction, a: &ActivationFields, region
     let total = src.elements()?;
     let stage = Stage::read(cx, i, a, total)?;
     let alpha = Param::read(cx, i, 3, total, a.alpha.get())?;
+    let range = numerics::activation::valid_range(func);
+    let par = cx.options.parallelism;
     let mut v = cx.pool.take_f32();
     let r = cx.read_f32(src, &mut v).and_then(|()| {
-        stage.run(&mut v);
-        if let Some(range) = numerics::activation::valid_range(func) {
-            let mut outside = v.iter().filter(|u| !range.contains(**u));
-            if let Some(&example) = outside.next() {
-                let count = 1 + outside.count() as u64;
-                let note = OutOfRange { count, example, func: func.name(), range: range.text };
-                if cx.options.ranges_fault {
-                    return Err(FaultCause::OutOfRange {
-                        func: note.func,
-                        range: note.range,
-                        count,
-                        example: example.to_bits(),
+        // One pass over cache-sized blocks of each thread's piece: the stage, the count of
+        // arguments outside the valid range (with the first one), the function.
+        let outside = std::sync::Mutex::new(Vec::new());
+        par.chunks(&mut v, 1, |offset, piece| {
+            let mut r = Ok(());
+            let mut first: Option<(usize, f32)> = None;
+            let mut count = 0u64;
+            for (b, block) in piece.chunks_mut(BLOCK).enumerate() {
+                let at = offset + b * BLOCK;
+                stage.run(at, block);
+                if let Some(range) = range {
+                    for (k, u) in block.iter().enumerate().filter(|(_, u)| !range.contains(**u)) {
+                        first.get_or_insert((at + k, *u));
+                        count += 1;
                     }
-                    .into());
                 }
-                regions.note_out_of_range(note);
+                alpha.each_run(at, block, |run, a| r = r.and(numerics::activation::apply(func, run, a)));
             }
+            if let Some((at, example)) = first
+                && let Ok(mut o) = outside.lock()
+            {
+                o.push((at, count, example));
+            }
+            r
+        })
+        .map_err(|_| unsupported())?;
+        let mut outside = outside.into_inner().unwrap_or_default();
+        outside.sort_by_key(|o| o.0);
+        if let (Some(range), Some(&(_, _, example))) = (range, outside.first()) {
+            let count = outside.iter().map(|o| o.1).sum();
+            let note = OutOfRange { count, example, func: func.name(), range: range.text };
+            if cx.options.ranges_fault {
+                return Err(FaultCause::OutOfRange {
+                    func: note.func,
+                    range: note.range,
+                    count,
+                    example: example.to_bits(),
+                }
+                .into());
+            }
+            regions.note_out_of_range(note);
         }
-        alpha
-            .each_chunk_par(cx.options.parallelism, &mut v, |chunk, a| {
-                numerics::activation::apply(func, chunk, a)
-            })
-            .map_err(|_| unsupported())?;
         cx.write_f32(dst, &v, regions)?;
         Accumulate { acc: a.acc, fold, load: None }.apply(cx, i.engine, &v, free)
     });
     cx.pool.give_f32(v);
     r
 }
+
+/// Elements per block of a thread's piece: the stage, the range count and the function run on
+/// one block while it is in cache.
+const BLOCK: usize = 4096;
 
 /// The step before the function: Activation's `x·scale + bias` or activate2's
 /// `(x op0 imm0) op1 imm1`.
@@ -134,16 +159,17 @@ impl Stage {
         Ok(Stage::TwoOps([step(1, a.op0, a.reverse0)?, step(2, a.op1, a.reverse1)?]))
     }
 
-    fn run(&self, v: &mut [f32]) {
+    /// The stage on `v`, the data's elements from `offset` on.
+    fn run(&self, offset: usize, v: &mut [f32]) {
         match self {
             Stage::Affine { scale, bias } => {
-                // Two passes, each rounded to fp32 as the reference's mulss then addss.
-                scale.each(v, |x, s| x * s);
-                bias.each(v, |t, b| t + b);
+                // Two steps, each rounded to fp32 as the reference's mulss then addss.
+                scale.each(offset, v, |x, s| x * s);
+                bias.each(offset, v, |t, b| t + b);
             }
             Stage::TwoOps(steps) => {
                 for &(f, rev, ref p) in steps.iter().flatten() {
-                    if rev { p.each(v, |x, c| f(c, x)) } else { p.each(v, f) }
+                    if rev { p.each(offset, v, |x, c| f(c, x)) } else { p.each(offset, v, f) }
                 }
             }
         }

@@ -15,6 +15,9 @@ use bir_ir::ops::ExponentialFields;
 use bir_ir::{ActivationFunctionType, Instruction};
 use numerics::activation::Fold;
 
+/// Elements per block of a thread's piece (kept in cache between the two steps).
+const BLOCK: usize = 4096;
+
 /// Runs one Exponential.
 pub(crate) fn run(cx: &mut Cx<'_>, i: &Instruction, e: &ExponentialFields, regions: &mut Written) -> Res<()> {
     let (src, dst) = (cx.input(i, 0)?, cx.output(i, 0)?);
@@ -24,9 +27,14 @@ pub(crate) fn run(cx: &mut Cx<'_>, i: &Instruction, e: &ExponentialFields, regio
     let load = if i.ins.len() > 2 { Some(Param::read(cx, i, 2, total, 0.0)?) } else { None };
     let mut v = cx.pool.take_f32();
     let r = cx.read_f32(src, &mut v).and_then(|()| {
-        max.each(&mut v, |x, m| x - m);
-        let exp = |chunk: &mut [f32]| numerics::activation::apply(ActivationFunctionType::Exp, chunk, 0.0);
-        if cx.options.parallelism.chunks(&mut v, 1, |_, chunk| exp(chunk)).is_err() {
+        // Per cache-sized block of each thread's piece: the subtraction, then the exponential.
+        let exp = |offset: usize, piece: &mut [f32]| {
+            piece.chunks_mut(BLOCK).enumerate().try_for_each(|(b, block)| {
+                max.each(offset + b * BLOCK, block, |x, m| x - m);
+                numerics::activation::apply(ActivationFunctionType::Exp, block, 0.0)
+            })
+        };
+        if cx.options.parallelism.chunks(&mut v, 1, exp).is_err() {
             return bug("Exp has a closed form");
         }
         cx.write_f32(dst, &v, regions)?;

@@ -112,41 +112,30 @@ impl Param {
         })
     }
 
-    /// `g(chunk, value)` for each run of elements sharing one value (all of `v`, or `stride`
-    /// elements per value): the dispatch once per run, not per element.
-    pub(crate) fn each_chunk(&self, v: &mut [f32], mut g: impl FnMut(&mut [f32], f32)) {
+    /// `g(run, value)` for each run of elements of `v` sharing one value, `v` being the data's
+    /// elements from `offset` on (a piece of a parallel split may start inside a run): the
+    /// dispatch once per run, not per element.
+    pub(crate) fn each_run(&self, offset: usize, v: &mut [f32], mut g: impl FnMut(&mut [f32], f32)) {
         match self {
             Param::One(c) => g(v, *c),
             Param::Every { vals, stride } => {
-                v.chunks_mut((*stride).max(1)).zip(vals).for_each(|(chunk, &c)| g(chunk, c));
-            }
-        }
-    }
-
-    /// [`Param::each_chunk`] split across `par`'s threads (each piece a whole number of runs),
-    /// for a `g` costly enough to share out (a function's closed form); the first error wins.
-    /// Every element gets what the serial pass gives it.
-    pub(crate) fn each_chunk_par<E: Send>(
-        &self,
-        par: super::Parallelism,
-        v: &mut [f32],
-        g: impl Fn(&mut [f32], f32) -> Result<(), E> + Sync,
-    ) -> Result<(), E> {
-        match self {
-            Param::One(c) => par.chunks(v, 1, |_, chunk| g(chunk, *c)),
-            Param::Every { vals, stride } => {
                 let stride = (*stride).max(1);
-                par.chunks(v, stride, |offset, chunk| {
-                    let first = offset / stride;
-                    chunk.chunks_mut(stride).zip(vals.iter().skip(first)).try_for_each(|(run, &c)| g(run, c))
-                })
+                let (mut k, mut rest) = (offset / stride, v);
+                let mut len = stride - offset % stride;
+                while !rest.is_empty() {
+                    let Some(&c) = vals.get(k) else { return };
+                    let (run, tail) = rest.split_at_mut(len.min(rest.len()));
+                    g(run, c);
+                    (k, rest, len) = (k + 1, tail, stride);
+                }
             }
         }
     }
 
-    /// `x = op(x, value)` for every element, in a tight loop per run.
-    pub(crate) fn each(&self, v: &mut [f32], op: impl Fn(f32, f32) -> f32) {
-        self.each_chunk(v, |chunk, c| chunk.iter_mut().for_each(|x| *x = op(*x, c)));
+    /// `x = op(x, value)` for every element of `v` (the data's elements from `offset` on), in
+    /// a tight loop per run.
+    pub(crate) fn each(&self, offset: usize, v: &mut [f32], op: impl Fn(f32, f32) -> f32) {
+        self.each_run(offset, v, |run, c| run.iter_mut().for_each(|x| *x = op(*x, c)));
     }
 
     /// The value of each row of `free` elements into `regs` (a register per row).
