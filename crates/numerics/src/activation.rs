@@ -33,7 +33,7 @@ pub fn apply(f: F, vals: &mut [f32], alpha: f32) -> Result<(), Unsupported> {
         F::Prelu => each(vals, |a| if a > 0.0 { a } else { alpha * a }),
         F::Sigmoid => each(vals, sigmoid),
         F::Tanh => each(vals, libm::tanh),
-        F::Exp => exp_slice(vals),
+        F::Exp => each(vals, libm::exp),
         F::Softplus => each(vals, softplus),
         F::Sqrt => each(vals, f64::sqrt),
         F::Rsqrt => each(vals, |a| 1.0 / a.sqrt()),
@@ -163,74 +163,6 @@ impl Fold {
     }
 }
 
-/// `v = fp32(exp(f64(v)))` for every element, bit for bit what `libm::exp` gives (FreeBSD's
-/// `e_exp.c`, which the `libm` crate ports), in a loop the compiler vectorises: for arguments
-/// with `|x| < 100` (every fp32 whose exp is finite and nonzero in fp32, and more) the same
-/// operations in the same order as `libm::exp` — the reduction `x = k·ln2 + r` (k from
-/// `trunc(x/ln2 ± 0.5)`, ±1 or 0 by the same thresholds), the rational `c`, `y = 1 + (r·c/(2 − c)
-/// − lo + hi)` — with its branches turned into selects and its final `scalbn` an exact multiply
-/// by 2^k (the result is a normal double there); `|x| ≤ 2^-28` gives `1 + x` as libm's early
-/// return does. Other arguments (NaN, ±Inf, `|x| ≥ 100`) take `libm::exp` itself, in blocks:
-/// the core runs over a block, then the rare others are redone. `exp_matches_libm_bit_for_bit`
-/// checks the equality.
-pub fn exp_slice(vals: &mut [f32]) {
-    const B: usize = 256;
-    let mut args = [0f32; B];
-    for block in vals.chunks_mut(B) {
-        let args = &mut args[..block.len()];
-        args.copy_from_slice(block);
-        let mut outside = false;
-        for v in block.iter_mut() {
-            let x = f64::from(*v);
-            outside |= !(x.abs() < 100.0);
-            *v = exp_core(x) as f32;
-        }
-        if outside {
-            for (v, a) in block.iter_mut().zip(args.iter()) {
-                if !(a.abs() < 100.0) {
-                    *v = libm::exp(f64::from(*a)) as f32;
-                }
-            }
-        }
-    }
-}
-
-/// `libm::exp(x)` for `|x| < 100` without branches (see [`exp_slice`]); any value elsewhere.
-#[inline(always)]
-fn exp_core(x: f64) -> f64 {
-    const LN2HI: f64 = 6.931_471_803_691_238_164_90e-01;
-    const LN2LO: f64 = 1.908_214_929_270_587_700_02e-10;
-    const INVLN2: f64 = 1.442_695_040_888_963_387_00e+00;
-    const P1: f64 = 1.666_666_666_666_660_190_37e-01;
-    const P2: f64 = -2.777_777_777_701_559_338_42e-03;
-    const P3: f64 = 6.613_756_321_437_934_361_17e-05;
-    const P4: f64 = -1.653_390_220_546_525_153_90e-06;
-    const P5: f64 = 4.138_136_797_057_238_460_39e-08;
-    // libm's thresholds on the high word of |x|, as doubles: hx >= 0x3ff0a2b2 (|x| >= 1.5 ln2),
-    // hx > 0x3fd62e42 (|x| > 0.5 ln2), hx > 0x3e300000 (|x| > 2^-28).
-    let big = f64::from_bits(0x3ff0_a2b2_0000_0000);
-    let mid = f64::from_bits(0x3fd6_2e43_0000_0000);
-    let tiny = f64::from_bits(0x3e30_0001_0000_0000);
-    let x = if x.abs() < 100.0 { x } else { 0.0 };
-    let a = x.abs();
-    let kb = f64::from((INVLN2 * x + 0.5f64.copysign(x)) as i32);
-    let kf = if a >= big {
-        kb
-    } else if a >= mid {
-        1f64.copysign(x)
-    } else {
-        0.0
-    };
-    let hi = x - kf * LN2HI;
-    let lo = kf * LN2LO;
-    let r = hi - lo;
-    let xx = r * r;
-    let c = r - xx * (P1 + xx * (P2 + xx * (P3 + xx * (P4 + xx * P5))));
-    let y = 1.0 + (r * c / (2.0 - c) - lo + hi);
-    let scale = f64::from_bits(((kf as i64 + 1023) as u64) << 52);
-    if a >= tiny { y * scale } else { 1.0 + x }
-}
-
 /// `1 / (exp(−a) + 1)`, the reference's form.
 #[inline(always)]
 fn sigmoid(a: f64) -> f64 {
@@ -351,46 +283,6 @@ mod tests {
                 got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
                 "{x:e}: {got:e} vs {want:e}"
             );
-        }
-    }
-
-    /// The vectorised exp against `libm::exp` on a sweep of fp32 bit patterns (every 4099th,
-    /// both signs, so every exponent and the thresholds' neighbourhoods), the libm thresholds'
-    /// own values and their neighbours, ±0, subnormals, ±Inf, NaN and the edges of the core's
-    /// range. `exp_matches_libm_on_every_fp32` (ignored: about a minute in release) checks
-    /// every fp32.
-    #[test]
-    fn exp_matches_libm_bit_for_bit() {
-        let mut xs: Vec<f32> = (0..=u32::MAX / 4099).map(|k| f32::from_bits(k * 4099)).collect();
-        for hx in [0x3ff0_a2b2_u64, 0x3fd6_2e42, 0x3fd6_2e43, 0x3e30_0000, 0x3e30_0001] {
-            let t = f64::from_bits(hx << 32) as f32;
-            for d in -3i32..=3 {
-                let b = t.to_bits().wrapping_add_signed(d);
-                xs.extend([f32::from_bits(b), -f32::from_bits(b)]);
-            }
-        }
-        xs.extend([0.0, -0.0, 1e-45, -1e-45, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 99.99999, -99.99999]);
-        xs.extend([100.0, -100.0, 88.72284, 88.72283, -103.97208, -87.33655]);
-        check_exp(&xs);
-    }
-
-    fn check_exp(xs: &[f32]) {
-        let mut v = xs.to_vec();
-        super::exp_slice(&mut v);
-        for (x, got) in xs.iter().zip(&v) {
-            let want = libm::exp(f64::from(*x)) as f32;
-            assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "{x:e}: {got:e} vs {want:e}");
-        }
-    }
-
-    #[test]
-    #[ignore = "every fp32: about a minute in release (cargo test --release -- --ignored)"]
-    fn exp_matches_libm_on_every_fp32() {
-        let mut chunk = Vec::with_capacity(1 << 20);
-        for hi in 0..=u32::MAX >> 20 {
-            chunk.clear();
-            chunk.extend((0..1u32 << 20).map(|lo| f32::from_bits(hi << 20 | lo)));
-            check_exp(&chunk);
         }
     }
 
