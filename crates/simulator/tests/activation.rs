@@ -331,8 +331,7 @@ fn inputs_outside_the_valid_range_are_counted_once_per_instruction() {
     // Split across two threads in pieces of four elements (0 and −1 fall in the first piece,
     // 2^65 in the second): the same count and the same first input; then only the second
     // piece has any.
-    let mut o = Options::default();
-    o.parallelism = simulator::Parallelism { threads: 2, grain: 3 };
+    let o = Options { parallelism: simulator::Parallelism { threads: 2, grain: 3 }, ..Default::default() };
     let (w2, _) = run_warnings(&body, x, o);
     assert_eq!((w2[0].note.count, w2[0].note.example.to_bits()), (3, 0));
     let x = [1.0, 2.0, 3.0, 4.0, -1.0, 0.0, 5.0, 6.0];
@@ -410,12 +409,71 @@ fn the_threaded_function_pass_matches_the_serial_one() {
                 sb("y", "float32", 7, 5, Vec::new()),
                 sb("r", "float32", 7, 1, Vec::new()),
             ];
-            let mut o = Options::default();
-            o.parallelism = simulator::Parallelism { threads, grain: 3 };
+            let o =
+                Options { parallelism: simulator::Parallelism { threads, grain: 3 }, ..Default::default() };
             let (f, mem) = run_keep(&tensors, &body, o, None);
             assert!(f.is_none(), "{func}: {f:?}");
             (bits(&mem[2]), bits(&mem[3]))
         };
         assert_eq!(out(2), out(1), "{func}");
+    }
+}
+
+/// The direct path (fp32 in and out, straight between the buffers, or in place) against the
+/// read-map-write path (taken when the accumulators need the values: acc ZeroAccumulate) on 7 ×
+/// 1301 elements (blocks of 4096 cross partitions and a per-partition alpha's runs), NaN / −0 /
+/// ±Inf / subnormal data, at 1 and 2 threads: the same bits; in place gives them too. Activation
+/// (Prelu with alpha per partition, Gelu, Ln with its range count) and Exponential.
+#[test]
+fn the_direct_path_matches_the_read_map_write_path() {
+    let (p, f) = (7i64, 1301i64);
+    let n = (p * f) as usize;
+    let x: Vec<f32> = (0..n)
+        .map(|k| match k % 11 {
+            0 => f32::NAN,
+            1 => -0.0,
+            2 => f32::NEG_INFINITY,
+            3 => 1e-41,
+            _ => (k as f32 * 0.731).sin() * 9.0,
+        })
+        .collect();
+    let alpha: Vec<f32> = (0..p).map(|k| 0.25 * k as f32 - 1.0).collect();
+    let tile = |m: &str, per: i64| ap(m, "float32", 0, &[(per, p), (1, per)]);
+    let cases = [
+        ("Activation", r#""func":"Prelu""#, vec![imm(1.5), imm(0.25), tile("a", 1)]),
+        ("Activation", r#""func":"Gelu""#, vec![]),
+        ("Activation", r#""func":"Ln""#, vec![]),
+        ("Exponential", r#""engine":"DVE""#, vec![tile("a", 1)]),
+    ];
+    for (opcode, key, params) in cases {
+        let one = |out: &str, acc: &str, threads: usize| {
+            let ins: Vec<String> = std::iter::once(tile("x", f)).chain(params.iter().cloned()).collect();
+            let body = format!(
+                r#"{{"opcode":"{opcode}","name":"i","engine":"Activation","ins":[{}],"outs":[{}],{key}{acc}}}"#,
+                ins.join(","),
+                tile(out, f),
+            )
+            .replace(r#""engine":"Activation","ins""#, if opcode == "Exponential" { r#""ins""# } else { r#""engine":"Activation","ins""# });
+            let tensors = [
+                sb("x", "float32", p as usize, f as usize, f32s(&x)),
+                sb("a", "float32", p as usize, 1, f32s(&alpha)),
+                sb("y", "float32", p as usize, f as usize, Vec::new()),
+            ];
+            let o =
+                Options { parallelism: simulator::Parallelism { threads, grain: 3 }, ..Default::default() };
+            let (fault, mem) = run_keep(&tensors, &body, o, None);
+            assert!(fault.is_none(), "{opcode} {key}: {fault:?}");
+            bits(&mem[if out == "x" { 0 } else { 2 }])
+        };
+        let want = one("y", r#","acc":"ZeroAccumulate""#, 1);
+        for threads in [1, 2] {
+            assert_eq!(one("y", "", threads), want, "{opcode} {key}: direct, {threads} thread(s)");
+            assert_eq!(
+                one("y", r#","acc":"ZeroAccumulate""#, threads),
+                want,
+                "{opcode} {key}: {threads} thread(s)"
+            );
+            assert_eq!(one("x", "", threads), want, "{opcode} {key}: in place, {threads} thread(s)");
+        }
     }
 }

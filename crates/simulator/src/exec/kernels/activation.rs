@@ -61,62 +61,61 @@ pub(crate) fn run(cx: &mut Cx<'_>, i: &Instruction, a: &ActivationFields, region
     let total = src.elements()?;
     let stage = Stage::read(cx, i, a, total)?;
     let alpha = Param::read(cx, i, 3, total, a.alpha.get())?;
+    // Is_finite and Unknown fault before anything is read.
+    numerics::activation::apply(func, &mut [], 0.0).map_err(|_| unsupported())?;
     let range = numerics::activation::valid_range(func);
-    let par = cx.options.parallelism;
-    let mut v = cx.pool.take_f32();
-    let r = cx.read_f32(src, &mut v).and_then(|()| {
-        // One pass over cache-sized blocks of each thread's piece: the stage, the count of
-        // arguments outside the valid range (with the first one), the function.
-        let outside = std::sync::Mutex::new(Vec::new());
-        par.chunks(&mut v, 1, |offset, piece| {
-            let mut r = Ok(());
-            let mut first: Option<(usize, f32)> = None;
-            let mut count = 0u64;
-            for (b, block) in piece.chunks_mut(BLOCK).enumerate() {
-                let at = offset + b * BLOCK;
-                stage.run(at, block);
-                if let Some(range) = range {
-                    for (k, u) in block.iter().enumerate().filter(|(_, u)| !range.contains(**u)) {
-                        first.get_or_insert((at + k, *u));
-                        count += 1;
-                    }
-                }
-                alpha.each_run(at, block, |run, a| r = r.and(numerics::activation::apply(func, run, a)));
+    let acc = Accumulate { acc: a.acc, fold, load: None };
+    // Straight into the output unless a range fault or the accumulators need the values first.
+    let direct = (range.is_none() || !cx.options.ranges_fault) && !acc.active();
+    // Per block: the stage, the count of arguments outside the valid range (with the first),
+    // the function; each piece's count kept in `Outside`.
+    let block = |at: usize, block: &mut [f32], out: &mut Outside| -> Res<()> {
+        stage.run(at, block);
+        if let Some(range) = range {
+            for (k, u) in block.iter().enumerate().filter(|(_, u)| !range.contains(**u)) {
+                out.first.get_or_insert((at + k, *u));
+                out.count += 1;
             }
-            if let Some((at, example)) = first
-                && let Ok(mut o) = outside.lock()
-            {
-                o.push((at, count, example));
+        }
+        let mut r = Ok(());
+        alpha.each_run(at, block, |run, a| r = r.and(numerics::activation::apply(func, run, a)));
+        r.map_err(|_| unsupported().into())
+    };
+    let mapped = cx.map_blocks(src, dst, direct, Outside::default, block, regions)?;
+    let mut r = Ok(());
+    if let (Some(range), Some(example)) = (range, mapped.states.iter().find_map(|(_, o)| o.first)) {
+        let count = mapped.states.iter().map(|(_, o)| o.count).sum();
+        let note = OutOfRange { count, example: example.1, func: func.name(), range: range.text };
+        if cx.options.ranges_fault {
+            r = Err(FaultCause::OutOfRange {
+                func: note.func,
+                range: note.range,
+                count,
+                example: example.1.to_bits(),
             }
-            r
-        })
-        .map_err(|_| unsupported())?;
-        let mut outside = outside.into_inner().unwrap_or_default();
-        outside.sort_by_key(|o| o.0);
-        if let (Some(range), Some(&(_, _, example))) = (range, outside.first()) {
-            let count = outside.iter().map(|o| o.1).sum();
-            let note = OutOfRange { count, example, func: func.name(), range: range.text };
-            if cx.options.ranges_fault {
-                return Err(FaultCause::OutOfRange {
-                    func: note.func,
-                    range: note.range,
-                    count,
-                    example: example.to_bits(),
-                }
-                .into());
-            }
+            .into());
+        } else {
             regions.note_out_of_range(note);
         }
-        cx.write_f32(dst, &v, regions)?;
-        Accumulate { acc: a.acc, fold, load: None }.apply(cx, i.engine, &v, free)
-    });
-    cx.pool.give_f32(v);
+    }
+    if let Some(v) = mapped.vals {
+        r = r.and_then(|()| cx.write_f32(dst, &v, regions)).and_then(|()| acc.apply(cx, i.engine, &v, free));
+        cx.pool.give_f32(v);
+    }
     r
 }
 
-/// Elements per block of a thread's piece: the stage, the range count and the function run on
-/// one block while it is in cache.
-const BLOCK: usize = 4096;
+/// What a piece of the data found outside the function's valid range: how many, and the first
+/// (its element index and argument).
+#[derive(Default)]
+struct Outside {
+    count: u64,
+    first: Option<(usize, f32)>,
+}
+
+/// One activate2 tensor-scalar step: its fp32 operation, whether its operands are swapped,
+/// its immediate.
+type Step = (fn(f32, f32) -> f32, bool, Param);
 
 /// The step before the function: Activation's `x·scale + bias` or activate2's
 /// `(x op0 imm0) op1 imm1`.
@@ -124,7 +123,7 @@ enum Stage {
     /// `x·scale` then `+ bias`, two fp32 roundings (mulss, addss; E2).
     Affine { scale: Param, bias: Param },
     /// activate2's two tensor-scalar steps, each `None` when its op is bypass.
-    TwoOps([Option<(fn(f32, f32) -> f32, bool, Param)>; 2]),
+    TwoOps([Option<Step>; 2]),
 }
 
 impl Stage {
@@ -134,7 +133,7 @@ impl Stage {
             let bias = Param::read(cx, i, 2, total, 0.0)?;
             return Ok(Stage::Affine { scale, bias });
         }
-        let mut step = |k: usize, op: AluOp, rev: bool| -> Res<Option<(fn(f32, f32) -> f32, bool, Param)>> {
+        let mut step = |k: usize, op: AluOp, rev: bool| -> Res<Option<Step>> {
             let f: fn(f32, f32) -> f32 = match op {
                 AluOp::Bypass => return Ok(None),
                 AluOp::Mult => |a, b| a * b,

@@ -15,9 +15,6 @@ use bir_ir::ops::ExponentialFields;
 use bir_ir::{ActivationFunctionType, Instruction};
 use numerics::activation::Fold;
 
-/// Elements per block of a thread's piece (kept in cache between the two steps).
-const BLOCK: usize = 4096;
-
 /// Runs one Exponential.
 pub(crate) fn run(cx: &mut Cx<'_>, i: &Instruction, e: &ExponentialFields, regions: &mut Written) -> Res<()> {
     let (src, dst) = (cx.input(i, 0)?, cx.output(i, 0)?);
@@ -25,21 +22,19 @@ pub(crate) fn run(cx: &mut Cx<'_>, i: &Instruction, e: &ExponentialFields, regio
     let total = src.elements()?;
     let max = Param::read(cx, i, 1, total, 0.0)?;
     let load = if i.ins.len() > 2 { Some(Param::read(cx, i, 2, total, 0.0)?) } else { None };
-    let mut v = cx.pool.take_f32();
-    let r = cx.read_f32(src, &mut v).and_then(|()| {
-        // Per cache-sized block of each thread's piece: the subtraction, then the exponential.
-        let exp = |offset: usize, piece: &mut [f32]| {
-            piece.chunks_mut(BLOCK).enumerate().try_for_each(|(b, block)| {
-                max.each(offset + b * BLOCK, block, |x, m| x - m);
-                numerics::activation::apply(ActivationFunctionType::Exp, block, 0.0)
-            })
-        };
-        if cx.options.parallelism.chunks(&mut v, 1, exp).is_err() {
-            return bug("Exp has a closed form");
+    let acc = Accumulate { acc: e.acc, fold: Fold::Add, load: load.as_ref() };
+    // Per block: the subtraction, then the exponential; straight into the output unless the
+    // accumulators need the values.
+    let block = |at: usize, block: &mut [f32], (): &mut ()| {
+        max.each(at, block, |x, m| x - m);
+        match numerics::activation::apply(ActivationFunctionType::Exp, block, 0.0) {
+            Ok(()) => Ok(()),
+            Err(_) => bug("Exp has a closed form"),
         }
-        cx.write_f32(dst, &v, regions)?;
-        Accumulate { acc: e.acc, fold: Fold::Add, load: load.as_ref() }.apply(cx, i.engine, &v, free)
-    });
+    };
+    let mapped = cx.map_blocks(src, dst, !acc.active(), || (), block, regions)?;
+    let Some(v) = mapped.vals else { return Ok(()) };
+    let r = cx.write_f32(dst, &v, regions).and_then(|()| acc.apply(cx, i.engine, &v, free));
     cx.pool.give_f32(v);
     r
 }

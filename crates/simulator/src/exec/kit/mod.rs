@@ -22,10 +22,13 @@
 //! - [`offsets`]: memory-held scalar dynamic offsets resolved into static APs before the kernel
 //!   runs (seed 000 §5.1; D1, D18), so kernels see plain APs.
 //! - [`liveness`]: each location's last use, so dead locations are freed.
+//! - [`blocks`]: an fp32 map over an instruction's data in cache-sized blocks on the threads,
+//!   straight between fp32 buffers when it can (Activation, Exponential).
 //! - [`registers`]: the engines' accumulator registers and the per-partition parameters
 //!   (`Param`) that Activation and Exponential read.
 //! - [`options`]: the run's switches ([`Options`]) and their one parser by name.
 
+pub(crate) mod blocks;
 pub(crate) mod copy;
 pub(crate) mod dma;
 pub mod facts;

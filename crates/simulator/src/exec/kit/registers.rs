@@ -57,6 +57,11 @@ pub(crate) struct Accumulate<'a> {
 }
 
 impl Accumulate<'_> {
+    /// Whether the command touches the registers (not Idle or absent).
+    pub(crate) fn active(&self) -> bool {
+        self.acc.is_some_and(|a| a != Acc::Idle)
+    }
+
     /// Applies the command to `engine`'s registers for `vals`, rows of `free` fp32 results
     /// (pre-cast: the register sees the fp32 value). Called after the instruction's writes
     /// succeeded, so a faulting instruction changes no register.
