@@ -80,12 +80,12 @@ impl Cx<'_> {
             let touch = Touch { range: Some(b.clone()), covers: src.ap != dst.ap };
             let r = if src.ap == dst.ap {
                 let (buf, _) = self.memory.buffer_for(dst.ap.loc, &touch);
-                Some(par.chunks(&mut buf[b.clone()], BLOCK * 4, |o, out| piece(None, o, out)))
+                Some(par.balanced(&mut buf[b.clone()], BLOCK * 4, |o, out| piece(None, o, out)))
             } else {
                 let ts = Touch { range: Some(a.clone()), covers: false };
                 self.memory.with_two((src.ap.loc, &ts), (dst.ap.loc, &touch), |sb, _, db, _| {
                     let from = &sb[a.clone()];
-                    par.chunks(&mut db[b.clone()], BLOCK * 4, |o, out| {
+                    par.balanced(&mut db[b.clone()], BLOCK * 4, |o, out| {
                         piece(Some(&from[o..o + out.len()]), o, out)
                     })
                 })
@@ -102,7 +102,7 @@ impl Cx<'_> {
         }
         let mut v = self.pool.take_f32();
         let r = self.read_f32(src, &mut v).and_then(|()| {
-            par.chunks(&mut v, BLOCK, |offset, piece| -> Result<(), Stop> {
+            par.balanced(&mut v, BLOCK, |offset, piece| -> Result<(), Stop> {
                 let mut s = new();
                 for (k, block) in piece.chunks_mut(BLOCK).enumerate() {
                     f(offset + k * BLOCK, block, &mut s)?;

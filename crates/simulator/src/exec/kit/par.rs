@@ -31,26 +31,52 @@ impl Parallelism {
     }
 
     /// Runs `f(offset, chunk)` over consecutive chunks of `dst` (a multiple of `align` elements
-    /// each, but the last), in parallel; the first error wins.
+    /// each, but the last), one per thread, in parallel; the first error wins.
     pub(crate) fn chunks<D: Send, E: Send>(
         self,
         dst: &mut [D],
         align: usize,
         f: impl Fn(usize, &mut [D]) -> Result<(), E> + Sync,
     ) -> Result<(), E> {
-        let n = dst.len();
-        let t = self.split(n);
+        let t = self.split(dst.len());
+        self.pieces(dst, align, t, f)
+    }
+
+    /// [`Parallelism::chunks`] in four pieces per thread, each thread taking the next piece
+    /// left when it finishes one: for long, costly maps (an activation function over a tile),
+    /// where a thread slowed by its neighbours (a shared vCPU) would otherwise hold the others
+    /// up at the end.
+    pub(crate) fn balanced<D: Send, E: Send>(
+        self,
+        dst: &mut [D],
+        align: usize,
+        f: impl Fn(usize, &mut [D]) -> Result<(), E> + Sync,
+    ) -> Result<(), E> {
+        let t = self.split(dst.len());
+        let n = if t > 1 { (dst.len() / self.grain.max(1)).clamp(t, 4 * t) } else { 1 };
+        self.pieces(dst, align, n, f)
+    }
+
+    /// `f` over `n` consecutive pieces of `dst` on the pool's threads.
+    fn pieces<D: Send, E: Send>(
+        self,
+        dst: &mut [D],
+        align: usize,
+        n: usize,
+        f: impl Fn(usize, &mut [D]) -> Result<(), E> + Sync,
+    ) -> Result<(), E> {
+        let len = dst.len();
         // A chunk's own buffers (bounded by the chunk) are not metered against the scratch
         // budget on any thread, so whether an instruction passes the memory cap does not depend
         // on how many threads ran it (rayon may run a piece on this thread or another).
         let _unmetered = crate::alloc::scratch_paused();
-        if t <= 1 {
+        if n <= 1 {
             return f(0, dst);
         }
         let align = align.max(1);
-        let chunk = n.div_ceil(t).div_ceil(align) * align;
+        let chunk = len.div_ceil(n).div_ceil(align) * align;
         // The pieces, each with the slot its result goes to, in order.
-        let mut pieces = Vec::with_capacity(t);
+        let mut pieces = Vec::with_capacity(n);
         let (mut rest, mut offset) = (dst, 0);
         while !rest.is_empty() {
             let (head, tail) = rest.split_at_mut(chunk.min(rest.len()));
@@ -58,14 +84,15 @@ impl Parallelism {
             offset += chunk;
             rest = tail;
         }
-        // Every pool thread is handed the pieces of its index (round robin): a broadcast wakes
-        // each thread with a job of its own, where a spawned piece waited in the spawning
-        // thread's queue for a sleeping thread to steal it — too late for pieces under a
-        // millisecond (a Matmult's), which then all ran on one thread.
+        // A broadcast wakes every pool thread with a job of its own (a spawned piece waited in
+        // the spawning thread's queue for a sleeping thread to steal it — too late for pieces
+        // under a millisecond, a Matmult's, which then all ran on one thread); each thread then
+        // takes the next piece nobody has taken, until none is left.
         let slots: Vec<_> = pieces.iter_mut().map(|p| std::sync::Mutex::new(Some(p))).collect();
+        let next = std::sync::atomic::AtomicUsize::new(0);
         let f = &f;
-        rayon::broadcast(|ctx| {
-            for slot in slots.iter().skip(ctx.index()).step_by(ctx.num_threads().max(1)) {
+        rayon::broadcast(|_| {
+            while let Some(slot) = slots.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) {
                 let piece = slot.lock().ok().and_then(|mut s| s.take());
                 if let Some((o, piece, r)) = piece {
                     *r = f(*o, piece);
@@ -116,14 +143,16 @@ mod tests {
     fn chunks_cover_everything_once_in_order() {
         for threads in [1, 2, 3, 7] {
             let p = Parallelism { threads, grain: 5 };
-            let mut v = vec![0usize; 103];
-            p.chunks(&mut v, 4, |off, c| {
-                assert!(off.is_multiple_of(4) || c.is_empty());
-                c.iter_mut().enumerate().for_each(|(k, x)| *x += off + k + 1);
-                Ok::<(), ()>(())
-            })
-            .ok();
-            assert!(v.iter().enumerate().all(|(k, x)| *x == k + 1), "{threads}: {v:?}");
+            for balanced in [false, true] {
+                let mut v = vec![0usize; 103];
+                let f = |off: usize, c: &mut [usize]| {
+                    assert!(off.is_multiple_of(4) || c.is_empty());
+                    c.iter_mut().enumerate().for_each(|(k, x)| *x += off + k + 1);
+                    Ok::<(), ()>(())
+                };
+                if balanced { p.balanced(&mut v, 4, f) } else { p.chunks(&mut v, 4, f) }.ok();
+                assert!(v.iter().enumerate().all(|(k, x)| *x == k + 1), "{threads}: {v:?}");
+            }
         }
     }
 
