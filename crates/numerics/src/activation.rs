@@ -33,7 +33,7 @@ pub fn apply(f: F, vals: &mut [f32], alpha: f32) -> Result<(), Unsupported> {
         F::Prelu => each(vals, |a| if a > 0.0 { a } else { alpha * a }),
         F::Sigmoid => each(vals, sigmoid),
         F::Tanh => each(vals, libm::tanh),
-        F::Exp => vals.iter_mut().for_each(|v| *v = exp_f32(*v)),
+        F::Exp => exp_slice(vals),
         F::Softplus => each(vals, softplus),
         F::Sqrt => each(vals, f64::sqrt),
         F::Rsqrt => each(vals, |a| 1.0 / a.sqrt()),
@@ -175,23 +175,47 @@ impl Fold {
 /// in release); a sweep runs in CI.
 #[inline]
 pub fn exp_f32(x: f32) -> f32 {
-    let libm = || libm::exp(f64::from(x)) as f32;
-    if !(x > -87.0 && x < 88.5) {
-        return libm();
+    let mut v = [x];
+    exp_slice(&mut v);
+    v[0]
+}
+
+/// [`exp_f32`] in place over a slice: per block, the fast value of every element in one
+/// branch-free loop (arguments outside the fast range clamped to 0), then a pass that rounds
+/// each to fp32 or, outside the range or near a halfway point, takes libm's.
+pub fn exp_slice(vals: &mut [f32]) {
+    const B: usize = 256;
+    let mut fast = [0f64; B];
+    let table: &[f64; 32] = &EXP2_32;
+    for block in vals.chunks_mut(B) {
+        let fast = &mut fast[..block.len()];
+        fast.iter_mut().zip(block.iter()).for_each(|(y, x)| *y = exp_fast(*x, table));
+        for (x, y) in block.iter_mut().zip(fast.iter()) {
+            let low = (y.to_bits() & ((1 << 29) - 1)) as i64;
+            *x = if *x > -87.0 && *x < 88.5 && (low - (1 << 28)).abs() >= 1 << 10 {
+                *y as f32
+            } else {
+                libm::exp(f64::from(*x)) as f32
+            };
+        }
     }
+}
+
+/// The table-driven exp of [`exp_f32`] in f64 for `−87 < x < 88.5` (any value elsewhere).
+#[inline(always)]
+fn exp_fast(x: f32, table: &[f64; 32]) -> f64 {
     const SHIFT: f64 = 6_755_399_441_055_744.0; // 1.5·2^52: adding it rounds to an integer
-    let t = f64::from(x) * (32.0 / std::f64::consts::LN_2);
-    let kf = (t + SHIFT) - SHIFT;
-    let k = kf as i64;
-    let r = f64::from(x) - kf * (std::f64::consts::LN_2 / 32.0);
+    let x = if x > -87.0 && x < 88.5 { f64::from(x) } else { 0.0 };
+    let t = x * (32.0 / std::f64::consts::LN_2);
+    let shifted = t + SHIFT;
+    let kf = shifted - SHIFT;
+    // k in the low bits of the shifted value (two's complement of the integer part).
+    let k = shifted.to_bits() as i64 - SHIFT.to_bits() as i64;
+    let r = x - kf * (std::f64::consts::LN_2 / 32.0);
     let p = 1.0 + r * (1.0 + r * (0.5 + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0)))));
-    let scale = f64::from_bits(((k >> 5) + 1023).unsigned_abs() << 52);
-    let y = EXP2_32[(k & 31) as usize] * p * scale;
-    let low = (y.to_bits() & ((1 << 29) - 1)) as i64;
-    if (low - (1 << 28)).abs() < 1 << 10 {
-        return libm();
-    }
-    y as f32
+    // 2^(k div 32): the biased exponent (k + 32·1023) / 32, positive here, by logical shifts.
+    let scale = f64::from_bits(((k + 32 * 1023) as u64 >> 5) << 52);
+    table[(k & 31) as usize] * p * scale
 }
 
 /// `2^(j/32)` for j in 0..32, each within one f64 ulp (libm's exp2).
@@ -339,7 +363,10 @@ mod tests {
     fn check_exp(xs: &[f32]) {
         for x in xs {
             let (got, want) = (super::exp_f32(*x), libm::exp(f64::from(*x)) as f32);
-            assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "{x:e}: {got:e} vs {want:e}");
+            assert!(
+                got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+                "{x:e}: {got:e} vs {want:e}"
+            );
         }
     }
 
