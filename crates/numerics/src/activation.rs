@@ -5,6 +5,8 @@
 //!
 //! The transcendental calls go to the `libm` crate (a pure-Rust port of musl's libm), so the
 //! bits do not depend on the host's C library; `sqrt` and the arithmetic are IEEE operations.
+//! Exp, the hot one (softmax, attention), has its own faster path, [`exp_slice`], that gives
+//! libm's fp32 result on every fp32 argument (checked exhaustively).
 //! The closed forms are the reference's, step by step (so Gelu's left tail cancels to −0 where
 //! `1 + erf` rounds to 0, Sigmoid is `1 / (exp(−x) + 1)`, Lrelu's slope is the double 0.01).
 //! NaN arguments give NaN except where a form says otherwise: Sign(NaN) = +0 (the comparisons
