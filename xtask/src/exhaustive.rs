@@ -2,6 +2,10 @@
 //! compared with a slow, obviously correct reference written here a different way (nearest
 //! representable value by binary search in f64, ties to the even code, overflow when the
 //! nearest value is one step past the largest finite one). Opt-in: minutes, not for CI.
+//!
+//! `cargo xtask exhaustive-exp`: every fp32 through Activation Exp's fast path
+//! (`numerics::activation::exp_slice`) against `libm::exp` rounded to fp32, the value the fast
+//! path promises (docs/fidelity.md E3).
 
 use numerics::minifloat::{E3M4, E4M3, E4M3FN, E5M2, Encoder, Format, NanOut, Policy, Style};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -130,4 +134,49 @@ pub fn run(names: &[String]) -> bool {
         }
     }
     ok
+}
+
+/// `exhaustive-exp`: true when every fp32 gives libm's bits (NaNs: any NaN for a NaN).
+pub fn exp() -> bool {
+    let threads = std::thread::available_parallelism().map_or(1, usize::from) as u64;
+    let bad = AtomicU64::new(0);
+    let first = std::sync::Mutex::new(Vec::new());
+    let start = std::time::Instant::now();
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let (bad, first) = (&bad, &first);
+            s.spawn(move || {
+                let (lo, hi) = ((1u64 << 32) * t / threads, (1u64 << 32) * (t + 1) / threads);
+                let mut xs = Vec::with_capacity(1 << 16);
+                for base in (lo..hi).step_by(1 << 16) {
+                    xs.clear();
+                    xs.extend((base..hi.min(base + (1 << 16))).map(|b| f32::from_bits(b as u32)));
+                    let mut ys = xs.clone();
+                    numerics::activation::exp_slice(&mut ys);
+                    for (x, y) in xs.iter().zip(&ys) {
+                        let want = libm::exp(f64::from(*x)) as f32;
+                        if y.to_bits() != want.to_bits() && !(y.is_nan() && want.is_nan()) {
+                            bad.fetch_add(1, Ordering::Relaxed);
+                            if let Ok(mut v) = first.lock()
+                                && v.len() < 5
+                            {
+                                v.push(format!(
+                                    "fp32 {:08X}: libm {:08X}, fast {:08X}",
+                                    x.to_bits(),
+                                    want.to_bits(),
+                                    y.to_bits()
+                                ));
+                            }
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let n = bad.load(Ordering::Relaxed);
+    println!("exp            {n} mismatches of 2^32 ({:.0?})", start.elapsed());
+    for line in first.lock().map(|v| v.clone()).unwrap_or_default() {
+        println!("    {line}");
+    }
+    n == 0
 }

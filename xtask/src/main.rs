@@ -3,6 +3,7 @@
 //! - `verify`: the conformance corpus under `conformance/` (the project's main job).
 //! - `bench`: speed targets, as ratios against baselines measured in the same run.
 //! - `exhaustive-fp8`: the opt-in 2^32 check of the FP8 encoders (not in CI).
+//! - `exhaustive-exp`: the opt-in 2^32 check of Exp's fast path against libm (not in CI).
 //! - `fuzz`: the cargo-fuzz targets in `fuzz/` for a fixed time each (docs/robustness.md).
 //! - `help [COMMAND]`: usage; every command also takes `-h`/`--help` for its own.
 //!
@@ -18,7 +19,7 @@ use std::process::ExitCode;
 
 /// Every command: its synopsis (first line) and what it does (the lines after, indented by 4).
 /// `cargo xtask help` prints them all, `cargo xtask <command> --help` its own.
-const COMMANDS: [(&str, &str); 5] = [
+const COMMANDS: [(&str, &str); 6] = [
     (
         "verify",
         "\
@@ -44,6 +45,14 @@ exhaustive-fp8 [FORMAT...]
     Check every fp32 input (2^32) through the FP8 encoders against a slow reference,
     saturating and not (float8_e4m3fn, float8e5, float8e4, float8e3; all when none).
     Minutes; not in CI.",
+    ),
+    (
+        "exhaustive-exp",
+        "\
+exhaustive-exp
+    Check the Activation Exp fast path (numerics::activation::exp_slice) against
+    libm::exp rounded to fp32 on every fp32 input (2^32). Under a minute on two
+    cores; not in CI (run it after changing the fast path).",
     ),
     (
         "fuzz",
@@ -92,6 +101,7 @@ enum Parsed {
     Verify(verify::Options),
     Bench(bench::Opts),
     ExhaustiveFp8(Vec<String>),
+    ExhaustiveExp,
     Fuzz(fuzz::Options),
     /// Help text to print (exit 0).
     Help(String),
@@ -109,6 +119,11 @@ fn parse(args: &[String]) -> Result<Parsed, String> {
         "verify" => verify::Options::parse(rest).map_err(failed)?.map_or_else(help, Parsed::Verify),
         "bench" => bench::Opts::parse(rest).map_err(failed)?.map_or_else(help, Parsed::Bench),
         "exhaustive-fp8" => exhaustive::parse(rest).map_err(failed)?.map_or_else(help, Parsed::ExhaustiveFp8),
+        "exhaustive-exp" => match rest {
+            [] => Parsed::ExhaustiveExp,
+            [one] if one == "--help" || one == "-h" => help(),
+            _ => return Err(failed(format!("unexpected argument `{}`", rest.join(" ")))),
+        },
         "fuzz" => fuzz::parse(rest).map_err(failed)?.map_or_else(help, Parsed::Fuzz),
         "help" | "--help" | "-h" => match rest {
             [] => Parsed::Help(usage()),
@@ -142,6 +157,13 @@ fn main() -> ExitCode {
         },
         Parsed::ExhaustiveFp8(formats) => {
             if exhaustive::run(&formats) {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Parsed::ExhaustiveExp => {
+            if exhaustive::exp() {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::FAILURE
@@ -210,7 +232,7 @@ mod tests {
     fn other_arguments_still_parse() {
         assert!(parse(&[]).is_err());
         assert!(parse(&args(&["nope"])).is_err());
-        for name in ["verify", "bench", "exhaustive-fp8", "fuzz"] {
+        for name in ["verify", "bench", "exhaustive-fp8", "exhaustive-exp", "fuzz"] {
             let e = parse(&args(&[name, "--nope"])).err().unwrap_or_default();
             assert!(e.contains("--nope"), "{name}: {e}");
         }
