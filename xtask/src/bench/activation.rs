@@ -90,6 +90,18 @@ pub fn run(ctx: &Ctx) {
                 o / t
             ));
         }
+        // Where the function dominates the memory traffic, for comparison.
+        let gelu = program("Gelu");
+        let (one, two) = (
+            instruction_times(&gelu, &inputs, reps, Some(1)),
+            instruction_times(&gelu, &inputs, reps, Some(2)),
+        );
+        if let (Ok(o), Ok(t)) = (at(&one, 2), at(&two, 2)) {
+            note(&format!(
+                "the same for Gelu (its function costlier than its memory traffic): 1 thread {o:.2} ms, 2 threads {t:.2} ms ({:.2}x)",
+                o / t
+            ));
+        }
     }
 }
 
