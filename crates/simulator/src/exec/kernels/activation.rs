@@ -8,8 +8,10 @@
 //! operand wins over its key (E1); a missing bias is +0. The data is read widened to fp32, the
 //! affine step is an fp32 multiply then a separate fp32 add (no FMA, RE), the function comes
 //! from `numerics::activation` (the exact path: f64 closed form, one rounding to fp32), and the
-//! result is written cast to the output's dtype. The whole input is read before anything is
-//! written. Is_finite, Unknown and names with no closed form (KLR's Dsqrt, Ln_prime,
+//! result is written cast to the output's dtype. The data is mapped in cache-sized blocks on
+//! the threads (`kit::blocks`), straight between fp32 buffers when no range fault or accumulator
+//! needs the values first; operands that overlap otherwise than exactly see the whole input read
+//! before anything is written. Is_finite, Unknown and names with no closed form (KLR's Dsqrt, Ln_prime,
 //! MemsetZero, unknown names) fault as the reference does ("unsupported activation function",
 //! an `unsupported-op` fault), before anything is read. Arguments outside the function's
 //! documented valid range (log, sin, arctan, sqrt, rsqrt, reciprocal) are counted for the run's
@@ -53,6 +55,8 @@ pub(crate) fn classify(q: &dyn Facts) -> Verdict {
 pub(crate) fn run(cx: &mut Cx<'_>, i: &Instruction, a: &ActivationFields, regions: &mut Written) -> Res<()> {
     let unsupported = || FaultCause::UnsupportedActivation { func: a.func.name().to_owned() };
     let ActivationFunc::Known(func) = a.func else { return Err(unsupported().into()) };
+    // Is_finite and Unknown fault before anything is read.
+    numerics::activation::apply(func, &mut [], 0.0).map_err(|_| unsupported())?;
     let Some(fold) = Fold::of(a.reduce_op) else {
         return fault(FaultCause::BadField { field: "reduce_op", why: "not a fold of the accumulators" });
     };
@@ -61,8 +65,6 @@ pub(crate) fn run(cx: &mut Cx<'_>, i: &Instruction, a: &ActivationFields, region
     let total = src.elements()?;
     let stage = Stage::read(cx, i, a, total)?;
     let alpha = Param::read(cx, i, 3, total, a.alpha.get())?;
-    // Is_finite and Unknown fault before anything is read.
-    numerics::activation::apply(func, &mut [], 0.0).map_err(|_| unsupported())?;
     let range = numerics::activation::valid_range(func);
     let acc = Accumulate { acc: a.acc, fold, load: None };
     // Straight into the output unless a range fault or the accumulators need the values first.
@@ -72,8 +74,8 @@ pub(crate) fn run(cx: &mut Cx<'_>, i: &Instruction, a: &ActivationFields, region
     let block = |at: usize, block: &mut [f32], out: &mut Outside| -> Res<()> {
         stage.run(at, block);
         if let Some(range) = range {
-            for (k, u) in block.iter().enumerate().filter(|(_, u)| !range.contains(**u)) {
-                out.first.get_or_insert((at + k, *u));
+            for &u in block.iter().filter(|u| !range.contains(**u)) {
+                out.first.get_or_insert(u);
                 out.count += 1;
             }
         }
@@ -83,15 +85,16 @@ pub(crate) fn run(cx: &mut Cx<'_>, i: &Instruction, a: &ActivationFields, region
     };
     let mapped = cx.map_blocks(src, dst, direct, Outside::default, block, regions)?;
     let mut r = Ok(());
+    // The pieces are in element order: the first piece with one holds the first argument.
     if let (Some(range), Some(example)) = (range, mapped.states.iter().find_map(|(_, o)| o.first)) {
         let count = mapped.states.iter().map(|(_, o)| o.count).sum();
-        let note = OutOfRange { count, example: example.1, func: func.name(), range: range.text };
+        let note = OutOfRange { count, example, func: func.name(), range: range.text };
         if cx.options.ranges_fault {
             r = Err(FaultCause::OutOfRange {
                 func: note.func,
                 range: note.range,
                 count,
-                example: example.1.to_bits(),
+                example: example.to_bits(),
             }
             .into());
         } else {
@@ -106,11 +109,11 @@ pub(crate) fn run(cx: &mut Cx<'_>, i: &Instruction, a: &ActivationFields, region
 }
 
 /// What a piece of the data found outside the function's valid range: how many, and the first
-/// (its element index and argument).
+/// such argument.
 #[derive(Default)]
 struct Outside {
     count: u64,
-    first: Option<(usize, f32)>,
+    first: Option<f32>,
 }
 
 /// One activate2 tensor-scalar step: its fp32 operation, whether its operands are swapped,
