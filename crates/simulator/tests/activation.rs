@@ -477,3 +477,22 @@ fn the_direct_path_matches_the_read_map_write_path() {
         }
     }
 }
+
+/// Exponential with acc LoadAccumulate but no `reduce_init` operand: a `bad-field` fault before
+/// anything is written (y keeps its bytes).
+#[test]
+fn load_accumulate_without_its_initial_values_faults_and_writes_nothing() {
+    let body = format!(
+        r#"{{"opcode":"Exponential","name":"e","engine":"DVE","ins":[{}],"outs":[{}],"acc":"LoadAccumulate"}}"#,
+        ap("x", "float32", 0, &[(4, 2), (1, 4)]),
+        ap("y", "float32", 0, &[(4, 2), (1, 4)]),
+    );
+    let tensors = [
+        sb("x", "float32", 2, 4, f32s(&[1.0; 8])),
+        sb("p", "float32", 2, 1, Vec::new()),
+        sb("y", "float32", 2, 4, f32s(&[7.0; 8])),
+    ];
+    let (fault, mem) = run_keep(&tensors, &body, Options::default(), None);
+    assert_eq!(fault.map(|f| f.kind), Some(FaultKind::BadField));
+    assert_eq!(to_f32(&mem[2]), [7.0; 8]);
+}

@@ -23,6 +23,7 @@ pub(crate) fn run(cx: &mut Cx<'_>, i: &Instruction, e: &ExponentialFields, regio
     let max = Param::read(cx, i, 1, total, 0.0)?;
     let load = if i.ins.len() > 2 { Some(Param::read(cx, i, 2, total, 0.0)?) } else { None };
     let acc = Accumulate { acc: e.acc, fold: Fold::Add, load: load.as_ref() };
+    acc.check()?;
     // Per block: the subtraction, then the exponential; straight into the output unless the
     // accumulators need the values.
     let block = |at: usize, block: &mut [f32], (): &mut ()| {

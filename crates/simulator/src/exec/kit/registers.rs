@@ -62,17 +62,25 @@ impl Accumulate<'_> {
         self.acc.is_some_and(|a| a != Acc::Idle)
     }
 
-    /// Applies the command to `engine`'s registers for `vals`, rows of `free` fp32 results
-    /// (pre-cast: the register sees the fp32 value). Called after the instruction's writes
-    /// succeeded, so a faulting instruction changes no register.
-    pub(crate) fn apply(&self, cx: &mut Cx<'_>, engine: EngineType, vals: &[f32], free: usize) -> Res<()> {
-        let Some(acc) = self.acc.filter(|a| *a != Acc::Idle) else { return Ok(()) };
-        if acc == Acc::LoadAccumulate && self.load.is_none() {
+    /// The command's own faults, checked before the instruction reads or writes anything:
+    /// LoadAccumulate without its initial values.
+    pub(crate) fn check(&self) -> Res<()> {
+        if self.acc == Some(Acc::LoadAccumulate) && self.load.is_none() {
             return fault(FaultCause::BadField {
                 field: "acc",
                 why: "LoadAccumulate needs its initial values (reduce_init) in ins[2]",
             });
         }
+        Ok(())
+    }
+
+    /// Applies the command to `engine`'s registers for `vals`, rows of `free` fp32 results
+    /// (pre-cast: the register sees the fp32 value). Called after the instruction's writes
+    /// succeeded, so a faulting instruction changes no register; [`Accumulate::check`] ran
+    /// before anything.
+    pub(crate) fn apply(&self, cx: &mut Cx<'_>, engine: EngineType, vals: &[f32], free: usize) -> Res<()> {
+        let Some(acc) = self.acc.filter(|a| *a != Acc::Idle) else { return Ok(()) };
+        self.check()?;
         let rows = vals.len().checked_div(free).unwrap_or(0);
         let regs = cx.engines.registers.rows_mut(engine, rows)?;
         match (acc, self.load) {
