@@ -1,5 +1,5 @@
 """The BIR program builder shared by the program conformance generators
-(conformance/programs/{core,datamove,dge,dynamic,elementwise,indirect,matmult,activation,accumulate,kernels}/make_cases.py):
+(conformance/programs/{core,datamove,dge,dynamic,elementwise,indirect,matmult,activation,accumulate,kernels,gpsimd}/make_cases.py):
 memory-location allocations, access patterns and instructions of a one-block BIR JSON program
 (docs/bir-json.md), its .npy inputs and expected outputs, and the writing of a case folder (case.json,
 in_<k>.npy, expected_<k>.npy, case.expect).

@@ -132,7 +132,7 @@ macro_rules! for_each_opcode {
             61 Iota Kernel IotaFields FILL,
             62 TensorScalarAffineSelect Kernel AffineSelectFields UNARY,
             63 RangeSelect Kernel Raw UNCHECKED,
-            64 GetSequenceBounds Kernel Raw UNCHECKED,
+            64 GetSequenceBounds Kernel NoFields UNARY,
             65 Dropout Kernel Raw UNCHECKED,
             66 GetCurProcessingRankID Kernel Raw UNCHECKED,
             67 DMATrigger Kernel DmaTriggerFields NO_OPERANDS,

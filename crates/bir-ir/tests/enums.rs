@@ -308,6 +308,7 @@ fn modelled_opcodes_are_the_ones_the_seeds_describe() {
             "SetRandState",
             "Iota",
             "TensorScalarAffineSelect",
+            "GetSequenceBounds",
             "DMATrigger",
             "DMADescriptorCopy",
             "DMADescriptorCCE",

@@ -33,7 +33,9 @@ mod kernels {
     pub(crate) mod reciprocal;
     pub(crate) mod reduce;
     pub(crate) mod select;
+    pub(crate) mod sequence_bounds;
     pub(crate) mod stream;
+    pub(crate) mod sync;
 }
 
 use super::kit::facts::{Facts, Verdict};
@@ -41,7 +43,7 @@ use super::kit::{Cx, Res, Written, bug};
 use bir_ir::{Instruction, Op, OpCategory, Opcode};
 use kernels::{
     act_func_set, activation, cache, copy, dge, dma, elementwise, exponential, indirect, iota, matmult,
-    memset, rand_state, read_accumulator, reciprocal, reduce, select, stream,
+    memset, rand_state, read_accumulator, reciprocal, reduce, select, sequence_bounds, stream, sync,
 };
 
 /// A kernel: runs one instruction of its opcode (classified beforehand) in the context.
@@ -133,9 +135,9 @@ pub(crate) const ROWS: &[Row] = &[
     missing!(MatmultSparse, RAW),
     run!(Memset(f) => memset::run, memset::classify, Outputs),
     missing!(GetGlobalRankId, RAW),
-    missing!(GroupResetSemaphores, RAW),
-    missing!(Drain, RAW),
-    missing!(Halt, RAW),
+    run!(GroupResetSemaphores => sync::run, plain, Outputs),
+    run!(Drain => sync::run, plain, Outputs),
+    run!(Halt => sync::run, plain, Outputs),
     run!(Load => copy::run, plain, Outputs),
     run!(Pool(f) => reduce::pool, plain, Outputs),
     run!(Reciprocal => reciprocal::run, plain, Outputs),
@@ -179,7 +181,7 @@ pub(crate) const ROWS: &[Row] = &[
     run!(Iota(f) => iota::iota, plain, Outputs),
     run!(TensorScalarAffineSelect(f) => iota::affine_select, plain, Outputs),
     missing!(RangeSelect, RAW),
-    missing!(GetSequenceBounds, RAW),
+    run!(GetSequenceBounds => sequence_bounds::run, plain, Outputs),
     missing!(Dropout, RAW),
     missing!(GetCurProcessingRankID, RAW),
     run!(DMATrigger(f) => dge::trigger, dge::classify_trigger, Elsewhere),
@@ -200,13 +202,13 @@ pub(crate) const ROWS: &[Row] = &[
     missing!(Call, RAW),
     run!(SwitchQueueInstance(f) => dge::queue_instance, dge::classify_queue, Outputs),
     run!(ResetQueueInstance(f) => dge::queue_instance, dge::classify_queue, Outputs),
-    missing!(CoreBarrier, RAW),
+    run!(CoreBarrier => sync::run, plain, Outputs),
     missing!(Max, RAW),
     missing!(MaxIndex, RAW),
     missing!(MatchReplace, RAW),
     missing!(MaxIndexAndMatchReplace, RAW),
     run!(Gather => indirect::gather, indirect::classify, Picked),
-    missing!(TensorCompletion, RAW),
+    run!(TensorCompletion => sync::run, plain, Outputs),
     missing!(MatmultMx, RAW),
     missing!(QuantizeMx, RAW),
     missing!(Rand2, RAW),
