@@ -586,17 +586,13 @@ impl Validator<'_> {
                         ),
                     );
                 }
-                if let Some(Operand::Imm { dtype, .. }) = i.ins.get(1)
-                    && *dtype != Dtype::Float32
-                {
-                    self.err(
-                        ErrorKind::Dtype,
-                        "ins[1].dtype",
-                        format!("the initial value must be float32, found {dtype}"),
-                    );
-                }
+                self.f32_immediates(i, "the initial value");
             }
-            Op::Activation(a) => self.activation(a),
+            Op::Activation(a) => {
+                self.activation(a);
+                self.f32_immediates(i, "an Activation parameter (scale, bias, alpha, imm0, imm1)");
+            }
+            Op::Exponential(_) => self.f32_immediates(i, "Exponential's max_value and reduce_init"),
             Op::StreamShuffle(s) => {
                 if s.mask.len() != 32 {
                     self.err(
@@ -1638,6 +1634,23 @@ impl Validator<'_> {
                     "the memory-side reduce supports only bypass (copy) and add, found {op} (re-facts §8)"
                 ),
             );
+        }
+    }
+
+    /// Immediates after the data operand must be float32 (seed 000 §4 for TensorScalarCache's
+    /// initial value; RE: the activation kernel asserts on any other immediate dtype; AWS: scale
+    /// and Exponential's max_value / reduce_init are float32).
+    fn f32_immediates(&mut self, i: &Instruction, what: &str) {
+        for (k, op) in i.ins.iter().enumerate().skip(1) {
+            if let Operand::Imm { dtype, .. } = op
+                && *dtype != Dtype::Float32
+            {
+                self.err(
+                    ErrorKind::Dtype,
+                    &format!("ins[{k}].dtype"),
+                    format!("{what} must be float32, found {dtype}"),
+                );
+            }
         }
     }
 

@@ -269,6 +269,17 @@ fn activate2_pairs_and_folds_outside_the_documented_sets_are_refused() {
         let msg = format!("{err:?}");
         assert!(msg.contains("op0") || msg.contains("reduce_op"), "{fields}: {msg}");
     }
+    // A parameter immediate of another dtype than float32 (RE: the kernel asserts).
+    let tensors = [
+        sb("x", "float32", 2, 4, Vec::new()),
+        sb("p", "float32", 2, 1, Vec::new()),
+        sb("y", "float32", 2, 4, Vec::new()),
+    ];
+    let bf16 = r#"{"kind":"imm_value","dtype":"bfloat16","value":2.0}"#.to_owned();
+    let prog =
+        bir_ir::json::load_str(&program_text("gen3", &tensors, &act("Exp", &[bf16], "float32", ""))).unwrap();
+    let err = format!("{:?}", bir_ir::validate(&prog, &bir_ir::ValidateOptions::default()).unwrap_err());
+    assert!(err.contains("ins[1].dtype") && err.contains("must be float32"), "{err}");
 }
 
 #[test]
@@ -495,4 +506,28 @@ fn load_accumulate_without_its_initial_values_faults_and_writes_nothing() {
     let (fault, mem) = run_keep(&tensors, &body, Options::default(), None);
     assert_eq!(fault.map(|f| f.kind), Some(FaultKind::BadField));
     assert_eq!(to_f32(&mem[2]), [7.0; 8]);
+}
+
+/// Overlapping but different operands in one location (the output one element past the input)
+/// do not take the direct path: every input is read before anything is written, so the result
+/// is the non-overlapping run's, shifted by one (1 × 1999 Gelu, 2 threads).
+#[test]
+fn overlapping_operands_read_the_whole_input_first() {
+    let n = 2000usize;
+    let x: Vec<f32> = (0..n).map(|k| (k as f32 * 0.37).sin() * 5.0).collect();
+    let inst = |dst: &str, off: i64| {
+        format!(
+            r#"{{"opcode":"Activation","name":"a","engine":"Activation","ins":[{}],"outs":[{}],"func":"Gelu"}}"#,
+            ap("x", "float32", 0, &[(n as i64, 1), (1, n as i64 - 1)]),
+            ap(dst, "float32", off, &[(n as i64, 1), (1, n as i64 - 1)]),
+        )
+    };
+    let o = Options { parallelism: simulator::Parallelism { threads: 2, grain: 3 }, ..Default::default() };
+    let tensors = || [sb("x", "float32", 1, n, f32s(&x)), sb("y", "float32", 1, n, Vec::new())];
+    let (f, apart) = run_keep(&tensors(), &inst("y", 0), o, None);
+    assert!(f.is_none(), "{f:?}");
+    let (f, shifted) = run_keep(&tensors(), &inst("x", 1), o, None);
+    assert!(f.is_none(), "{f:?}");
+    assert_eq!(bits(&shifted[0][4..]), bits(&apart[1][..(n - 1) * 4]));
+    assert_eq!(bits(&shifted[0][..4]), bits(&f32s(&x[..1])), "element 0 is not written");
 }
