@@ -39,14 +39,16 @@ macro_rules! payloads {
 
 payloads! {
     inline: Raw, NoFields, CopyFields, CopyPredicatedFields, DmaBlockFields, IndirectCopyFields,
-        MemsetFields, PoolFields, ExponentialFields, StreamShuffleFields, TensorReduceFields, TensorScalarCacheFields,
+        MemsetFields, PoolFields, ExponentialFields, MatchReplaceFields, NonzeroFields, RangeSelectFields, StreamShuffleFields, TensorReduceFields, TensorScalarCacheFields,
         TensorScalarFields, TensorScalarPtrFields, TensorTensorFields;
     boxed: ActivationFields, AffineSelectFields, DmaCopyFields, DmaDescriptorFields, DmaFields,
         DmaTriggerFields, GenericIndirectFields, IndirectFields, IndirectSaveAccumulateFields, IotaFields,
         MatmultFields, QueueInstanceFields;
 }
 
-/// How the reference dispatcher treats an opcode (re-facts §5, CONFIRMED).
+/// How the reference dispatcher treats an opcode (re-facts §5, CONFIRMED), except NonzeroWithCount,
+/// a base record the reference skips (re-facts §9.5) that birsim runs as AWS documents it (fidelity
+/// Q8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum OpCategory {
     /// A "base" record: the reference names it in a diagnostic and skips it (not fatal).
@@ -102,8 +104,8 @@ macro_rules! for_each_opcode {
             31 TensorTensor Kernel TensorTensorFields BINARY,
             32 DMACopy Kernel DmaCopyFields DMA_COPY,
             33 GPSIMDSB2SB Kernel Raw UNCHECKED,
-            34 BNStats Kernel Raw UNCHECKED,
-            35 BNStatsAggregate Kernel Raw UNCHECKED,
+            34 BNStats Kernel NoFields UNARY,
+            35 BNStatsAggregate Kernel NoFields UNARY,
             36 BNGradients Kernel Raw UNCHECKED,
             37 BNBackprop Kernel Raw UNCHECKED,
             38 BNBackprop2 Kernel Raw UNCHECKED,
@@ -131,7 +133,7 @@ macro_rules! for_each_opcode {
             60 Rand Kernel Raw UNCHECKED,
             61 Iota Kernel IotaFields FILL,
             62 TensorScalarAffineSelect Kernel AffineSelectFields UNARY,
-            63 RangeSelect Kernel Raw UNCHECKED,
+            63 RangeSelect Kernel RangeSelectFields RANGE_SELECT,
             64 GetSequenceBounds Kernel NoFields UNARY,
             65 Dropout Kernel Raw UNCHECKED,
             66 GetCurProcessingRankID Kernel Raw UNCHECKED,
@@ -156,10 +158,10 @@ macro_rules! for_each_opcode {
             85 SwitchQueueInstance Kernel QueueInstanceFields NO_OPERANDS,
             86 ResetQueueInstance Kernel QueueInstanceFields NO_OPERANDS,
             87 CoreBarrier Kernel Raw UNCHECKED,
-            88 Max Kernel Raw UNCHECKED,
-            89 MaxIndex Kernel Raw UNCHECKED,
-            90 MatchReplace Kernel Raw UNCHECKED,
-            91 MaxIndexAndMatchReplace Kernel Raw UNCHECKED,
+            88 Max Kernel NoFields UNARY,
+            89 MaxIndex Kernel NoFields BINARY,
+            90 MatchReplace Kernel MatchReplaceFields BINARY,
+            91 MaxIndexAndMatchReplace Kernel MatchReplaceFields MATCH_INDEX,
             92 Gather Kernel NoFields BINARY,
             93 InlineASMBytes Base Raw UNCHECKED,
             94 TensorCompletion Kernel Raw UNCHECKED,
@@ -172,7 +174,7 @@ macro_rules! for_each_opcode {
             101 ActivationReadAccumulator Kernel NoFields FILL,
             102 DveReadAccumulator Kernel NoFields FILL,
             103 Exponential Kernel ExponentialFields EXPONENTIAL,
-            104 NonzeroWithCount Base Raw UNCHECKED,
+            104 NonzeroWithCount Kernel NonzeroFields UNARY,
             105 Loop Control Raw UNCHECKED,
             106 DynamicForLoop Control Raw UNCHECKED,
             107 DMABlock Kernel DmaBlockFields NO_OPERANDS,

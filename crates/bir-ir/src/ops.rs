@@ -421,3 +421,39 @@ pub struct ExponentialFields {
     /// The accumulators' command (NKI `reduce_cmd`), if any.
     pub acc: Option<EngineAccumulationType>,
 }
+
+/// MatchReplace and MaxIndexAndMatchReplace (VectorE; AWS `nki.isa.nc_match_replace8`): the
+/// value written over each matched element.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatchReplaceFields {
+    /// `imm_value`: the replacement (fp32).
+    pub imm_value: F32,
+}
+
+/// RangeSelect (VectorE, gen3+; AWS `nki.isa.range_select`): keep the elements whose index
+/// (plus `range_start`) passes both comparisons against the bounds, fill the rest, and fold the
+/// results into the engine's accumulator registers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RangeSelectFields {
+    /// The comparison against bound0 (`idx op0 bound0`).
+    pub op0: AluOp,
+    /// The comparison against bound1 (`idx op1 bound1`).
+    pub op1: AluOp,
+    /// The index of a row's first element (`range_start`, 0 when absent).
+    pub range_start: i64,
+    /// The value of an element outside the range (`fill_value`; FP32_MIN when absent).
+    pub fill_value: F32,
+    /// The accumulators' fold (`max` when absent).
+    pub reduce_op: Option<AluOp>,
+    /// The accumulators' command (absent: ZeroAccumulate, NKI's `reset_reduce` default).
+    pub acc: Option<EngineAccumulationType>,
+}
+
+/// NonzeroWithCount (GpSimd, gen3+; AWS `nki.isa.nonzero_with_count`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NonzeroFields {
+    /// Added to every index written (`index_offset`, 0 when absent).
+    pub index_offset: i32,
+    /// The value after the last index (`padding_val`, −1 when absent).
+    pub padding_val: i32,
+}

@@ -65,6 +65,17 @@ pub(crate) const SCALAR_PTR: Signature = Signature::Fixed(sig(&[Ap, ApOrImm, ApO
 pub(crate) const ACTIVATION: Signature = Signature::Fixed(sig(&[Ap, ApOrImm, ApOrImm, ApOrImm], 1, &[Ap]));
 /// `[src AP, max_value?, reduce_init?] → [AP]` (Exponential).
 pub(crate) const EXPONENTIAL: Signature = Signature::Fixed(sig(&[Ap, ApOrImm, ApOrImm], 1, &[Ap]));
+/// `[on_true AP, bound0, bound1] → [AP, reduce_res AP?]` (RangeSelect), each bound an AP (one
+/// value per partition) or an immediate.
+pub(crate) const RANGE_SELECT: Signature = Signature::Fixed(Sig {
+    ins: &[Ap, ApOrImm, ApOrImm],
+    min_ins: 3,
+    rest: None,
+    outs: &[Ap, Ap],
+    min_outs: 1,
+});
+/// `[data AP, vals AP] → [AP, index AP]` (MaxIndexAndMatchReplace).
+pub(crate) const MATCH_INDEX: Signature = Signature::Fixed(sig(&[Ap, Ap], 2, &[Ap, Ap]));
 /// `[data AP, init?] → [AP]` (TensorScalarCache).
 pub(crate) const CACHE: Signature = Signature::Fixed(sig(&[Ap, ApOrImm], 1, &[Ap]));
 /// `[] → [AP]`.

@@ -593,6 +593,15 @@ impl Validator<'_> {
                 self.f32_immediates(i, "an Activation parameter (scale, bias, alpha, imm0, imm1)");
             }
             Op::Exponential(_) => self.f32_immediates(i, "Exponential's max_value and reduce_init"),
+            Op::MaxIndex(_) => self.out_dtype(i, 0, &[Dtype::Uint32, Dtype::Uint16], "MaxIndex's indices"),
+            Op::MaxIndexAndMatchReplace(_) => {
+                self.out_dtype(i, 1, &[Dtype::Uint32, Dtype::Uint16], "MaxIndexAndMatchReplace's indices")
+            }
+            Op::NonzeroWithCount(_) => self.out_dtype(i, 0, &[Dtype::Int32], "NonzeroWithCount's output"),
+            Op::RangeSelect(r) => {
+                self.range_select(r);
+                self.f32_immediates(i, "RangeSelect's bounds");
+            }
             Op::StreamShuffle(s) => {
                 if s.mask.len() != 32 {
                     self.err(
@@ -1657,6 +1666,49 @@ impl Validator<'_> {
     /// Activation's accumulator fold and activate2's tensor-scalar stage (AWS `activation`:
     /// reduce_op must be add; `activate2`: six (op0, op1) pairs and five reduce ops;
     /// docs/fidelity.md E7, E9).
+    /// An output whose dtype must be one of `allowed` (AWS's documented dtypes).
+    fn out_dtype(&mut self, i: &Instruction, k: usize, allowed: &[Dtype], what: &str) {
+        if let Some(ap) = i.out_ap(k)
+            && !allowed.contains(&ap.dtype)
+        {
+            let names: Vec<&str> = allowed.iter().map(|d| d.name()).collect();
+            self.err(
+                ErrorKind::BadField,
+                &format!("outs[{k}].dtype"),
+                format!("{what} must be {}, found {}", names.join(" or "), ap.dtype),
+            );
+        }
+    }
+
+    /// RangeSelect (AWS `range_select`): both comparisons from AWS's list, a fold the registers
+    /// know, and no LoadAccumulate (there is no operand for the initial values).
+    fn range_select(&mut self, r: &crate::ops::RangeSelectFields) {
+        use AluOp::{AbsMax, AbsMin, Add, IsEqual, IsGe, IsGt, IsLe, IsLt, Max, Min};
+        for (field, op) in [("op0", r.op0), ("op1", r.op1)] {
+            if ![IsEqual, IsLt, IsLe, IsGt, IsGe].contains(&op) {
+                self.err(
+                    ErrorKind::BadField,
+                    field,
+                    format!(
+                        "RangeSelect's comparisons are is_equal, is_lt, is_le, is_gt or is_ge, found {op}"
+                    ),
+                );
+            }
+        }
+        if let Some(op) = r.reduce_op
+            && ![Max, Add, Min, AbsMax, AbsMin].contains(&op)
+        {
+            self.err(
+                ErrorKind::BadField,
+                "reduce_op",
+                format!("the accumulator's fold must be max, add, min, abs_max or abs_min, found {op}"),
+            );
+        }
+        if r.acc == Some(EngineAccumulationType::LoadAccumulate) {
+            self.err(ErrorKind::BadField, "acc", "RangeSelect has no operand to LoadAccumulate from");
+        }
+    }
+
     fn activation(&mut self, a: &crate::ops::ActivationFields) {
         use AluOp::{AbsMax, AbsMin, Add, Bypass, Max, Min, Mult, Subtract};
         if let Some(op) = a.reduce_op {

@@ -14,7 +14,9 @@
 //! - [`matmul`](mod@matmul): the TensorEngine's fp32 dot products in a chosen order.
 //! - [`activation`](mod@activation): the ScalarEngine's activation functions on the exact path
 //!   (f64 closed forms through the pure-Rust `libm`, one rounding to fp32).
-//! - [`sequence`]: GetSequenceBounds' run bounds of segment ids.
+//! - [`sequence`]: GetSequenceBounds' run bounds of segment ids and NonzeroWithCount's indices.
+//! - [`stats`]: BNStats' and BNStatsAggregate's batch-norm statistics.
+//! - [`top8`]: the top-8 search of Max, MaxIndex and MatchReplace.
 //! - [`alu`]: the four functor tables `ts_ops`, `ts_int_ops`, `ta_ops`, `ts_int_cmp_ops`
 //!   (seed 000 §2.1), with a visitor so callers run monomorphic loops per op, and
 //!   [`alu::int_combine`], the integer combine of the DMA compute ops.
@@ -31,6 +33,8 @@ pub mod matmul;
 pub mod minifloat;
 mod profile;
 pub mod sequence;
+pub mod stats;
+pub mod top8;
 
 pub use accumulate::{
     ReduceVisitor, SliceReduce, accumulate, accumulate_slice, memory_reduction, visit_accumulate,

@@ -666,3 +666,48 @@ impl OpFields for ExponentialFields {
         put_acc(w, self.acc);
     }
 }
+
+impl OpFields for MatchReplaceFields {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
+        MatchReplaceFields { imm_value: F32::new(o.req(cx, "imm_value", Cx::float32).unwrap_or(0.0)) }
+    }
+    fn write(&self, w: &mut Map<String, Value>, _fun: &Function) {
+        put_f32(w, "imm_value", self.imm_value);
+    }
+}
+
+impl OpFields for RangeSelectFields {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
+        RangeSelectFields {
+            op0: req_enum(o, cx, "op0", AluOp::IsGe),
+            op1: req_enum(o, cx, "op1", AluOp::IsLt),
+            range_start: o.opt(cx, "range_start", Cx::int).unwrap_or(0),
+            fill_value: F32::new(o.opt(cx, "fill_value", Cx::float32).unwrap_or(f32::MIN)),
+            reduce_op: opt_enum(o, cx, "reduce_op"),
+            acc: acc_field(o, cx),
+        }
+    }
+    fn write(&self, w: &mut Map<String, Value>, _fun: &Function) {
+        put_enum(w, "op0", self.op0);
+        put_enum(w, "op1", self.op1);
+        put(w, "range_start", self.range_start);
+        put_f32(w, "fill_value", self.fill_value);
+        if let Some(op) = self.reduce_op {
+            put_enum(w, "reduce_op", op);
+        }
+        put_acc(w, self.acc);
+    }
+}
+
+impl OpFields for NonzeroFields {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
+        NonzeroFields {
+            index_offset: o.opt(cx, "index_offset", Cx::int32).unwrap_or(0),
+            padding_val: o.opt(cx, "padding_val", Cx::int32).unwrap_or(-1),
+        }
+    }
+    fn write(&self, w: &mut Map<String, Value>, _fun: &Function) {
+        put(w, "index_offset", self.index_offset);
+        put(w, "padding_val", self.padding_val);
+    }
+}

@@ -425,6 +425,18 @@ impl Cx {
         }
     }
 
+    /// A JSON integer in the int32 range.
+    pub(crate) fn int32(&mut self, v: J<'_>, path: &Path<'_>) -> Option<i32> {
+        let n = self.int(v, path)?;
+        match i32::try_from(n) {
+            Ok(n) => Some(n),
+            Err(_) => {
+                self.err(ErrorKind::OutOfRange, path, format!("{n} does not fit a signed 32-bit integer"));
+                None
+            }
+        }
+    }
+
     pub(crate) fn uint(&mut self, v: J<'_>, path: &Path<'_>) -> Option<u64> {
         match v.val() {
             Val::Num(n) if n.is_u64() => n.as_u64(),

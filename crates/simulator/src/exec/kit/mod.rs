@@ -24,6 +24,7 @@
 //! - [`liveness`]: each location's last use, so dead locations are freed.
 //! - [`blocks`]: an fp32 map over an instruction's data in cache-sized blocks on the threads,
 //!   straight between fp32 buffers when it can (Activation, Exponential).
+//! - [`rows`]: row kernels, each output row a function of its input row (`Cx::map_rows`).
 //! - [`registers`]: the engines' accumulator registers and the per-partition parameters
 //!   (`Param`) that Activation and Exponential read.
 //! - [`options`]: the run's switches ([`Options`]) and their one parser by name.
@@ -41,6 +42,7 @@ pub(crate) mod options;
 pub(crate) mod par;
 pub(crate) mod registers;
 pub(crate) mod rng;
+pub(crate) mod rows;
 pub(crate) mod tracked;
 pub(crate) mod transpose;
 
