@@ -6,7 +6,7 @@ and tests re-expressed as BIR JSON, edge cases, and a layer-norm kernel, with th
 expected .npy outputs.
 
 The expected values come from a step-by-step NumPy float32 emulation of the written spec
-(/work/notes/spec29a.md, the arithmetic order it fixes) and, for the ops the kernels already run,
+(SPEC.md, the arithmetic order it fixes) and, for the ops the kernels already run,
 docs/bir-json.md and docs/fidelity.md (Activation E1-E3, TensorScalarPtr seed 000 2.2, TensorTensor
 seed 000 2.3, Memset, Load / Save), never from birsim: nothing under crates/ was read. Where AWS ships a
 golden (the bn_stats test's np.mean / np.var, the nc_match_replace8 test's
@@ -322,7 +322,10 @@ def differ(a, b):
 def case(name, g, note, source, choices=()):
     assert name not in CASES, name
     ops = sorted({i["opcode"] for i in g.insts} - {"Load", "Save"})
-    CASES[name] = (g, note, source, ops, list(choices))
+    # The ASSUMED fidelity rows each new instruction's arithmetic rests on (docs/fidelity.md).
+    rows = {"BNStats": "Q3", "BNStatsAggregate": "Q4", "MatchReplace": "Q7",
+            "MaxIndexAndMatchReplace": "Q7", "NonzeroWithCount": "Q8", "RangeSelect": "Q9"}
+    CASES[name] = (g, note, source, ops, list(choices) + [rows[o] for o in ops if o in rows])
 
 
 # ---------------------------------------------------------------- sources
@@ -1353,7 +1356,7 @@ def write_all():
     birprog.clear_cases(HERE)
     for name, (g, note, source, ops, choices) in CASES.items():
         lines = [f"# {note}", f"# follows {source}",
-                 "# expected outputs from make_cases.py (NumPy / ml_dtypes emulation of /work/notes/spec29a.md and "
+                 "# expected outputs from make_cases.py (NumPy / ml_dtypes emulation of SPEC.md and "
                  "docs/bir-json.md), never from birsim"]
         lines += [f"choice: {c}" for c in sorted(set(choices), key=lambda c: (c[0], int(c[1:])))]
         lines.append(f"profile: {g.profile}")
