@@ -36,6 +36,7 @@ mod kernels;
 mod matmul;
 mod peers;
 mod program;
+mod vector;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -120,6 +121,7 @@ pub fn run(opts: Opts) -> Result<(), String> {
     kernels::run(&ctx);
     matmul::run(&ctx);
     activation::run(&ctx);
+    vector::run(&ctx);
     dispatch::run(&ctx);
     indirect::run(&ctx);
     dge::run(&ctx);

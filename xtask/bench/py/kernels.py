@@ -80,6 +80,20 @@ def cases(act):
     if act is not None:
         # Activation Exp as birsim's exact path: f64 exp of each fp32 value, rounded to fp32.
         all_cases["exp-f64"] = lambda: np.exp(act.astype(np.float64)).astype(np.float32)
+
+        def bn_stats():
+            # BNStats' six values per 512-element chunk: count, mean, variance * count of the
+            # even-, then the odd-indexed elements (fp32 arithmetic, NumPy's own summation order).
+            c = act.reshape(act.shape[0], -1, 512)
+            out = []
+            for h in (c[..., ::2], c[..., 1::2]):
+                m = h.mean(axis=-1, dtype=np.float32)
+                out += [np.full_like(m, h.shape[-1]), m, ((h - m[..., None]) ** 2).sum(axis=-1)]
+            return np.stack(out, axis=-1).reshape(act.shape[0], -1)
+
+        all_cases["bn-stats"] = bn_stats
+        # Max: each row's eight largest values, descending.
+        all_cases["max8"] = lambda: np.sort(np.partition(act, -8, axis=1)[:, -8:], axis=1)[:, ::-1].copy()
     return all_cases
 
 

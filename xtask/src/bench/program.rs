@@ -105,6 +105,11 @@ pub fn activation(name: &str, func: &str, src: &str, dst: &str) -> String {
     )
 }
 
+/// An instruction without fields of its own: `opcode` from `src` into `dst`, on the VectorE.
+pub fn inst(opcode: &str, name: &str, src: &str, dst: &str) -> String {
+    format!(r#"{{"opcode":"{opcode}","name":"{name}","engine":"DVE","ins":[{src}],"outs":[{dst}]}}"#)
+}
+
 pub fn reduce_add_x(name: &str, src: &str, dst: &str) -> String {
     format!(
         r#"{{"opcode":"TensorReduce","name":"{name}","op":"add","axis":"X","ins":[{src}],"outs":[{dst}]}}"#
