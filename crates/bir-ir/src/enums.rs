@@ -154,6 +154,16 @@ bir_enum! {
 }
 
 bir_enum! {
+    /// What Dropout's probability means (KLR `DropoutThresholdType`).
+    pub enum DropoutThresholdType ("dropout threshold type") {
+        /// The probability of zeroing an element (AWS `nki.isa.dropout`'s `prob`).
+        DropRate = 0 => ["DropRate", "drop_rate"],
+        /// The probability of keeping an element.
+        KeepRate = 1 => ["KeepRate", "keep_rate"],
+    }
+}
+
+bir_enum! {
     /// Which descriptor engine serves a DMA. The simulator never reads it (re-facts §3).
     pub enum DgeType ("DGE type") {
         /// No DGE.

@@ -457,3 +457,10 @@ pub struct NonzeroFields {
     /// The value after the last index (`padding_val`, −1 when absent).
     pub padding_val: i32,
 }
+
+/// Dropout (VectorE; AWS `nki.isa.dropout`): zero each element with a probability.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DropoutFields {
+    /// Whether the probability operand drops or keeps (`threshold_type`; DropRate when absent).
+    pub threshold_type: DropoutThresholdType,
+}

@@ -76,6 +76,13 @@ pub(crate) const RANGE_SELECT: Signature = Signature::Fixed(Sig {
 });
 /// `[data AP, vals AP] → [AP, index AP]` (MaxIndexAndMatchReplace).
 pub(crate) const MATCH_INDEX: Signature = Signature::Fixed(sig(&[Ap, Ap], 2, &[Ap, Ap]));
+/// `[data AP, param] → [AP]` (Dropout's probability: an AP of one value per partition or an
+/// immediate).
+pub(crate) const DATA_PARAM: Signature = Signature::Fixed(sig(&[Ap, ApOrImm], 2, &[Ap]));
+/// `[min, max] → [AP]` (Rand2), each bound an AP of one value per partition or an immediate.
+pub(crate) const BOUNDS: Signature = Signature::Fixed(sig(&[ApOrImm, ApOrImm], 2, &[Ap]));
+/// `[AP] → []` (RandSetState).
+pub(crate) const STATE_IN: Signature = Signature::Fixed(sig(&[Ap], 1, &[]));
 /// `[data AP, init?] → [AP]` (TensorScalarCache).
 pub(crate) const CACHE: Signature = Signature::Fixed(sig(&[Ap, ApOrImm], 1, &[Ap]));
 /// `[] → [AP]`.

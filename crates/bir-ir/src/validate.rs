@@ -598,6 +598,37 @@ impl Validator<'_> {
                 self.out_dtype(i, 1, &[Dtype::Uint32, Dtype::Uint16], "MaxIndexAndMatchReplace's indices")
             }
             Op::NonzeroWithCount(_) => self.out_dtype(i, 0, &[Dtype::Int32], "NonzeroWithCount's output"),
+            Op::Rand(_) => {
+                self.random_engine(i);
+                let ints =
+                    [Dtype::Int8, Dtype::Int16, Dtype::Int32, Dtype::Uint8, Dtype::Uint16, Dtype::Uint32];
+                self.out_dtype(i, 0, &ints, "Rand's output");
+            }
+            Op::Rand2(_) => {
+                self.random_engine(i);
+                self.f32_immediates(i, "Rand2's bounds");
+            }
+            Op::Dropout(_) => {
+                self.random_engine(i);
+                self.f32_immediates(i, "Dropout's probability");
+                self.same_dtype(i, "Dropout writes its data's dtype");
+            }
+            Op::RandSetState(_) => {
+                self.random_engine(i);
+                if let Some(ap) = i.in_ap(0)
+                    && ap.dtype != Dtype::Uint32
+                {
+                    self.err(
+                        ErrorKind::BadField,
+                        "ins[0].dtype",
+                        format!("RandSetState's state words must be uint32, found {}", ap.dtype),
+                    );
+                }
+            }
+            Op::RandGetState(_) | Op::GetRandState(_) => {
+                self.random_engine(i);
+                self.out_dtype(i, 0, &[Dtype::Uint32], "the state words");
+            }
             Op::RangeSelect(r) => {
                 self.range_select(r);
                 self.f32_immediates(i, "RangeSelect's bounds");
@@ -1666,6 +1697,21 @@ impl Validator<'_> {
     /// Activation's accumulator fold and activate2's tensor-scalar stage (AWS `activation`:
     /// reduce_op must be add; `activate2`: six (op0, op1) pairs and five reduce ops;
     /// docs/fidelity.md E7, E9).
+    /// The random family runs on the engines with generators: GpSimd (Pool) and VectorE (DVE).
+    fn random_engine(&mut self, i: &Instruction) {
+        if !matches!(i.engine, EngineType::Pool | EngineType::Dve) {
+            self.err(
+                ErrorKind::BadField,
+                "engine",
+                format!(
+                    "{} draws from the Pool or DVE engine's generator, found engine {}",
+                    i.opcode(),
+                    i.engine
+                ),
+            );
+        }
+    }
+
     /// An output whose dtype must be one of `allowed` (AWS's documented dtypes).
     fn out_dtype(&mut self, i: &Instruction, k: usize, allowed: &[Dtype], what: &str) {
         if let Some(ap) = i.out_ap(k)

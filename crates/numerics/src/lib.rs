@@ -14,6 +14,7 @@
 //! - [`matmul`](mod@matmul): the TensorEngine's fp32 dot products in a chosen order.
 //! - [`activation`](mod@activation): the ScalarEngine's activation functions on the exact path
 //!   (f64 closed forms through the pure-Rust `libm`, one rounding to fp32).
+//! - [`random`]: the random family's unit values, Rand2's uniform and Dropout's decision.
 //! - [`sequence`]: GetSequenceBounds' run bounds of segment ids and NonzeroWithCount's indices.
 //! - [`stats`]: BNStats' and BNStatsAggregate's batch-norm statistics.
 //! - [`top8`]: the top-8 search of Max, MaxIndex and MatchReplace.
@@ -32,6 +33,7 @@ pub mod lut;
 pub mod matmul;
 pub mod minifloat;
 mod profile;
+pub mod random;
 pub mod sequence;
 pub mod stats;
 pub mod top8;

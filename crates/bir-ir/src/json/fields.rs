@@ -711,3 +711,14 @@ impl OpFields for NonzeroFields {
         put(w, "padding_val", self.padding_val);
     }
 }
+
+impl OpFields for DropoutFields {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
+        DropoutFields {
+            threshold_type: opt_enum(o, cx, "threshold_type").unwrap_or(DropoutThresholdType::DropRate),
+        }
+    }
+    fn write(&self, w: &mut Map<String, Value>, _fun: &Function) {
+        put_enum(w, "threshold_type", self.threshold_type);
+    }
+}

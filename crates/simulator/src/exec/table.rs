@@ -31,6 +31,7 @@ mod kernels {
     pub(crate) mod memset;
     pub(crate) mod nonzero;
     pub(crate) mod rand_state;
+    pub(crate) mod random;
     pub(crate) mod range_select;
     pub(crate) mod read_accumulator;
     pub(crate) mod reciprocal;
@@ -47,7 +48,7 @@ use super::kit::{Cx, Res, Written, bug};
 use bir_ir::{Instruction, Op, OpCategory, Opcode};
 use kernels::{
     act_func_set, activation, bn_stats, cache, copy, dge, dma, elementwise, exponential, indirect, iota,
-    matmult, memset, nonzero, rand_state, range_select, read_accumulator, reciprocal, reduce, select,
+    matmult, memset, nonzero, rand_state, random, range_select, read_accumulator, reciprocal, reduce, select,
     sequence_bounds, stream, sync, top8,
 };
 
@@ -180,14 +181,14 @@ pub(crate) const ROWS: &[Row] = &[
     missing!(BIRKernel, RAW),
     missing!(NKIKernel, RAW),
     missing!(DevicePrint, RAW),
-    missing!(GetRandState, RAW),
+    run!(GetRandState => rand_state::get_state, plain, Outputs),
     run!(SetRandState => rand_state::run, plain, Outputs),
-    missing!(Rand, RAW),
+    run!(Rand => random::rand, plain, Outputs),
     run!(Iota(f) => iota::iota, plain, Outputs),
     run!(TensorScalarAffineSelect(f) => iota::affine_select, plain, Outputs),
     run!(RangeSelect(f) => range_select::run, plain, Outputs),
     run!(GetSequenceBounds => sequence_bounds::run, plain, Outputs),
-    missing!(Dropout, RAW),
+    run!(Dropout(f) => random::dropout, plain, Outputs),
     missing!(GetCurProcessingRankID, RAW),
     run!(DMATrigger(f) => dge::trigger, dge::classify_trigger, Elsewhere),
     run!(DMADescriptorCopy => dge::descriptor, dge::classify_copy, Outputs),
@@ -216,9 +217,9 @@ pub(crate) const ROWS: &[Row] = &[
     run!(TensorCompletion => sync::run, plain, Outputs),
     missing!(MatmultMx, RAW),
     missing!(QuantizeMx, RAW),
-    missing!(Rand2, RAW),
-    missing!(RandSetState, RAW),
-    missing!(RandGetState, RAW),
+    run!(Rand2 => random::rand2, plain, Outputs),
+    run!(RandSetState => rand_state::set_state, plain, Outputs),
+    run!(RandGetState => rand_state::get_state, plain, Outputs),
     run!(ActivationReadAccumulator => read_accumulator::run, plain, Outputs),
     run!(DveReadAccumulator => read_accumulator::run, plain, Outputs),
     run!(Exponential(f) => exponential::run, plain, Outputs),

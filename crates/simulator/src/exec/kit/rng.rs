@@ -5,6 +5,10 @@
 //!   each draw is libstdc++'s `std::uniform_int_distribution<uint32_t>` over the full range
 //!   (reject `y ≥ 0xFFFF_FFFF_0000_0000`, return `y / 0xFFFF_FFFF`). CONFIRMED.
 //! - The Pool generator: one Xorwow per output partition row (re-facts §7 step; D7 seeding).
+//! - The Vector generator: four Xorwow lanes per partition row (re-facts §7: Rand2's 24-word
+//!   state; docs/fidelity.md R1), all words 0xFFFFFFFF until set.
+//! - [`Lanes`]: the generators an instruction of the random family draws from (its engine's
+//!   rows), copied out and put back only when the instruction succeeds (R1, R2).
 //! - Element bits (D6): elements in the output AP's order; an element of at most 4 bytes takes
 //!   the low bytes of one 32-bit draw, an 8-byte element two draws, low word first.
 //!
@@ -192,6 +196,87 @@ impl Xorwow {
     pub(crate) fn fill(&mut self, out: &mut [u32]) {
         out.iter_mut().for_each(|o| *o = self.next_u32());
     }
+
+    /// A Vector lane never set: every word 0xFFFFFFFF (re-facts §7 "default seed all ones");
+    /// after a SetRandState with seed `S`, `s0 = S_lo32`, `s1 = S_hi32` (R1).
+    fn lane(seed: Option<u64>) -> Self {
+        let mut w = [u32::MAX; 6];
+        if let Some(seed) = seed {
+            (w[0], w[1]) = (seed as u32, (seed >> 32) as u32);
+        }
+        Xorwow::from_words(w)
+    }
+
+    /// The state as RandGetState stores it: `[s0, s1, s2, s3, s4, counter]`.
+    pub(crate) fn words(&self) -> [u32; 6] {
+        let [s0, s1, s2, s3, s4] = self.s;
+        [s0, s1, s2, s3, s4, self.counter]
+    }
+
+    /// The state RandSetState restores from `words()`'s layout; an all-zero `s0..s4` (which
+    /// would draw only the counter) gets `s4 = 1` (re-facts §7).
+    pub(crate) fn from_words(w: [u32; 6]) -> Self {
+        let mut s = [w[0], w[1], w[2], w[3], w[4]];
+        if s == [0; 5] {
+            s[4] = 1;
+        }
+        Xorwow { s, counter: w[5] }
+    }
+}
+
+/// The engines with random generators of their own (validation allows the random family only
+/// on these two).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RngEngine {
+    /// GpSimd: one Xorwow per row (6 state words).
+    Pool,
+    /// VectorE: four Xorwow lanes per row (24 state words).
+    Vector,
+}
+
+impl RngEngine {
+    /// The engine's generator, if it has one.
+    pub(crate) fn of(e: bir_ir::EngineType) -> Option<RngEngine> {
+        match e {
+            bir_ir::EngineType::Pool => Some(RngEngine::Pool),
+            bir_ir::EngineType::Dve => Some(RngEngine::Vector),
+            _ => None,
+        }
+    }
+
+    /// Xorwow lanes per row.
+    pub(crate) fn lanes(self) -> usize {
+        match self {
+            RngEngine::Pool => 1,
+            RngEngine::Vector => 4,
+        }
+    }
+}
+
+/// Copies of the generators of an instruction's rows (`lanes` per row, row-major), drawn from
+/// and then put back with [`RandomState::put`] once the instruction's writes succeeded.
+pub(crate) struct Lanes {
+    /// Whose generators these are.
+    pub(crate) engine: RngEngine,
+    /// The generators, `engine.lanes()` per row.
+    pub(crate) gens: Vec<Xorwow>,
+}
+
+impl Lanes {
+    /// Fills `out` (rows of `n` draws, one row per `lanes` generators): element `e` of row `r`
+    /// takes the next draw of lane `e % lanes` of row `r` (R1).
+    pub(crate) fn draw(&mut self, n: usize, out: &mut [u32]) {
+        let k = self.engine.lanes();
+        for (row, g) in out.chunks_mut(n.max(1)).zip(self.gens.chunks_exact_mut(k)) {
+            if k == 1 {
+                g[0].fill(row);
+            } else {
+                for (e, o) in row.iter_mut().enumerate() {
+                    *o = g[e % k].next_u32();
+                }
+            }
+        }
+    }
 }
 
 /// The generators of one run.
@@ -202,19 +287,32 @@ pub(crate) struct RandomState {
     rows: Vec<Xorwow>,
     /// The seed of the last SetRandState, for rows not yet created.
     pool_seed: Option<u64>,
+    /// Vector rows created so far (four lanes each, row r at index r).
+    vector: Vec<[Xorwow; 4]>,
+    /// The seed of the last SetRandState, for Vector rows not yet created.
+    vector_seed: Option<u64>,
 }
 
 impl Default for RandomState {
     fn default() -> Self {
-        RandomState { host: Mt19937_64::new(42), rows: Vec::new(), pool_seed: None }
+        RandomState {
+            host: Mt19937_64::new(42),
+            rows: Vec::new(),
+            pool_seed: None,
+            vector: Vec::new(),
+            vector_seed: None,
+        }
     }
 }
 
 impl RandomState {
-    /// SetRandState: reseeds the host generator and resets every Pool row (D7).
+    /// SetRandState: reseeds the host generator and resets every Pool row (D7) and Vector lane
+    /// (R1).
     pub(crate) fn reseed_all(&mut self, seed: u64) {
         self.host.seed(seed);
         self.reseed_pool(seed);
+        self.vector.clear();
+        self.vector_seed = Some(seed);
     }
 
     pub(crate) fn reseed_pool(&mut self, seed: u64) {
@@ -228,6 +326,37 @@ impl RandomState {
             self.rows.push(Xorwow::for_row(next, self.pool_seed));
         }
         &mut self.rows[r]
+    }
+
+    /// Copies of the first `rows` rows' generators of `engine` (created as never set where
+    /// new), to draw from and [`put`](Self::put) back.
+    pub(crate) fn take(&mut self, engine: RngEngine, rows: usize) -> Lanes {
+        let gens = match engine {
+            RngEngine::Pool => (0..rows).map(|r| *self.row(r)).collect(),
+            RngEngine::Vector => {
+                while self.vector.len() < rows {
+                    self.vector.push([Xorwow::lane(self.vector_seed); 4]);
+                }
+                self.vector[..rows].iter().flatten().copied().collect()
+            }
+        };
+        Lanes { engine, gens }
+    }
+
+    /// Puts generators taken with [`take`](Self::take) (and drawn from, or set) back.
+    pub(crate) fn put(&mut self, lanes: Lanes) {
+        match lanes.engine {
+            RngEngine::Pool => {
+                for (r, g) in lanes.gens.into_iter().enumerate() {
+                    *self.row(r) = g;
+                }
+            }
+            RngEngine::Vector => {
+                for (row, g) in self.vector.iter_mut().zip(lanes.gens.chunks_exact(4)) {
+                    row.copy_from_slice(g);
+                }
+            }
+        }
     }
 }
 
