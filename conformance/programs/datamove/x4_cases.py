@@ -137,7 +137,8 @@ def add_cases(m):
         return v if dt == "float32" else encode(v, dt)
 
     def lane_cite(*dts):
-        out = ["N9"]
+        # N9 (the lane order) is DOCUMENTED by AWS's MX golden since #29: no choice line.
+        out = []
         for dt in dts:
             if dt == "float4_e2m1fn_x4":
                 out.append("N8")
@@ -278,7 +279,7 @@ def add_cases(m):
         want = fo * lanes(out_dt)
         bad = [j for j, (_, dt, n) in enumerate(ins_of) if n * lanes(dt) != want]
         case(name, g, f"{note}: a count mismatch, refused by validation before the run (K1/K2; x4_cases.py X4)",
-             choices=["K1" if opcode != "TensorScalarAffineSelect" else "K2", "N9"],
+             choices=["K1" if opcode != "TensorScalarAffineSelect" else "K2"],
              errors=[("ap-shape", f"({opcode}) › ins[{j}].ap", "") for j in bad])
 
     count_error("x4_select_pred_counts_containers_error", "Select into float8_e4m3fn_x4 (6 containers = 24 values per "
@@ -567,7 +568,7 @@ def add_cases(m):
         case(f"x4_transpose_{tag}_fault", g,
              f"DMACopy Transpose {TNAMES[code]} fp32 [W,Z,Y,X] = {dims} -> {dst_dt}: X = {x} is not a multiple of 4, "
              f"so the source cannot pack -> a fault naming outs[0] (read as kind shape, see x4_cases.py X1), before "
-             f"anything is written; the earlier Save is intact ({TRX})", choices=["K3", "D2", "N9"],
+             f"anything is written; the earlier Save is intact ({TRX})", choices=["K3", "D2"],
              fault=("shape", "outs[0]"), facts=facts("float32", dst_dt, extra=("D2",)))
 
     # ============================================================ L1 on CopyPredicated's side output

@@ -501,6 +501,13 @@ def case(name, build, note, source, alts=(), rules=(), choices=(), not_rules=())
     # D7 (ASSUMED in part: the Pool rows' initial / seeded state, SetRandState reseeding) where a case
     # depends on the Pool initial state or on SetRandState
     ch = list(choices) + (["D7"] if "pool-init" in rs or "seed" in rs else [])
+    # The fidelity rows of the random family (docs/fidelity.md R1-R4, ASSUMED in part): every case
+    # draws from or reads the generators (R1); the state instructions rest on R2, Rand and Rand2 on
+    # R3, Dropout on R4.
+    ch += ["R1"]
+    ch += ["R2"] if {"RandSetState", "RandGetState", "GetRandState"} & set(ops) else []
+    ch += ["R3"] if {"Rand", "Rand2"} & set(ops) else []
+    ch += ["R4"] if "Dropout" in ops else []
     CASES[name] = (g, note, source, ops, sorted(set(ch)), rs)
     for alt in alts:
         A = Run(alt)

@@ -83,6 +83,10 @@ pub(crate) const DATA_PARAM: Signature = Signature::Fixed(sig(&[Ap, ApOrImm], 2,
 pub(crate) const BOUNDS: Signature = Signature::Fixed(sig(&[ApOrImm, ApOrImm], 2, &[Ap]));
 /// `[AP] → []` (RandSetState).
 pub(crate) const STATE_IN: Signature = Signature::Fixed(sig(&[Ap], 1, &[]));
+/// `[moving, stationary, moving scales, stationary scales] → [PSUM AP]` (MatmultMx).
+pub(crate) const MATMUL_MX: Signature = Signature::Fixed(sig(&[Ap, Ap, Ap, Ap], 4, &[Ap]));
+/// `[src AP] → [data AP, scales AP]` (QuantizeMx).
+pub(crate) const QUANTIZE_MX: Signature = Signature::Fixed(sig(&[Ap], 1, &[Ap, Ap]));
 /// `[data AP, init?] → [AP]` (TensorScalarCache).
 pub(crate) const CACHE: Signature = Signature::Fixed(sig(&[Ap, ApOrImm], 1, &[Ap]));
 /// `[] → [AP]`.

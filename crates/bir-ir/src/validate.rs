@@ -629,6 +629,22 @@ impl Validator<'_> {
                 self.random_engine(i);
                 self.out_dtype(i, 0, &[Dtype::Uint32], "the state words");
             }
+            Op::MatmultMx(_) => {
+                use Dtype::{Float4E2m1fnX4, Float8E4m3fnX4, Float8E5m2X4, Float8E8m0fnu, Uint8};
+                for k in 0..2 {
+                    self.in_dtype(i, k, &[Float8E4m3fnX4, Float8E5m2X4, Float4E2m1fnX4], "MX data");
+                }
+                for k in 2..4 {
+                    self.in_dtype(i, k, &[Float8E8m0fnu, Uint8], "MX scales");
+                }
+                self.out_dtype(i, 0, &[Dtype::Float32, Dtype::Bfloat16], "MatmultMx's output");
+            }
+            Op::QuantizeMx(_) => {
+                let src = [Dtype::Bfloat16, Dtype::Float16, Dtype::Float32];
+                self.in_dtype(i, 0, &src, "QuantizeMx's source");
+                self.out_dtype(i, 0, &[Dtype::Float8E4m3fnX4, Dtype::Float8E5m2X4], "QuantizeMx's data");
+                self.out_dtype(i, 1, &[Dtype::Float8E8m0fnu, Dtype::Uint8], "QuantizeMx's scales");
+            }
             Op::RangeSelect(r) => {
                 self.range_select(r);
                 self.f32_immediates(i, "RangeSelect's bounds");
@@ -1708,6 +1724,20 @@ impl Validator<'_> {
                     i.opcode(),
                     i.engine
                 ),
+            );
+        }
+    }
+
+    /// An input whose dtype must be one of `allowed`.
+    fn in_dtype(&mut self, i: &Instruction, k: usize, allowed: &[Dtype], what: &str) {
+        if let Some(ap) = i.in_ap(k)
+            && !allowed.contains(&ap.dtype)
+        {
+            let names: Vec<&str> = allowed.iter().map(|d| d.name()).collect();
+            self.err(
+                ErrorKind::BadField,
+                &format!("ins[{k}].dtype"),
+                format!("{what} must be {}, found {}", names.join(" or "), ap.dtype),
             );
         }
     }

@@ -329,6 +329,8 @@ fn modelled_opcodes_are_the_ones_the_seeds_describe() {
             "MatchReplace",
             "MaxIndexAndMatchReplace",
             "Gather",
+            "MatmultMx",
+            "QuantizeMx",
             "Rand2",
             "RandSetState",
             "RandGetState",

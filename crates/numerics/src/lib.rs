@@ -14,6 +14,7 @@
 //! - [`matmul`](mod@matmul): the TensorEngine's fp32 dot products in a chosen order.
 //! - [`activation`](mod@activation): the ScalarEngine's activation functions on the exact path
 //!   (f64 closed forms through the pure-Rust `libm`, one rounding to fp32).
+//! - [`mx`]: microscaling blocks: QuantizeMx's scales and values, MatmultMx's dequantization.
 //! - [`random`]: the random family's unit values, Rand2's uniform and Dropout's decision.
 //! - [`sequence`]: GetSequenceBounds' run bounds of segment ids and NonzeroWithCount's indices.
 //! - [`stats`]: BNStats' and BNStatsAggregate's batch-norm statistics.
@@ -32,6 +33,7 @@ pub mod codec;
 pub mod lut;
 pub mod matmul;
 pub mod minifloat;
+pub mod mx;
 mod profile;
 pub mod random;
 pub mod sequence;

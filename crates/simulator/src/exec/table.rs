@@ -29,6 +29,7 @@ mod kernels {
     pub(crate) mod iota;
     pub(crate) mod matmult;
     pub(crate) mod memset;
+    pub(crate) mod mx;
     pub(crate) mod nonzero;
     pub(crate) mod rand_state;
     pub(crate) mod random;
@@ -48,8 +49,8 @@ use super::kit::{Cx, Res, Written, bug};
 use bir_ir::{Instruction, Op, OpCategory, Opcode};
 use kernels::{
     act_func_set, activation, bn_stats, cache, copy, dge, dma, elementwise, exponential, indirect, iota,
-    matmult, memset, nonzero, rand_state, random, range_select, read_accumulator, reciprocal, reduce, select,
-    sequence_bounds, stream, sync, top8,
+    matmult, memset, mx, nonzero, rand_state, random, range_select, read_accumulator, reciprocal, reduce,
+    select, sequence_bounds, stream, sync, top8,
 };
 
 /// A kernel: runs one instruction of its opcode (classified beforehand) in the context.
@@ -215,8 +216,8 @@ pub(crate) const ROWS: &[Row] = &[
     run!(MaxIndexAndMatchReplace(f) => top8::index_and_replace, plain, Outputs),
     run!(Gather => indirect::gather, indirect::classify, Picked),
     run!(TensorCompletion => sync::run, plain, Outputs),
-    missing!(MatmultMx, RAW),
-    missing!(QuantizeMx, RAW),
+    run!(MatmultMx(f) => mx::matmult, plain, Outputs),
+    run!(QuantizeMx => mx::quantize, plain, Outputs),
     run!(Rand2 => random::rand2, plain, Outputs),
     run!(RandSetState => rand_state::set_state, plain, Outputs),
     run!(RandGetState => rand_state::get_state, plain, Outputs),

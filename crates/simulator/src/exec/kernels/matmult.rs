@@ -11,11 +11,10 @@
 //! anything is written.
 
 use crate::exec::kit::facts::{self, Fact, Facts, Verdict};
-use crate::exec::kit::tracked::Tracked;
-use crate::exec::kit::{Arg, Cx, Res, Stop, Written};
+use crate::exec::kit::{Arg, Cx, Res, Written};
 use bir_ir::ops::{MatmultFields, MatmultFlags};
 use bir_ir::{Arch, Dtype, Instruction, MatmultPerfMode};
-use numerics::matmul::{Form, Product, Scratch};
+use numerics::matmul::Form;
 
 /// Runs products, DoubleRow and the PE transpose; the other perf modes are not implemented.
 pub(crate) fn classify(q: &dyn Facts) -> Verdict {
@@ -45,44 +44,14 @@ pub(crate) fn run(cx: &mut Cx<'_>, i: &Instruction, m: &MatmultFields, regions: 
     let m_len = st.elements()? / k;
     let mut x = cx.pool.take_f32();
     let mut w = cx.pool.take_f32();
-    let mut prod = cx.pool.take_f32();
-    let (mut panels, mut blocks) = (cx.pool.take_f32(), cx.pool.take_f32());
     let r = operand(cx, mov, m.ifmap_quant_offset, &mut x)
         .and_then(|()| operand(cx, st, m.weights_quant_offset, &mut w))
         .and_then(|()| {
-            crate::alloc::resize(&mut prod, m_len * n, 0.0)?;
-            // The rearranged operands (numerics::matmul::Product), charged before they are made.
-            let (pn, bn) = Scratch::sizes((k, m_len, n));
-            crate::alloc::reserve(&mut panels, pn)?;
-            crate::alloc::reserve(&mut blocks, bn)?;
             let form = if double { Form::DoubleRow } else { Form::Plain(cx.options.matmul_order) };
-            let mut scratch = Scratch::with(std::mem::take(&mut panels), std::mem::take(&mut blocks));
-            let product = Product::new(&x, &w, (k, m_len, n), form, &mut scratch);
-            // Output rows split across threads (each element's chain is the same either way);
-            // a thread's share is counted in multiply-adds, K per element.
-            let mut par = cx.options.parallelism;
-            par.grain = (par.grain / k).max(1);
-            let r = par.chunks(&mut prod, 4 * n.max(1), |off, rows| {
-                product.rows(off / n.max(1), rows);
-                Ok::<(), Stop>(())
-            });
-            (panels, blocks) = scratch.into_parts();
-            r?;
-            let bits = m.flags.bits();
-            if bits & MatmultFlags::START != 0 {
-                cx.psum_clear_banks(out, m.flags.zero_banks())?;
-            }
-            let how = if bits & (MatmultFlags::START | MatmultFlags::ACCUMULATE) != 0 {
-                Tracked::Accumulate
-            } else {
-                Tracked::Overwrite
-            };
-            cx.write_tracked(out, &prod, how, regions)
+            cx.product_into_psum((&x, &w), (k, m_len, n), form, m.flags, out, regions)
         });
-    // Back in reverse, so the next Matmult takes each buffer for the same role (no regrowth).
-    for v in [blocks, panels, prod, w, x] {
-        cx.pool.give_f32(v);
-    }
+    cx.pool.give_f32(w);
+    cx.pool.give_f32(x);
     r
 }
 

@@ -64,6 +64,11 @@ pub(crate) fn run(cx: &mut Cx<'_>, i: &Instruction, f: &RangeSelectFields, regio
                 *x = fill;
             }
         }
+        if let Some(r) = reduce_res {
+            // Both outputs' bounds first: a fault writes neither.
+            cx.check_access(dst)?;
+            cx.check_access(r)?;
+        }
         cx.write_f32(dst, &v, regions)?;
         acc.apply(cx, i.engine, &v, n)?;
         match reduce_res {

@@ -104,6 +104,11 @@ fn match_replace(
         }
         idx.extend(m);
     }
+    if let Some(o) = idx_out {
+        // Both outputs' bounds first: a fault writes neither.
+        cx.check_access(dst)?;
+        cx.check_access(o)?;
+    }
     cx.write_f32(dst, &data, regions)?;
     match idx_out {
         Some(o) => cx.write(o, o.ap.dtype, &index_bytes(&idx, o.ap.dtype), regions),

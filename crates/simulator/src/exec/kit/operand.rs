@@ -514,6 +514,14 @@ impl Cx<'_> {
         Some(a.min(b)..a.max(b) + size)
     }
 
+    /// Faults, as a read or write through it would, when `a` leaves its memory location:
+    /// checked before the first of several outputs is written, so none is written when another
+    /// would fault.
+    pub(crate) fn check_access(&self, a: Arg<'_>) -> Res<()> {
+        let p = self.pattern(a)?;
+        access_pattern::check_bounds(&self.memory.layout(a.ap.loc), &p).map_err(|e| a.access(e))
+    }
+
     /// The buffer byte range of an AP that is one contiguous ascending run over memory of its
     /// own dtype in a linear layout, if it is one.
     pub(crate) fn contiguous(&self, a: Arg<'_>) -> Res<Option<Range<usize>>> {

@@ -6,10 +6,12 @@
 //! "idle = overwrite") copies and sets the shadow. A START first clears whole 2 KiB banks
 //! (zero bytes, clear shadow) on the output's partitions (docs/fidelity.md M4).
 
-use super::{Arg, Cx, Res, Written};
+use super::{Arg, Cx, Res, Stop, Written};
 use crate::fault::FaultCause;
 use access_pattern::Pattern;
+use bir_ir::ops::MatmultFlags;
 use bir_ir::{Dtype, MemoryType, PSUM_BYTES_PER_PARTITION};
+use numerics::matmul::{Form, Product, Scratch};
 
 /// Bytes of one PSUM bank in each partition.
 pub(crate) const BANK: u64 = 2048;
@@ -31,6 +33,58 @@ pub(crate) enum Tracked {
 }
 
 impl Cx<'_> {
+    /// The TensorEngine's product into PSUM, as Matmult and MatmultMx run it: `out[m, n] =
+    /// Σ_k moving[k, n]·stationary[k, m]` over the fp32 operands (`x` K × N, `w` K × M), the dot
+    /// products from `numerics::matmul` in `form`'s order, output rows split across threads (each
+    /// element's chain is the same either way); then START clears the output's bank(s) and the
+    /// result goes through the tracked write, accumulating under START or ACCUMULATE, overwriting
+    /// under neither (docs/fidelity.md M3, M4).
+    pub(crate) fn product_into_psum(
+        &mut self,
+        (x, w): (&[f32], &[f32]),
+        (k, m, n): (usize, usize, usize),
+        form: Form,
+        flags: MatmultFlags,
+        out: Arg<'_>,
+        regions: &mut Written,
+    ) -> Res<()> {
+        let mut prod = self.pool.take_f32();
+        let (mut panels, mut blocks) = (self.pool.take_f32(), self.pool.take_f32());
+        let r = (|| {
+            crate::alloc::resize(&mut prod, m * n, 0.0)?;
+            // The rearranged operands (numerics::matmul::Product), charged before they are made.
+            let (pn, bn) = Scratch::sizes((k, m, n));
+            crate::alloc::reserve(&mut panels, pn)?;
+            crate::alloc::reserve(&mut blocks, bn)?;
+            let mut scratch = Scratch::with(std::mem::take(&mut panels), std::mem::take(&mut blocks));
+            let product = Product::new(x, w, (k, m, n), form, &mut scratch);
+            // A thread's share is counted in multiply-adds, K per element.
+            let mut par = self.options.parallelism;
+            par.grain = (par.grain / k.max(1)).max(1);
+            let r = par.chunks(&mut prod, 4 * n.max(1), |off, rows| {
+                product.rows(off / n.max(1), rows);
+                Ok::<(), Stop>(())
+            });
+            (panels, blocks) = scratch.into_parts();
+            r?;
+            let bits = flags.bits();
+            if bits & MatmultFlags::START != 0 {
+                self.psum_clear_banks(out, flags.zero_banks())?;
+            }
+            let how = if bits & (MatmultFlags::START | MatmultFlags::ACCUMULATE) != 0 {
+                Tracked::Accumulate
+            } else {
+                Tracked::Overwrite
+            };
+            self.write_tracked(out, &prod, how, regions)
+        })();
+        // Back in reverse, so the next product takes each buffer for the same role (no regrowth).
+        for v in [blocks, panels, prod] {
+            self.pool.give_f32(v);
+        }
+        r
+    }
+
     /// The partition rows a PSUM output touches (each row's buffer start, and the buffer bytes
     /// it touches there, first to last element) and the bank of its elements; faults when the
     /// output is out of bounds or leaves the 2 KiB bank of its first element (engines.md §1.2).
