@@ -73,7 +73,9 @@ pub(crate) fn run(cx: &mut Cx<'_>, i: &Instruction, f: &RangeSelectFields, regio
         acc.apply(cx, i.engine, &v, n)?;
         match reduce_res {
             Some(r) => {
-                let regs = cx.engines.registers.of(i.engine).get(..parts).unwrap_or(&[]).to_vec();
+                // A register never written reads +0 (E8), as under `acc` Idle before any fold.
+                let held = cx.engines.registers.of(i.engine);
+                let regs: Vec<f32> = (0..parts).map(|k| held.get(k).copied().unwrap_or(0.0)).collect();
                 cx.write_f32(r, &regs, regions)
             }
             None => Ok(()),
