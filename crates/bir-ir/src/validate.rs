@@ -615,15 +615,7 @@ impl Validator<'_> {
             }
             Op::RandSetState(_) => {
                 self.random_engine(i);
-                if let Some(ap) = i.in_ap(0)
-                    && ap.dtype != Dtype::Uint32
-                {
-                    self.err(
-                        ErrorKind::BadField,
-                        "ins[0].dtype",
-                        format!("RandSetState's state words must be uint32, found {}", ap.dtype),
-                    );
-                }
+                self.in_dtype(i, 0, &[Dtype::Uint32], "RandSetState's state words");
             }
             Op::RandGetState(_) | Op::GetRandState(_) => {
                 self.random_engine(i);
@@ -1728,29 +1720,25 @@ impl Validator<'_> {
         }
     }
 
-    /// An input whose dtype must be one of `allowed`.
+    /// An input whose dtype must be one of `allowed` (AWS's documented dtypes).
     fn in_dtype(&mut self, i: &Instruction, k: usize, allowed: &[Dtype], what: &str) {
-        if let Some(ap) = i.in_ap(k)
-            && !allowed.contains(&ap.dtype)
-        {
-            let names: Vec<&str> = allowed.iter().map(|d| d.name()).collect();
-            self.err(
-                ErrorKind::BadField,
-                &format!("ins[{k}].dtype"),
-                format!("{what} must be {}, found {}", names.join(" or "), ap.dtype),
-            );
-        }
+        self.dtype_in(i.in_ap(k), &format!("ins[{k}].dtype"), allowed, what);
     }
 
     /// An output whose dtype must be one of `allowed` (AWS's documented dtypes).
     fn out_dtype(&mut self, i: &Instruction, k: usize, allowed: &[Dtype], what: &str) {
-        if let Some(ap) = i.out_ap(k)
+        self.dtype_in(i.out_ap(k), &format!("outs[{k}].dtype"), allowed, what);
+    }
+
+    /// A `bad-field` error at `field` when the operand's dtype is not one of `allowed`.
+    fn dtype_in(&mut self, ap: Option<&AccessPattern>, field: &str, allowed: &[Dtype], what: &str) {
+        if let Some(ap) = ap
             && !allowed.contains(&ap.dtype)
         {
             let names: Vec<&str> = allowed.iter().map(|d| d.name()).collect();
             self.err(
                 ErrorKind::BadField,
-                &format!("outs[{k}].dtype"),
+                field,
                 format!("{what} must be {}, found {}", names.join(" or "), ap.dtype),
             );
         }

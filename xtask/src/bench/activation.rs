@@ -21,7 +21,6 @@ use std::collections::HashMap;
 use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::Duration;
-use test_rng::SplitMix64;
 
 const PARTS: u64 = 128;
 const FREE: u64 = 65536;
@@ -207,18 +206,7 @@ fn program(func: &str) -> String {
     p.text()
 }
 
-/// The rows' input as birsim loads it, and the same values as a raw file for the C loops and
-/// NumPy (or why it could not be written).
+/// The rows' input as birsim loads it, and the same values as a raw file for the peers.
 fn input(ctx: &Ctx) -> (Npy, Result<PathBuf, String>) {
-    let mut rng = SplitMix64::new(SEED);
-    let data: Vec<u8> = (0..PARTS * FREE)
-        .flat_map(|_| {
-            let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-            ((u * 160.0 - 80.0) as f32).to_le_bytes()
-        })
-        .collect();
-    let path = ctx.dir.join("activation-x.f32");
-    let file =
-        std::fs::write(&path, &data).map(|()| path.clone()).map_err(|e| format!("{}: {e}", path.display()));
-    (Npy { descr: "<f4".to_owned(), shape: vec![PARTS, FREE], data }, file)
+    program::uniform_input(&ctx.dir, "activation-x.f32", SEED, (PARTS, FREE), (-80.0, 80.0))
 }

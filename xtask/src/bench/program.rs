@@ -157,3 +157,26 @@ pub fn write_npy(path: &Path, dt: &str, rows: u64, cols: u64) -> std::io::Result
     }
     f.flush()
 }
+
+/// A `parts × free` fp32 input uniform in `[lo, hi)` from a SplitMix64 stream seeded `seed`, as
+/// birsim loads it, and the same values as a raw little-endian file `dir/name` for the C loops
+/// and NumPy (or why it could not be written).
+pub fn uniform_input(
+    dir: &Path,
+    name: &str,
+    seed: u64,
+    (parts, free): (u64, u64),
+    (lo, hi): (f64, f64),
+) -> (simulator::npy::Npy, Result<std::path::PathBuf, String>) {
+    let mut rng = test_rng::SplitMix64::new(seed);
+    let data: Vec<u8> = (0..parts * free)
+        .flat_map(|_| {
+            let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+            ((lo + u * (hi - lo)) as f32).to_le_bytes()
+        })
+        .collect();
+    let path = dir.join(name);
+    let file =
+        std::fs::write(&path, &data).map(|()| path.clone()).map_err(|e| format!("{}: {e}", path.display()));
+    (simulator::npy::Npy { descr: "<f4".to_owned(), shape: vec![parts, free], data }, file)
+}

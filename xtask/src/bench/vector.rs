@@ -13,7 +13,6 @@ use super::program::{self, Prog, tile};
 use super::{Ctx, Goal, note, peers, row};
 use simulator::npy::Npy;
 use std::path::PathBuf;
-use test_rng::SplitMix64;
 
 const PARTS: u64 = 128;
 const FREE: u64 = 16384;
@@ -72,18 +71,7 @@ fn program() -> String {
     p.text()
 }
 
-/// The rows' input as birsim loads it, and the same values as a raw file for NumPy (or why it
-/// could not be written).
+/// The rows' input as birsim loads it, and the same values as a raw file for the peers.
 fn input(ctx: &Ctx) -> (Npy, Result<PathBuf, String>) {
-    let mut rng = SplitMix64::new(SEED);
-    let data: Vec<u8> = (0..PARTS * FREE)
-        .flat_map(|_| {
-            let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
-            ((u * 200.0 - 100.0) as f32).to_le_bytes()
-        })
-        .collect();
-    let path = ctx.dir.join("vector-x.f32");
-    let file =
-        std::fs::write(&path, &data).map(|()| path.clone()).map_err(|e| format!("{}: {e}", path.display()));
-    (Npy { descr: "<f4".to_owned(), shape: vec![PARTS, FREE], data }, file)
+    program::uniform_input(&ctx.dir, "vector-x.f32", SEED, (PARTS, FREE), (-100.0, 100.0))
 }
