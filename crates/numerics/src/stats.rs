@@ -19,8 +19,8 @@ pub fn bn_stats_len(n: usize) -> usize {
 /// / count`, then `m2` from 0 adding each `(x − mean)²` (the square rounded, then the sum); a
 /// half without elements gets mean 0 and m2 0.
 ///
-/// Whole chunks run [`GROUP`] at a time, their sums interleaved (each half's sum is still its own
-/// serial chain in element order, so the values are those of [`chunk_stats`], chunk by chunk).
+/// Whole chunks run eight at a time, their sums interleaved (each half's sum is still its own
+/// serial chain in element order, so the values are those of one chunk at a time).
 pub fn bn_stats(row: &[f32], out: &mut [f32]) {
     let whole = row.len() / (GROUP * BN_CHUNK) * GROUP;
     let (grouped, rest) = row.split_at(whole * BN_CHUNK);
