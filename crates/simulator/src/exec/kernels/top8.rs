@@ -45,15 +45,7 @@ pub(crate) fn max(cx: &mut Cx<'_>, i: &Instruction, regions: &mut Written) -> Re
 fn data_and_vals(cx: &mut Cx<'_>, i: &Instruction) -> Res<(Vec<f32>, Vec<[f32; 8]>, usize)> {
     let (src, vals) = (cx.input(i, 0)?, cx.input(i, 1)?);
     let (parts, n) = rows(src)?;
-    let count = vals.values()?;
-    if count != parts * 8 {
-        return fault(FaultCause::Count {
-            slot: vals.slot,
-            expected: (parts * 8) as u64,
-            actual: count as u64,
-            why: "eight values per partition row of the data",
-        });
-    }
+    same_count(vals.slot, parts * 8, vals.values()?, "eight values per partition row of the data")?;
     let (mut data, mut v) = (Vec::new(), Vec::new());
     cx.read_f32(src, &mut data)?;
     cx.read_f32(vals, &mut v)?;
