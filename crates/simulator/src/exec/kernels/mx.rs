@@ -10,9 +10,9 @@
 //!   127)`, then Matmult's product over the 4K contraction rows (row 4k + q holds lane q of
 //!   partition k) into PSUM, exactly as Matmult (START, ACCUMULATE, the tracked write).
 //!
-//! Scales: block b (partitions 8b..8b+8) sits in row b of a scale AP of K/8 rows, or in row
-//! `32·(b / 4) + b % 4` of one of K rows (AWS: for more than 32 partitions, the first four
-//! partitions of each quadrant); the columns are the 4-value groups.
+//! Scales: block b (partitions 8b..8b+8) sits in row b of a scale AP of K/8 rows, or else in row
+//! `32·(b / 4) + b % 4` (AWS: for more than 32 partitions, the first four partitions of each
+//! quadrant, counted from the AP's first partition); the columns are the 4-value groups.
 
 use crate::exec::kit::{Arg, Cx, Res, Written, fault};
 use crate::fault::{FaultCause, Slot};
@@ -21,13 +21,16 @@ use bir_ir::{Dtype, Instruction};
 use numerics::matmul::Form;
 use numerics::mx::{self, MxElement};
 
-/// The scale AP's row of block `b`, for data of `parts` partitions (`None`: the scale AP has
-/// neither K/8 nor K rows).
+/// The scale AP's row of block `b` of `parts / 8`: row b of an AP of exactly K/8 rows, else row
+/// `32·(b / 4) + b % 4` (the first four partitions of each quadrant, counted from the AP's first
+/// partition: AWS packs two tensors' scales at offsets 0 and 4 of one tile, the second through a
+/// 124-row AP); `None` when the AP's rows do not reach the last block's.
 fn scale_row(scale_parts: usize, parts: usize, b: usize) -> Option<usize> {
+    let spread = |b: usize| 32 * (b / 4) + b % 4;
     if scale_parts == parts / 8 {
         Some(b)
-    } else if scale_parts == parts {
-        Some(32 * (b / 4) + b % 4)
+    } else if parts >= 8 && spread(parts / 8 - 1) < scale_parts {
+        Some(spread(b))
     } else {
         None
     }
@@ -39,7 +42,7 @@ fn scale_rows_fault<T>(slot: Slot, parts: usize, actual: usize) -> Res<T> {
         slot,
         expected: (parts / 8) as u64,
         actual: actual as u64,
-        why: "one scale row per 8 data partitions, or as many rows as data partitions (scales in the first four of each quadrant)",
+        why: "one scale row per 8 data partitions, or enough rows to reach the last block's row in the quadrant layout",
     })
 }
 
