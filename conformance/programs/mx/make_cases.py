@@ -19,8 +19,9 @@ The emulation (below; every arithmetic step one NumPy float32 operation, so one 
     ((bits >> 23) & 0xFF), s = max(e - (Emax - 1), 0) (Emax 8 e4m3fn, 15 e5m2: AWS's documented
     2^(floor(log2 amax) - (Emax - 1)), not its golden's e - Emax); q = ldexpf(x, 127 - s) (np.ldexp on
     float32: exact, or one rounding in fp32's subnormal range); clamp to +-max (448 / 57344; NaN stays
-    NaN, +-Inf -> +-max); ml_dtypes cast (RNE); scales to row b (P/8-row AP) or row 32*(b//4) + b%4
-    (P-row AP), the other rows of a P-row AP untouched;
+    NaN, +-Inf -> +-max); ml_dtypes cast (RNE); scales to row b (an AP of exactly P/8 rows) or row
+    32*(b//4) + b%4 (any other AP, counted from its first partition; it must reach the last block's
+    row), the AP's other rows untouched;
   * MatmultMx: lane values (ml_dtypes float8_e4m3fn / float8_e5m2 / float4_e2m1fn -> fp32, exact),
     v = ldexpf(x, s - 127) with the block's scale byte (raw uint8), then Matmult's M3 order over the
     4K contraction rows r = 4k + q ascending: acc = +0, acc = fp32(acc + fp32(mov[r, n] * st[r, m]));
@@ -146,13 +147,15 @@ def lane_codes(vals, dt):
 
 # ---------------------------------------------------------------- the scale layout
 def block_rows(rows, nblocks):
-    """AP rows holding blocks 0..nblocks-1 of a scale AP with `rows` rows (spec: P/8 rows -> row b;
-    P rows -> row 32*(b // 4) + b % 4)."""
+    """AP rows holding blocks 0..nblocks-1 of a scale AP with `rows` rows (spec, as amended: exactly
+    P/8 rows -> row b; any other row count -> row 32*(b // 4) + b % 4 from the AP's first partition,
+    the AP reaching the last block's row, else a fault, which no case here asks for)."""
     b = np.arange(nblocks)
     if rows == nblocks:
         return b
-    assert rows == 8 * nblocks, (rows, nblocks)
-    return 32 * (b // 4) + b % 4
+    r = 32 * (b // 4) + b % 4
+    assert rows > r[-1], ("the scale AP does not reach the last block's row", rows, nblocks)
+    return r
 
 
 # ---------------------------------------------------------------- QuantizeMx
@@ -1426,6 +1429,99 @@ def pipeline_packed_scales():
          SRC_PACKED)
 
 
+def pipeline_packed_scales_k128():
+    """AWS's kernel_copy_strided_quantize_matmul_mx_packed_scale as run_copy_strided_test(float8_e5m2,
+    use_tensor_copy=True, pack_scales=True) runs it: K, M, N = 128, 128, 512 (unquantized K 512). The
+    bf16 stationary [512, 128] / moving [512, 512] are DMA-Loaded as [K, 4, F] (load_tensor_helper),
+    TensorCopy'd into the interleaved [K, 4F] layout (copy_data_strided), quantized into one packed
+    [128, 512] uint8 scale tile: the stationary's through packed[0:, :128] (128 rows), the moving's
+    through packed[4:, :] (124 rows: the amended rule's quadrant layout from partition 4), MatmultMx into
+    a bf16 PSUM tile, TensorCopy to bf16 SB, Save."""
+    name = "quantize_matmult_mx_aws_packed_scales_K128_M128_N512"
+    rs = rs_for(name)
+    K, M, N = 128, 128, 512
+    st_fp, _, _, _ = aws_generate_stabilized_mx_data(rs, md.float8_e5m2, (4 * K, M))
+    mv_fp, _, _, _ = aws_generate_stabilized_mx_data(rs, md.float8_e5m2, (4 * K, N))
+    st_bf, mv_bf = to_bf(st_fp.astype(F32)), to_bf(mv_fp.astype(F32))
+    assert np.array_equal(bf_to_f(st_bf).astype(F64), st_fp) and np.array_equal(bf_to_f(mv_bf).astype(F64), mv_fp)
+    g = Prog("gen4")
+    sin = g.input("stationary_hbm", BF16, st_bf)
+    min_ = g.input("moving_hbm", BF16, mv_bf)
+    strided = []
+    for src, f, tag in ((sin, M, "st"), (min_, N, "mv")):
+        # load_tensor_helper: dma_copy src [4, K, F].ap([[F, K], [K * F, 4], [1, F]]) -> SB [K, 4, F]
+        sb = g.tile(f"{tag}_sbuf_t", BF16, K, 4 * f)
+        g.copy("Load", ap(src, BF16, [[f, K], [K * f, 4], [1, f]]), g.whole(sb))
+        # copy_data_strided: tensor_copy src SB.ap([[4F, K], [1, F], [F, 4]]) -> SB [K, F, 4] (dense)
+        st_ = g.tile(f"{tag}_strided_t", BF16, K, 4 * f)
+        g.copy("TensorCopy", ap(sb, BF16, [[4 * f, K], [1, f], [f, 4]]), g.whole(st_))
+        strided.append(st_)
+    stq = g.tile("st_q_t", E5X, K, M)
+    mvq = g.tile("mv_q_t", E5X, K, N)
+    packed = g.tile("packed_scale_t", U8, K, N)
+    sts = g.whole(packed, K, M, 0)  # packed_mx_scale_sbuf[0:, :MAX_TILE_M]: 128 rows
+    mvs = g.whole(packed, K - 4, N, 4)  # packed_mx_scale_sbuf[4:, :]: 124 rows from partition 4
+    xs, cs, ss = g.quantize(g.whole(strided[0]), g.whole(stq), sts)
+    xm, cm, sm = g.quantize(g.whole(strided[1]), g.whole(mvq), mvs)
+    g.psum("ps", BF16)
+    g.matmult_mx(g.whole(mvq), g.whole(stq), mvs, sts, psap("ps", BF16, M, N), cc224(START | STOP))
+    y = g.psum_out("ps", "y", BF16, 0, 0, M, N)
+    g.out(g.whole(stq), "st_q")
+    g.out(g.whole(mvq), "mv_q")
+    g.out(ap(packed, U8, [[32 * N, 4], [N, 4], [1, M]]), "st_scale", shape=(16, M))  # rows 0..3, 32..35, ...
+    g.out(ap(packed, U8, [[32 * N, 4], [N, 4], [1, N]], 4 * N), "mv_scale", shape=(16, N))  # rows 4..7, 36..39, ...
+    # the interleaved layout: strided[k, 4j + q] = data[q * K + k, j]
+    for x, fp, f in ((xs, st_fp, M), (xm, mv_fp, N)):
+        assert np.array_equal(x.astype(F64), fp.reshape(4, K, f).transpose(1, 2, 0).reshape(K, 4 * f))
+    for x, c, s_, who in ((xs, cs, ss, "stationary"), (xm, cm, sm, "moving")):
+        n0, n1 = len(SANITY), len(SENS)
+        quant_checks(name, x, E5X, c, s_)
+        SANITY[n0:] = [(a, f"{who} QuantizeMx: {b}", r) for a, b, r in SANITY[n0:]]
+        SENS[n1:] = [(a, f"{who} QuantizeMx: {b}", r) for a, b, r in SENS[n1:]]
+    lossy = int((xs != dequant(cs, E5X, ss).reshape(K, -1)).sum() + (xm != dequant(cm, E5X, sm).reshape(K, -1)).sum())
+    SANITY.append((name, "both QuantizeMx dequantized back (the documented scale, one above the stabilization's)",
+                   f"{xs.size + xm.size - lossy} of {xs.size + xm.size} values exact"))
+    # AWS's golden reading the packed tile with its own offset helper (get_p_contiguous_scale: block i at
+    # hw_scale[i // 4 * 32 + i % 4 + p_offset]), p_offset 0 (stationary) and 4 (moving)
+    hw = g.mem[packed][1].reshape(K, N)
+    gold = aws_nc_matmul_mx_golden(cs, cm, hw, hw, md.float8_e5m2, md.float8_e5m2, use_contiguous_scale=False,
+                                   stationary_scale_p_offset=0, moving_scale_p_offset=4)
+    mx_checks(name, g, 0, gold, gwhat=" with use_contiguous_scale=False, stationary_scale_p_offset 0, "
+              "moving_scale_p_offset 4 on the packed [128, 512] tile", out_bf16=True)
+    SANITY.append((name, "the same golden rounded to bf16 (RNE) vs our bf16 y",
+                   f"{y.size - differ(to_bf(np.asarray(gold, F32)), y)} of {y.size} bit-equal"))
+    yv = bf_to_f(y)
+    ref = st_fp.T @ mv_fp
+    SANITY.append((name, "AWS's golden for this kernel: st_data.T @ mv_data (float64) vs our bf16 y, "
+                   "np.allclose(rtol=atol=5e-2)",
+                   f"{np.allclose(yv, ref, rtol=5e-2, atol=5e-2)}; max |diff| {float(np.abs(yv - ref).max()):.2e}"))
+    res = g.mx[0][2]
+    SENS.append((name, "bf16 PSUM: truncation instead of RNE",
+                 f"{differ((res.view(np.uint32) >> 16).astype(np.uint16), y)} of {y.size}"))
+    # the moving's block rows taken as absolute partitions (its AP's start ignored): its QuantizeMx then
+    # overwrites the stationary's scales (columns 0..127 of rows 0..3, 32..35, ...), which MatmultMx reads
+    mv3 = g.mx[0][0]
+    sv_alt = dequant(cs, E5X, sm[:, :M])
+    SENS.append((name, "the moving's scale rows counted from partition 0, not from its AP's first partition 4 "
+                 "(the stationary's scales overwritten)",
+                 f"{differ(to_bf(mx_dot(mv3, sv_alt)), y)} of {y.size} y; {differ(sm[:, :M], ss)} of {ss.size} st_scale"))
+    case(name, g,
+         "AWS's kernel_copy_strided_quantize_matmul_mx_packed_scale at its own size, as run_copy_strided_test("
+         "float8_e5m2, use_tensor_copy=True, pack_scales=True) runs it: K = 128 (unquantized 512), M = 128, N = 512, "
+         "float8_e5m2_x4. bf16 stationary [512, 128] and moving [512, 512] (generate_stabilized_mx_data fp data, exact "
+         "in bf16) DMA-Loaded as [128, 4, F] through [[F, 128], [128 * F, 4], [1, F]] (load_tensor_helper), then "
+         "TensorCopy'd SB -> SB through [[4F, 128], [1, F], [F, 4]] into the interleaved [128, 4F] layout "
+         "(copy_data_strided); both QuantizeMx write their scales into one uint8 [128, 512] tile: the stationary's "
+         "through a 128-row AP from partition 0 (columns 0..127: rows 0..3, 32..35, 64..67, 96..99), the moving's "
+         "through AWS's packed_mx_scale_sbuf[4:, :], a 124-row AP from partition 4 (neither K/8 nor K rows: block b "
+         "at AP row 32 * (b // 4) + b % 4, i.e. partitions 4..7, 36..39, 68..71, 100..103; the last block's row, "
+         "AP row 99, lies inside the 124); MatmultMx (flag 3) reads both back through the same APs into a bf16 PSUM "
+         "tile (as AWS's kernel), TensorCopy to bf16 SB, Save. Outputs: y [128,512] bf16, st_q [128,128], mv_q "
+         "[128,512], st_scale (rows 0..3, 32..35, 64..67, 96..99, columns 0..127) and mv_scale (rows 4..7, 36..39, "
+         "68..71, 100..103) of the packed tile, Saved through 3-level APs",
+         SRC_PACKED + ", mx_toplevel.py (run_copy_strided_test)", ["M9"])
+
+
 # ---------------------------------------------------------------- the cases
 q_bf16_32x64()
 q_fp16_128x256()
@@ -1443,6 +1539,7 @@ mm_bf16_psum()
 pipeline_on_device(md.float4_e2m1fn, md.float8_e5m2, BF16, "fp4_stationary_e5m2_moving_bf16_psum")
 pipeline_on_device(md.float8_e5m2, md.float8_e5m2, FP32, "e5m2_e5m2_fp32_psum")
 pipeline_packed_scales()
+pipeline_packed_scales_k128()
 
 
 # ---------------------------------------------------------------- writing
