@@ -1423,8 +1423,8 @@ def pipeline_packed_scales():
          "data) DMA-Loaded through the 3-level source APs [[F, 64], [1, F], [64 * F, 4]] into the interleaved [64, 4F] "
          "layout; both QuantizeMx write their spread scales into one uint8 [128, 128] tile: the stationary's 64-row AP "
          "from partition 0 (columns 0..63), the moving's from partition 4 (AWS's [4:, :]); MatmultMx reads both "
-         "back; fp32 PSUM (AWS: bf16). At AWS's K = 128 the moving's AP [4:, :] would have 124 rows, neither K/8 nor "
-         "K: the spec does not cover it. Outputs: y [64,128], st_q, mv_q, st_scale (rows 0..3, 32..35, columns 0..63) "
+         "back; fp32 PSUM (AWS: bf16). AWS's K = 128 form (the moving's AP [4:, :] of 124 rows) is a case of its "
+         "own. Outputs: y [64,128], st_q, mv_q, st_scale (rows 0..3, 32..35, columns 0..63) "
          "and mv_scale (rows 4..7, 36..39) of the packed tile, Saved through 3-level APs",
          SRC_PACKED)
 
