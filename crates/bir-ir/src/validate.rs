@@ -621,7 +621,7 @@ impl Validator<'_> {
                 self.random_engine(i);
                 self.out_dtype(i, 0, &[Dtype::Uint32], "the state words");
             }
-            Op::MatmultMx(_) => {
+            Op::MatmultMx(m) => {
                 use Dtype::{Float4E2m1fnX4, Float8E4m3fnX4, Float8E5m2X4, Float8E8m0fnu, Uint8};
                 for k in 0..2 {
                     self.in_dtype(i, k, &[Float8E4m3fnX4, Float8E5m2X4, Float4E2m1fnX4], "MX data");
@@ -630,6 +630,16 @@ impl Validator<'_> {
                     self.in_dtype(i, k, &[Float8E8m0fnu, Uint8], "MX scales");
                 }
                 self.out_dtype(i, 0, &[Dtype::Float32, Dtype::Bfloat16], "MatmultMx's output");
+                self.psum_output(i, f, "a MatmultMx");
+                // AWS's nc_matmul_mx has no transpose and no perf modes: a MatmultMx that asks for
+                // one would otherwise run as a plain product (fidelity Q11).
+                if m.is_transpose || m.perf_mode != MatmultPerfMode::None {
+                    self.err(
+                        ErrorKind::BadField,
+                        if m.is_transpose { "is_transpose" } else { "perf_mode" },
+                        "a MatmultMx has no PE transpose and no perf mode (AWS nc_matmul_mx; fidelity Q11)",
+                    );
+                }
             }
             Op::QuantizeMx(_) => {
                 let src = [Dtype::Bfloat16, Dtype::Float16, Dtype::Float32];
@@ -936,6 +946,19 @@ impl Validator<'_> {
     /// Matmult's dtypes and shapes (engines.md §1.2–§1.3; docs/fidelity.md M5): `ins = [moving
     /// K × N, stationary K × M]` into a float32 PSUM output of M partitions × N, K and M at most
     /// 128, N within one 2 KiB PSUM bank; a PE tile, when given, holds the operands.
+    /// The TensorEngine writes PSUM: `outs[0]` must lie in a PSUM location (fidelity M5).
+    fn psum_output(&mut self, i: &Instruction, f: &Function, what: &str) {
+        if let Some(l) = i.out_ap(0).and_then(|out| f.location(out.loc))
+            && l.mem_type != MemoryType::Psum
+        {
+            self.err(
+                ErrorKind::BadField,
+                "outs[0].memref",
+                format!("{what} writes PSUM; `{}` is {} (fidelity M5)", l.name, l.mem_type),
+            );
+        }
+    }
+
     fn matmult(&mut self, i: &Instruction, f: &Function, m: &crate::ops::MatmultFields) {
         let (Some(mov), Some(st), Some(out)) = (i.in_ap(0), i.in_ap(1), i.out_ap(0)) else { return };
         let float32 = |d: Dtype| matches!(d, Dtype::Float32 | Dtype::Float32r);
@@ -1026,15 +1049,7 @@ impl Validator<'_> {
                 ),
             );
         }
-        if let Some(l) = f.location(out.loc)
-            && l.mem_type != MemoryType::Psum
-        {
-            self.err(
-                ErrorKind::BadField,
-                "outs[0].memref",
-                format!("a Matmult writes PSUM; `{}` is {} (fidelity M5)", l.name, l.mem_type),
-            );
-        }
+        self.psum_output(i, f, "a Matmult");
         // Shapes: partitions are the first level, the free size the product of the others
         // (DoubleRow: less its size-2 first free level, which doubles the contraction).
         let shape = |ap: &AccessPattern| Some((ap.pairs.first()?.num, Self::count_of(ap)? / ap.pairs[0].num));

@@ -214,3 +214,28 @@ fn an_output_far_larger_than_a_bank_is_not_walked() {
     assert!(!errors(&text).is_empty());
     assert!(start.elapsed() < std::time::Duration::from_secs(5), "{:?}", start.elapsed());
 }
+
+/// A MatmultMx over x4 data and uint8 scales: into PSUM, without a transpose or a perf mode
+/// (fidelity Q11), is valid; into SB, transposing, or in DoubleRow is refused by name.
+#[test]
+fn matmult_mx_writes_psum_without_transpose_or_perf_mode() {
+    let mx = |out_type: &str, fields: &str| {
+        let scale = r#"{"kind":"physical_ap","memref":"sc","dtype":"uint8","offset":0,"ap":[[16,4],[1,16]]}"#;
+        program((32, 16, 16), ("float8_e4m3fn_x4", "float8_e4m3fn_x4", "float32"), out_type, fields)
+            .replacen(r#""opcode":"Matmult""#, r#""opcode":"MatmultMx""#, 1)
+            .replacen(r#"],"outs":["#, &format!(r#",{scale},{scale}],"outs":["#), 1)
+            .replacen(
+                r#""allocations":["#,
+                r#""allocations":[{"name":"sc_set","kind":"Internal","dtype":"uint8","tensor_shape":[4,16],"memorylocations":[{"name":"sc","type":"SB","dims":[4,16]}]},"#,
+                1,
+            )
+    };
+    let start = r#","start_tensor_calc":true"#;
+    assert_eq!(errors(&mx("PSUM", start)), "", "the plain form is valid");
+    let sb = errors(&mx("SB", start));
+    assert!(sb.contains("a MatmultMx writes PSUM"), "{sb}");
+    let t = errors(&mx("PSUM", r#","start_tensor_calc":true,"is_transpose":true"#));
+    assert!(t.contains("is_transpose") && t.contains("no PE transpose"), "{t}");
+    let d = errors(&mx("PSUM", r#","start_tensor_calc":true,"perf_mode":"DoubleRow""#));
+    assert!(d.contains("perf_mode") && d.contains("no perf mode"), "{d}");
+}

@@ -82,6 +82,40 @@ mod tests {
         assert_eq!(n, [8.0, 7.0, 6.0, 5.0, 4.0, 3.0, 2.0, 1.0]);
     }
 
+    /// The fast rejection (`x <= top[7]` on a full list) against the plain insertion rule it
+    /// shortcuts, on rows of odd lengths full of ties, ±0, NaN (first, inside, last) and ±Inf.
+    #[test]
+    fn the_fast_rejection_matches_plain_insertion() {
+        fn plain(row: &[f32]) -> Vec<u32> {
+            let mut top: Vec<f32> = Vec::new();
+            for &x in row {
+                let p = top.iter().position(|&t| x > t).unwrap_or(top.len());
+                top.insert(p, x);
+                top.truncate(8);
+            }
+            top.iter().map(|v| v.to_bits()).collect()
+        }
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        for n in [8, 9, 13, 31, 100, 257, 1001, 16384] {
+            let row: Vec<f32> = (0..n)
+                .map(|_| {
+                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    match (state >> 33) % 23 {
+                        0 => f32::NAN,
+                        1 => -0.0,
+                        2 => 0.0,
+                        3 => f32::INFINITY,
+                        4 => f32::NEG_INFINITY,
+                        r => (r % 7) as f32 - 3.0 + ((state >> 40) % 4) as f32 * 0.25,
+                    }
+                })
+                .collect();
+            for r in [row.clone(), [&[f32::NAN], &row[..]].concat(), [&row[..], &[f32::NAN]].concat()] {
+                assert_eq!(max8(&r).map(f32::to_bits).to_vec(), plain(&r), "n = {}", r.len());
+            }
+        }
+    }
+
     /// AWS's nc_match_replace8 example: data [1, 2, 3, 4, 8 ×7], vals [3, 8 ×7] → dst_idx
     /// [2, 10, 9, 8, 7, 6, 5, 4] (reverse pairing); nc_find_index8 pairs them ascending.
     #[test]

@@ -19,7 +19,7 @@ fn partition(cx: &Cx<'_>, a: Arg<'_>, r: usize) -> Option<i64> {
     let l = cx.f.location(a.ap.loc)?;
     let pitch = (l.bytes_per_partition as i64 / a.ap.dtype.size().max(1) as i64).max(1);
     let step = a.ap.pairs.first().map_or(0, |p| p.step);
-    Some((a.ap.offset + step * r as i64).div_euclid(pitch))
+    Some(a.ap.offset.checked_add(step.checked_mul(i64::try_from(r).ok()?)?)?.div_euclid(pitch))
 }
 
 /// Runs one NonzeroWithCount.

@@ -49,20 +49,11 @@ pub(crate) fn rand(cx: &mut Cx<'_>, i: &Instruction, regions: &mut Written) -> R
     Ok(())
 }
 
-/// A parameter as one value per element (a row's elements share one).
-fn per_element(cx: &mut Cx<'_>, i: &Instruction, k: usize, total: usize) -> Res<Vec<f32>> {
-    let p = Param::read(cx, i, k, total, 0.0)?;
-    let mut v = Vec::new();
-    crate::alloc::resize(&mut v, total, 0.0)?;
-    p.each_run(0, &mut v, |run, c| run.fill(c));
-    Ok(v)
-}
-
 /// Runs one Rand2.
 pub(crate) fn rand2(cx: &mut Cx<'_>, i: &Instruction, regions: &mut Written) -> Res<()> {
     let dst = cx.output(i, 0)?;
     let (lanes, d, total) = draws(cx, i, dst)?;
-    let (lo, hi) = (per_element(cx, i, 0, total)?, per_element(cx, i, 1, total)?);
+    let (lo, hi) = (Param::per_element(cx, i, 0, total)?, Param::per_element(cx, i, 1, total)?);
     let v: Vec<f32> =
         d.iter().zip(lo.iter().zip(&hi)).map(|(&r, (&l, &h))| numerics::random::uniform(r, l, h)).collect();
     cx.write_f32(dst, &v, regions)?;
@@ -74,7 +65,7 @@ pub(crate) fn rand2(cx: &mut Cx<'_>, i: &Instruction, regions: &mut Written) -> 
 pub(crate) fn dropout(cx: &mut Cx<'_>, i: &Instruction, f: &DropoutFields, regions: &mut Written) -> Res<()> {
     let (src, dst) = (cx.input(i, 0)?, cx.output(i, 0)?);
     let (lanes, d, total) = draws(cx, i, src)?;
-    let prob = per_element(cx, i, 1, total)?;
+    let prob = Param::per_element(cx, i, 1, total)?;
     let keep_rate = f.threshold_type == DropoutThresholdType::KeepRate;
     let dt = src.ap.dtype;
     let mut bytes = cx.pool.take();

@@ -48,13 +48,7 @@ pub(crate) fn run(cx: &mut Cx<'_>, i: &Instruction, f: &RangeSelectFields, regio
             why: "one reduction result per partition row",
         });
     }
-    // Each bound as one value per element (a row's runs share one).
-    let mut bounds = [Vec::new(), Vec::new()];
-    for (k, b) in bounds.iter_mut().enumerate() {
-        let p = Param::read(cx, i, k + 1, total, 0.0)?;
-        crate::alloc::resize(b, total, 0.0)?;
-        p.each_run(0, b, |run, c| run.fill(c));
-    }
+    let bounds = [Param::per_element(cx, i, 1, total)?, Param::per_element(cx, i, 2, total)?];
     let mut v = cx.pool.take_f32();
     let r = cx.read_f32(src, &mut v).and_then(|()| {
         let fill = f.fill_value.get();

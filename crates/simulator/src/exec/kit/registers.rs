@@ -125,6 +125,17 @@ impl Param {
         })
     }
 
+    /// Parameter `ins[k]` read as [`Param::read`] does, spelled out as one value per element
+    /// (each row's elements share the row's value): for kernels that compare or combine two
+    /// parameters element by element (RangeSelect's bounds, Rand2's range, Dropout's prob).
+    pub(crate) fn per_element(cx: &mut Cx<'_>, i: &Instruction, k: usize, total: usize) -> Res<Vec<f32>> {
+        let p = Param::read(cx, i, k, total, 0.0)?;
+        let mut v = Vec::new();
+        crate::alloc::resize(&mut v, total, 0.0)?;
+        p.each_run(0, &mut v, |run, c| run.fill(c));
+        Ok(v)
+    }
+
     /// `g(run, value)` for each run of elements of `v` sharing one value, `v` being the data's
     /// elements from `offset` on (a piece of a parallel split may start inside a run): the
     /// dispatch once per run, not per element.
