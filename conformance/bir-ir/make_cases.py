@@ -167,12 +167,34 @@ def all_opcodes():
         inst("SetRandState", "seed", [imm("uint32", 42)], [], engine="Pool"),
         inst("NoOp", "nop", [], []),
         inst("EventSemaphore", "sem", [], [], sync_info={"wait": [1], "update": {"mode": 5}}),
-        inst("RegisterAlu", "ralu", [{"kind": "register_access", "dtype": "int32", "regref": "r0"}],
-             [{"kind": "register_access", "dtype": "int32", "regref": "r1"}], op="add"),
+        inst("RegisterMove", "rmov", [imm("int32", -7)], [reg("r0")]),
+        inst("RegisterAlu", "ralu", [reg("r0"), imm("int32", 3)], [reg("r1")], op="add"),
+        inst("TensorLoad", "tload", [ap("idx", "int32", [[4, 1], [1, 1]])], [reg("r2")]),
+        inst("TensorSave", "tsave", [reg("r1")], [ap("idx", "int32", [[4, 1], [1, 1]], offset=1)]),
+        inst("BranchHint", "hint", [], []),
+        inst("Break", "brk", [], []),
         inst("Save", "save_y", [t("t1")], [ap("y", F32, TILE)], engine="SP"),
     ]
     p = program(base_allocations(), body)
+    # The control-flow opcodes (docs/bir-json.md "Registers and control flow"): a DoWhile and a
+    # DynamicForLoop node, branches between the function's blocks, Return and Exit.
+    p["functions"][0]["blocks"] += [
+        {"opcode": "DoWhile", "name": "dw", "engine": "Unassigned", "ins": [reg("r1")], "blocks": [
+            {"name": "dw_body", "instructions": [inst("RegisterAlu", "dec", [reg("r1"), imm("int32", 1)], [reg("r1")],
+                                                      op="subtract")]}]},
+        {"opcode": "DynamicForLoop", "name": "dfl", "engine": "Unassigned",
+         "LoopAxis": {"name": "j", "lb": 0, "stride": {"const": 1, "terms": []}}, "ub_const": 1, "ub_coef": 2,
+         "ins": [reg("r2", "uint32")], "outs": [reg("r3")], "blocks": []},
+        {"name": "Tail", "instructions": [
+            inst("CompareAndBranch", "cab", [reg("r0"), imm("int32", 0)], [], comp_op="IS_LTIMM", on_true="Done"),
+            inst("UnconditionalBranch", "jmp", [], [], target="Done")]},
+        {"name": "Done", "instructions": [inst("Return", "ret", [], []), inst("Exit", "exit", [], [])]},
+    ]
     return p
+
+
+def reg(name, dtype="int32"):
+    return {"kind": "register_access", "dtype": dtype, "regref": name}
 
 
 def loop_program():

@@ -511,3 +511,56 @@ impl Arch {
         }
     }
 }
+
+bir_enum! {
+    /// CompareAndBranch's comparison (KLR 7e15ca6 `BranchCompareOp`): `ins[0] op ins[1]`, the
+    /// right operand an immediate (`…IMM`) or a register (`…REG`).
+    pub enum BranchCompareOp ("branch compare op") {
+        /// `==` an immediate.
+        IsEqImm = 0 => ["IS_EQIMM"],
+        /// `==` a register.
+        IsEqReg = 1 => ["IS_EQREG"],
+        /// `>=` an immediate.
+        IsGeImm = 2 => ["IS_GEIMM"],
+        /// `>=` a register.
+        IsGeReg = 3 => ["IS_GEREG"],
+        /// `>` an immediate.
+        IsGtImm = 4 => ["IS_GTIMM"],
+        /// `>` a register.
+        IsGtReg = 5 => ["IS_GTREG"],
+        /// `<=` an immediate.
+        IsLeImm = 6 => ["IS_LEIMM"],
+        /// `<=` a register.
+        IsLeReg = 7 => ["IS_LEREG"],
+        /// `<` an immediate.
+        IsLtImm = 8 => ["IS_LTIMM"],
+        /// `<` a register.
+        IsLtReg = 9 => ["IS_LTREG"],
+        /// `!=` an immediate.
+        IsNeImm = 10 => ["IS_NEIMM"],
+        /// `!=` a register.
+        IsNeReg = 11 => ["IS_NEREG"],
+    }
+}
+
+impl BranchCompareOp {
+    /// The right operand is a register (else an immediate).
+    pub fn against_register(self) -> bool {
+        matches!(
+            self,
+            Self::IsEqReg | Self::IsGeReg | Self::IsGtReg | Self::IsLeReg | Self::IsLtReg | Self::IsNeReg
+        )
+    }
+
+    /// `a op b` on values already read at the left operand's width and signedness.
+    pub fn holds<T: PartialOrd>(self, a: T, b: T) -> bool {
+        match self {
+            Self::IsEqImm | Self::IsEqReg => a == b,
+            Self::IsNeImm | Self::IsNeReg => a != b,
+            Self::IsGeImm | Self::IsGeReg => a >= b,
+            Self::IsGtImm | Self::IsGtReg => a > b,
+            Self::IsLeImm | Self::IsLeReg => a <= b,
+            Self::IsLtImm | Self::IsLtReg => a < b,
+        }
+    }
+}

@@ -39,11 +39,11 @@ macro_rules! payloads {
 
 payloads! {
     inline: Raw, NoFields, CopyFields, CopyPredicatedFields, DmaBlockFields, IndirectCopyFields,
-        MemsetFields, PoolFields, ExponentialFields, MatchReplaceFields, NonzeroFields, RangeSelectFields, DropoutFields, StreamShuffleFields, TensorReduceFields, TensorScalarCacheFields,
+        MemsetFields, PoolFields, RegisterAluFields, BranchFields, ExponentialFields, MatchReplaceFields, NonzeroFields, RangeSelectFields, DropoutFields, StreamShuffleFields, TensorReduceFields, TensorScalarCacheFields,
         TensorScalarFields, TensorScalarPtrFields, TensorTensorFields;
     boxed: ActivationFields, AffineSelectFields, DmaCopyFields, DmaDescriptorFields, DmaFields,
         DmaTriggerFields, GenericIndirectFields, IndirectFields, IndirectSaveAccumulateFields, IotaFields,
-        MatmultFields, QueueInstanceFields;
+        MatmultFields, QueueInstanceFields, CompareBranchFields;
 }
 
 /// How the reference dispatcher treats an opcode (re-facts §5, CONFIRMED), except NonzeroWithCount,
@@ -143,17 +143,17 @@ macro_rules! for_each_opcode {
             70 DMADescriptorCCE Kernel DmaDescriptorFields VARIADIC,
             71 DMADescriptorTranspose Kernel DmaDescriptorFields UNARY,
             72 DMADescriptorReplicate Kernel DmaDescriptorFields UNARY,
-            73 RegisterAlu Kernel Raw UNCHECKED,
-            74 RegisterMove Kernel Raw UNCHECKED,
-            75 TensorLoad Kernel Raw UNCHECKED,
-            76 TensorSave Kernel Raw UNCHECKED,
+            73 RegisterAlu Kernel RegisterAluFields REG_ALU,
+            74 RegisterMove Kernel NoFields REG_MOVE,
+            75 TensorLoad Kernel NoFields REG_LOAD,
+            76 TensorSave Kernel NoFields REG_SAVE,
             77 Terminator Base Raw UNCHECKED,
-            78 CompareAndBranch Kernel Raw UNCHECKED,
-            79 UnconditionalBranch Kernel Raw UNCHECKED,
+            78 CompareAndBranch Kernel CompareBranchFields COMPARE_BRANCH,
+            79 UnconditionalBranch Kernel BranchFields NO_OPERANDS,
             80 BranchHint Kernel Raw UNCHECKED,
-            81 Return Kernel Raw UNCHECKED,
-            82 Exit Kernel Raw UNCHECKED,
-            83 Break Kernel Raw UNCHECKED,
+            81 Return Kernel NoFields NO_OPERANDS,
+            82 Exit Kernel NoFields NO_OPERANDS,
+            83 Break Kernel NoFields NO_OPERANDS,
             84 Call Kernel Raw UNCHECKED,
             85 SwitchQueueInstance Kernel QueueInstanceFields NO_OPERANDS,
             86 ResetQueueInstance Kernel QueueInstanceFields NO_OPERANDS,

@@ -464,3 +464,32 @@ pub struct DropoutFields {
     /// Whether the probability operand drops or keeps (`threshold_type`; DropRate when absent).
     pub threshold_type: DropoutThresholdType,
 }
+
+/// RegisterAlu (73; KLR 7e15ca6 `RegisterAlu`): `dst = src op operand` on a 32-bit register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegisterAluFields {
+    /// The operation.
+    pub op: AluOp,
+    /// A 64-bit (register pair) operation (false when absent; the pairing is not pinned, so
+    /// `true` does not run).
+    pub is_64bit: bool,
+}
+
+/// UnconditionalBranch (79; KLR 7e15ca6): the block to continue at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BranchFields {
+    /// The target block's name.
+    pub target: String,
+}
+
+/// CompareAndBranch (78; KLR 7e15ca6 `CompareAndBranch`): `ins[0] comp_op ins[1]` picks the
+/// block to continue at.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompareBranchFields {
+    /// The comparison.
+    pub comp_op: BranchCompareOp,
+    /// The block when it holds (`None`: the next block).
+    pub on_true: Option<String>,
+    /// The block when it does not (`None`: the next block).
+    pub on_false: Option<String>,
+}

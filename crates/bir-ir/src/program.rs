@@ -174,26 +174,89 @@ pub struct Block {
     pub body: Vec<Node>,
 }
 
-/// `for (var = lb; var < ub; var += stride)` over its body (re-facts §5).
+/// A loop node (re-facts §5 "Loops"): a counted `Loop` (`for (var = lb; var < ub; var +=
+/// stride)` with constant bounds), a `DoWhile` or a `DynamicForLoop` ([`LoopKind`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Loop {
     /// The instruction name of the loop, if any.
     pub name: String,
-    /// The loop variable (`LoopAxis.name`).
+    /// The loop variable (`LoopAxis.name`; empty for a DoWhile).
     pub var: String,
-    /// Lower bound.
+    /// Lower bound (a counted loop's).
     pub lb: i64,
-    /// Upper bound (exclusive).
+    /// Upper bound, exclusive (a counted loop's).
     pub ub: i64,
-    /// Stride (non-zero).
+    /// Stride, non-zero (a counted loop's).
     pub stride: i64,
+    /// The engine whose registers a DoWhile or DynamicForLoop reads (`engine`; Unassigned when
+    /// absent).
+    pub engine: EngineType,
+    /// Which loop it is.
+    pub kind: LoopKind,
     /// The repeated body.
     pub body: Vec<Node>,
 }
 
+/// How a [`Loop`] decides its passes.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LoopKind {
+    /// `Loop` (105): the constant `lb`, `ub`, `stride` of the node.
+    Counted,
+    /// `DoWhile` (108): runs the body, then repeats while the register is non-zero (re-facts §5:
+    /// "DoWhile repeats while `RegState.read(reg) != 0`").
+    DoWhile {
+        /// The condition register (`ins[0]`).
+        cond: RegRef,
+    },
+    /// `DynamicForLoop` (106): `for (var = lb; var < ub; var += stride)` with
+    /// `ub = ub_const + ub_coef · register` (re-facts §5: one term only).
+    Dynamic(Box<DynamicBounds>),
+}
+
+/// A register named by a `register_access` operand: its name in the engine's file and the
+/// dtype its 32 bits read as.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegRef {
+    /// `regref`.
+    pub name: String,
+    /// `dtype` (int32 or uint32).
+    pub dtype: Dtype,
+}
+
+/// The bounds of a `DynamicForLoop`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DynamicBounds {
+    /// Lower bound, in the enclosing loops' variables.
+    pub lb: Affine,
+    /// Stride, in the enclosing loops' variables.
+    pub stride: Affine,
+    /// `ub_const`.
+    pub ub_const: i64,
+    /// `ub_coef`.
+    pub ub_coef: i64,
+    /// The register of the upper bound (`ins[0]`).
+    pub ub_reg: RegRef,
+    /// The register that receives the loop variable before each pass (`outs[0]`), if any.
+    pub induction: Option<RegRef>,
+}
+
+/// `constant + Σ coef · var` over the variables of enclosing loops (a QuasiAffineExpr's affine
+/// part; re-facts §5).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Affine {
+    /// The constant term.
+    pub constant: i64,
+    /// `(loop variable, coefficient)` terms.
+    pub terms: Vec<(String, i64)>,
+}
+
 impl Loop {
-    /// Number of iterations, or `None` when the stride is 0 or the count overflows.
+    /// Number of iterations of a counted loop, or `None` when the stride is 0, the count
+    /// overflows or the loop is not counted.
     pub fn trip_count(&self) -> Option<u64> {
+        if self.kind != LoopKind::Counted {
+            return None;
+        }
         let span = i128::from(self.ub) - i128::from(self.lb);
         let stride = i128::from(self.stride);
         if stride == 0 {

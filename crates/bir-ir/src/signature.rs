@@ -9,6 +9,10 @@ pub(crate) enum Slot {
     Ap,
     /// A `physical_ap` or an `imm_value`.
     ApOrImm,
+    /// A `register_access`.
+    Reg,
+    /// A `register_access` or an `imm_value`.
+    RegOrImm,
     /// Anything.
     Any,
 }
@@ -40,7 +44,7 @@ pub(crate) enum Signature {
     },
 }
 
-use Slot::{Any, Ap, ApOrImm};
+use Slot::{Any, Ap, ApOrImm, Reg, RegOrImm};
 
 const fn sig(ins: &'static [Slot], min_ins: usize, outs: &'static [Slot]) -> Sig {
     Sig { ins, min_ins, rest: None, outs, min_outs: outs.len() }
@@ -105,3 +109,13 @@ pub(crate) const ANY_IN: Signature = Signature::Fixed(sig(&[Any], 1, &[]));
 /// DMACopy: `[AP] → [AP]`, or `[AP, AP, …] → [AP]` in CCE mode.
 pub(crate) const DMA_COPY: Signature =
     Signature::ByCopyMode { plain: sig(&[Ap], 1, &[Ap]), cce: variadic(&[Ap], Ap, &[Ap]) };
+/// `[register or immediate] → [register]` (RegisterMove).
+pub(crate) const REG_MOVE: Signature = Signature::Fixed(sig(&[RegOrImm], 1, &[Reg]));
+/// `[register, register or immediate] → [register]` (RegisterAlu).
+pub(crate) const REG_ALU: Signature = Signature::Fixed(sig(&[Reg, RegOrImm], 2, &[Reg]));
+/// `[one-element AP] → [register]` (TensorLoad).
+pub(crate) const REG_LOAD: Signature = Signature::Fixed(sig(&[Ap], 1, &[Reg]));
+/// `[register] → [one-element AP]` (TensorSave).
+pub(crate) const REG_SAVE: Signature = Signature::Fixed(sig(&[Reg], 1, &[Ap]));
+/// `[register, register or immediate] → []` (CompareAndBranch).
+pub(crate) const COMPARE_BRANCH: Signature = Signature::Fixed(sig(&[Reg, RegOrImm], 2, &[]));

@@ -65,6 +65,8 @@ pub fn validate<'p>(program: &'p Program, opts: &ValidateOptions) -> Result<Vali
         marks: Vec::new(),
         arch: program.arch,
         opts,
+        labels: Vec::new(),
+        loop_vars: Vec::new(),
     };
     if program.functions.is_empty() {
         v.err(ErrorKind::Structure, "functions", "a program needs at least one function");
@@ -85,7 +87,46 @@ struct Validator<'o> {
     marks: Vec<usize>,
     arch: Arch,
     opts: &'o ValidateOptions,
+    /// The block names a branch may target: those of the innermost `blocks` list (the function's
+    /// or a loop's), with how often each occurs.
+    labels: Vec<HashMap<String, usize>>,
+    /// The variables of the loops around the node being checked, innermost last.
+    loop_vars: Vec<String>,
 }
+
+/// The most registers one engine's file holds (AWS `register_alloc`: "64x 32-bit registers per
+/// engine sequencer in NeuronCore v2-v4"; docs/fidelity.md B1).
+pub const REGISTERS_PER_ENGINE: usize = 64;
+
+/// The ops RegisterAlu runs (docs/bir-json.md "RegisterAlu"; fidelity B3).
+const REGISTER_ALU_OPS: &[AluOp] = &[
+    AluOp::Bypass,
+    AluOp::Add,
+    AluOp::Subtract,
+    AluOp::Mult,
+    AluOp::Divide,
+    AluOp::Mod,
+    AluOp::Max,
+    AluOp::Min,
+    AluOp::Abs,
+    AluOp::BitwiseAnd,
+    AluOp::BitwiseOr,
+    AluOp::BitwiseXor,
+    AluOp::BitwiseNot,
+    AluOp::LogicalShiftLeft,
+    AluOp::LogicalShiftRight,
+    AluOp::ArithShiftLeft,
+    AluOp::ArithShiftRight,
+    AluOp::IsEqual,
+    AluOp::NotEqual,
+    AluOp::IsGt,
+    AluOp::IsGe,
+    AluOp::IsLt,
+    AluOp::IsLe,
+    AluOp::LogicalAnd,
+    AluOp::LogicalOr,
+    AluOp::LogicalXor,
+];
 
 /// The field names of the first operands, so that naming an operand allocates nothing.
 const INS: [&str; 4] = ["ins[0]", "ins[1]", "ins[2]", "ins[3]"];
@@ -186,7 +227,8 @@ impl Validator<'_> {
                 *dma_blocks.entry(i.name.as_str()).or_default() += 1;
             }
         });
-        self.nodes(&f.body, f, &dma_blocks);
+        self.registers(f);
+        self.region(&f.body, f, &dma_blocks);
         let executed = executed(&f.body);
         if executed > self.opts.max_instructions {
             self.err(
@@ -322,6 +364,20 @@ impl Validator<'_> {
         }
     }
 
+    /// A `blocks` list a branch can move in (the function's or a loop's body): its block names
+    /// are the labels of the branches inside it (docs/bir-json.md "Blocks and branches").
+    fn region(&mut self, nodes: &[Node], f: &Function, blocks: &HashMap<&str, usize>) {
+        let mut labels: HashMap<String, usize> = HashMap::new();
+        for node in nodes {
+            if let Node::Block(b) = node {
+                *labels.entry(b.name.clone()).or_default() += 1;
+            }
+        }
+        self.labels.push(labels);
+        self.nodes(nodes, f, blocks);
+        self.labels.pop();
+    }
+
     fn nodes(&mut self, nodes: &[Node], f: &Function, blocks: &HashMap<&str, usize>) {
         for (index, node) in nodes.iter().enumerate() {
             match node {
@@ -332,23 +388,182 @@ impl Validator<'_> {
                 }
                 Node::Loop(l) => {
                     self.push(format_args!("loop #{index} '{}'", l.name));
-                    match l.trip_count() {
-                        None if l.stride == 0 => {
-                            self.err(ErrorKind::Loop, "LoopAxis.stride", "loop stride must not be 0")
-                        }
-                        None => self.err(ErrorKind::Loop, "LoopAxis", "loop trip count overflows"),
-                        Some(n) if n > self.opts.max_loop_trips => self.err(
-                            ErrorKind::Loop,
-                            "LoopAxis",
-                            format!("loop runs {n} times, above the limit of {}", self.opts.max_loop_trips),
-                        ),
-                        Some(_) => {}
-                    }
-                    self.nodes(&l.body, f, blocks);
+                    self.loop_bounds(l);
+                    self.loop_vars.push(l.var.clone());
+                    self.region(&l.body, f, blocks);
+                    self.loop_vars.pop();
                     self.pop();
                 }
                 Node::Inst(i) => self.instruction(i, index, f, blocks),
             }
+        }
+    }
+
+    /// A loop node's own fields: a counted loop's trip count, a DoWhile's condition register, a
+    /// DynamicForLoop's bound register, induction register and the variables its bounds name.
+    fn loop_bounds(&mut self, l: &Loop) {
+        match &l.kind {
+            LoopKind::Counted => match l.trip_count() {
+                None if l.stride == 0 => {
+                    self.err(ErrorKind::Loop, "LoopAxis.stride", "loop stride must not be 0")
+                }
+                None => self.err(ErrorKind::Loop, "LoopAxis", "loop trip count overflows"),
+                Some(n) if n > self.opts.max_loop_trips => self.err(
+                    ErrorKind::Loop,
+                    "LoopAxis",
+                    format!("loop runs {n} times, above the limit of {}", self.opts.max_loop_trips),
+                ),
+                Some(_) => {}
+            },
+            LoopKind::DoWhile { cond } => self.register_dtype("ins[0].dtype", cond.dtype),
+            LoopKind::Dynamic(d) => {
+                self.register_dtype("ins[0].dtype", d.ub_reg.dtype);
+                if let Some(r) = &d.induction {
+                    self.register_dtype("outs[0].dtype", r.dtype);
+                }
+                for (field, a) in [("LoopAxis.lb", &d.lb), ("LoopAxis.stride", &d.stride)] {
+                    for (var, _) in &a.terms {
+                        if !self.loop_vars.contains(var) {
+                            self.err(
+                                ErrorKind::UnresolvedRef,
+                                field,
+                                format!(
+                                    "'{}' is not the variable of an enclosing loop",
+                                    crate::clip(var, crate::ECHO_CHARS)
+                                ),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A register operand's dtype: its 32 bits read as int32 or uint32.
+    fn register_dtype(&mut self, field: &str, dtype: Dtype) {
+        if !matches!(dtype, Dtype::Int32 | Dtype::Uint32) {
+            self.err(ErrorKind::Dtype, field, format!("a register reads as int32 or uint32, found {dtype}"));
+        }
+    }
+
+    /// Each engine's file holds at most [`REGISTERS_PER_ENGINE`] names.
+    fn registers(&mut self, f: &Function) {
+        let mut files: HashMap<EngineType, std::collections::HashSet<&str>> = HashMap::new();
+        fn walk<'a>(nodes: &'a [Node], files: &mut HashMap<EngineType, std::collections::HashSet<&'a str>>) {
+            for node in nodes {
+                match node {
+                    Node::Block(b) => walk(&b.body, files),
+                    Node::Loop(l) => {
+                        let names: Vec<&str> = match &l.kind {
+                            LoopKind::Counted => Vec::new(),
+                            LoopKind::DoWhile { cond } => vec![&cond.name],
+                            LoopKind::Dynamic(d) => std::iter::once(&d.ub_reg)
+                                .chain(&d.induction)
+                                .map(|r| r.name.as_str())
+                                .collect(),
+                        };
+                        files.entry(l.engine).or_default().extend(names);
+                        walk(&l.body, files);
+                    }
+                    Node::Inst(i) => {
+                        let file = files.entry(i.engine).or_default();
+                        for a in i.ins.iter().chain(&i.outs) {
+                            if let Operand::Register { regref, .. } = a {
+                                file.insert(regref);
+                            }
+                            if let Operand::Ap(ap) = a
+                                && let Some(d) = &ap.dynamic
+                                && let OffsetSource::Register(r) = &d.source
+                            {
+                                file.insert(r);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        walk(&f.body, &mut files);
+        let mut engines: Vec<_> = files.into_iter().filter(|(_, n)| n.len() > REGISTERS_PER_ENGINE).collect();
+        engines.sort_by_key(|(e, _)| *e);
+        for (engine, names) in engines {
+            self.err(
+                ErrorKind::OutOfRange,
+                "blocks",
+                format!(
+                    "the program names {} registers on engine {engine}; an engine has {REGISTERS_PER_ENGINE}",
+                    names.len()
+                ),
+            );
+        }
+    }
+
+    /// A branch target: a block of the innermost `blocks` list, named once.
+    fn label(&mut self, field: &str, target: &str) {
+        match self.labels.last().and_then(|l| l.get(target)) {
+            Some(1) => {}
+            Some(n) => self.err(
+                ErrorKind::DuplicateName,
+                field,
+                format!("{n} blocks of this list are named '{}'", crate::clip(target, crate::ECHO_CHARS)),
+            ),
+            None => self.err(
+                ErrorKind::UnresolvedRef,
+                field,
+                format!(
+                    "'{}' names no block of the blocks list this branch is in (a branch moves between the blocks of one list)",
+                    crate::clip(target, crate::ECHO_CHARS)
+                ),
+            ),
+        }
+    }
+
+    /// The register instructions' and CompareAndBranch's operands: registers read as int32 or
+    /// uint32, immediates are int32 or uint32 integers in −2^31 ..= 2^32 − 1.
+    fn register_operands(&mut self, i: &Instruction) {
+        for (list, ops) in [("ins", &i.ins), ("outs", &i.outs)] {
+            for (k, a) in ops.iter().enumerate() {
+                match a {
+                    Operand::Register { dtype, .. } => {
+                        self.register_dtype(&format!("{list}[{k}].dtype"), *dtype)
+                    }
+                    Operand::Imm { dtype, value } => {
+                        self.register_dtype(&format!("{list}[{k}].dtype"), *dtype);
+                        let fits = match value {
+                            crate::Number::Int(v) => (i64::from(i32::MIN)..=i64::from(u32::MAX)).contains(v),
+                            _ => false,
+                        };
+                        if !fits {
+                            self.err(
+                                ErrorKind::OutOfRange,
+                                &format!("{list}[{k}].value"),
+                                format!("a register immediate is an integer in -2147483648..=4294967295, found {value:?}"),
+                            );
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    /// TensorLoad's and TensorSave's memory side: one element of an integer dtype of at most
+    /// 32 bits.
+    fn scalar_access(&mut self, field: &str, ap: Option<&AccessPattern>, what: &str) {
+        let Some(ap) = ap else { return };
+        use Dtype::{Int8, Int16, Int32, Uint8, Uint16, Uint32};
+        self.dtype_in(
+            Some(ap),
+            &format!("{field}.dtype"),
+            &[Int8, Int16, Int32, Uint8, Uint16, Uint32],
+            what,
+        );
+        let n = ap.pairs.iter().try_fold(1i64, |n, p| n.checked_mul(p.num));
+        if n != Some(1) {
+            self.err(
+                ErrorKind::ApShape,
+                &format!("{field}.ap"),
+                format!("{what} is exactly one element (every num 1)"),
+            );
         }
     }
 
@@ -387,13 +602,19 @@ impl Validator<'_> {
         }
         for (k, a) in got.iter().enumerate() {
             let Some(slot) = slots.get(k).copied().or(rest) else { break };
-            let ok = match slot {
-                Slot::Ap => matches!(a, Operand::Ap(_)),
-                Slot::ApOrImm => matches!(a, Operand::Ap(_) | Operand::Imm { .. }),
-                Slot::Any => true,
+            let (ok, want) = match slot {
+                Slot::Ap => (matches!(a, Operand::Ap(_)), "a physical_ap"),
+                Slot::ApOrImm => {
+                    (matches!(a, Operand::Ap(_) | Operand::Imm { .. }), "a physical_ap or an imm_value")
+                }
+                Slot::Reg => (matches!(a, Operand::Register { .. }), "a register_access"),
+                Slot::RegOrImm => (
+                    matches!(a, Operand::Register { .. } | Operand::Imm { .. }),
+                    "a register_access or an imm_value",
+                ),
+                Slot::Any => (true, ""),
             };
             if !ok {
-                let want = if slot == Slot::Ap { "a physical_ap" } else { "a physical_ap or an imm_value" };
                 self.err(
                     ErrorKind::OperandKind,
                     &format!("{list}[{k}].kind"),
@@ -558,6 +779,44 @@ impl Validator<'_> {
         self.counts(i);
         self.dynamic_forms(i);
         match &i.op {
+            Op::RegisterMove(_) => self.register_operands(i),
+            Op::RegisterAlu(r) => {
+                self.register_operands(i);
+                if !REGISTER_ALU_OPS.contains(&r.op) {
+                    self.err(
+                        ErrorKind::BadField,
+                        "op",
+                        format!("{} is not a register ALU op (docs/bir-json.md \"RegisterAlu\")", r.op),
+                    );
+                }
+            }
+            Op::TensorLoad(_) => {
+                self.register_operands(i);
+                self.scalar_access("ins[0]", i.in_ap(0), "TensorLoad's source");
+            }
+            Op::TensorSave(_) => {
+                self.register_operands(i);
+                self.scalar_access("outs[0]", i.out_ap(0), "TensorSave's destination");
+            }
+            Op::CompareAndBranch(c) => {
+                self.register_operands(i);
+                let reg = matches!(i.ins.get(1), Some(Operand::Register { .. }));
+                if i.ins.len() == 2 && reg != c.comp_op.against_register() {
+                    let want =
+                        if c.comp_op.against_register() { "a register_access" } else { "an imm_value" };
+                    self.err(
+                        ErrorKind::OperandKind,
+                        "ins[1].kind",
+                        format!("comp_op {} compares against {want}", c.comp_op),
+                    );
+                }
+                for (field, target) in [("on_true", &c.on_true), ("on_false", &c.on_false)] {
+                    if let Some(t) = target {
+                        self.label(field, t);
+                    }
+                }
+            }
+            Op::UnconditionalBranch(b) => self.label("target", &b.target),
             Op::TensorScalarCache(c) => {
                 let has_init = i.ins.len() >= 2;
                 if has_init != (c.acc == EngineAccumulationType::LoadAccumulate) {
@@ -1910,12 +2169,18 @@ pub fn static_extent(
     Ok((lo, hi))
 }
 
-/// How many instructions running `nodes` executes, loop trips multiplied in (saturating).
+/// How many instructions running `nodes` executes, counted loop trips multiplied in
+/// (saturating). Branches, DoWhile and DynamicForLoop make the count data-dependent: each
+/// instruction then counts once, and the run's budget bounds what it really executes.
 pub fn executed(nodes: &[Node]) -> u64 {
     nodes.iter().fold(0u64, |n, node| {
         n.saturating_add(match node {
             Node::Block(b) => executed(&b.body),
-            Node::Loop(l) => l.trip_count().unwrap_or(u64::MAX).saturating_mul(executed(&l.body)),
+            Node::Loop(l) => match l.kind {
+                LoopKind::Counted => l.trip_count().unwrap_or(u64::MAX).saturating_mul(executed(&l.body)),
+                // Runs at least once / as its register says: counted once here.
+                LoopKind::DoWhile { .. } | LoopKind::Dynamic(_) => executed(&l.body),
+            },
             Node::Inst(_) => 1,
         })
     })
@@ -1936,6 +2201,8 @@ mod tests {
             marks: Vec::new(),
             arch: Arch::Gen3,
             opts: &ValidateOptions::default(),
+            labels: Vec::new(),
+            loop_vars: Vec::new(),
         };
         let mut n = 0usize;
         for digits in 0..=20 {

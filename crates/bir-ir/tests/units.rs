@@ -14,7 +14,16 @@ use rstest::rstest;
 #[case(0, 4, 0, None)]
 #[case(i64::MIN, i64::MAX, 1, Some(u64::MAX))]
 fn loop_trip_count(#[case] lb: i64, #[case] ub: i64, #[case] stride: i64, #[case] want: Option<u64>) {
-    let l = Loop { name: String::new(), var: "i".into(), lb, ub, stride, body: vec![] };
+    let l = Loop {
+        name: String::new(),
+        var: "i".into(),
+        lb,
+        ub,
+        stride,
+        engine: EngineType::Unassigned,
+        kind: LoopKind::Counted,
+        body: vec![],
+    };
     assert_eq!(l.trip_count(), want);
 }
 

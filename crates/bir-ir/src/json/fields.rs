@@ -722,3 +722,43 @@ impl OpFields for DropoutFields {
         put_enum(w, "threshold_type", self.threshold_type);
     }
 }
+
+impl OpFields for RegisterAluFields {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
+        RegisterAluFields {
+            op: req_enum(o, cx, "op", AluOp::Bypass),
+            is_64bit: flag(o, cx, "is_64bit", false),
+        }
+    }
+    fn write(&self, w: &mut Map<String, Value>, _fun: &Function) {
+        put_enum(w, "op", self.op);
+        put(w, "is_64bit", self.is_64bit);
+    }
+}
+
+impl OpFields for BranchFields {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
+        BranchFields { target: o.req(cx, "target", Cx::string).unwrap_or_default() }
+    }
+    fn write(&self, w: &mut Map<String, Value>, _fun: &Function) {
+        put(w, "target", self.target.as_str());
+    }
+}
+
+impl OpFields for CompareBranchFields {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
+        CompareBranchFields {
+            comp_op: req_enum(o, cx, "comp_op", BranchCompareOp::IsEqImm),
+            on_true: o.opt(cx, "on_true", Cx::string),
+            on_false: o.opt(cx, "on_false", Cx::string),
+        }
+    }
+    fn write(&self, w: &mut Map<String, Value>, _fun: &Function) {
+        put_enum(w, "comp_op", self.comp_op);
+        for (key, target) in [("on_true", &self.on_true), ("on_false", &self.on_false)] {
+            if let Some(t) = target {
+                put(w, key, t.as_str());
+            }
+        }
+    }
+}

@@ -800,7 +800,7 @@ impl Cx {
 
     fn node_of(&mut self, o: &Obj<'_, '_>, path: &Path<'_>, index: usize) -> Option<Node> {
         let opcode = o.get("opcode").and_then(J::as_str);
-        if opcode == Some("Loop") {
+        if matches!(opcode, Some("Loop" | "DoWhile" | "DynamicForLoop")) {
             return self.loop_node(o, index).map(Node::Loop);
         }
         if opcode.is_none() && o.get("instructions").is_some() {
@@ -825,25 +825,106 @@ impl Cx {
 
     fn loop_node(&mut self, o: &Obj<'_, '_>, index: usize) -> Option<Loop> {
         let name = o.opt(self, "name", Cx::string).unwrap_or_default();
+        let opcode = o.get("opcode").and_then(J::as_str).unwrap_or("Loop");
         let (parts, seg) = self.with_context(Seg::Loop(index, name), |cx| {
             let o = o.rooted();
+            let engine = o.opt(cx, "engine", Cx::enum_name::<EngineType>).unwrap_or(EngineType::Unassigned);
             let axis_path = o.field("LoopAxis");
-            let axis = o.req_value(cx, "LoopAxis").and_then(|v| cx.obj(v, &axis_path));
-            let (var, lb, ub, stride) = match axis {
-                Some(a) => (
-                    a.opt(cx, "name", Cx::string).unwrap_or_default(),
+            let axis = if opcode == "DoWhile" {
+                None
+            } else {
+                o.req_value(cx, "LoopAxis").and_then(|v| cx.obj(v, &axis_path))
+            };
+            let var = axis.as_ref().and_then(|a| a.opt(cx, "name", Cx::string)).unwrap_or_default();
+            let kind = match opcode {
+                "DoWhile" => cx.register_operand(&o, "ins").map(|cond| LoopKind::DoWhile { cond }),
+                "DynamicForLoop" => {
+                    let lb = axis.as_ref().and_then(|a| a.req(cx, "lb", Cx::affine));
+                    let stride = axis.as_ref().map(|a| {
+                        a.opt(cx, "stride", Cx::affine).unwrap_or(Affine { constant: 1, terms: Vec::new() })
+                    });
+                    let ub_const = o.opt(cx, "ub_const", Cx::int).unwrap_or(0);
+                    let ub_coef = o.opt(cx, "ub_coef", Cx::int).unwrap_or(1);
+                    let ub_reg = cx.register_operand(&o, "ins");
+                    let induction = match o.get("outs").map(J::val) {
+                        Some(Val::Arr(items)) if items.len() > 0 => Some(cx.register_operand(&o, "outs")),
+                        _ => None,
+                    };
+                    match (lb, stride, ub_reg, induction) {
+                        (Some(lb), Some(stride), Some(ub_reg), None) => Some((lb, stride, ub_reg, None)),
+                        (Some(lb), Some(stride), Some(ub_reg), Some(Some(r))) => {
+                            Some((lb, stride, ub_reg, Some(r)))
+                        }
+                        _ => None,
+                    }
+                    .map(|(lb, stride, ub_reg, induction)| {
+                        LoopKind::Dynamic(Box::new(DynamicBounds {
+                            lb,
+                            stride,
+                            ub_const,
+                            ub_coef,
+                            ub_reg,
+                            induction,
+                        }))
+                    })
+                }
+                _ => Some(LoopKind::Counted),
+            };
+            let (lb, ub, stride) = match (&kind, axis) {
+                (Some(LoopKind::Counted), Some(a)) => (
                     a.req(cx, "lb", Cx::int),
                     a.req(cx, "ub", Cx::int),
                     a.opt(cx, "stride", Cx::int).or(Some(1)),
                 ),
-                None => (String::new(), None, None, None),
+                (Some(LoopKind::DoWhile { .. } | LoopKind::Dynamic(_)), _) => (Some(0), Some(0), Some(1)),
+                _ => (None, None, None),
             };
             let body = o.req(cx, "blocks", |cx, v, p| cx.nodes(v, p)).unwrap_or_default();
-            (var, lb, ub, stride, body)
+            (var, lb, ub, stride, engine, kind, body)
         });
-        let (var, lb, ub, stride, body) = parts;
+        let (var, lb, ub, stride, engine, kind, body) = parts;
         let name = seg.map(Seg::into_name).unwrap_or_default();
-        Some(Loop { name, var, lb: lb?, ub: ub?, stride: stride?, body })
+        Some(Loop { name, var, lb: lb?, ub: ub?, stride: stride?, engine, kind: kind?, body })
+    }
+
+    /// The one `register_access` operand a DoWhile or DynamicForLoop node carries in `key`.
+    fn register_operand(&mut self, o: &Obj<'_, '_>, key: &str) -> Option<RegRef> {
+        let list = o.req(self, key, |cx, v, p| cx.list(v, p, Cx::operand))?;
+        match list.as_slice() {
+            [Operand::Register { dtype, regref }] => Some(RegRef { name: regref.clone(), dtype: *dtype }),
+            _ => {
+                let path = o.field(key);
+                self.err(
+                    ErrorKind::OperandKind,
+                    &path,
+                    format!(
+                        "expected exactly one register_access operand, found {} operand(s) of other kinds",
+                        list.len()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    /// An integer, or `{"const": c, "terms": [{"var": name, "coef": k}, ...]}`.
+    fn affine(&mut self, v: J<'_>, path: &Path<'_>) -> Option<Affine> {
+        if matches!(v.val(), Val::Obj(_) | Val::Done(_)) {
+            let o = self.obj(v, path)?;
+            let constant = o.opt(self, "const", Cx::int).unwrap_or(0);
+            let terms = o
+                .opt(self, "terms", |cx, v, p| {
+                    cx.list(v, p, |cx, v, p| {
+                        let t = cx.obj(v, p)?;
+                        let var = t.req(cx, "var", Cx::string);
+                        let coef = t.opt(cx, "coef", Cx::int).unwrap_or(1);
+                        Some((var?, coef))
+                    })
+                })
+                .unwrap_or_default();
+            return Some(Affine { constant, terms });
+        }
+        self.int(v, path).map(|constant| Affine { constant, terms: Vec::new() })
     }
 
     pub(crate) fn instruction(&mut self, o: &Obj<'_, '_>, index: usize) -> Option<Instruction> {

@@ -101,23 +101,65 @@ fn nodes_value(nodes: &[Node], f: &Function) -> Value {
                     o.insert("instructions".into(), nodes_value(&b.body, f));
                     Value::Object(o)
                 }
-                Node::Loop(l) => {
-                    let mut axis = Map::new();
-                    axis.insert("name".into(), l.var.clone().into());
-                    axis.insert("lb".into(), l.lb.into());
-                    axis.insert("ub".into(), l.ub.into());
-                    axis.insert("stride".into(), l.stride.into());
-                    let mut o = Map::new();
-                    o.insert("opcode".into(), "Loop".into());
-                    o.insert("name".into(), l.name.clone().into());
-                    o.insert("LoopAxis".into(), Value::Object(axis));
-                    o.insert("blocks".into(), nodes_value(&l.body, f));
-                    Value::Object(o)
-                }
+                Node::Loop(l) => loop_value(l, f),
                 Node::Inst(i) => instruction_value(i, f),
             })
             .collect(),
     )
+}
+
+/// A loop node: `Loop`, `DoWhile` or `DynamicForLoop` (docs/bir-json.md "Loops").
+fn loop_value(l: &Loop, f: &Function) -> Value {
+    let register =
+        |r: &RegRef| operand_value(&Operand::Register { dtype: r.dtype, regref: r.name.clone() }, f);
+    let affine = |a: &Affine| -> Value {
+        if a.terms.is_empty() {
+            return a.constant.into();
+        }
+        let terms = a.terms.iter().map(|(var, coef)| {
+            let mut t = Map::new();
+            t.insert("var".into(), var.clone().into());
+            t.insert("coef".into(), (*coef).into());
+            Value::Object(t)
+        });
+        let mut o = Map::new();
+        o.insert("const".into(), a.constant.into());
+        o.insert("terms".into(), Value::Array(terms.collect()));
+        Value::Object(o)
+    };
+    let mut o = Map::new();
+    let mut axis = Map::new();
+    axis.insert("name".into(), l.var.clone().into());
+    match &l.kind {
+        LoopKind::Counted => {
+            o.insert("opcode".into(), "Loop".into());
+            axis.insert("lb".into(), l.lb.into());
+            axis.insert("ub".into(), l.ub.into());
+            axis.insert("stride".into(), l.stride.into());
+        }
+        LoopKind::DoWhile { cond } => {
+            o.insert("opcode".into(), "DoWhile".into());
+            o.insert("ins".into(), Value::Array(vec![register(cond)]));
+        }
+        LoopKind::Dynamic(d) => {
+            o.insert("opcode".into(), "DynamicForLoop".into());
+            axis.insert("lb".into(), affine(&d.lb));
+            axis.insert("stride".into(), affine(&d.stride));
+            o.insert("ub_const".into(), d.ub_const.into());
+            o.insert("ub_coef".into(), d.ub_coef.into());
+            o.insert("ins".into(), Value::Array(vec![register(&d.ub_reg)]));
+            o.insert("outs".into(), Value::Array(d.induction.iter().map(register).collect()));
+        }
+    }
+    o.insert("name".into(), l.name.clone().into());
+    if l.kind != LoopKind::Counted {
+        o.insert("engine".into(), l.engine.name().into());
+    }
+    if !matches!(l.kind, LoopKind::DoWhile { .. }) {
+        o.insert("LoopAxis".into(), Value::Object(axis));
+    }
+    o.insert("blocks".into(), nodes_value(&l.body, f));
+    Value::Object(o)
 }
 
 pub(crate) fn instruction_value(i: &Instruction, f: &Function) -> Value {
