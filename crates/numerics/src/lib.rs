@@ -36,6 +36,7 @@ pub mod minifloat;
 pub mod mx;
 mod profile;
 pub mod random;
+pub mod register;
 pub mod sequence;
 pub mod stats;
 pub mod top8;
