@@ -8,8 +8,9 @@
 //! [`numerics`] codec (bf16, fp8 and the packed `_x4` formats included).
 
 use crate::Writer;
+use crate::exec::BranchTrace;
 use crate::npy::{Npy, descr_for};
-use crate::trace::{RegionRecord, TraceRecord, checksum_str};
+use crate::trace::{RegionRecord, RegisterRecord, TraceRecord, checksum_str};
 use bir_ir::{Dtype, DtypeClass};
 use numerics::Profile;
 use serde_json::{Value, json};
@@ -471,6 +472,10 @@ pub struct Divergence {
     pub regions: Vec<RegionDiff>,
     /// A's and B's bytes written and write checksums.
     pub written: [(u64, Vec<u64>); 2],
+    /// A's and B's register writes, when they differ.
+    pub registers: Option<[Vec<RegisterRecord>; 2]>,
+    /// A's and B's branch decisions, when they differ.
+    pub branch: Option<[Option<BranchTrace>; 2]>,
 }
 
 /// What [`diff_traces`] found.
@@ -484,6 +489,9 @@ pub struct DiffReport {
     pub later: u64,
     /// The next of them.
     pub next: Option<At>,
+    /// Where the two runs' instruction sequences part after the first divergence (A's and B's
+    /// instruction there): nothing later is compared.
+    pub parted: Option<[At; 2]>,
 }
 
 /// Two traces that are not of one program.
@@ -562,19 +570,25 @@ fn compare(a: &TraceRecord, b: &TraceRecord, profile: &Profile) -> Option<Diverg
         });
     }
     let written_differs = a.bytes_written != b.bytes_written || a.checksums != b.checksums;
-    (written_differs || !regions.is_empty()).then(|| Divergence {
+    let registers = (a.registers != b.registers).then(|| [a.registers.clone(), b.registers.clone()]);
+    let branch = (a.branch != b.branch).then(|| [a.branch.clone(), b.branch.clone()]);
+    (written_differs || !regions.is_empty() || registers.is_some() || branch.is_some()).then(|| Divergence {
         at: At::of(a),
         regions,
         written: [(a.bytes_written, a.checksums.clone()), (b.bytes_written, b.checksums.clone())],
+        registers,
+        branch,
     })
 }
 
 /// Compares two traces of one program (docs/trace.md): the first instruction whose written
 /// bytes differ — by each output region's checksum, and element by element when both traces
-/// hold data (`--trace-data`) — and how many later instructions diverge too. Timings are
-/// ignored. Traces whose instruction sequences (names and opcodes) part are an error naming
-/// the first position where they do; a trace that is a prefix of the other (a run that
-/// faulted) is compared over the common part.
+/// hold data (`--trace-data`) — or whose register writes or branch decision differ, and how
+/// many later instructions diverge too. Timings are ignored. After a divergence the two runs
+/// may take different paths: where their instruction sequences then part, the comparison
+/// stops ([`DiffReport::parted`]). Sequences that part with no divergence before are an error
+/// naming the first position where they do (traces of different programs); a trace that is a
+/// prefix of the other (a run that faulted) is compared over the common part.
 pub fn diff_traces(a: &[TraceRecord], b: &[TraceRecord]) -> Result<DiffReport, DiffError> {
     diff_traces_with(a, b, &Profile::refsim())
 }
@@ -602,18 +616,27 @@ pub struct TraceDiff {
     first: Option<Divergence>,
     later: u64,
     next: Option<At>,
+    parted: Option<[At; 2]>,
 }
 
 impl TraceDiff {
     /// An empty comparison, decoding values for display under `profile`.
     pub fn new(profile: Profile) -> Self {
-        TraceDiff { profile, position: 0, first: None, later: 0, next: None }
+        TraceDiff { profile, position: 0, first: None, later: 0, next: None, parted: None }
     }
 
     /// Compares the next pair of records; an error when they are not the same instruction
     /// (traces of different programs).
     pub fn push(&mut self, x: &TraceRecord, y: &TraceRecord) -> Result<(), DiffError> {
+        if self.parted.is_some() {
+            return Ok(());
+        }
         if x.name != y.name || x.opcode != y.opcode {
+            if self.first.is_some() {
+                // The runs diverged before (a branch, a register, data): their paths part here.
+                self.parted = Some([At::of(x), At::of(y)]);
+                return Ok(());
+            }
             return Err(DiffError { position: self.position, a: At::of(x), b: At::of(y) });
         }
         self.position += 1;
@@ -630,7 +653,7 @@ impl TraceDiff {
 
     /// The report, given the number of records in trace A and trace B.
     pub fn finish(self, lengths: [u64; 2]) -> DiffReport {
-        DiffReport { lengths, first: self.first, later: self.later, next: self.next }
+        DiffReport { lengths, first: self.first, later: self.later, next: self.next, parted: self.parted }
     }
 }
 
@@ -661,9 +684,16 @@ impl DiffReport {
                         "coords": e.coords, "a": e.a.to_json(), "b": e.b.to_json(),
                     })),
                 })).collect::<Vec<_>>(),
+                "registers": d.registers.as_ref().map(|r| r.iter().map(|w| w.iter().map(|x| json!({
+                    "engine": x.engine, "name": x.name, "value": x.value,
+                })).collect::<Vec<_>>()).collect::<Vec<_>>()),
+                "branch": d.branch.as_ref().map(|b| b.iter().map(|x| x.as_ref().map(|x| json!({
+                    "taken": x.taken, "target": x.target,
+                }))).collect::<Vec<_>>()),
             })),
             "later_divergent": self.later,
             "next": self.next.as_ref().map(At::to_json),
+            "parted": self.parted.as_ref().map(|[a, b]| json!([a.to_json(), b.to_json()])),
         })
     }
 }
@@ -708,16 +738,44 @@ impl fmt::Display for DiffReport {
                 )?,
             }
         }
-        if d.regions.is_empty() {
+        if let Some([a, b]) = &d.branch {
+            let show = |x: &Option<BranchTrace>| match x {
+                None => "no decision".to_owned(),
+                Some(x) => format!(
+                    "{} -> {}",
+                    if x.taken { "taken" } else { "not taken" },
+                    x.target
+                        .as_deref()
+                        .map_or_else(|| "the next block".to_owned(), |t| format!("block '{t}'"))
+                ),
+            };
+            write!(f, "\n  branch: A {}, B {}", show(a), show(b))?;
+        }
+        if let Some([a, b]) = &d.registers {
+            let show = |w: &[RegisterRecord]| {
+                let parts: Vec<String> =
+                    w.iter().map(|x| format!("{} '{}' = {:#010x}", x.engine, x.name, x.value)).collect();
+                if parts.is_empty() { "none".to_owned() } else { parts.join(", ") }
+            };
+            write!(f, "\n  registers written: A {}, B {}", show(a), show(b))?;
+        }
+        if d.regions.is_empty() && d.registers.is_none() && d.branch.is_none() {
             let show = |(n, c): &(u64, Vec<u64>)| {
                 format!("{n} byte(s) {}", c.iter().map(|c| checksum_str(*c)).collect::<Vec<_>>().join(","))
             };
             write!(f, "\n  written bytes differ: A {}, B {}", show(&d.written[0]), show(&d.written[1]))?;
         }
         match &self.next {
-            Some(n) => write!(f, "\nlater: {} more instruction(s) diverge, the next {n}", self.later),
-            None => write!(f, "\nlater: no other instruction diverges"),
+            Some(n) => write!(f, "\nlater: {} more instruction(s) diverge, the next {n}", self.later)?,
+            None => write!(f, "\nlater: no other instruction diverges")?,
         }
+        if let Some([a, b]) = &self.parted {
+            write!(
+                f,
+                "\nthe runs part there after: trace A runs {a}, trace B runs {b}; nothing later is compared"
+            )?;
+        }
+        Ok(())
     }
 }
 

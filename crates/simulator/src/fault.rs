@@ -27,6 +27,8 @@ pub enum FaultKind {
     BadField,
     /// A run limit of birsim's (the instruction budget), not a reference behaviour.
     Budget,
+    /// A read of a register never written (docs/fidelity.md B2).
+    Uninitialized,
 }
 
 impl FaultKind {
@@ -40,6 +42,7 @@ impl FaultKind {
             FaultKind::Shape => "shape",
             FaultKind::BadField => "bad-field",
             FaultKind::Budget => "budget",
+            FaultKind::Uninitialized => "uninitialized",
         }
     }
 }
@@ -317,6 +320,55 @@ pub enum FaultCause {
         /// The rule.
         why: &'static str,
     },
+    /// A register read before any write to it (docs/fidelity.md B2).
+    #[error(
+        "register '{name}' of engine {engine} is read before anything wrote it (the reference would read 0xFFFFFFFF: --uninit-registers ones)"
+    )]
+    UninitializedRegister {
+        /// The register's name.
+        name: String,
+        /// The engine whose file it is in.
+        engine: bir_ir::EngineType,
+    },
+    /// A register ALU divide or mod by zero (docs/fidelity.md B3).
+    #[error("division by zero: RegisterAlu {op} {a} by 0")]
+    DivisionByZero {
+        /// The op.
+        op: AluOp,
+        /// The dividend's 32 bits.
+        a: u32,
+    },
+    /// A control-flow instruction ran again with nothing changed since its last run: the program
+    /// would repeat forever (docs/fidelity.md B9).
+    #[error(
+        "{what} ran again with nothing changed since its last run (no instruction wrote memory or a register, no loop moved on): the program would loop forever"
+    )]
+    NoProgress {
+        /// What repeated ("this branch", "this DoWhile pass").
+        what: &'static str,
+    },
+    /// A DynamicForLoop whose passes cannot fit the budget left (docs/fidelity.md B9).
+    #[error(
+        "the loop would run {passes} passes, more than the {left} instructions left of the budget of {limit} (each pass counts at least one; raise it with --max-instructions)"
+    )]
+    LoopBudget {
+        /// Its passes.
+        passes: u128,
+        /// What is left of the budget.
+        left: u64,
+        /// The budget.
+        limit: u64,
+    },
+    /// A DynamicForLoop whose stride would never reach its bound (docs/fidelity.md B5).
+    #[error("stride {stride} is not positive while lb {lb} < ub {ub}: the loop would never end")]
+    LoopStride {
+        /// The stride.
+        stride: i64,
+        /// The lower bound.
+        lb: i64,
+        /// The upper bound.
+        ub: i64,
+    },
 }
 
 impl FaultCause {
@@ -347,11 +399,17 @@ impl FaultCause {
             | FaultCause::ScalarCount { .. }
             | FaultCause::OperandKind { .. }
             | FaultCause::Dims { .. } => FaultKind::Shape,
-            FaultCause::BadField { .. } | FaultCause::BadPredicate { .. } => FaultKind::BadField,
+            FaultCause::BadField { .. } | FaultCause::BadPredicate { .. } | FaultCause::LoopStride { .. } => {
+                FaultKind::BadField
+            }
+            FaultCause::UninitializedRegister { .. } => FaultKind::Uninitialized,
+            FaultCause::DivisionByZero { .. } => FaultKind::Numerics,
             FaultCause::InstructionBudget { .. }
             | FaultCause::TooLarge { .. }
             | FaultCause::OutOfMemory { .. }
-            | FaultCause::ScratchOverCap { .. } => FaultKind::Budget,
+            | FaultCause::ScratchOverCap { .. }
+            | FaultCause::NoProgress { .. }
+            | FaultCause::LoopBudget { .. } => FaultKind::Budget,
             FaultCause::DynamicOutOfBounds { .. }
             | FaultCause::DgeIndexOutOfBounds { .. }
             | FaultCause::DgeRowOutside { .. } => FaultKind::OutOfBounds,

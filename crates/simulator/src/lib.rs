@@ -25,8 +25,8 @@ pub mod trace;
 pub use alloc::OutOfMemory;
 pub use dge::swdge::BlockInStream as DmaBlockInStream;
 pub use exec::{
-    MatmulTrace, Options, OutOfRange, Outcome, Parallelism, RangeWarning, Simulator, Stats, TraceEntry,
-    TraceRegion, Writer,
+    BranchTrace, MatmulTrace, Options, OutOfRange, Outcome, Parallelism, RangeWarning, RegisterWrite,
+    Simulator, Stats, TraceEntry, TraceRegion, UninitRegisters, Writer,
 };
 pub use exec::{OptionError, OptionSpec, OptionValues, OptionWord};
 pub use fault::{Fault, FaultCause, FaultKind, SimError, Slot};

@@ -3,7 +3,7 @@
 //! `birsim diff` ([`crate::diff`]). The in-memory form is [`crate::TraceEntry`]; this module is
 //! its file form, and the only place that knows the JSON field names.
 
-use crate::exec::{MatmulTrace, TraceEntry, TraceRegion};
+use crate::exec::{BranchTrace, MatmulTrace, TraceEntry, TraceRegion};
 use bir_ir::{BirEnum, Dtype};
 use serde_json::{Value, json};
 
@@ -30,6 +30,21 @@ pub struct TraceRecord {
     pub matmul: Option<MatmulTrace>,
     /// An Activation's inputs outside its function's valid range (absent: 0).
     pub out_of_range: u64,
+    /// The registers the instruction wrote, in order (absent: none).
+    pub registers: Vec<RegisterRecord>,
+    /// A branch's decision (absent for other opcodes).
+    pub branch: Option<BranchTrace>,
+}
+
+/// One register write in file form.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RegisterRecord {
+    /// The engine whose file holds it (its JSON name).
+    pub engine: String,
+    /// The register's name.
+    pub name: String,
+    /// Its new 32 bits.
+    pub value: u32,
 }
 
 /// One output operand's region ([`TraceRegion`] in file form).
@@ -86,6 +101,16 @@ impl From<&TraceEntry> for TraceRecord {
             regions: e.regions.iter().map(RegionRecord::from).collect(),
             matmul: e.matmul,
             out_of_range: e.out_of_range,
+            registers: e
+                .registers
+                .iter()
+                .map(|r| RegisterRecord {
+                    engine: r.engine.name().to_owned(),
+                    name: r.name.clone(),
+                    value: r.value,
+                })
+                .collect(),
+            branch: e.branch.clone(),
         }
     }
 }
@@ -138,6 +163,14 @@ impl TraceRecord {
         }
         if let (n @ 1.., Some(o)) = (self.out_of_range, v.as_object_mut()) {
             o.insert("out_of_range".into(), json!(n));
+        }
+        if let (false, Some(o)) = (self.registers.is_empty(), v.as_object_mut()) {
+            let regs =
+                self.registers.iter().map(|r| json!({"engine": r.engine, "name": r.name, "value": r.value}));
+            o.insert("registers".into(), Value::Array(regs.collect()));
+        }
+        if let (Some(b), Some(o)) = (&self.branch, v.as_object_mut()) {
+            o.insert("branch".into(), json!({"taken": b.taken, "target": b.target}));
         }
         v
     }
@@ -192,6 +225,39 @@ impl TraceRecord {
                 }
             },
             out_of_range: o.get("out_of_range").map_or(Ok(0), |_| o.u64("out_of_range"))?,
+            registers: match o.get("registers") {
+                None => Vec::new(),
+                Some(_) => o
+                    .array("registers")?
+                    .iter()
+                    .enumerate()
+                    .map(|(k, r)| {
+                        let r = Obj { v: r, path: format!("registers[{k}].") };
+                        let value = r.u64("value")?;
+                        Ok(RegisterRecord {
+                            engine: r.str("engine")?.to_owned(),
+                            name: r.str("name")?.to_owned(),
+                            value: u32::try_from(value)
+                                .map_err(|_| r.err("value", format!("{value} is above 4294967295")))?,
+                        })
+                    })
+                    .collect::<Result<Vec<_>, FieldError>>()?,
+            },
+            branch: match o.get("branch") {
+                None => None,
+                Some(b) => {
+                    let b = Obj { v: b, path: "branch.".to_owned() };
+                    let taken = match b.get("taken") {
+                        Some(Value::Bool(t)) => *t,
+                        _ => return Err(b.err("taken", "expected true or false".to_owned())),
+                    };
+                    let target = match b.get("target") {
+                        None | Some(Value::Null) => None,
+                        Some(_) => Some(b.str("target")?.to_owned()),
+                    };
+                    Some(BranchTrace { taken, target })
+                }
+            },
         })
     }
 }
@@ -446,7 +512,25 @@ mod tests {
             }],
             matmul: None,
             out_of_range: 0,
+            registers: Vec::new(),
+            branch: None,
         }
+    }
+
+    /// Register writes and a branch decision round-trip; none of either writes no key.
+    #[test]
+    fn registers_and_a_branch_round_trip_and_are_absent_when_empty() {
+        let r = TraceRecord {
+            registers: vec![RegisterRecord { engine: "Pool".into(), name: "n".into(), value: 0xFFFF_FFFE }],
+            branch: Some(BranchTrace { taken: false, target: None }),
+            ..line()
+        };
+        let text = r.to_json().to_string();
+        assert!(text.contains(r#""registers":[{"engine":"Pool","name":"n","value":4294967294}]"#), "{text}");
+        assert!(text.contains(r#""branch":{"taken":false,"target":null}"#), "{text}");
+        assert_eq!(TraceRecord::parse(&text).unwrap(), r);
+        let plain = line().to_json().to_string();
+        assert!(!plain.contains("registers") && !plain.contains("branch"), "{plain}");
     }
 
     #[test]

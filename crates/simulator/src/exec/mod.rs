@@ -1,23 +1,28 @@
 //! The instruction visitor (re-facts §5): runs a validated program in order, one table dispatch
-//! per instruction. This module is the instruction loop only — blocks, counted loops, the
-//! budget, the one support decision, the dispatch through the kernel table
-//! (`table.rs`), liveness; the kernels live in `kernels/` on the floor of `kit/`, the trace,
-//! watch, statistics and progress in `observe.rs`.
+//! per instruction. This module is the instruction loop only — the budget, the one support
+//! decision, the dispatch through the kernel table (`table.rs`), liveness; blocks, branches and
+//! loops are `flow.rs`; the kernels live in `kernels/` on the floor of `kit/`, the trace, watch,
+//! statistics and progress in `observe.rs`.
 
+mod flow;
 pub(crate) mod kit;
 mod observe;
 pub(crate) mod table;
 
 use crate::fault::{Fault, FaultCause, SimError};
 use crate::memory::Memory;
-use bir_ir::{Function, Instruction, LocId, Node, OpCategory, Validated};
+use bir_ir::{Function, Instruction, LocId, Op, OpCategory, Validated};
+use flow::Place;
 use kit::facts::InstFacts;
 use kit::liveness::{self, Liveness};
+use kit::regfile::Flow;
 use kit::{Cx, Res, Stop, Written, bug, fault};
 use numerics::Profile;
 
 pub use kit::{OptionError, OptionSpec, OptionValues, OptionWord, Options, OutOfRange, Parallelism, fnv1a};
-pub use observe::{MatmulTrace, RangeWarning, Stats, TraceEntry, TraceRegion, Writer};
+pub use kit::{RegisterWrite, UninitRegisters};
+use observe::Control;
+pub use observe::{BranchTrace, MatmulTrace, RangeWarning, Stats, TraceEntry, TraceRegion, Writer};
 
 /// How a run ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -26,23 +31,6 @@ pub enum Outcome {
     Finished,
     /// The program faulted; memory holds what was written before the fault.
     Faulted(Fault),
-}
-
-/// A block or loop the running instruction sits in.
-#[derive(Clone, Copy, Debug)]
-enum Place<'p> {
-    Block(&'p str),
-    Loop(usize, &'p str),
-}
-
-impl std::fmt::Display for Place<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let echo = |n| bir_ir::clip(n, bir_ir::ECHO_CHARS);
-        match self {
-            Place::Block(n) => write!(f, "block '{}'", echo(n)),
-            Place::Loop(index, n) => write!(f, "loop #{index} '{}'", echo(n)),
-        }
-    }
 }
 
 /// Runs programs. Create one per program run.
@@ -58,6 +46,8 @@ pub struct Simulator<'p> {
     context: Vec<Place<'p>>,
     /// Loop nesting of the running instruction.
     depth: usize,
+    /// Control-flow state: the next-block slot, loop variables, progress (`flow.rs`).
+    flow: flow::State<'p>,
 }
 
 impl<'p> Simulator<'p> {
@@ -70,6 +60,7 @@ impl<'p> Simulator<'p> {
             executed: 0,
             context: Vec::new(),
             depth: 0,
+            flow: flow::State::default(),
         }
     }
 
@@ -191,61 +182,19 @@ impl<'p> Simulator<'p> {
     pub fn run(&mut self) -> Result<Outcome, SimError> {
         self.obs.start(&mut self.cx);
         let body = &self.cx.f.body;
-        let result = self.nodes(body);
+        let result = self.region(body);
         self.obs.progress_end(self.executed);
         match result {
-            Ok(()) => Ok(Outcome::Finished),
-            Err((at, i, Stop::Fault(cause))) => Ok(Outcome::Faulted(Fault {
+            Ok(_) => Ok(Outcome::Finished),
+            Err((at, name, opcode, Stop::Fault(cause))) => Ok(Outcome::Faulted(Fault {
                 kind: cause.kind(),
                 at,
-                instruction: i.name.clone(),
-                opcode: i.opcode(),
+                instruction: name.to_owned(),
+                opcode,
                 cause: *cause,
             })),
-            Err((_, _, Stop::Bug(e))) => Err(*e),
+            Err((_, _, _, Stop::Bug(e))) => Err(*e),
         }
-    }
-
-    fn nodes(&mut self, nodes: &'p [Node]) -> Result<(), (String, &'p Instruction, Stop)> {
-        for (index, node) in nodes.iter().enumerate() {
-            match node {
-                Node::Block(b) => {
-                    self.context.push(Place::Block(&b.name));
-                    self.nodes(&b.body)?;
-                    self.context.pop();
-                }
-                Node::Loop(l) => {
-                    self.context.push(Place::Loop(index, &l.name));
-                    self.depth += 1;
-                    // Validation bounded the trip count.
-                    for _ in 0..l.trip_count().unwrap_or(0) {
-                        self.nodes(&l.body)?;
-                    }
-                    self.depth -= 1;
-                    self.context.pop();
-                    if self.depth == 0 {
-                        self.retire(liveness::node_key(node));
-                    }
-                }
-                Node::Inst(i) => {
-                    let top = self.depth == 0;
-                    self.cx.unit = top.then(|| liveness::inst_key(i));
-                    if let Err(stop) = self.instruction(i) {
-                        let mut at: Vec<String> = self.context.iter().map(Place::to_string).collect();
-                        let name = bir_ir::clip(&i.name, bir_ir::ECHO_CHARS);
-                        at.push(format!("instruction #{index} '{name}' ({})", i.opcode()));
-                        return Err((at.join(" › "), i, stop));
-                    }
-                    if self.executed >= self.obs.progress_at {
-                        self.obs.progress_tick(self.executed);
-                    }
-                    if top {
-                        self.retire(liveness::inst_key(i));
-                    }
-                }
-            }
-        }
-        Ok(())
     }
 
     fn instruction(&mut self, i: &'p Instruction) -> Res<()> {
@@ -259,7 +208,11 @@ impl<'p> Simulator<'p> {
             return fault(cause);
         }
         self.cx.ensure_buffers(i)?;
-        let mut regions = Written::new(self.obs.tracing());
+        let tracing = self.obs.tracing();
+        let mut regions = Written::new(tracing);
+        if tracing {
+            self.cx.engines.scalars.log = Some(Vec::new());
+        }
         let timed = self.obs.timed().then(std::time::Instant::now);
         // Memory-held scalar dynamic offsets become static APs here, once, before the kernel
         // (kit::offsets; D1, D18): kernels see plain APs. The observers see the resolved APs,
@@ -287,7 +240,25 @@ impl<'p> Simulator<'p> {
             _ => return bug("support::classify let through an opcode with no kernel"),
         }
         self.executed += 1;
+        if !flow::is_control(op) {
+            self.flow.progress += 1;
+        }
         let elapsed_ns = timed.map_or(0, |t| u64::try_from(t.elapsed().as_nanos()).unwrap_or(u64::MAX));
-        self.obs.after(&mut self.cx, seen, self.executed - 1, elapsed_ns, &regions)
+        let control = if tracing {
+            let branch = match (self.cx.flow, &i.op) {
+                (Some(Flow::Branch { taken }), Op::UnconditionalBranch(b)) => {
+                    Some(BranchTrace { taken, target: Some(b.target.clone()) })
+                }
+                (Some(Flow::Branch { taken }), Op::CompareAndBranch(c)) => {
+                    let target = if taken { &c.on_true } else { &c.on_false };
+                    Some(BranchTrace { taken, target: target.clone() })
+                }
+                _ => None,
+            };
+            Control { registers: self.cx.engines.scalars.log.take().unwrap_or_default(), branch }
+        } else {
+            Control::default()
+        };
+        self.obs.after(&mut self.cx, seen, self.executed - 1, elapsed_ns, &regions, control)
     }
 }

@@ -28,6 +28,26 @@ pub struct TraceEntry {
     pub matmul: Option<MatmulTrace>,
     /// An Activation's inputs outside its function's valid range (docs/fidelity.md E6), else 0.
     pub out_of_range: u64,
+    /// The registers the instruction wrote, in order (docs/trace.md "registers").
+    pub registers: Vec<super::RegisterWrite>,
+    /// A branch instruction's decision (docs/trace.md "branch"), else `None`.
+    pub branch: Option<BranchTrace>,
+}
+
+/// What a traced branch decided (CompareAndBranch, UnconditionalBranch).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BranchTrace {
+    /// CompareAndBranch's comparison held (always true for UnconditionalBranch).
+    pub taken: bool,
+    /// The block it set as the next one (`None`: the next block in order).
+    pub target: Option<String>,
+}
+
+/// A traced instruction's register writes and branch decision.
+#[derive(Debug, Default)]
+pub(crate) struct Control {
+    pub(crate) registers: Vec<super::RegisterWrite>,
+    pub(crate) branch: Option<BranchTrace>,
 }
 
 /// One instruction whose Activation inputs left the function's documented valid range, over
@@ -246,6 +266,7 @@ impl<'p> Observers<'p> {
         index: u64,
         elapsed_ns: u64,
         regions: &Written,
+        control: Control,
     ) -> Res<()> {
         if let Some(stats) = self.stats.as_mut() {
             stats.record(index, i, elapsed_ns, regions.bytes());
@@ -268,6 +289,8 @@ impl<'p> Observers<'p> {
                 regions: traced,
                 matmul: MatmulTrace::of(i, cx.f),
                 out_of_range: regions.out_of_range().map_or(0, |n| n.count),
+                registers: control.registers,
+                branch: control.branch,
             };
             match (self.trace.as_mut(), self.sink.as_mut()) {
                 (Some(trace), _) => crate::alloc::push(trace, entry)?,

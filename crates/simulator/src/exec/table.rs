@@ -19,6 +19,7 @@ mod kernels {
     pub(crate) mod act_func_set;
     pub(crate) mod activation;
     pub(crate) mod bn_stats;
+    pub(crate) mod branch;
     pub(crate) mod cache;
     pub(crate) mod copy;
     pub(crate) mod dge;
@@ -37,6 +38,7 @@ mod kernels {
     pub(crate) mod read_accumulator;
     pub(crate) mod reciprocal;
     pub(crate) mod reduce;
+    pub(crate) mod register;
     pub(crate) mod select;
     pub(crate) mod sequence_bounds;
     pub(crate) mod stream;
@@ -48,9 +50,9 @@ use super::kit::facts::{Facts, Verdict};
 use super::kit::{Cx, Res, Written, bug};
 use bir_ir::{Instruction, Op, OpCategory, Opcode};
 use kernels::{
-    act_func_set, activation, bn_stats, cache, copy, dge, dma, elementwise, exponential, indirect, iota,
-    matmult, memset, mx, nonzero, rand_state, random, range_select, read_accumulator, reciprocal, reduce,
-    select, sequence_bounds, stream, sync, top8,
+    act_func_set, activation, bn_stats, branch, cache, copy, dge, dma, elementwise, exponential, indirect,
+    iota, matmult, memset, mx, nonzero, rand_state, random, range_select, read_accumulator, reciprocal,
+    reduce, register, select, sequence_bounds, stream, sync, top8,
 };
 
 /// A kernel: runs one instruction of its opcode (classified beforehand) in the context.
@@ -200,16 +202,16 @@ pub(crate) const ROWS: &[Row] = &[
     run!(DMADescriptorCCE => dge::descriptor, dge::classify_cce, Outputs),
     run!(DMADescriptorTranspose => dge::descriptor, dge::classify_transpose, Outputs),
     run!(DMADescriptorReplicate => dge::descriptor, dge::classify_replicate, Outputs),
-    missing!(RegisterAlu, RAW),
-    missing!(RegisterMove, RAW),
-    missing!(TensorLoad, RAW),
-    missing!(TensorSave, RAW),
-    missing!(CompareAndBranch, RAW),
-    missing!(UnconditionalBranch, RAW),
-    missing!(BranchHint, RAW),
-    missing!(Return, RAW),
-    missing!(Exit, RAW),
-    missing!(Break, RAW),
+    run!(RegisterAlu(f) => register::register_alu_run, register::classify_alu, Outputs),
+    run!(RegisterMove => register::register_move, plain, Outputs),
+    run!(TensorLoad => register::tensor_load, plain, Outputs),
+    run!(TensorSave => register::tensor_save, plain, Outputs),
+    run!(CompareAndBranch(f) => branch::compare, plain, Outputs),
+    run!(UnconditionalBranch(f) => branch::jump, plain, Outputs),
+    run!(BranchHint => sync::run, plain, Outputs),
+    run!(Return => branch::end, plain, Outputs),
+    run!(Exit => branch::end, plain, Outputs),
+    run!(Break => branch::brk, plain, Outputs),
     missing!(Call, RAW),
     run!(SwitchQueueInstance(f) => dge::queue_instance, dge::classify_queue, Outputs),
     run!(ResetQueueInstance(f) => dge::queue_instance, dge::classify_queue, Outputs),
@@ -257,13 +259,15 @@ pub(crate) fn row(op: Opcode) -> Option<&'static Row> {
 }
 
 /// The verdict for an instruction of opcode `op` whose facts `q` answers: by the reference's
-/// category first (base records and no-ops are skipped as the reference does; control flow
-/// other than a counted Loop node has no kernel), then by the opcode's row.
+/// category first (base records and no-ops are skipped as the reference does; the loop opcodes
+/// are loop nodes, never instructions), then by the opcode's row.
 pub(crate) fn classify(op: Opcode, q: &dyn Facts) -> Verdict {
     match op.category() {
         OpCategory::Base => Verdict::runs("a base record: named and skipped, as the reference does"),
         OpCategory::NoOp => Verdict::runs("runs no kernel (its sync effects are not modelled)"),
-        OpCategory::Control => Verdict::no_kernel("structured control flow other than a counted Loop node"),
+        OpCategory::Control => {
+            Verdict::no_kernel("structured control flow, read as a loop node, never as an instruction")
+        }
         OpCategory::Kernel => match row(op).map(|r| &r.kernel) {
             Some(Kernel::Runs { classify, .. }) => classify(q),
             Some(Kernel::Missing(why)) => Verdict::no_kernel(why),

@@ -134,6 +134,12 @@ pub struct RunArgs {
     /// Short for --ranges fault
     #[arg(long, conflicts_with = "ranges")]
     pub strict_ranges: bool,
+    /// What reading a register never written does [default: fault]
+    ///
+    /// fault: an uninitialized fault naming the register and its engine; ones: it reads
+    /// 0xFFFFFFFF, the reference's start value (docs/fidelity.md B2).
+    #[arg(long, value_name = "WHAT", value_parser = option("uninit_registers"))]
+    pub uninit_registers: Option<String>,
     #[command(flatten)]
     pub limits: Limits,
 }
@@ -181,6 +187,7 @@ pub fn run(o: &RunArgs) -> Result<(), Exit> {
     if o.strict_ranges {
         set(&mut options, "ranges", &Some("fault".to_owned()))?;
     }
+    set(&mut options, "uninit_registers", &o.uninit_registers)?;
     let program = load(&o.program, &o.limits)?;
     let valid =
         bir_ir::validate(&program, &options.validate_options()).map_err(|d| problems(&o.program, &d))?;

@@ -34,8 +34,7 @@
 //! [`classify_mode`] is the support classifier of every form (DMACopy's and the descriptors').
 
 use super::facts::{
-    Fact, Facts, OFFSET_REGISTER, OFFSET_VECTOR, OTHER_REGISTER, OTHER_VECTOR, REDUCE_ADD, REDUCE_BYPASS,
-    REGISTER, VECTOR_ELSEWHERE, Verdict,
+    Fact, Facts, OFFSET_VECTOR, OTHER_VECTOR, REDUCE_ADD, REDUCE_BYPASS, VECTOR_ELSEWHERE, Verdict,
 };
 use super::transpose::permute_bytes;
 use super::{Arg, Cx, Res, Stop, Written, bug, fault, record_entries, same_count, unclassified};
@@ -152,7 +151,6 @@ pub(crate) fn classify_mode(mode: CopyMode, q: &dyn Facts) -> Verdict {
     }
     match q.get(Fact::Dynamic) {
         OTHER_VECTOR => {}
-        OTHER_REGISTER => return Verdict::not_implemented(REGISTER),
         _ => return Verdict::runs("scalar dynamic offsets resolved before the mode runs (D1, D18)"),
     }
     if mode != CopyMode::Copy {
@@ -160,10 +158,8 @@ pub(crate) fn classify_mode(mode: CopyMode, q: &dyn Facts) -> Verdict {
             "bir-ir validation: a vector offset outside Copy mode (seed 000 §5.2 routes only Copy mode to the vector-indirect HW-DGE arm)",
         );
     }
-    match q.get(Fact::OtherOffset) {
-        OTHER_VECTOR => return Verdict::rejected(VECTOR_ELSEWHERE),
-        OTHER_REGISTER => return Verdict::not_implemented(REGISTER),
-        _ => {}
+    if q.get(Fact::OtherOffset) == OTHER_VECTOR {
+        return Verdict::rejected(VECTOR_ELSEWHERE);
     }
     let (s, d) = (q.get(Fact::SrcOffset), q.get(Fact::DstOffset));
     match (s == OFFSET_VECTOR, d == OFFSET_VECTOR) {
@@ -174,9 +170,6 @@ pub(crate) fn classify_mode(mode: CopyMode, q: &dyn Facts) -> Verdict {
         }
         (false, false) => return Verdict::rejected(VECTOR_ELSEWHERE),
         _ => {}
-    }
-    if s == OFFSET_REGISTER || d == OFFSET_REGISTER {
-        return Verdict::not_implemented(REGISTER);
     }
     match q.get(Fact::DgeReduce) {
         REDUCE_BYPASS => {

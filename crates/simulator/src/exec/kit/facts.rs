@@ -86,8 +86,8 @@ impl Verdict {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Fact {
     /// The dynamic offsets the AP operands (and offsets' own index APs) carry: none or only
-    /// memory-held scalar ones (which the floor resolves, `kit::offsets`), some vector one, or
-    /// some register-held one (vector first).
+    /// scalar ones, memory- or register-held (which the floor resolves, `kit::offsets`), or
+    /// some vector one.
     Dynamic,
     /// A DMA descriptor sits in a DMABlock (else it is met as an instruction of its own).
     InBlock,
@@ -95,12 +95,12 @@ pub enum Fact {
     CopyMode,
     /// Memset's `mode` (a [`MemsetMode`] in its ordinal order).
     MemsetMode,
-    /// The dynamic offset of DMACopy's `ins[0]`: none, scalar, vector, register.
+    /// The dynamic offset of DMACopy's `ins[0]`: none, scalar (memory- or register-held), vector.
     SrcOffset,
-    /// The dynamic offset of DMACopy's `outs[0]`: none, scalar, vector, register.
+    /// The dynamic offset of DMACopy's `outs[0]`: none, scalar (memory- or register-held), vector.
     DstOffset,
     /// The dynamic offsets of a DMA operand other than `ins[0]`/`outs[0]`, or of an offset's
-    /// own index AP: none or scalar, some vector, some register (as [`Fact::Dynamic`]).
+    /// own index AP: none or scalar, some vector (as [`Fact::Dynamic`]).
     OtherOffset,
     /// The HW-DGE reduce-on-write (`cce_op`): bypass (or absent), add, other.
     DgeReduce,
@@ -147,21 +147,21 @@ pub enum Fact {
     MatmultPerfMode,
     /// Activation `is_activate2`.
     Activate2,
+    /// RegisterAlu `is_64bit`.
+    Register64,
 }
 
 const NO_YES: &[&str] = &["no", "yes"];
-const OFFSETS: &[&str] = &["none", "scalar", "vector", "register"];
-const KINDS: &[&str] = &["none or scalar", "vector", "register"];
-/// [`Fact::Dynamic`] / [`Fact::OtherOffset`]: no offset, or only memory-held scalar ones.
+const OFFSETS: &[&str] = &["none", "scalar", "vector"];
+const KINDS: &[&str] = &["none or scalar", "vector"];
+/// [`Fact::Dynamic`] / [`Fact::OtherOffset`]: no offset, or only scalar ones (memory- or
+/// register-held).
 pub(crate) const OTHER_NONE_OR_SCALAR: u8 = 0;
 /// [`Fact::Dynamic`] / [`Fact::OtherOffset`]: some vector offset.
 pub(crate) const OTHER_VECTOR: u8 = 1;
-/// [`Fact::Dynamic`] / [`Fact::OtherOffset`]: some register-held offset, no vector.
-pub(crate) const OTHER_REGISTER: u8 = 2;
 pub(crate) const OFFSET_NONE: u8 = 0;
 pub(crate) const OFFSET_SCALAR: u8 = 1;
 pub(crate) const OFFSET_VECTOR: u8 = 2;
-pub(crate) const OFFSET_REGISTER: u8 = 3;
 pub(crate) const REDUCE_BYPASS: u8 = 0;
 pub(crate) const REDUCE_ADD: u8 = 1;
 pub(crate) const SIDE_ABSENT: u8 = 0;
@@ -196,6 +196,7 @@ impl Fact {
         Fact::MatmultTranspose,
         Fact::MatmultPerfMode,
         Fact::Activate2,
+        Fact::Register64,
     ];
 
     /// The name printed for the fact (a JSON field name or a short phrase).
@@ -227,6 +228,7 @@ impl Fact {
             Fact::MatmultTranspose => "is_transpose",
             Fact::MatmultPerfMode => "perf_mode",
             Fact::Activate2 => "is_activate2",
+            Fact::Register64 => "is_64bit",
         }
     }
 
@@ -314,9 +316,8 @@ impl<'a> InstFacts<'a> {
     fn offset(ap: Option<&AccessPattern>) -> u8 {
         match ap.and_then(|a| a.dynamic.as_deref()).map(|d| &d.source) {
             None => OFFSET_NONE,
-            Some(OffsetSource::Scalar(_)) => OFFSET_SCALAR,
+            Some(OffsetSource::Scalar(_) | OffsetSource::Register(_)) => OFFSET_SCALAR,
             Some(OffsetSource::Vector(_)) => OFFSET_VECTOR,
-            Some(OffsetSource::Register(_)) => OFFSET_REGISTER,
         }
     }
 
@@ -364,17 +365,11 @@ fn offset_chain(ap: &AccessPattern) -> impl Iterator<Item = &AccessPattern> {
     })
 }
 
-/// The [`Fact::Dynamic`] value of these APs' own offsets: vector first, then register.
-fn kinds<'a>(aps: impl Iterator<Item = &'a AccessPattern>) -> u8 {
-    let mut k = OTHER_NONE_OR_SCALAR;
-    for a in aps {
-        match a.dynamic.as_deref().map(|d| &d.source) {
-            Some(OffsetSource::Vector(_)) => return OTHER_VECTOR,
-            Some(OffsetSource::Register(_)) => k = OTHER_REGISTER,
-            _ => {}
-        }
-    }
-    k
+/// The [`Fact::Dynamic`] value of these APs' own offsets: some vector, or none or scalar.
+fn kinds<'a>(mut aps: impl Iterator<Item = &'a AccessPattern>) -> u8 {
+    let vector =
+        aps.any(|a| matches!(a.dynamic.as_deref().map(|d| &d.source), Some(OffsetSource::Vector(_))));
+    if vector { OTHER_VECTOR } else { OTHER_NONE_OR_SCALAR }
 }
 
 impl Facts for InstFacts<'_> {
@@ -456,6 +451,7 @@ impl Facts for InstFacts<'_> {
             }
             Fact::MatmultTranspose => flag(matches!(&i.op, Op::Matmult(m) if m.is_transpose)),
             Fact::Activate2 => flag(matches!(&i.op, Op::Activation(a) if a.is_activate2)),
+            Fact::Register64 => flag(matches!(&i.op, Op::RegisterAlu(r) if r.is_64bit)),
             Fact::MatmultPerfMode => match &i.op {
                 Op::Matmult(m) => match m.perf_mode {
                     bir_ir::MatmultPerfMode::None => 0,
@@ -468,20 +464,16 @@ impl Facts for InstFacts<'_> {
     }
 }
 
-/// The reason of every "not implemented: a register-held offset" verdict (the registers issue).
-pub(crate) const REGISTER: &str = "a dynamic offset held in a register";
 /// The reason of every "rejected: a vector offset" verdict outside DMACopy's ins[0]/outs[0].
 pub(crate) const VECTOR_ELSEWHERE: &str = "bir-ir validation: a vector offset is the HW-DGE form, only on DMACopy (or DMADescriptorCopy) ins[0]/outs[0] in Copy mode (seed 000 §5.2, §7)";
 
 /// The dynamic-offset rule of every op but DMACopy and its descriptors (`kit::dma` has its
-/// own): memory-held scalar offsets run (the floor resolves them, `kit::offsets`; D18), a
-/// vector offset is rejected (the HW-DGE bridge is DMACopy's, seed 000 §5.2/§7; validation
-/// refuses it), a register-held one is not implemented yet. `None`: the kernel's own rules
-/// decide.
+/// own): scalar offsets, memory- or register-held, run (the floor resolves them,
+/// `kit::offsets`; D18), a vector offset is rejected (the HW-DGE bridge is DMACopy's, seed 000
+/// §5.2/§7; validation refuses it). `None`: the kernel's own rules decide.
 pub(crate) fn classify_offsets(q: &dyn Facts) -> Option<Verdict> {
     match q.get(Fact::Dynamic) {
         OTHER_VECTOR => Some(Verdict::rejected(VECTOR_ELSEWHERE)),
-        OTHER_REGISTER => Some(Verdict::not_implemented(REGISTER)),
         _ => None,
     }
 }

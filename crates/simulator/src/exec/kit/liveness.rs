@@ -8,7 +8,7 @@
 //! is freed; a whole-location copy out of a location that dies at that copy moves the buffer
 //! instead of copying it. Programs with an instruction that touches locations its own operands
 //! do not name (the kernel table's `Writes::Elsewhere`: DMABlock/DMATrigger run descriptors
-//! from elsewhere) free nothing.
+//! from elsewhere), or with a branch (which can run an earlier unit again), free nothing.
 
 use bir_ir::{AccessPattern, Function, Instruction, LocId, Node, OffsetSource, Opcode, Operand};
 use std::collections::HashMap;
@@ -102,7 +102,10 @@ impl Uses {
     }
 
     fn inst(&mut self, i: &Instruction, u: usize) {
-        if (self.elsewhere)(i.opcode()) {
+        // A branch can run an earlier unit again: last uses in file order mean nothing then.
+        if (self.elsewhere)(i.opcode())
+            || matches!(i.opcode(), Opcode::CompareAndBranch | Opcode::UnconditionalBranch)
+        {
             self.opaque = true;
         }
         for op in i.ins.iter().chain(&i.outs) {

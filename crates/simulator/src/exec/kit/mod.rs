@@ -40,6 +40,7 @@ pub(crate) mod offsets;
 pub(crate) mod operand;
 pub(crate) mod options;
 pub(crate) mod par;
+pub(crate) mod regfile;
 pub(crate) mod registers;
 pub(crate) mod rng;
 pub(crate) mod rows;
@@ -56,6 +57,7 @@ pub use operand::fnv1a;
 pub(crate) use operand::{Arg, Pool, ScalarArg, Written, adds, pieces, record_entries, same_count, sub_ap};
 pub use options::{OptionError, OptionSpec, OptionValues, OptionWord, Options};
 pub use par::Parallelism;
+pub use regfile::{RegisterWrite, UninitRegisters};
 
 /// A kernel's early stop: a guest fault, or a bug. Boxed, so every kernel's `Result` error is
 /// two words.
@@ -125,6 +127,8 @@ pub(crate) struct EngineState {
     pub(crate) random: rng::RandomState,
     /// The SW-DGE trigger cursors, keyed by trigger name (seed 000 §5.2; G1, G5).
     pub(crate) cursors: ::dge::swdge::Cursors,
+    /// The 32-bit scalar registers, per engine (re-facts §5 RegState; B1).
+    pub(crate) scalars: regfile::RegFiles,
 }
 
 /// Reused index and plan vectors of the indirect kernels (no allocation per instruction once
@@ -165,6 +169,8 @@ pub(crate) struct Cx<'p> {
     /// tolerates that (DMACopy with `oob_is_err` false, seed 000 §5.1; `offsets`): its `doCopy`
     /// copies only the element pairs whose both addresses are inside.
     pub(crate) oob_tolerated: bool,
+    /// What the running control-flow instruction asks of the instruction loop.
+    pub(crate) flow: Option<regfile::Flow>,
 }
 
 impl<'p> Cx<'p> {
@@ -183,6 +189,7 @@ impl<'p> Cx<'p> {
             liveness: None,
             unit: None,
             oob_tolerated: false,
+            flow: None,
         }
     }
 

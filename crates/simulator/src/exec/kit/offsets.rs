@@ -2,7 +2,7 @@
 //! re-facts §5 "DMA execution", §6 `DynamicAPINFO`; docs/bir-json.md "Dynamic offsets";
 //! docs/fidelity.md D1, D18).
 //!
-//! An AP whose `scalar_offset` is a one-value AP (memory-held) is moved, once per instruction
+//! An AP whose `scalar_offset` is a one-value AP (memory-held) or a register is moved, once per instruction
 //! and before any kernel reads or writes, to a plain static AP: the index is read through the
 //! cast to int64 (its first element), and the AP's `offset` grows by
 //! `index × step` of the level its `indirect_dim` names (`AccessPattern::indirect_level`:
@@ -18,13 +18,16 @@
 //! and whose datapath is `doCopy` (Copy mode without a vector offset, or Transpose with code
 //! None) runs with the out-of-bounds flag instead ([`Resolved::tolerated`]; D1).
 //!
-//! Vector offsets stay on their AP (the HW-DGE bridge, `kit::dma`); register-held offsets never
-//! get here (their classifier says not implemented).
+//! A register-held offset (`scalar_offset` a register name) is resolved the same way, its index
+//! the register of the instruction's engine read as int32 (`kit::regfile`; fidelity B4).
+//! Vector offsets stay on their AP (the HW-DGE bridge, `kit::dma`).
 
-use super::{Arg, Cx, Res, bug, fault, unclassified};
+use super::{Arg, Cx, Res, bug, fault};
 use crate::fault::{FaultCause, Slot};
 use access_pattern::Pattern;
-use bir_ir::{AccessPattern, CopyMode, Dtype, Instruction, OffsetSource, Op, Operand, TransposeOps};
+use bir_ir::{
+    AccessPattern, CopyMode, Dtype, EngineType, Instruction, OffsetSource, Op, Operand, TransposeOps,
+};
 
 /// An instruction with its scalar offsets resolved.
 pub(crate) struct Resolved {
@@ -35,10 +38,11 @@ pub(crate) struct Resolved {
     pub(crate) tolerated: bool,
 }
 
-/// True when an AP or any index AP under it carries a scalar offset.
+/// True when an AP or any index AP under it carries a scalar offset (memory- or
+/// register-held).
 fn has_scalar(ap: &AccessPattern) -> bool {
     match ap.dynamic.as_deref().map(|d| &d.source) {
-        Some(OffsetSource::Scalar(_)) => true,
+        Some(OffsetSource::Scalar(_) | OffsetSource::Register(_)) => true,
         Some(OffsetSource::Vector(v)) => has_scalar(v),
         _ => false,
     }
@@ -87,7 +91,7 @@ impl Cx<'_> {
                 continue;
             }
             let field = "scalar_offset";
-            match self.resolve(slot, ap, field)? {
+            match self.resolve(i.engine, slot, ap, field)? {
                 None => {}
                 Some(_) if tolerates => tolerated = true,
                 Some((index, bound, why)) => return fault(oob_fault(slot, field, index, bound, why)),
@@ -102,29 +106,36 @@ impl Cx<'_> {
     /// faults.
     fn resolve(
         &mut self,
+        engine: EngineType,
         slot: Slot,
         ap: &mut AccessPattern,
         field: &'static str,
     ) -> Res<Option<(i64, i64, Oob)>> {
         let Some(d) = ap.dynamic.as_deref_mut() else { return Ok(None) };
-        let (index_ap, max_index, dim) = match &mut d.source {
-            OffsetSource::Scalar(x) => (x, d.max_index, d.indirect_dim),
+        let (max_index, dim) = (d.max_index, d.indirect_dim);
+        let index = match &mut d.source {
+            OffsetSource::Scalar(index_ap) => {
+                // An index AP's own scalar offset first (its bounds are never tolerated).
+                if let Some((index, bound, why)) =
+                    self.resolve(engine, slot, index_ap, "scalar_offset.scalar_offset")?
+                {
+                    return fault(oob_fault(slot, "scalar_offset.scalar_offset", index, bound, why));
+                }
+                self.read_index(self.arg(slot, index_ap))?
+            }
             OffsetSource::Vector(v) => {
                 // The bridge keeps its vector; a scalar offset on the index AP resolves here.
-                return match self.resolve(slot, v, "vector_offset.scalar_offset")? {
+                return match self.resolve(engine, slot, v, "vector_offset.scalar_offset")? {
                     None => Ok(None),
                     Some((index, bound, why)) => {
                         fault(oob_fault(slot, "vector_offset.scalar_offset", index, bound, why))
                     }
                 };
             }
-            OffsetSource::Register(_) => return unclassified("a dynamic offset held in a register"),
+            // A register-held offset: the register of the instruction's engine, read as int32
+            // (docs/fidelity.md B4).
+            OffsetSource::Register(name) => i64::from(self.register(engine, name)? as i32),
         };
-        // An index AP's own scalar offset first (its bounds are never tolerated).
-        if let Some((index, bound, why)) = self.resolve(slot, index_ap, "scalar_offset.scalar_offset")? {
-            return fault(oob_fault(slot, "scalar_offset.scalar_offset", index, bound, why));
-        }
-        let index = self.read_index(self.arg(slot, index_ap))?;
         let Some(level) = ap.indirect_level(dim) else {
             return bug("a validated indirect_dim names no level");
         };

@@ -38,6 +38,9 @@ pub struct Options {
     /// An Activation input outside its function's documented valid range (docs/fidelity.md
     /// E6): counted and warned about (false, default), or a `numerics` fault (true).
     pub ranges_fault: bool,
+    /// What reading a register never written does (docs/fidelity.md B2): a fault (default) or
+    /// 0xFFFFFFFF, the reference's start value.
+    pub uninit_registers: super::UninitRegisters,
 }
 
 impl Default for Options {
@@ -51,6 +54,7 @@ impl Default for Options {
             dma_block_in_stream: ::dge::swdge::BlockInStream::Skip,
             matmul_order: numerics::matmul::MatmulOrder::Ascending,
             ranges_fault: false,
+            uninit_registers: super::UninitRegisters::Fault,
         }
     }
 }
@@ -175,6 +179,9 @@ const MATMUL: &[(&str, numerics::matmul::MatmulOrder)] =
     &[("ascending", numerics::matmul::MatmulOrder::Ascending), ("fma", numerics::matmul::MatmulOrder::Fma)];
 /// `ranges`' words and the [`Options::ranges_fault`] each sets.
 const RANGES: &[(&str, bool)] = &[("warn", false), ("fault", true)];
+/// `uninit_registers`' words.
+const UNINIT_REGISTERS: &[(&str, super::UninitRegisters)] =
+    &[("fault", super::UninitRegisters::Fault), ("ones", super::UninitRegisters::Ones)];
 /// `dma_block_in_stream`'s words.
 const DMA_BLOCK_IN_STREAM: &[(&str, ::dge::swdge::BlockInStream)] =
     &[("skip", ::dge::swdge::BlockInStream::Skip), ("run", ::dge::swdge::BlockInStream::Run)];
@@ -237,6 +244,16 @@ impl Options {
             ]),
             set: |o, v| pick(&mut o.ranges_fault, v, RANGES),
             get: |o| word_of(o.ranges_fault, RANGES),
+        },
+        OptionSpec {
+            name: "uninit_registers",
+            help: "What reading a register never written does (docs/fidelity.md B2)",
+            values: OptionValues::Words(&[
+                OptionWord { word: "fault", help: "An uninitialized fault naming the register" },
+                OptionWord { word: "ones", help: "Reads 0xFFFFFFFF, the reference's start value" },
+            ]),
+            set: |o, v| pick(&mut o.uninit_registers, v, UNINIT_REGISTERS),
+            get: |o| word_of(o.uninit_registers, UNINIT_REGISTERS),
         },
         OptionSpec {
             name: "threads",
@@ -313,6 +330,7 @@ mod tests {
         ("dma_block_in_stream", "run", &["", "twice", "Run", "true"]),
         ("matmul", "fma", &["", "FMA", "descending", "ascending "]),
         ("ranges", "fault", &["", "Fault", "strict", "true"]),
+        ("uninit_registers", "ones", &["", "Ones", "zero", "0xFFFFFFFF"]),
         ("threads", "61", &["", "0", "-1", "1.5", "four", "0x4", "99999999999999999999"]),
         ("max_instructions", "10", &["", "-1", "1e6", "ten", "18446744073709551616"]),
         ("memory_cap", "1024", &["", "-5", "3GiB", "1.0", "18446744073709551616"]),
@@ -388,7 +406,7 @@ mod tests {
         assert_eq!(text(o.set("memory_cap", "3GiB")), "memory_cap=3GiB: expected a number of bytes");
         assert_eq!(
             text(o.set("speed", "11")),
-            "unknown option `speed` (options: tsc_reverse, oob, dma_block_in_stream, matmul, ranges, threads, max_instructions, memory_cap)"
+            "unknown option `speed` (options: tsc_reverse, oob, dma_block_in_stream, matmul, ranges, uninit_registers, threads, max_instructions, memory_cap)"
         );
         // Names are exact: no dashes, no other case, no old spelling.
         for name in ["dma_block", "dma-block-in-stream", "OOB", "--oob", "grain", "profile", ""] {

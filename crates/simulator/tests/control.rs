@@ -1,0 +1,103 @@
+//! Registers and branches through the simulator's library API (issue #30 item 6; docs/trace.md
+//! "registers", "branch"; docs/fidelity.md B6, B9): the trace records each register write and
+//! branch decision, and `diff_traces` reports the first divergent register value or branch,
+//! then stops where the two runs' paths part. Expected values are worked by hand from the
+//! program below.
+#![expect(clippy::unwrap_used, clippy::panic, reason = "test code")]
+
+mod common;
+use bir_ir::{ValidateOptions, json, validate};
+use common::*;
+use numerics::Profile;
+use simulator::diff::diff_traces;
+use simulator::trace::{RegisterRecord, TraceRecord};
+use simulator::{BranchTrace, Outcome, Simulator};
+
+/// `x[0]` into register `n`; `n > 5` branches to block `big` (writes 2 to `y`), else block
+/// `small` runs (writes 1), then `done` ends the run.
+fn program() -> String {
+    let reg = r#"{"kind":"register_access","dtype":"int32","regref":"n"}"#;
+    let one = ap("x", "int32", 0, &[(4, 1), (1, 1)]);
+    let out = ap("y", "int32", 0, &[(4, 1), (1, 1)]);
+    let mov = |name: &str, v: i32| {
+        format!(
+            r#"{{"opcode":"RegisterMove","name":"{name}","engine":"Pool","ins":[{{"kind":"imm_value","dtype":"int32","value":{v}}}],"outs":[{reg}]}},
+               {{"opcode":"TensorSave","name":"{name}_st","engine":"Pool","ins":[{reg}],"outs":[{out}]}}"#
+        )
+    };
+    let body = format!(
+        r#"{{"name":"top","instructions":[
+             {{"opcode":"TensorLoad","name":"ld","engine":"Pool","ins":[{one}],"outs":[{reg}]}},
+             {{"opcode":"CompareAndBranch","name":"br","engine":"Pool","comp_op":"IS_GTIMM","on_true":"big","ins":[{reg},{{"kind":"imm_value","dtype":"int32","value":5}}],"outs":[]}}]}},
+           {{"name":"small","instructions":[{},{{"opcode":"UnconditionalBranch","name":"j","engine":"Pool","target":"done","ins":[],"outs":[]}}]}},
+           {{"name":"big","instructions":[{}]}},
+           {{"name":"done","instructions":[{{"opcode":"Return","name":"ret","engine":"Pool","ins":[],"outs":[]}}]}}"#,
+        mov("one", 1),
+        mov("two", 2),
+    );
+    program_text("gen3", &[sb("x", "int32", 1, 4, Vec::new()), sb("y", "int32", 1, 4, Vec::new())], &body)
+}
+
+/// The trace of a run with `x[0] = v`, and `y[0]` after it.
+fn traced(v: i32) -> (Vec<TraceRecord>, i32) {
+    let text = program();
+    let prog = json::load_str(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let valid = validate(&prog, &ValidateOptions::default()).unwrap();
+    let f = &prog.functions[0];
+    let mut sim = Simulator::new(valid, Profile::refsim());
+    sim.enable_trace();
+    let x = simulator::io::resolve(f, "x").unwrap();
+    sim.memory_mut().load(&f.locations[x.loc.index()], x.loc, &i32s(&[v, 0, 0, 0])).unwrap();
+    assert_eq!(sim.run().unwrap(), Outcome::Finished);
+    let y = simulator::io::resolve(f, "y").unwrap();
+    let out = to_i32(&simulator::io::read(&mut sim, &y).unwrap().data)[0];
+    (sim.trace().iter().map(TraceRecord::from).collect(), out)
+}
+
+#[test]
+fn the_trace_records_register_writes_and_branch_decisions() {
+    let (t, y) = traced(9);
+    assert_eq!(y, 2);
+    let names: Vec<&str> = t.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["ld", "br", "two", "two_st", "ret"]);
+    let pool = |name: &str, value: u32| RegisterRecord { engine: "Pool".into(), name: name.into(), value };
+    assert_eq!(t[0].registers, [pool("n", 9)]);
+    assert_eq!(t[1].branch, Some(BranchTrace { taken: true, target: Some("big".into()) }));
+    assert_eq!(t[2].registers, [pool("n", 2)]);
+    assert!(t[3].registers.is_empty() && t[3].branch.is_none());
+
+    let (t, y) = traced(-4);
+    assert_eq!(y, 1);
+    assert_eq!(t[0].registers, [pool("n", 0xFFFF_FFFC)]);
+    assert_eq!(t[1].branch, Some(BranchTrace { taken: false, target: None }));
+    assert_eq!(t[4].branch, Some(BranchTrace { taken: true, target: Some("done".into()) }));
+}
+
+#[test]
+fn diff_reports_the_first_divergent_register_then_stops_where_the_paths_part() {
+    let (a, _) = traced(9);
+    let (b, _) = traced(7);
+    // Same path, different register value: the TensorLoad diverges, then nothing else.
+    let r = diff_traces(&a, &b).unwrap();
+    let first = r.first.as_ref().unwrap();
+    assert_eq!(first.at.name, "ld");
+    assert!(first.branch.is_none());
+    assert_eq!(r.later, 0);
+    assert!(r.parted.is_none());
+    // Different paths: the register first, then the branch; the runs part at the block after.
+    let (c, _) = traced(3);
+    let r = diff_traces(&a, &c).unwrap();
+    assert_eq!(r.first.as_ref().unwrap().at.name, "ld");
+    assert_eq!(r.later, 1);
+    assert_eq!(r.next.as_ref().unwrap().name, "br");
+    let [pa, pc] = r.parted.as_ref().unwrap();
+    assert_eq!((pa.name.as_str(), pc.name.as_str()), ("two", "one"));
+    let text = r.to_string();
+    assert!(text.contains("registers written: A Pool 'n' = 0x00000009, B Pool 'n' = 0x00000003"), "{text}");
+    assert!(
+        text.contains(
+            "the runs part there after: trace A runs #2 'two' (RegisterMove), trace B runs #2 'one'"
+        ),
+        "{text}"
+    );
+}
