@@ -13,10 +13,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 progs = sorted(glob.glob(os.path.join(ROOT, "conformance/**/*.json"), recursive=True))
 
 def walk(nodes, out):
-    """Every instruction under a list of nodes: instructions, blocks (`instructions`) and Loop
-    nodes (`blocks`), which may also stand directly in a function's block list."""
+    """Every instruction under a list of nodes: instructions, blocks (`instructions`) and loop
+    nodes (Loop, DoWhile, DynamicForLoop: `blocks`), which may also stand directly in a
+    function's block list."""
     for i in nodes:
-        if i.get("opcode") == "Loop":
+        if i.get("opcode") in ("Loop", "DoWhile", "DynamicForLoop"):
             walk(i.get("blocks", []), out)
         elif "opcode" not in i:
             walk(i.get("instructions", []), out)

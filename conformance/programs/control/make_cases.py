@@ -257,6 +257,9 @@ class Machine:
         self.uninit_ones, self.fault_at_nth = uninit_ones, fault_at_nth
         self.loopvars = {}
         self.trace = []  # executed instruction names
+        # SPEC.md's endless-cycle rule: `changes` counts instructions other than control flow and
+        # loop passes; a branch seen again at the same count would repeat forever.
+        self.changes, self.branch_seen = 0, {}
 
     # registers ---------------------------------------------------------------------------------
     def rd(self, eng, op):
@@ -347,12 +350,16 @@ class Machine:
                 ax = e["LoopAxis"]
                 for i in range(ax["lb"], ax["ub"], ax.get("stride", 1)):
                     self.loopvars[ax["name"]] = i
+                    self.changes += 1
                     self.run_list(e["blocks"])
             elif op == "DoWhile":
                 while True:
+                    before = self.changes
                     self.run_list(e["blocks"])
                     if self.rd(e["engine"], e["ins"][0]) == 0:
                         break
+                    if self.changes == before:
+                        raise Fault("budget", "would loop forever")
             elif op == "DynamicForLoop":
                 ax = e["LoopAxis"]
                 ub = e["ub_const"] + e["ub_coef"] * self.val(e["engine"], e["ins"][0])
@@ -360,8 +367,12 @@ class Machine:
                 s = self.affine(ax["stride"])
                 if s <= 0 and i < ub:
                     raise Fault("bad-field", "stride")
+                passes = max(0, -(-(ub - i) // s))
+                if passes > self.budget - self.count:
+                    raise Fault("budget", f"the loop would run {passes} passes")
                 while i < ub:
                     self.loopvars[ax["name"]] = i
+                    self.changes += 1
                     if e["outs"]:
                         self.wr(e["engine"], e["outs"][0], i)
                     self.run_list(e["blocks"])
@@ -377,6 +388,12 @@ class Machine:
         self.count += 1
         self.trace.append(ins["name"])
         op, eng = ins["opcode"], ins["engine"]
+        if op in ("CompareAndBranch", "UnconditionalBranch"):
+            if self.branch_seen.get(id(ins)) == self.changes:
+                raise Fault("budget", "would loop forever")
+            self.branch_seen[id(ins)] = self.changes
+        elif op not in ("Break", "BranchHint", "Halt"):
+            self.changes += 1
         i0 = ins["ins"][0] if ins["ins"] else None
         o0 = ins["outs"][0] if ins["outs"] else None
         if op == "RegisterMove":
@@ -506,7 +523,9 @@ def finish(b):
         assert f2 is not None and f2.kind == "budget"
         for name in b.outs:
             assert np.array_equal(m2.mem[name].view(np.uint8), m.mem[name].view(np.uint8)), (b.c.name, name)
-        assert static_count(b.body) < int(dict(o.split("=") for o in b.options)["max_instructions"])
+        limit = dict(o.split("=") for o in b.options).get("max_instructions")
+        if limit is not None:
+            assert static_count(b.body) < int(limit)
     return prog, outputs, m
 
 
@@ -1224,8 +1243,20 @@ def hostile_dynamic_loop_bound_int_max():
         e = "Pool"
         return [c.block("pre", [c.mov(e, R("n"), IMM(2**31 - 1))]),
                 c.dfor(e, "jj", 0, 1, 0, 1, R("n"), R("j"), [c.block("b", [c.alu(e, "add", R("s"), R("j"), IMM(1))])])]
-    return hostile("hostile_dynamic_loop_bound_int_max", body, "budget | budget of 50 executed instructions",
-                   "a DynamicForLoop whose bound register holds 2^31 - 1 with a one-instruction body, under "
+    return hostile("hostile_dynamic_loop_bound_int_max", body, "budget | the loop would run 2147483647 passes",
+                   "a DynamicForLoop whose bound register holds 2^31 - 1, under the default budget (10^9): its "
+                   "2^31 - 1 passes cannot fit what is left of the budget, so it faults on entry (SPEC.md)")
+
+
+@case
+def hostile_dynamic_loop_budget_midway():
+    def body(c):
+        e = "Pool"
+        return [c.block("pre", [c.mov(e, R("n"), IMM(45))]),
+                c.dfor(e, "jj", 0, 1, 0, 1, R("n"), R("j"), [c.block("b", [c.alu(e, "add", R("s"), R("j"), IMM(1)),
+                                                                          c.alu(e, "add", R("t"), R("j"), IMM(2))])])]
+    return hostile("hostile_dynamic_loop_budget_midway", body, "budget | budget of 50 executed instructions",
+                   "a DynamicForLoop of 45 passes (they fit the 49 instructions left) of two instructions each, under "
                    "max_instructions=50: the budget fault after 50 executed instructions", ["max_instructions=50"])
 
 
@@ -1234,9 +1265,20 @@ def hostile_branch_cycle():
     def body(c):
         e = "Pool"
         return [c.block("spin", [c.ub(e, "spin")]), c.block("never", [c.mov(e, R("x"), IMM(1))])]
-    return hostile("hostile_branch_cycle", body, "budget | budget of 100 executed instructions",
-                   "a block whose UnconditionalBranch names itself: an endless cycle, stopped by max_instructions=100",
-                   ["max_instructions=100"])
+    return hostile("hostile_branch_cycle", body, "budget | would loop forever",
+                   "a block whose UnconditionalBranch names itself, nothing changing between its runs: an endless "
+                   "cycle, found on the branch's second run (SPEC.md), under the default budget")
+
+
+@case
+def hostile_branch_cycle_with_progress():
+    def body(c):
+        e = "Pool"
+        return [c.block("pre", [c.mov(e, R("x"), IMM(0))]),
+                c.block("spin", [c.alu(e, "add", R("x"), R("x"), IMM(1)), c.ub(e, "spin")])]
+    return hostile("hostile_branch_cycle_with_progress", body, "budget | budget of 100 executed instructions",
+                   "a block that increments a register and branches to itself: it changes state every cycle, so "
+                   "only max_instructions=100 stops it", ["max_instructions=100"])
 
 
 @case

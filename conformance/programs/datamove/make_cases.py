@@ -362,9 +362,10 @@ for i, err in [(10, None), (-1, True)]:
 # register offset
 pairs = [[RF, 1], [1, RF]]
 g, prev, yt = dyn_program(0, "int32", pairs, 0, "W", NR, 1, reg=True, pre_save=True)
-case("dyn_register_offset_not_implemented", g,
-     "DMACopy Copy with scalar_offset a register name -> fault not-implemented (dm-decisions); the earlier Save is intact",
-     fault=("not-implemented", ""))
+case("dyn_register_offset_uninitialized", g,
+     "DMACopy Copy with scalar_offset a register name no instruction wrote -> fault uninitialized naming it "
+     "(docs/bir-json.md \"Registers and control flow\"); the earlier Save is intact",
+     fault=("uninitialized", "register 'r0'"))
 
 # TensorCopyDynamicSrc / Dst (24/25): doCopy after the scalar offset resolves. AWS's legacy NKI test
 # test_nki_isa_tensor_copy_dynamic.py: np.take(src, 4 + arange(n), axis=1) (nki-semantics.md).
