@@ -123,6 +123,7 @@ pub fn run(opts: Opts) -> Result<(), String> {
     activation::run(&ctx);
     vector::run(&ctx);
     dispatch::run(&ctx);
+    dispatch::run_register_loop(&ctx);
     indirect::run(&ctx);
     dge::run(&ctx);
     isa_words::run(&ctx);
