@@ -306,6 +306,24 @@ pub(crate) fn cause(c: &FaultCause) -> (&'static str, Fields) {
         FaultCause::BadField { field, why } => {
             ("bad_field", vec![("field", text(field)), ("why", text(why))])
         }
+        FaultCause::UninitializedRegister { name, engine } => {
+            ("uninitialized_register", vec![("register", text(name)), ("engine", text(engine.name()))])
+        }
+        FaultCause::DivisionByZero { op, a } => {
+            ("division_by_zero", vec![("op", text(op.name())), ("a", uint(u64::from(*a)))])
+        }
+        FaultCause::NoProgress { what } => ("no_progress", vec![("what", text(what))]),
+        FaultCause::LoopBudget { passes, left, limit } => (
+            "loop_budget",
+            vec![
+                ("passes", uint(u64::try_from(*passes).unwrap_or(u64::MAX))),
+                ("left", uint(*left)),
+                ("limit", uint(*limit)),
+            ],
+        ),
+        FaultCause::LoopStride { stride, lb, ub } => {
+            ("loop_stride", vec![("stride", int(*stride)), ("lb", int(*lb)), ("ub", int(*ub))])
+        }
     }
 }
 

@@ -244,17 +244,7 @@ fn execute(program: &bir_ir::Program, inputs: &[Input<'_>], outputs: Option<&[St
         }
     }
     let trace = c.trace.then(|| sim.trace().to_vec());
-    let warnings = sim
-        .range_warnings()
-        .iter()
-        .map(|w| {
-            let n = &w.note;
-            format!(
-                "'{}' ({}): {} input(s) outside the hardware's valid range {} (e.g. {:?}); the hardware's result there is invalid",
-                w.name, n.func, n.count, n.range, n.example
-            )
-        })
-        .collect();
+    let warnings = sim.warnings();
     Ran::Done { fault, executed, outputs: read, trace, warnings }
 }
 

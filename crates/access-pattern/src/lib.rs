@@ -12,6 +12,7 @@
 //!   through an AP, dispatched once on element width (the reads' fast loops are in `gather`), plus
 //!   the per-element hook the simulator's tracked-PSUM path uses.
 //! - [`check_bounds`]: which dimension and index leaves the location, if any.
+//! - [`for_each_span`]: the contiguous buffer byte spans an AP touches, in AP order.
 //! - [`injective`], [`distinct_pairs`]: whether an AP's elements have distinct addresses.
 //!
 //! It computes addresses and copies bytes; it knows no opcode and no numerics.
@@ -22,12 +23,14 @@ mod distinct;
 mod gather;
 mod layout;
 mod runs;
+mod spans;
 
 pub use bounds::check_bounds;
 pub use copy::{for_each_element, for_each_piece, read, read_to_vec, write};
 pub use distinct::{distinct_pairs, injective};
 pub use layout::Layout;
 pub use runs::{Pattern, Run, Runs};
+pub use spans::for_each_span;
 
 /// Why an access pattern cannot be walked over a layout.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -27,7 +27,8 @@ pub enum FaultKind {
     BadField,
     /// A run limit of birsim's (the instruction budget), not a reference behaviour.
     Budget,
-    /// A read of a register never written (docs/fidelity.md B2).
+    /// A read of a register never written (docs/fidelity.md B2), or of memory never written
+    /// under `--uninit-reads fault` (B10).
     Uninitialized,
 }
 
@@ -330,6 +331,32 @@ pub enum FaultCause {
         /// The engine whose file it is in.
         engine: bir_ir::EngineType,
     },
+    /// An input element no load or instruction wrote, under `--uninit-reads fault`
+    /// (docs/fidelity.md B10); the instruction wrote nothing.
+    #[error(
+        "{slot} reads element {element} (AP order) of '{location}', which nothing wrote (it holds the 0xFF uninitialised marker; the instruction has no can_read_uninit)"
+    )]
+    UninitializedRead {
+        /// The operand.
+        slot: Slot,
+        /// Its memory location.
+        location: String,
+        /// The element's position in the operand's AP order.
+        element: u64,
+    },
+    /// A NaN or infinite output element under `--nan-outputs fault` (docs/fidelity.md B11); the
+    /// instruction's outputs are written.
+    #[error("{slot} element {element} (AP order) of '{location}' is {} (--nan-outputs fault)", f32::from_bits(*value_bits))]
+    NonFiniteOutput {
+        /// The operand.
+        slot: Slot,
+        /// Its memory location.
+        location: String,
+        /// The element's position in the operand's AP order.
+        element: u64,
+        /// Its value decoded to fp32, as bits.
+        value_bits: u32,
+    },
     /// A register ALU divide or mod by zero (docs/fidelity.md B3).
     #[error("division by zero: RegisterAlu {op} {a} by 0")]
     DivisionByZero {
@@ -402,7 +429,10 @@ impl FaultCause {
             FaultCause::BadField { .. } | FaultCause::BadPredicate { .. } | FaultCause::LoopStride { .. } => {
                 FaultKind::BadField
             }
-            FaultCause::UninitializedRegister { .. } => FaultKind::Uninitialized,
+            FaultCause::UninitializedRegister { .. } | FaultCause::UninitializedRead { .. } => {
+                FaultKind::Uninitialized
+            }
+            FaultCause::NonFiniteOutput { .. } => FaultKind::Numerics,
             FaultCause::DivisionByZero { .. } => FaultKind::Numerics,
             FaultCause::InstructionBudget { .. }
             | FaultCause::TooLarge { .. }

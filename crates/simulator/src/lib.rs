@@ -25,8 +25,8 @@ pub mod trace;
 pub use alloc::OutOfMemory;
 pub use dge::swdge::BlockInStream as DmaBlockInStream;
 pub use exec::{
-    BranchTrace, MatmulTrace, Options, OutOfRange, Outcome, Parallelism, RangeWarning, RegisterWrite,
-    Simulator, Stats, TraceEntry, TraceRegion, UninitRegisters, Writer,
+    BranchTrace, Check, CheckWarning, Finding, MatmulTrace, Options, OutOfRange, Outcome, Parallelism,
+    RangeWarning, RegisterWrite, Simulator, Stats, TraceEntry, TraceRegion, UninitRegisters, Writer,
 };
 pub use exec::{OptionError, OptionSpec, OptionValues, OptionWord};
 pub use fault::{Fault, FaultCause, FaultKind, SimError, Slot};

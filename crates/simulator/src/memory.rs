@@ -88,6 +88,76 @@ impl std::ops::DerefMut for Bytes {
     }
 }
 
+/// Which bytes of a buffer an instruction or a load ever wrote (the uninitialised-read checker,
+/// re-facts §5 `checkUninitMemReadHelper`; docs/fidelity.md B10): nothing yet, every byte, or
+/// one bit per byte in zeroed pages the OS maps on first touch, so it costs what was written.
+#[derive(Debug, Default)]
+enum WrittenBits {
+    #[default]
+    Nothing,
+    All,
+    Bits(Bytes),
+}
+
+impl WrittenBits {
+    /// Marks `range` of a buffer of `n` bytes written.
+    fn mark(&mut self, range: std::ops::Range<usize>, n: usize) -> Result<(), OutOfMemory> {
+        if range.is_empty() || matches!(self, WrittenBits::All) {
+            return Ok(());
+        }
+        if range.start == 0 && range.end >= n {
+            *self = WrittenBits::All;
+            return Ok(());
+        }
+        if matches!(self, WrittenBits::Nothing) {
+            *self = WrittenBits::Bits(Bytes::zeroed(n.div_ceil(8))?);
+        }
+        let WrittenBits::Bits(bits) = self else { return Ok(()) };
+        let (start, end) = (range.start, range.end.min(n));
+        let (mut b, full_from, full_to) = (start, start.div_ceil(8), end / 8);
+        if full_from >= full_to {
+            for x in start..end {
+                bits[x / 8] |= 1 << (x % 8);
+            }
+            return Ok(());
+        }
+        while b < full_from * 8 {
+            bits[b / 8] |= 1 << (b % 8);
+            b += 1;
+        }
+        bits[full_from..full_to].fill(0xFF);
+        for x in full_to * 8..end {
+            bits[x / 8] |= 1 << (x % 8);
+        }
+        Ok(())
+    }
+
+    /// The first byte of `range` never written, if any.
+    fn first_unwritten(&self, range: std::ops::Range<usize>) -> Option<usize> {
+        match self {
+            WrittenBits::All => None,
+            WrittenBits::Nothing => (!range.is_empty()).then_some(range.start),
+            WrittenBits::Bits(bits) => {
+                let unset = |x: usize| bits.get(x / 8).is_none_or(|w| w & (1 << (x % 8)) == 0);
+                let (start, end) = (range.start, range.end);
+                let (full_from, full_to) = (start.div_ceil(8), end / 8);
+                if full_from >= full_to {
+                    return (start..end).find(|&x| unset(x));
+                }
+                if let Some(x) = (start..full_from * 8).find(|&x| unset(x)) {
+                    return Some(x);
+                }
+                if let Some(k) = bits.get(full_from..full_to).and_then(|w| w.iter().position(|b| *b != 0xFF))
+                {
+                    let base = (full_from + k) * 8;
+                    return (base..base + 8).find(|&x| unset(x));
+                }
+                (full_to * 8..end).find(|&x| unset(x))
+            }
+        }
+    }
+}
+
 /// One buffer: its bytes and which granules are valid (0xFF-filled or written).
 #[derive(Debug)]
 struct Buf {
@@ -156,6 +226,9 @@ pub struct Memory {
     psum_shadow: Option<Bytes>,
     /// Per location: whether it is in PSUM (its buffer has bank-sized granules).
     psum_locs: Vec<bool>,
+    /// Which bytes were ever written, per buffer: private ones by location, then the SB and
+    /// PSUM arenas (docs/fidelity.md B10).
+    written: Vec<WrittenBits>,
 }
 
 /// Which bytes of a buffer an access touches, and whether it overwrites all of them.
@@ -191,6 +264,7 @@ impl Memory {
             private: homes.iter().map(|_| None).collect(),
             shadows: homes.iter().map(|_| None).collect(),
             psum_locs: f.locations.iter().map(|l| l.mem_type == MemoryType::Psum).collect(),
+            written: (0..homes.len() + 2).map(|_| WrittenBits::Nothing).collect(),
             homes,
             sb: None,
             psum: None,
@@ -306,6 +380,7 @@ impl Memory {
         match self.homes[loc.index()].0 {
             Home::Private(id) => {
                 self.shadows[id.index()] = None;
+                self.written[id.index()] = WrittenBits::Nothing;
                 self.private[id.index()].take().is_some()
             }
             _ => false,
@@ -325,6 +400,7 @@ impl Memory {
         self.private[b.index()] = Some(buf);
         self.shadows[a.index()] = None;
         self.shadows[b.index()] = None;
+        self.written[b.index()] = std::mem::take(&mut self.written[a.index()]);
         true
     }
 
@@ -431,8 +507,32 @@ impl Memory {
         self.ensure(id).map_err(|e| format!("location '{}': {e}", loc.name))?;
         pieces.into_iter().try_for_each(|(at, n)| {
             let (buf, _) = self.buffer_for(id, &Touch { range: Some(at..at + n), covers: true });
-            fill(&mut buf[at..at + n])
+            fill(&mut buf[at..at + n])?;
+            self.mark_written(id, at..at + n).map_err(|e| format!("location '{}': {e}", loc.name))
         })
+    }
+
+    /// The slot of a location's buffer in `written`.
+    fn written_slot(&self, loc: LocId) -> usize {
+        match self.homes[loc.index()].0 {
+            Home::Private(id) => id.index(),
+            Home::SbArena => self.homes.len(),
+            Home::PsumArena => self.homes.len() + 1,
+        }
+    }
+
+    /// Marks buffer bytes `range` of a location's buffer as written (docs/fidelity.md B10).
+    pub fn mark_written(&mut self, loc: LocId, range: std::ops::Range<usize>) -> Result<(), OutOfMemory> {
+        let (slot, n) = (self.written_slot(loc), self.span_of(loc));
+        match self.written.get_mut(slot) {
+            Some(w) => w.mark(range, n),
+            None => Ok(()),
+        }
+    }
+
+    /// The first byte of buffer bytes `range` of a location's buffer never written, if any.
+    pub fn first_unwritten(&self, loc: LocId, range: std::ops::Range<usize>) -> Option<usize> {
+        self.written.get(self.written_slot(loc)).and_then(|w| w.first_unwritten(range))
     }
 
     /// Hands `sink` `len` bytes of a location in tensor order (the inverse of [`Memory::load_with`]).

@@ -101,3 +101,81 @@ fn diff_reports_the_first_divergent_register_then_stops_where_the_paths_part() {
         "{text}"
     );
 }
+
+/// The checkers (docs/fidelity.md B10, B11) on a 4 × 8 fp32 tile `a` of which a Memset writes
+/// only columns 0..4: a TensorCopy of the whole tile reads element 4 (row 0, column 4) first
+/// unwritten; with `can_read_uninit` it is not reported.
+fn partial(
+    can_read_uninit: bool,
+    options: &[(&str, &str)],
+) -> (Option<Box<simulator::Fault>>, Vec<String>, Vec<u8>) {
+    let body = format!(
+        r#"{{"opcode":"Memset","name":"half","engine":"Pool","mode":"Const","constant":0,"ins":[],"outs":[{}]}},
+           {{"opcode":"TensorCopy","name":"cp","engine":"DVE","can_read_uninit":{can_read_uninit},"ins":[{}],"outs":[{}]}}"#,
+        ap("a", "float32", 0, &[(8, 4), (1, 4)]),
+        ap("a", "float32", 0, &[(8, 4), (1, 8)]),
+        ap("b", "float32", 0, &[(8, 4), (1, 8)]),
+    );
+    let tensors = [
+        T { load: false, ..sb("a", "float32", 4, 8, Vec::new()) },
+        T { load: false, ..sb("b", "float32", 4, 8, Vec::new()) },
+    ];
+    let text = program_text("gen3", &tensors, &body);
+    let prog = json::load_str(&text).unwrap();
+    let valid = validate(&prog, &ValidateOptions::default()).unwrap();
+    let mut sim = Simulator::new(valid, Profile::refsim());
+    let mut o = simulator::Options::default();
+    for (k, v) in options {
+        o.set(k, v).unwrap();
+    }
+    sim.set_options(o);
+    let fault = match sim.run().unwrap() {
+        Outcome::Faulted(f) => Some(Box::new(f)),
+        Outcome::Finished => None,
+    };
+    let f = &prog.functions[0];
+    let b = simulator::io::resolve(f, "b").unwrap();
+    let out = simulator::io::read(&mut sim, &b).unwrap().data;
+    (fault, sim.warnings(), out)
+}
+
+#[test]
+fn a_read_of_memory_nothing_wrote_is_a_warning_or_a_fault() {
+    let (fault, warnings, out) = partial(false, &[]);
+    assert!(fault.is_none());
+    assert_eq!(
+        warnings,
+        [
+            "'cp': ins[0] reads element 4 (AP order) of 'a', which nothing wrote (it holds the 0xFF uninitialised marker)"
+        ]
+    );
+    assert_eq!(&out[..16], &[0; 16], "the copy ran");
+
+    let (fault, _, out) = partial(false, &[("uninit_reads", "fault")]);
+    let fault = fault.unwrap();
+    assert_eq!(fault.kind.name(), "uninitialized");
+    assert_eq!(fault.instruction, "cp");
+    assert!(
+        fault.cause.to_string().starts_with("ins[0] reads element 4 (AP order) of 'a'"),
+        "{}",
+        fault.cause
+    );
+    assert!(out.iter().all(|b| *b == 0xFF), "nothing written");
+
+    // can_read_uninit, or the checker off: nothing reported.
+    assert!(partial(true, &[("uninit_reads", "fault")]).1.is_empty());
+    assert!(partial(false, &[("uninit_reads", "off")]).1.is_empty());
+}
+
+#[test]
+fn non_finite_outputs_are_reported_when_asked() {
+    // The copy carries the 0xFF marker (a NaN in fp32) into b's element 4.
+    let (_, warnings, _) = partial(true, &[("nan_outputs", "warn")]);
+    assert!(warnings.is_empty(), "can_read_uninit instructions are not checked: {warnings:?}");
+    let (_, warnings, _) = partial(false, &[("nan_outputs", "warn"), ("uninit_reads", "off")]);
+    assert_eq!(warnings, ["'cp': outs[0] element 4 (AP order) of 'b' is NaN"]);
+    let (fault, _, out) = partial(false, &[("nan_outputs", "fault"), ("uninit_reads", "off")]);
+    let fault = fault.unwrap();
+    assert_eq!((fault.kind.name(), fault.instruction.as_str()), ("numerics", "cp"));
+    assert_eq!(&out[..16], &[0; 16], "the fault comes after the write");
+}

@@ -198,7 +198,8 @@ impl<'p> Simulator<'p> {
                     match flow {
                         Flow::Branch { taken } => {
                             let now = self.flow.progress;
-                            if self.flow.branch_seen.insert(std::ptr::from_ref(i) as usize, now) == Some(now) {
+                            if self.flow.branch_seen.insert(std::ptr::from_ref(i) as usize, now) == Some(now)
+                            {
                                 let stop =
                                     Stop::Fault(Box::new(FaultCause::NoProgress { what: "this branch" }));
                                 return Err(self.located(index, node, stop));

@@ -19,10 +19,12 @@ use kit::regfile::Flow;
 use kit::{Cx, Res, Stop, Written, bug, fault};
 use numerics::Profile;
 
+pub use kit::{Check, Finding, RegisterWrite, UninitRegisters};
 pub use kit::{OptionError, OptionSpec, OptionValues, OptionWord, Options, OutOfRange, Parallelism, fnv1a};
-pub use kit::{RegisterWrite, UninitRegisters};
 use observe::Control;
-pub use observe::{BranchTrace, MatmulTrace, RangeWarning, Stats, TraceEntry, TraceRegion, Writer};
+pub use observe::{
+    BranchTrace, CheckWarning, MatmulTrace, RangeWarning, Stats, TraceEntry, TraceRegion, Writer,
+};
 
 /// How a run ended.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -163,6 +165,30 @@ impl<'p> Simulator<'p> {
         &self.obs.ranges
     }
 
+    /// The instructions the checkers reported so far (uninitialised reads, non-finite
+    /// outputs; docs/fidelity.md B10, B11), in the order first seen.
+    pub fn check_warnings(&self) -> &[CheckWarning] {
+        &self.obs.findings
+    }
+
+    /// Every warning of the run so far, one line each, as `birsim run` prints them after the
+    /// `birsim: warning: ` prefix and the Python package returns them: the Activation range
+    /// warnings (E6), then the checkers' (B10, B11).
+    pub fn warnings(&self) -> Vec<String> {
+        let ranges = self.obs.ranges.iter().map(|w| {
+            let n = &w.note;
+            format!(
+                "'{}' ({}): {} input(s) outside the hardware's valid range {} (e.g. {:?}); the hardware's result there is invalid",
+                w.name, n.func, n.count, n.range, n.example
+            )
+        });
+        let checks = self.obs.findings.iter().map(|w| match w.count {
+            1 => format!("'{}': {}", w.name, w.first),
+            n => format!("'{}' ({n} executions): first, {}", w.name, w.first),
+        });
+        ranges.chain(checks).collect()
+    }
+
     /// The trace recorded so far.
     pub fn trace(&self) -> &[TraceEntry] {
         self.obs.trace.as_deref().unwrap_or_default()
@@ -224,6 +250,14 @@ impl<'p> Simulator<'p> {
         };
         let run_i = resolved.inst.as_ref().unwrap_or(i);
         let seen = if resolved.tolerated { i } else { run_i };
+        // The reference's checkers (kit::uninit; B10, B11).
+        let mut findings = Vec::new();
+        if let Some(found) = self.cx.first_uninit_read(run_i) {
+            if self.cx.options.uninit_reads == Check::Fault {
+                return fault(found.fault());
+            }
+            findings.push(found);
+        }
         match (op.category(), table::row(op).map(|r| &r.kernel)) {
             (OpCategory::Kernel, Some(table::Kernel::Runs { run, .. })) => {
                 // Every buffer the kernel allocates counts against the memory cap, together
@@ -238,6 +272,16 @@ impl<'p> Simulator<'p> {
             // Base records and no-ops: named and skipped, as the reference does.
             (OpCategory::Base | OpCategory::NoOp, _) => {}
             _ => return bug("support::classify let through an opcode with no kernel"),
+        }
+        let writes = table::writes(op);
+        self.cx.mark_outputs(run_i, writes != table::Writes::Outputs)?;
+        if writes == table::Writes::Outputs
+            && let Some(found) = self.cx.first_non_finite(run_i)?
+        {
+            if self.cx.options.nan_outputs == Check::Fault {
+                return fault(found.fault());
+            }
+            findings.push(found);
         }
         self.executed += 1;
         if !flow::is_control(op) {
@@ -259,6 +303,9 @@ impl<'p> Simulator<'p> {
         } else {
             Control::default()
         };
+        for found in findings {
+            self.obs.note_finding(i, found)?;
+        }
         self.obs.after(&mut self.cx, seen, self.executed - 1, elapsed_ns, &regions, control)
     }
 }

@@ -60,6 +60,18 @@ pub struct RangeWarning {
     pub note: super::kit::OutOfRange,
 }
 
+/// An instruction a checker reported (docs/fidelity.md B10, B11): the first finding and how many
+/// executions of it had one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CheckWarning {
+    /// The instruction's name.
+    pub name: String,
+    /// Its first finding.
+    pub first: super::Finding,
+    /// Executions with a finding.
+    pub count: u64,
+}
+
 /// What a traced Matmult did to its PSUM accumulation group (docs/trace.md "matmul").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MatmulTrace {
@@ -202,6 +214,8 @@ pub(crate) struct Observers<'p> {
     pub(crate) stats: Option<Stats>,
     /// The run's valid-range warnings, one per instruction (docs/fidelity.md E6).
     pub(crate) ranges: Vec<RangeWarning>,
+    /// The checkers' findings (uninitialised reads, non-finite outputs), one per instruction.
+    pub(crate) findings: Vec<CheckWarning>,
     /// The progress callback, if any.
     pub(crate) progress: Option<Progress<'p>>,
     /// The executed count at which the progress clock is next read (`u64::MAX`: no callback),
@@ -218,6 +232,7 @@ impl Default for Observers<'_> {
             watch: None,
             stats: None,
             ranges: Vec::new(),
+            findings: Vec::new(),
             progress: None,
             progress_at: u64::MAX,
         }
@@ -297,6 +312,22 @@ impl<'p> Observers<'p> {
                 (None, Some(sink)) => sink(&entry),
                 (None, None) => {}
             }
+        }
+        Ok(())
+    }
+
+    /// Adds a checker's finding to the run's warnings (one per instruction and checker, counted).
+    #[cold]
+    pub(crate) fn note_finding(&mut self, i: &Instruction, found: super::Finding) -> Res<()> {
+        let same = |w: &CheckWarning| {
+            w.name == i.name && std::mem::discriminant(&w.first) == std::mem::discriminant(&found)
+        };
+        match self.findings.iter_mut().find(|w| same(w)) {
+            Some(w) => w.count = w.count.saturating_add(1),
+            None => crate::alloc::push(
+                &mut self.findings,
+                CheckWarning { name: i.name.clone(), first: found, count: 1 },
+            )?,
         }
         Ok(())
     }

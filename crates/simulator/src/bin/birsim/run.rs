@@ -140,6 +140,23 @@ pub struct RunArgs {
     /// 0xFFFFFFFF, the reference's start value (docs/fidelity.md B2).
     #[arg(long, value_name = "WHAT", value_parser = option("uninit_registers"))]
     pub uninit_registers: Option<String>,
+    /// What an instruction reading memory nothing wrote does [default: warn]
+    ///
+    /// warn: it runs, and one warning line per instruction follows the run (operand, location,
+    /// element); fault: an uninitialized fault, nothing written; off: not checked. Instructions
+    /// with can_read_uninit are never reported (docs/fidelity.md B10).
+    #[arg(long, value_name = "WHAT", value_parser = option("uninit_reads"))]
+    pub uninit_reads: Option<String>,
+    /// Short for --uninit-reads fault
+    #[arg(long, conflicts_with = "uninit_reads")]
+    pub strict_uninit: bool,
+    /// Reports instructions whose float outputs hold NaN or Inf [default: off]
+    ///
+    /// warn: one warning line per instruction after the run; fault: a numerics fault at the
+    /// instruction (its outputs written); the reference's --check-inst-output-NaN
+    /// (docs/fidelity.md B11).
+    #[arg(long, value_name = "WHAT", value_parser = option("nan_outputs"))]
+    pub nan_outputs: Option<String>,
     #[command(flatten)]
     pub limits: Limits,
 }
@@ -188,6 +205,11 @@ pub fn run(o: &RunArgs) -> Result<(), Exit> {
         set(&mut options, "ranges", &Some("fault".to_owned()))?;
     }
     set(&mut options, "uninit_registers", &o.uninit_registers)?;
+    set(&mut options, "uninit_reads", &o.uninit_reads)?;
+    if o.strict_uninit {
+        set(&mut options, "uninit_reads", &Some("fault".to_owned()))?;
+    }
+    set(&mut options, "nan_outputs", &o.nan_outputs)?;
     let program = load(&o.program, &o.limits)?;
     let valid =
         bir_ir::validate(&program, &options.validate_options()).map_err(|d| problems(&o.program, &d))?;
@@ -298,14 +320,10 @@ pub fn run(o: &RunArgs) -> Result<(), Exit> {
     if let Some(stats) = sim.stats() {
         print_stats(stats);
     }
-    // One line per instruction whose inputs left the hardware's valid range (fidelity E6).
-    for w in sim.range_warnings() {
-        let n = &w.note;
-        eprintln!(
-            "birsim: warning: '{}' ({}): {} input(s) outside the hardware's valid range {} (e.g. {:?}); \
-             the hardware's result there is invalid",
-            w.name, n.func, n.count, n.range, n.example
-        );
+    // One line per instruction whose inputs left the hardware's valid range (fidelity E6), or
+    // that a checker reported (B10, B11).
+    for w in sim.warnings() {
+        eprintln!("birsim: warning: {w}");
     }
     if let (Some(sink), Some(t)) = (&sink, trace) {
         use std::io::Write;

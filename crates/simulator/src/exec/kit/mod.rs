@@ -46,6 +46,7 @@ pub(crate) mod rng;
 pub(crate) mod rows;
 pub(crate) mod tracked;
 pub(crate) mod transpose;
+pub(crate) mod uninit;
 
 use crate::fault::{FaultCause, SimError};
 use crate::memory::Memory;
@@ -58,6 +59,7 @@ pub(crate) use operand::{Arg, Pool, ScalarArg, Written, adds, pieces, record_ent
 pub use options::{OptionError, OptionSpec, OptionValues, OptionWord, Options};
 pub use par::Parallelism;
 pub use regfile::{RegisterWrite, UninitRegisters};
+pub use uninit::{Check, Finding};
 
 /// A kernel's early stop: a guest fault, or a bug. Boxed, so every kernel's `Result` error is
 /// two words.

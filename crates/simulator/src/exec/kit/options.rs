@@ -41,6 +41,12 @@ pub struct Options {
     /// What reading a register never written does (docs/fidelity.md B2): a fault (default) or
     /// 0xFFFFFFFF, the reference's start value.
     pub uninit_registers: super::UninitRegisters,
+    /// What an instruction reading memory nothing wrote does (docs/fidelity.md B10): a warning
+    /// (default), a fault, or not checked.
+    pub uninit_reads: super::Check,
+    /// Whether instructions whose float outputs hold NaN or ±Inf are reported (docs/fidelity.md
+    /// B11): off (default), a warning, or a fault.
+    pub nan_outputs: super::Check,
 }
 
 impl Default for Options {
@@ -55,6 +61,8 @@ impl Default for Options {
             matmul_order: numerics::matmul::MatmulOrder::Ascending,
             ranges_fault: false,
             uninit_registers: super::UninitRegisters::Fault,
+            uninit_reads: super::Check::Warn,
+            nan_outputs: super::Check::Off,
         }
     }
 }
@@ -182,6 +190,9 @@ const RANGES: &[(&str, bool)] = &[("warn", false), ("fault", true)];
 /// `uninit_registers`' words.
 const UNINIT_REGISTERS: &[(&str, super::UninitRegisters)] =
     &[("fault", super::UninitRegisters::Fault), ("ones", super::UninitRegisters::Ones)];
+/// `uninit_reads`' and `nan_outputs`' words.
+const CHECK: &[(&str, super::Check)] =
+    &[("warn", super::Check::Warn), ("fault", super::Check::Fault), ("off", super::Check::Off)];
 /// `dma_block_in_stream`'s words.
 const DMA_BLOCK_IN_STREAM: &[(&str, ::dge::swdge::BlockInStream)] =
     &[("skip", ::dge::swdge::BlockInStream::Skip), ("run", ::dge::swdge::BlockInStream::Run)];
@@ -254,6 +265,28 @@ impl Options {
             ]),
             set: |o, v| pick(&mut o.uninit_registers, v, UNINIT_REGISTERS),
             get: |o| word_of(o.uninit_registers, UNINIT_REGISTERS),
+        },
+        OptionSpec {
+            name: "uninit_reads",
+            help: "What an instruction reading memory nothing wrote does (docs/fidelity.md B10)",
+            values: OptionValues::Words(&[
+                OptionWord { word: "warn", help: "Runs; one warning per instruction after the run" },
+                OptionWord { word: "fault", help: "An uninitialized fault naming the operand and element" },
+                OptionWord { word: "off", help: "Not checked" },
+            ]),
+            set: |o, v| pick(&mut o.uninit_reads, v, CHECK),
+            get: |o| word_of(o.uninit_reads, CHECK),
+        },
+        OptionSpec {
+            name: "nan_outputs",
+            help: "Whether instructions whose float outputs hold NaN or Inf are reported (docs/fidelity.md B11)",
+            values: OptionValues::Words(&[
+                OptionWord { word: "off", help: "Not checked" },
+                OptionWord { word: "warn", help: "One warning per instruction after the run" },
+                OptionWord { word: "fault", help: "A numerics fault naming the operand and element" },
+            ]),
+            set: |o, v| pick(&mut o.nan_outputs, v, CHECK),
+            get: |o| word_of(o.nan_outputs, CHECK),
         },
         OptionSpec {
             name: "threads",
@@ -331,6 +364,8 @@ mod tests {
         ("matmul", "fma", &["", "FMA", "descending", "ascending "]),
         ("ranges", "fault", &["", "Fault", "strict", "true"]),
         ("uninit_registers", "ones", &["", "Ones", "zero", "0xFFFFFFFF"]),
+        ("uninit_reads", "fault", &["", "Warn", "strict", "error"]),
+        ("nan_outputs", "warn", &["", "on", "Fault", "true"]),
         ("threads", "61", &["", "0", "-1", "1.5", "four", "0x4", "99999999999999999999"]),
         ("max_instructions", "10", &["", "-1", "1e6", "ten", "18446744073709551616"]),
         ("memory_cap", "1024", &["", "-5", "3GiB", "1.0", "18446744073709551616"]),
@@ -406,7 +441,7 @@ mod tests {
         assert_eq!(text(o.set("memory_cap", "3GiB")), "memory_cap=3GiB: expected a number of bytes");
         assert_eq!(
             text(o.set("speed", "11")),
-            "unknown option `speed` (options: tsc_reverse, oob, dma_block_in_stream, matmul, ranges, uninit_registers, threads, max_instructions, memory_cap)"
+            "unknown option `speed` (options: tsc_reverse, oob, dma_block_in_stream, matmul, ranges, uninit_registers, uninit_reads, nan_outputs, threads, max_instructions, memory_cap)"
         );
         // Names are exact: no dashes, no other case, no old spelling.
         for name in ["dma_block", "dma-block-in-stream", "OOB", "--oob", "grain", "profile", ""] {
