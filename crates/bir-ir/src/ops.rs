@@ -54,6 +54,9 @@ pub struct DmaCopyFields {
     pub mode: CopyMode,
     /// Out-of-bounds dynamic accesses are fatal (default true).
     pub oob_is_err: bool,
+    /// `oob_is_err` held in a register instead (KLR `DmaBounds.reg`): the register of this
+    /// name, non-zero meaning fatal, decides at run time (fidelity B12).
+    pub oob_is_err_reg: Option<String>,
     /// Axis permutation for Transpose mode.
     pub transpose_op: TransposeOps,
     /// Per-input scale factors for CCE mode (empty = none).

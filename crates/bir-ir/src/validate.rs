@@ -478,6 +478,11 @@ impl Validator<'_> {
                                 file.insert(r);
                             }
                         }
+                        if let Op::DMACopy(c) = &i.op
+                            && let Some(r) = &c.oob_is_err_reg
+                        {
+                            file.insert(r);
+                        }
                     }
                 }
             }

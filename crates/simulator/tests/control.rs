@@ -179,3 +179,42 @@ fn non_finite_outputs_are_reported_when_asked() {
     assert_eq!((fault.kind.name(), fault.instruction.as_str()), ("numerics", "cp"));
     assert_eq!(&out[..16], &[0; 16], "the fault comes after the write");
 }
+
+/// A DMACopy whose `oob_is_err` is held in a register (docs/fidelity.md B12): row 7 of an 8-row
+/// table through a 2-row AP leaves the table; register 0 tolerates it (row 7 copies, the rest of
+/// the output keeps its −1s), register 1 makes it the out-of-bounds fault.
+#[test]
+fn a_dma_bounds_flag_held_in_a_register() {
+    let run = |flag: i32| {
+        let reg = |n: &str| format!(r#"{{"kind":"register_access","dtype":"int32","regref":"{n}"}}"#);
+        let mov = |n: &str, v: i32| {
+            format!(
+                r#"{{"opcode":"RegisterMove","name":"mv_{n}","engine":"DMA","ins":[{{"kind":"imm_value","dtype":"int32","value":{v}}}],"outs":[{}]}}"#,
+                reg(n)
+            )
+        };
+        let src = ap("tab", "float32", 0, &[(4, 2), (1, 4)]).replace(
+            r#""ap":"#,
+            r#""indirect_dim":"W","indirect_dim_max_index":8,"scalar_offset":"i","ap":"#,
+        );
+        let body = format!(
+            r#"{},{},{{"opcode":"DMACopy","name":"dma","engine":"DMA","mode":"Copy","oob_is_err":"flag","ins":[{src}],"outs":[{}]}}"#,
+            mov("i", 7),
+            mov("flag", flag),
+            ap("o", "float32", 0, &[(8, 1), (1, 8)]),
+        );
+        let tab: Vec<f32> = (0..32).map(|k| k as f32).collect();
+        run_keep(
+            &[t("tab", "float32", 32, f32s(&tab)), sb("o", "float32", 1, 8, f32s(&[-1.0; 8]))],
+            &body,
+            simulator::Options::default(),
+            None,
+        )
+    };
+    let (fault, out) = run(0);
+    assert!(fault.is_none(), "{fault:?}");
+    assert_eq!(to_f32(&out[1]), [28.0, 29.0, 30.0, 31.0, -1.0, -1.0, -1.0, -1.0]);
+    let (fault, out) = run(1);
+    assert_eq!(fault.unwrap().kind.name(), "out-of-bounds");
+    assert_eq!(to_f32(&out[1]), [-1.0; 8]);
+}

@@ -142,10 +142,13 @@ impl OpFields for DmaFields {
 
 impl OpFields for DmaCopyFields {
     fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
+        // `oob_is_err` is a flag, or the name of the register holding it (KLR `DmaBounds.reg`).
+        let oob_is_err_reg = o.get("oob_is_err").and_then(|v| v.as_str()).map(str::to_owned);
         DmaCopyFields {
             dma: DmaFields::read(o, cx),
             mode: opt_enum(o, cx, "mode").unwrap_or(CopyMode::Copy),
-            oob_is_err: flag(o, cx, "oob_is_err", true),
+            oob_is_err: oob_is_err_reg.is_some() || flag(o, cx, "oob_is_err", true),
+            oob_is_err_reg,
             transpose_op: opt_enum(o, cx, "transpose_op").unwrap_or(TransposeOps::None),
             constants: f32_list(o, cx, "constants"),
             cce_op: o.opt(cx, "cce_op", Cx::alu),
@@ -154,7 +157,10 @@ impl OpFields for DmaCopyFields {
     fn write(&self, w: &mut Map<String, Value>, _fun: &Function) {
         self.dma.write(w, _fun);
         put_enum(w, "mode", self.mode);
-        put(w, "oob_is_err", self.oob_is_err);
+        match &self.oob_is_err_reg {
+            Some(r) => put(w, "oob_is_err", r.as_str()),
+            None => put(w, "oob_is_err", self.oob_is_err),
+        }
         put_enum(w, "transpose_op", self.transpose_op);
         if !self.constants.is_empty() {
             put_f32s(w, "constants", &self.constants);

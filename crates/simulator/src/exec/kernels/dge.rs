@@ -82,6 +82,7 @@ fn descriptor_fields(d: &Instruction) -> Option<DmaCopyFields> {
         dma: DmaFields::default(),
         mode,
         oob_is_err: true,
+        oob_is_err_reg: None,
         transpose_op: f.transpose_op,
         constants: f.constants.clone(),
         cce_op: f.op,

@@ -19,7 +19,8 @@
 //! None) runs with the out-of-bounds flag instead ([`Resolved::tolerated`]; D1).
 //!
 //! A register-held offset (`scalar_offset` a register name) is resolved the same way, its index
-//! the register of the instruction's engine read as int32 (`kit::regfile`; fidelity B4).
+//! the register of the instruction's engine read as int32 (`kit::regfile`; fidelity B4), and so
+//! is a DMACopy's `oob_is_err` held in a register (B12).
 //! Vector offsets stay on their AP (the HW-DGE bridge, `kit::dma`).
 
 use super::{Arg, Cx, Res, bug, fault};
@@ -77,12 +78,22 @@ impl Cx<'_> {
     /// `inst` is `None` when `i` has no scalar offset, so the common case clones nothing.
     pub(crate) fn resolve_offsets(&mut self, i: &Instruction) -> Res<Resolved> {
         let any = i.ins.iter().chain(&i.outs).any(|o| o.as_ap().is_some_and(has_scalar));
-        if !any {
+        let flag = match &i.op {
+            Op::DMACopy(f) => f.oob_is_err_reg.as_deref(),
+            _ => None,
+        };
+        if !any && flag.is_none() {
             return Ok(Resolved { inst: None, tolerated: false });
         }
-        let tolerates = tolerates(i);
-        let mut tolerated = false;
         let mut out = i.clone();
+        // A DMACopy's `oob_is_err` held in a register (KLR `DmaBounds.reg`; fidelity B12):
+        // non-zero is fatal.
+        if let (Some(name), Op::DMACopy(f)) = (flag, &mut out.op) {
+            f.oob_is_err = self.register(i.engine, name)? != 0;
+            f.oob_is_err_reg = None;
+        }
+        let tolerates = tolerates(&out);
+        let mut tolerated = false;
         let slots = (0..out.ins.len()).map(Slot::In).chain((0..out.outs.len()).map(Slot::Out));
         let ops = out.ins.iter_mut().chain(out.outs.iter_mut());
         for (slot, op) in slots.zip(ops) {
