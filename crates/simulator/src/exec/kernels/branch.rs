@@ -13,9 +13,9 @@
 //! - BranchHint (80): no effect.
 
 use crate::exec::kit::regfile::Flow;
-use crate::exec::kit::{Cx, Res, Written, bug};
+use crate::exec::kit::{Cx, Res, Written};
+use bir_ir::Instruction;
 use bir_ir::ops::{BranchFields, CompareBranchFields};
-use bir_ir::{Dtype, Instruction, Operand};
 
 /// CompareAndBranch (78).
 pub(crate) fn compare(
@@ -24,15 +24,8 @@ pub(crate) fn compare(
     f: &CompareBranchFields,
     _regions: &mut Written,
 ) -> Res<()> {
-    let (Some(a), Some(b)) = (i.ins.first(), i.ins.get(1)) else {
-        return bug("CompareAndBranch without its operands");
-    };
-    let (x, y) = (cx.register_operand(i.engine, a)?, cx.register_operand(i.engine, b)?);
-    let taken = if matches!(a, Operand::Register { dtype: Dtype::Int32, .. }) {
-        f.comp_op.holds(x as i32, y as i32)
-    } else {
-        f.comp_op.holds(x, y)
-    };
+    let (x, y, signed) = cx.register_pair(i)?;
+    let taken = if signed { f.comp_op.holds(x as i32, y as i32) } else { f.comp_op.holds(x, y) };
     cx.flow = Some(Flow::Branch { taken });
     Ok(())
 }

@@ -49,11 +49,7 @@ pub(crate) fn register_alu_run(
     f: &RegisterAluFields,
     _regions: &mut Written,
 ) -> Res<()> {
-    let (Some(a), Some(b)) = (i.ins.first(), i.ins.get(1)) else {
-        return bug("RegisterAlu without its operands");
-    };
-    let signed = matches!(a, Operand::Register { dtype: Dtype::Int32, .. });
-    let (x, y) = (cx.register_operand(i.engine, a)?, cx.register_operand(i.engine, b)?);
+    let (x, y, signed) = cx.register_pair(i)?;
     let v = match register_alu(f.op, x, y, signed) {
         Ok(v) => v,
         Err(RegisterAluError::DivisionByZero) => return fault(FaultCause::DivisionByZero { op: f.op, a: x }),

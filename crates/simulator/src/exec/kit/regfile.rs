@@ -10,7 +10,7 @@
 
 use super::{Cx, Res, fault};
 use crate::fault::FaultCause;
-use bir_ir::{EngineType, Operand, RegRef};
+use bir_ir::{EngineType, Instruction, Operand, RegRef};
 use std::collections::HashMap;
 
 /// What reading an uninitialised register does (docs/fidelity.md B2).
@@ -97,6 +97,16 @@ impl Cx<'_> {
     pub(crate) fn register_value(&self, engine: EngineType, r: &RegRef) -> Res<i64> {
         let v = self.register(engine, &r.name)?;
         Ok(if r.dtype == bir_ir::Dtype::Int32 { i64::from(v as i32) } else { i64::from(v) })
+    }
+
+    /// `ins[0]` and `ins[1]` of RegisterAlu or CompareAndBranch as 32 bits each, and whether they
+    /// compare signed (`ins[0]` an int32 register).
+    pub(crate) fn register_pair(&self, i: &Instruction) -> Res<(u32, u32, bool)> {
+        let (Some(a), Some(b)) = (i.ins.first(), i.ins.get(1)) else {
+            return super::bug("validation let through a register instruction without its two operands");
+        };
+        let signed = matches!(a, Operand::Register { dtype: bir_ir::Dtype::Int32, .. });
+        Ok((self.register_operand(i.engine, a)?, self.register_operand(i.engine, b)?, signed))
     }
 
     /// A `register_access` or integer `imm_value` operand's 32 bits (validation checked the kind
