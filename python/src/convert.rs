@@ -313,6 +313,21 @@ pub(crate) fn cause(c: &FaultCause) -> (&'static str, Fields) {
             ("division_by_zero", vec![("op", text(op.name())), ("a", uint(u64::from(*a)))])
         }
         FaultCause::NoProgress { what } => ("no_progress", vec![("what", text(what))]),
+        FaultCause::UninitializedRead { slot: s, location, element } => {
+            ("uninitialized_read", with(s, vec![("location", text(location)), ("element", uint(*element))]))
+        }
+        FaultCause::NonFiniteOutput { slot: s, location, element, value_bits } => (
+            "non_finite_output",
+            with(
+                s,
+                vec![
+                    ("location", text(location)),
+                    ("element", uint(*element)),
+                    ("value", Val::Float(f64::from(f32::from_bits(*value_bits)))),
+                    ("value_bits", uint(u64::from(*value_bits))),
+                ],
+            ),
+        ),
         FaultCause::LoopBudget { passes, left, limit } => (
             "loop_budget",
             vec![

@@ -308,3 +308,33 @@ def test_inputs_outside_the_valid_range_warn_or_fault():
         birsim.run(ln_program(), {"x": x}, ranges="fault")
     assert info.value.kind == "numerics" and info.value.cause == "out_of_range"
     assert info.value.fields["count"] == 2
+
+
+def test_reading_memory_nothing_wrote_warns_or_faults():
+    # The Activation reads xs before anything wrote it: the Load fills x, not xs (fidelity B10).
+    p = ln_program()
+    p["functions"][0]["blocks"] = p["functions"][0]["blocks"][1:]
+    with pytest.warns(RuntimeWarning, match=r"'act': ins\[0\] reads element 0 \(AP order\) of 'xs', which nothing wrote"):
+        birsim.run(p, {"x": np.ones((1, 4), np.float32)}, ranges="warn")
+    with pytest.raises(birsim.Fault) as info:
+        birsim.run(p, {"x": np.ones((1, 4), np.float32)}, uninit_reads="fault")
+    assert info.value.kind == "uninitialized" and info.value.cause == "uninitialized_read"
+    assert info.value.fields["location"] == "xs" and info.value.fields["element"] == 0
+
+
+def test_a_register_loop_runs_and_its_branches_are_traced():
+    reg = {"kind": "register_access", "dtype": "int32", "regref": "n"}
+    imm = lambda v: {"kind": "imm_value", "dtype": "int32", "value": v}  # noqa: E731
+    program = {"functions": [{"name": "f", "allocations": [], "blocks": [
+        {"name": "pre", "instructions": [
+            {"opcode": "RegisterMove", "name": "mv", "engine": "Pool", "ins": [imm(3)], "outs": [reg]}]},
+        {"name": "loop", "instructions": [
+            {"opcode": "RegisterAlu", "name": "dec", "engine": "Pool", "op": "subtract", "ins": [reg, imm(1)],
+             "outs": [reg]},
+            {"opcode": "CompareAndBranch", "name": "br", "engine": "Pool", "comp_op": "IS_GTIMM",
+             "on_true": "loop", "ins": [reg, imm(0)], "outs": []}]}]}]}
+    _, trace = birsim.run(json.dumps(program), {}, trace=True)
+    assert [e["name"] for e in trace] == ["mv"] + ["dec", "br"] * 3
+    assert [e["registers"][0]["value"] for e in trace if e["name"] == "dec"] == [2, 1, 0]
+    assert [e["branch"] for e in trace if e["name"] == "br"] == [
+        {"taken": True, "target": "loop"}, {"taken": True, "target": "loop"}, {"taken": False, "target": None}]

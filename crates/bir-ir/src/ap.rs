@@ -158,6 +158,18 @@ pub enum OffsetSource {
     Vector(AccessPattern),
     /// A single value held in a register.
     Register(String),
+    /// A `register_ap` operand (re-facts §5 "RegisterAP"; the compiler's kind-3
+    /// `RegisterAccessPattern`): the AP's start is held in registers — `offset_reg`
+    /// (`reg_ap_offset`: the element offset) when given, else `regref` (the engine address of
+    /// an SB location's first element) — and replaces `offset` when the instruction runs
+    /// (docs/bir-json.md "Registers and control flow"; fidelity B13). `indirect_dim` and
+    /// `max_index` are not used.
+    RegisterBase {
+        /// `regref`.
+        regref: String,
+        /// `reg_ap_offset`, if given.
+        offset_reg: Option<String>,
+    },
     /// A single value read from memory through this AP.
     Scalar(AccessPattern),
 }

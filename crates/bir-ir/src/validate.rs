@@ -471,11 +471,15 @@ impl Validator<'_> {
                             if let Operand::Register { regref, .. } = a {
                                 file.insert(regref);
                             }
-                            if let Operand::Ap(ap) = a
-                                && let Some(d) = &ap.dynamic
-                                && let OffsetSource::Register(r) = &d.source
-                            {
-                                file.insert(r);
+                            match (a, a.as_ap().and_then(|ap| ap.dynamic.as_deref()).map(|d| &d.source)) {
+                                (_, Some(OffsetSource::Register(r))) => {
+                                    file.insert(r);
+                                }
+                                (_, Some(OffsetSource::RegisterBase { regref, offset_reg })) => {
+                                    file.insert(regref);
+                                    file.extend(offset_reg.as_deref());
+                                }
+                                _ => {}
                             }
                         }
                         if let Op::DMACopy(c) = &i.op
@@ -674,6 +678,23 @@ impl Validator<'_> {
             );
             shape_ok = false;
         }
+        if let Some(d) = &ap.dynamic
+            && let OffsetSource::RegisterBase { offset_reg, .. } = &d.source
+        {
+            // A register_ap: its start is known when it runs. Without reg_ap_offset only an SB
+            // location's engine address is decoded (B13).
+            if offset_reg.is_none() && loc.mem_type != MemoryType::Sb {
+                self.err(
+                    ErrorKind::BadField,
+                    &format!("{field}.reg_ap_offset"),
+                    format!(
+                        "a register_ap over a {} location needs reg_ap_offset (birsim decodes regref's engine address only for SB)",
+                        loc.mem_type
+                    ),
+                );
+            }
+            return;
+        }
         if let Some(d) = &ap.dynamic {
             if d.max_index < 1 {
                 self.err(
@@ -705,7 +726,7 @@ impl Validator<'_> {
                     self.ap(&format!("{field}.vector_offset"), v, f)
                 }
                 OffsetSource::Scalar(s) => self.ap(&format!("{field}.scalar_offset"), s, f),
-                OffsetSource::Register(_) => {}
+                OffsetSource::Register(_) | OffsetSource::RegisterBase { .. } => {}
             }
             // The dynamic part is only known at run time; the simulator checks it there.
             return;
@@ -1154,7 +1175,7 @@ impl Validator<'_> {
                             path.push_str(".scalar_offset");
                             x
                         }
-                        OffsetSource::Register(_) => break,
+                        OffsetSource::Register(_) | OffsetSource::RegisterBase { .. } => break,
                     };
                     top = false;
                 }
@@ -1169,7 +1190,10 @@ impl Validator<'_> {
         }
         match &i.op {
             Op::TensorReduce(t)
-                if t.axis != AxisListType::X && i.in_ap(0).is_some_and(|a| a.dynamic.is_some()) =>
+                if t.axis != AxisListType::X
+                    && i.in_ap(0)
+                        .and_then(|a| a.dynamic.as_deref())
+                        .is_some_and(|d| !matches!(d.source, OffsetSource::RegisterBase { .. })) =>
             {
                 self.err(
                     ErrorKind::BadField,

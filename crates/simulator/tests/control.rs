@@ -218,3 +218,46 @@ fn a_dma_bounds_flag_held_in_a_register() {
     assert_eq!(fault.unwrap().kind.name(), "out-of-bounds");
     assert_eq!(to_f32(&out[1]), [-1.0; 8]);
 }
+
+/// A `register_ap` (docs/fidelity.md B13) over a 4 × 8 fp32 tile holding 0..32: a 2 × 4 window
+/// starting at element 10 (row 1, column 2), from `reg_ap_offset` = 10 or from `regref` = the SB
+/// engine address 1 · 0x40000 + 2 · 4; a start of 28 leaves the tile.
+#[test]
+fn a_register_ap_starts_where_its_registers_say() {
+    let run = |moves: &[(&str, i64)], offset_reg: bool| {
+        let reg = |n: &str| format!(r#"{{"kind":"register_access","dtype":"int32","regref":"{n}"}}"#);
+        let mut body: Vec<String> = moves
+            .iter()
+            .map(|(n, v)| {
+                format!(
+                    r#"{{"opcode":"RegisterMove","name":"mv_{n}","engine":"DVE","ins":[{{"kind":"imm_value","dtype":"uint32","value":{v}}}],"outs":[{}]}}"#,
+                    reg(n)
+                )
+            })
+            .collect();
+        let extra = if offset_reg { r#","reg_ap_offset":"o""# } else { "" };
+        body.push(format!(
+            r#"{{"opcode":"TensorCopy","name":"cp","engine":"DVE","ins":[{{"kind":"register_ap","memsetref":"x","dtype":"float32","ap":[[8,2],[1,4]],"regref":"a"{extra}}}],"outs":[{}]}}"#,
+            ap("y", "float32", 0, &[(4, 2), (1, 4)])
+        ));
+        let x: Vec<f32> = (0..32).map(|k| k as f32).collect();
+        run_keep(
+            &[sb("x", "float32", 4, 8, f32s(&x)), sb("y", "float32", 2, 4, f32s(&[-1.0; 8]))],
+            &body.join(","),
+            simulator::Options::default(),
+            None,
+        )
+    };
+    let want = [10.0, 11.0, 12.0, 13.0, 18.0, 19.0, 20.0, 21.0];
+    let (fault, out) = run(&[("a", 0), ("o", 10)], true);
+    assert!(fault.is_none(), "{fault:?}");
+    assert_eq!(to_f32(&out[1]), want);
+    let (fault, out) = run(&[("a", 0x40000 + 8)], false);
+    assert!(fault.is_none(), "{fault:?}");
+    assert_eq!(to_f32(&out[1]), want);
+    let (fault, out) = run(&[("a", 0), ("o", 28)], true);
+    let fault = fault.unwrap();
+    assert_eq!(fault.kind.name(), "out-of-bounds");
+    assert!(fault.cause.to_string().contains("register_ap"), "{}", fault.cause);
+    assert_eq!(to_f32(&out[1]), [-1.0; 8]);
+}

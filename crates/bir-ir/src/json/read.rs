@@ -997,8 +997,49 @@ impl Cx {
                 let regref = o.req(self, "regref", Cx::string);
                 Some(Operand::Register { dtype: dtype?, regref: regref? })
             }
+            "register_ap" => self.register_ap(&o).map(Operand::Ap),
             _ => Some(Operand::Other(o.map.to_map(|_| true, &mut self.gave_up))),
         }
+    }
+
+    /// A `register_ap` operand (KLR `RegisterAccessPattern`: `ap`, `dtype`, `memsetref`,
+    /// `reg_ap_offset`, `regref`): an AP over the allocation's first memory location (or over
+    /// `memref`, when given) whose start registers hold ([`OffsetSource::RegisterBase`]).
+    fn register_ap(&mut self, o: &Obj<'_, '_>) -> Option<AccessPattern> {
+        let loc = match o.get("memref") {
+            Some(_) => o.req(self, "memref", |cx, v, p| {
+                let name = cx.str_ref(v, p)?;
+                let id = cx.locs.get(name).copied();
+                if id.is_none() && !cx.no_memory {
+                    cx.err(
+                        ErrorKind::UnresolvedRef,
+                        p,
+                        format!("memref '{name}' names no memory location of this function"),
+                    );
+                }
+                id
+            }),
+            None => o.req(self, "memsetref", |cx, v, p| {
+                let name = cx.str_ref(v, p)?;
+                let first = cx.allocs.get(name).and_then(|a| cx.loc_owner.iter().position(|o| o == a));
+                if first.is_none() && !cx.no_memory {
+                    cx.err(
+                        ErrorKind::UnresolvedRef,
+                        p,
+                        format!("memsetref '{name}' names no allocation with a memory location"),
+                    );
+                }
+                first.map(|k| LocId(k as u32))
+            }),
+        };
+        let dtype = o.req(self, "dtype", Cx::enum_name::<Dtype>);
+        let pairs = o.req(self, "ap", Cx::pairs);
+        let regref = o.req(self, "regref", Cx::string);
+        let offset_reg = o.opt(self, "reg_ap_offset", Cx::string);
+        let source = OffsetSource::RegisterBase { regref: regref?, offset_reg };
+        let dynamic =
+            Some(Box::new(DynamicOffset { indirect_dim: IndirectDim::W, max_index: i64::MAX, source }));
+        Some(AccessPattern { loc: loc?, dtype: dtype?, offset: 0, pairs: pairs?, dynamic })
     }
 
     pub(crate) fn access_pattern(&mut self, o: &Obj<'_, '_>) -> Option<AccessPattern> {

@@ -206,6 +206,23 @@ fn operand_value(a: &Operand, f: &Function) -> Value {
 
 fn ap_value(ap: &AccessPattern, f: &Function) -> Value {
     let mut o = Map::new();
+    if let Some(OffsetSource::RegisterBase { regref, offset_reg }) = ap.dynamic.as_deref().map(|d| &d.source)
+    {
+        let loc = f.location(ap.loc);
+        o.insert("kind".into(), "register_ap".into());
+        o.insert("memref".into(), loc.map(|l| l.name.clone()).unwrap_or_default().into());
+        if let Some(alloc) = loc.and_then(|l| f.allocation(l.alloc)) {
+            o.insert("memsetref".into(), alloc.name.clone().into());
+        }
+        o.insert("dtype".into(), ap.dtype.name().into());
+        let pairs = ap.pairs.iter().map(|p| Value::from(vec![p.step, p.num])).collect::<Vec<_>>();
+        o.insert("ap".into(), pairs.into());
+        o.insert("regref".into(), regref.clone().into());
+        if let Some(r) = offset_reg {
+            o.insert("reg_ap_offset".into(), r.clone().into());
+        }
+        return Value::Object(o);
+    }
     o.insert("kind".into(), "physical_ap".into());
     let loc = f.location(ap.loc);
     o.insert("memref".into(), loc.map(|l| l.name.clone()).unwrap_or_default().into());
@@ -229,6 +246,7 @@ fn ap_value(ap: &AccessPattern, f: &Function) -> Value {
             OffsetSource::Scalar(s) => {
                 o.insert("scalar_offset".into(), ap_value(s, f));
             }
+            OffsetSource::RegisterBase { .. } => {}
         }
     }
     Value::Object(o)

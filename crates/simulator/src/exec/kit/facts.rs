@@ -316,7 +316,9 @@ impl<'a> InstFacts<'a> {
     fn offset(ap: Option<&AccessPattern>) -> u8 {
         match ap.and_then(|a| a.dynamic.as_deref()).map(|d| &d.source) {
             None => OFFSET_NONE,
-            Some(OffsetSource::Scalar(_) | OffsetSource::Register(_)) => OFFSET_SCALAR,
+            Some(OffsetSource::Scalar(_) | OffsetSource::Register(_) | OffsetSource::RegisterBase { .. }) => {
+                OFFSET_SCALAR
+            }
             Some(OffsetSource::Vector(_)) => OFFSET_VECTOR,
         }
     }

@@ -43,7 +43,7 @@ pub(crate) struct Resolved {
 /// register-held).
 fn has_scalar(ap: &AccessPattern) -> bool {
     match ap.dynamic.as_deref().map(|d| &d.source) {
-        Some(OffsetSource::Scalar(_) | OffsetSource::Register(_)) => true,
+        Some(OffsetSource::Scalar(_) | OffsetSource::Register(_) | OffsetSource::RegisterBase { .. }) => true,
         Some(OffsetSource::Vector(v)) => has_scalar(v),
         _ => false,
     }
@@ -101,7 +101,10 @@ impl Cx<'_> {
             if !has_scalar(ap) {
                 continue;
             }
-            let field = "scalar_offset";
+            let field = match ap.dynamic.as_deref().map(|d| &d.source) {
+                Some(OffsetSource::RegisterBase { .. }) => "register_ap",
+                _ => "scalar_offset",
+            };
             match self.resolve(i.engine, slot, ap, field)? {
                 None => {}
                 Some(_) if tolerates => tolerated = true,
@@ -146,6 +149,25 @@ impl Cx<'_> {
             // A register-held offset: the register of the instruction's engine, read as int32
             // (docs/fidelity.md B4).
             OffsetSource::Register(name) => i64::from(self.register(engine, name)? as i32),
+            // A register_ap: its start replaces the offset (B13).
+            OffsetSource::RegisterBase { regref, offset_reg } => {
+                let start = match offset_reg {
+                    Some(r) => i64::from(self.register(engine, r)? as i32),
+                    None => {
+                        let address = self.register(engine, regref)?;
+                        self.sb_element(ap, address)?
+                    }
+                };
+                ap.dynamic = None;
+                ap.offset = start;
+                let mut p = Pattern::of(ap);
+                p.elem_size = self.storage(ap).size();
+                let layout = self.memory.layout(ap.loc);
+                if access_pattern::check_bounds(&layout, &p).is_err() {
+                    return Ok(Some((start, layout.capacity(p.elem_size) as i64, Oob::Leaves)));
+                }
+                return Ok(None);
+            }
         };
         let Some(level) = ap.indirect_level(dim) else {
             return bug("a validated indirect_dim names no level");
@@ -165,6 +187,27 @@ impl Cx<'_> {
             return Ok(Some((index, max_index, Oob::Leaves)));
         }
         Ok(None)
+    }
+
+    /// The element offset of an SB engine address (a register_ap's `regref` without
+    /// `reg_ap_offset`): the compiler writes `base + (off / pitch) · 0x40000 + (off % pitch) ·
+    /// size` with `base` the location's first byte (partition `base` · 0x40000 + `addr`), so
+    /// `off` is read back from the partition and byte it names (re-facts §5 RegisterAP; B13).
+    fn sb_element(&self, ap: &AccessPattern, address: u32) -> Res<i64> {
+        const PARTITION_STRIDE: i64 = 0x40000;
+        let Some(l) = self.f.location(ap.loc) else { return bug("an AP names no location") };
+        let size = ap.dtype.size().max(1) as i64;
+        let base = l.base as i64 * PARTITION_STRIDE + l.addr as i64;
+        let rel = i64::from(address) - base;
+        let (p, byte) = (rel.div_euclid(PARTITION_STRIDE), rel.rem_euclid(PARTITION_STRIDE));
+        if byte % size != 0 {
+            return fault(FaultCause::BadField {
+                field: "regref",
+                why: "the register holds an SB address that is not a whole element of the register_ap's dtype",
+            });
+        }
+        let pitch = l.bytes_per_partition as i64 / size;
+        Ok(p * pitch + byte / size)
     }
 
     /// The scalar offset's value: its index AP's first element read through the cast to int64.
