@@ -314,8 +314,9 @@ def test_reading_memory_nothing_wrote_warns_or_faults():
     # The Activation reads xs before anything wrote it: the Load fills x, not xs (fidelity B10).
     p = ln_program()
     p["functions"][0]["blocks"] = p["functions"][0]["blocks"][1:]
+    p["functions"][0]["blocks"][0]["func"] = "Identity"
     with pytest.warns(RuntimeWarning, match=r"'act': ins\[0\] reads element 0 \(AP order\) of 'xs', which nothing wrote"):
-        birsim.run(p, {"x": np.ones((1, 4), np.float32)}, ranges="warn")
+        birsim.run(p, {"x": np.ones((1, 4), np.float32)})
     with pytest.raises(birsim.Fault) as info:
         birsim.run(p, {"x": np.ones((1, 4), np.float32)}, uninit_reads="fault")
     assert info.value.kind == "uninitialized" and info.value.cause == "uninitialized_read"
