@@ -104,6 +104,14 @@ const RAW: &str = "no kernel yet (fields kept raw)";
 /// bn_stats and bn_aggr only; docs/fidelity.md Q12).
 const NO_SOURCE: &str = "no public definition of its semantics (AWS documents bn_stats and bn_aggr only)";
 
+/// Call's reason (docs/fidelity.md B14): KLR 7e15ca6 gives it `target` and `table_id` only.
+const CALL: &str = "no source says how a called function's memory locations relate to the caller's";
+/// BIRKernel's and NKIKernel's (B14): they name a kernel outside the program (KLR 7e15ca6
+/// `kernel_name`, `func`), not a function of it.
+const EXTERNAL_KERNEL: &str = "an external kernel named by the instruction; its body is not in the program";
+/// ReadVarAddr's (B14).
+const VAR_ADDR: &str = "a runtime variable's address: birsim has no device address map";
+
 /// A row without a kernel yet.
 macro_rules! missing {
     ($op:ident, $why:expr) => {
@@ -173,7 +181,7 @@ pub(crate) const ROWS: &[Row] = &[
     missing!(BNBackprop2, NO_SOURCE),
     run!(StreamShuffle(f) => stream::shuffle, stream::classify, Outputs),
     run!(StreamTranspose => stream::transpose, stream::classify, Outputs),
-    missing!(ReadVarAddr, RAW),
+    missing!(ReadVarAddr, VAR_ADDR),
     run!(GenericIndirectLoad(f) => indirect::generic_indirect, indirect::classify_generic, Picked),
     run!(IndirectLoad(f) => indirect::indirect_load, indirect::classify, Picked),
     run!(GenericIndirectSave(f) => indirect::generic_indirect, indirect::classify_generic, Picked),
@@ -185,8 +193,8 @@ pub(crate) const ROWS: &[Row] = &[
     run!(Select => select::select, plain, Outputs),
     run!(CopyPredicated(f) => select::copy_predicated, select::classify_copy_predicated, Picked),
     missing!(CustomOp, RAW),
-    missing!(BIRKernel, RAW),
-    missing!(NKIKernel, RAW),
+    missing!(BIRKernel, EXTERNAL_KERNEL),
+    missing!(NKIKernel, EXTERNAL_KERNEL),
     missing!(DevicePrint, RAW),
     run!(GetRandState => rand_state::get_state, plain, Outputs),
     run!(SetRandState => rand_state::run, plain, Outputs),
@@ -212,7 +220,7 @@ pub(crate) const ROWS: &[Row] = &[
     run!(Return => branch::end, plain, Outputs),
     run!(Exit => branch::end, plain, Outputs),
     run!(Break => branch::brk, plain, Outputs),
-    missing!(Call, RAW),
+    missing!(Call, CALL),
     run!(SwitchQueueInstance(f) => dge::queue_instance, dge::classify_queue, Outputs),
     run!(ResetQueueInstance(f) => dge::queue_instance, dge::classify_queue, Outputs),
     run!(CoreBarrier => sync::run, plain, Outputs),
