@@ -131,7 +131,7 @@ impl<'p> Simulator<'p> {
         Ok(Ended::Normally)
     }
 
-    /// The failure of a stop at node `index` (a loop node's own fault).
+    /// The failure of a stop at node `index`: an instruction's fault, or a loop node's own.
     #[cold]
     fn located(&self, index: usize, node: &'p Node, stop: Stop) -> Failure<'p> {
         let mut at: Vec<String> = self.context.iter().map(Place::to_string).collect();
@@ -150,7 +150,8 @@ impl<'p> Simulator<'p> {
             _ => false,
         };
         if !entered {
-            at.push(format!("#{index} '{}' ({opcode})", bir_ir::clip(name, bir_ir::ECHO_CHARS)));
+            let what = if matches!(node, Node::Inst(_)) { "instruction " } else { "" };
+            at.push(format!("{what}#{index} '{}' ({opcode})", bir_ir::clip(name, bir_ir::ECHO_CHARS)));
         }
         (at.join(" › "), name, opcode, stop)
     }
@@ -183,10 +184,7 @@ impl<'p> Simulator<'p> {
                 let top = self.depth == 0;
                 self.cx.unit = top.then(|| liveness::inst_key(i));
                 if let Err(stop) = self.instruction(i) {
-                    let mut at: Vec<String> = self.context.iter().map(Place::to_string).collect();
-                    let name = bir_ir::clip(&i.name, bir_ir::ECHO_CHARS);
-                    at.push(format!("instruction #{index} '{name}' ({})", i.opcode()));
-                    return Err((at.join(" › "), &i.name, i.opcode(), stop));
+                    return Err(self.located(index, node, stop));
                 }
                 if self.executed >= self.obs.progress_at {
                     self.obs.progress_tick(self.executed);
