@@ -530,6 +530,11 @@ impl Memory {
         }
     }
 
+    /// Whether every byte of a location's buffer was written (a load, or a write covering it).
+    pub fn fully_written(&self, loc: LocId) -> bool {
+        matches!(self.written.get(self.written_slot(loc)), Some(WrittenBits::All))
+    }
+
     /// The first byte of buffer bytes `range` of a location's buffer never written, if any.
     pub fn first_unwritten(&self, loc: LocId, range: std::ops::Range<usize>) -> Option<usize> {
         self.written.get(self.written_slot(loc)).and_then(|w| w.first_unwritten(range))

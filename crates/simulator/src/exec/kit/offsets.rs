@@ -160,13 +160,8 @@ impl Cx<'_> {
                 };
                 ap.dynamic = None;
                 ap.offset = start;
-                let mut p = Pattern::of(ap);
-                p.elem_size = self.storage(ap).size();
-                let layout = self.memory.layout(ap.loc);
-                if access_pattern::check_bounds(&layout, &p).is_err() {
-                    return Ok(Some((start, layout.capacity(p.elem_size) as i64, Oob::Leaves)));
-                }
-                return Ok(None);
+                let capacity = self.memory.layout(ap.loc).capacity(self.storage(ap).size()) as i64;
+                return Ok(self.leaves(ap).then_some((start, capacity, Oob::Leaves)));
             }
         };
         let Some(level) = ap.indirect_level(dim) else {
@@ -181,18 +176,21 @@ impl Cx<'_> {
         if index < 0 || index >= max_index {
             return Ok(Some((index, max_index, Oob::Index)));
         }
+        Ok(self.leaves(ap).then_some((index, max_index, Oob::Leaves)))
+    }
+
+    /// Whether a resolved AP leaves its memory location.
+    fn leaves(&self, ap: &AccessPattern) -> bool {
         let mut p = Pattern::of(ap);
         p.elem_size = self.storage(ap).size();
-        if access_pattern::check_bounds(&self.memory.layout(ap.loc), &p).is_err() {
-            return Ok(Some((index, max_index, Oob::Leaves)));
-        }
-        Ok(None)
+        access_pattern::check_bounds(&self.memory.layout(ap.loc), &p).is_err()
     }
 
     /// The element offset of an SB engine address (a register_ap's `regref` without
     /// `reg_ap_offset`): the compiler writes `base + (off / pitch) · 0x40000 + (off % pitch) ·
     /// size` with `base` the location's first byte (partition `base` · 0x40000 + `addr`), so
-    /// `off` is read back from the partition and byte it names (re-facts §5 RegisterAP; B13).
+    /// `off` is read back from the partition and byte it names (a public RE write-up of the
+    /// compiler's `convertSymAP`; ASSUMED, fidelity B13).
     fn sb_element(&self, ap: &AccessPattern, address: u32) -> Res<i64> {
         const PARTITION_STRIDE: i64 = 0x40000;
         let Some(l) = self.f.location(ap.loc) else { return bug("an AP names no location") };

@@ -132,7 +132,7 @@ impl Cx<'_> {
         }
         for (k, op) in i.ins.iter().enumerate() {
             let Operand::Ap(ap) = op else { continue };
-            if ap.dynamic.is_some() {
+            if ap.dynamic.is_some() || self.memory.fully_written(ap.loc) {
                 continue;
             }
             let p = self.memory_pattern(ap);
@@ -186,6 +186,9 @@ impl Cx<'_> {
     /// Marks the bytes of an output AP written: its elements, or its whole location when the
     /// instruction picks what it writes or the AP has a dynamic offset.
     fn mark_ap(&mut self, ap: &AccessPattern, whole: bool) -> Res<()> {
+        if self.memory.fully_written(ap.loc) {
+            return Ok(());
+        }
         if whole || ap.dynamic.is_some() {
             let layout = self.memory.layout(ap.loc);
             return Ok(self.memory.mark_written(ap.loc, layout.origin()..layout.span().unwrap_or(0))?);
