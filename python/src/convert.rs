@@ -313,6 +313,9 @@ pub(crate) fn cause(c: &FaultCause) -> (&'static str, Fields) {
             ("division_by_zero", vec![("op", text(op.name())), ("a", uint(u64::from(*a)))])
         }
         FaultCause::NoProgress { what } => ("no_progress", vec![("what", text(what))]),
+        FaultCause::CallDepth { what, limit } => {
+            ("call_depth", vec![("what", text(what)), ("limit", uint(*limit as u64))])
+        }
         FaultCause::UninitializedRead { slot: s, location, element } => {
             ("uninitialized_read", with(s, vec![("location", text(location)), ("element", uint(*element))]))
         }

@@ -43,7 +43,7 @@ payloads! {
         TensorScalarFields, TensorScalarPtrFields, TensorTensorFields;
     boxed: ActivationFields, AffineSelectFields, DmaCopyFields, DmaDescriptorFields, DmaFields,
         DmaTriggerFields, GenericIndirectFields, IndirectFields, IndirectSaveAccumulateFields, IotaFields,
-        MatmultFields, QueueInstanceFields, CompareBranchFields;
+        MatmultFields, QueueInstanceFields, CompareBranchFields, CallFields;
 }
 
 /// How the reference dispatcher treats an opcode (re-facts §5, CONFIRMED), except NonzeroWithCount,
@@ -111,7 +111,7 @@ macro_rules! for_each_opcode {
             38 BNBackprop2 Kernel Raw UNCHECKED,
             39 StreamShuffle Kernel StreamShuffleFields UNARY,
             40 StreamTranspose Kernel NoFields UNARY,
-            41 ReadVarAddr Kernel Raw UNCHECKED,
+            41 ReadVarAddr Kernel DmaFields UNARY,
             42 GenericIndirectLoad Kernel GenericIndirectFields GENERIC_INDIRECT,
             43 IndirectLoad Kernel IndirectFields BINARY,
             44 GenericIndirectSave Kernel GenericIndirectFields GENERIC_INDIRECT,
@@ -154,7 +154,7 @@ macro_rules! for_each_opcode {
             81 Return Kernel NoFields NO_OPERANDS,
             82 Exit Kernel NoFields NO_OPERANDS,
             83 Break Kernel NoFields NO_OPERANDS,
-            84 Call Kernel Raw UNCHECKED,
+            84 Call Kernel CallFields NO_OPERANDS,
             85 SwitchQueueInstance Kernel QueueInstanceFields NO_OPERANDS,
             86 ResetQueueInstance Kernel QueueInstanceFields NO_OPERANDS,
             87 CoreBarrier Kernel Raw UNCHECKED,

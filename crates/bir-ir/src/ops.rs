@@ -485,6 +485,16 @@ pub struct BranchFields {
     pub target: String,
 }
 
+/// Call (84; KLR 7e15ca6 `Call`): runs another function of the program, then continues after
+/// the call (docs/fidelity.md B14).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallFields {
+    /// The called function's name.
+    pub target: String,
+    /// KLR's `table_id` (kept; no source says what it selects).
+    pub table_id: Option<i64>,
+}
+
 /// CompareAndBranch (78; KLR 7e15ca6 `CompareAndBranch`): `ins[0] comp_op ins[1]` picks the
 /// block to continue at.
 #[derive(Clone, Debug, PartialEq, Eq)]

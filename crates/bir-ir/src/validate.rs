@@ -67,15 +67,21 @@ pub fn validate<'p>(program: &'p Program, opts: &ValidateOptions) -> Result<Vali
         opts,
         labels: Vec::new(),
         loop_vars: Vec::new(),
+        functions: HashMap::new(),
+        called: Vec::new(),
     };
     if program.functions.is_empty() {
         v.err(ErrorKind::Structure, "functions", "a program needs at least one function");
+    }
+    for (k, f) in program.functions.iter().enumerate() {
+        v.functions.entry(f.name.clone()).or_default().push(k);
     }
     for f in &program.functions {
         v.push(format_args!("function '{}'", f.name));
         v.function(f);
         v.pop();
     }
+    v.shared_locations(program);
     if v.diags.is_empty() { Ok(Validated { program }) } else { Err(v.diags) }
 }
 
@@ -92,6 +98,10 @@ struct Validator<'o> {
     labels: Vec<HashMap<String, usize>>,
     /// The variables of the loops around the node being checked, innermost last.
     loop_vars: Vec<String>,
+    /// The program's functions by name (their indices: more than one is an ambiguous Call).
+    functions: HashMap<String, Vec<usize>>,
+    /// The functions a Call names.
+    called: Vec<usize>,
 }
 
 /// The most registers one engine's file holds (AWS `register_alloc`: "64x 32-bit registers per
@@ -241,6 +251,39 @@ impl Validator<'_> {
                     self.opts.max_instructions
                 ),
             );
+        }
+    }
+
+    /// A called function's memory location named like one of the entry function's is that
+    /// location (docs/fidelity.md B14), so the two must agree on where it lives and its size.
+    fn shared_locations(&mut self, program: &Program) {
+        let Some(entry) = program.functions.first() else { return };
+        let mut called = std::mem::take(&mut self.called);
+        called.sort_unstable();
+        called.dedup();
+        let by_name: HashMap<&str, &MemoryLocation> =
+            entry.locations.iter().map(|l| (l.name.as_str(), l)).collect();
+        for k in called.into_iter().filter(|&k| k != 0) {
+            let Some(f) = program.functions.get(k) else { continue };
+            self.push(format_args!("function '{}'", f.name));
+            for l in &f.locations {
+                let Some(e) = by_name.get(l.name.as_str()) else { continue };
+                if (e.mem_type, e.partitions, e.bytes_per_partition)
+                    != (l.mem_type, l.partitions, l.bytes_per_partition)
+                {
+                    self.err(
+                        ErrorKind::BadField,
+                        &format!("location '{}'", crate::clip(&l.name, crate::ECHO_CHARS)),
+                        format!(
+                            "a called function's location named like one of the entry function's is that location, \
+                             so type and dims must agree: {} [{}, {}] here, {} [{}, {}] in '{}'",
+                            l.mem_type, l.partitions, l.bytes_per_partition, e.mem_type, e.partitions,
+                            e.bytes_per_partition, crate::clip(&entry.name, crate::ECHO_CHARS)
+                        ),
+                    );
+                }
+            }
+            self.pop();
         }
     }
 
@@ -843,6 +886,49 @@ impl Validator<'_> {
                 }
             }
             Op::UnconditionalBranch(b) => self.label("target", &b.target),
+            Op::Call(c) => match self.functions.get(&c.target).map(Vec::as_slice) {
+                Some([k]) => self.called.push(*k),
+                Some(ks) => self.err(
+                    ErrorKind::DuplicateName,
+                    "target",
+                    format!(
+                        "{} functions are named '{}'",
+                        ks.len(),
+                        crate::clip(&c.target, crate::ECHO_CHARS)
+                    ),
+                ),
+                None => self.err(
+                    ErrorKind::UnresolvedRef,
+                    "target",
+                    format!(
+                        "'{}' names no function of the program",
+                        crate::clip(&c.target, crate::ECHO_CHARS)
+                    ),
+                ),
+            },
+            Op::ReadVarAddr(_) => {
+                use Dtype::{Int32, Int64, Uint32, Uint64};
+                let what = "ReadVarAddr's destination (an address)";
+                self.dtype_in(i.out_ap(0), "outs[0].dtype", &[Int32, Uint32, Int64, Uint64], what);
+                if let Some(ap) = i.out_ap(0)
+                    && ap.pairs.iter().try_fold(1i64, |n, p| n.checked_mul(p.num)) != Some(1)
+                {
+                    self.err(
+                        ErrorKind::ApShape,
+                        "outs[0].ap",
+                        format!("{what} is exactly one element (every num 1)"),
+                    );
+                }
+                if let Some(l) = i.in_ap(0).and_then(|ap| f.locations.get(ap.loc.index()))
+                    && l.mem_type == MemoryType::Psum
+                {
+                    self.err(
+                        ErrorKind::BadField,
+                        "ins[0].memref",
+                        "a PSUM location has no device address ReadVarAddr can read (SB and DRAM do; fidelity B15)",
+                    );
+                }
+            }
             Op::TensorScalarCache(c) => {
                 let has_init = i.ins.len() >= 2;
                 if has_init != (c.acc == EngineAccumulationType::LoadAccumulate) {
@@ -2232,6 +2318,8 @@ mod tests {
             opts: &ValidateOptions::default(),
             labels: Vec::new(),
             loop_vars: Vec::new(),
+            functions: HashMap::new(),
+            called: Vec::new(),
         };
         let mut n = 0usize;
         for digits in 0..=20 {

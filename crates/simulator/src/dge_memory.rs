@@ -26,10 +26,8 @@ impl<'m> DgeMemory<'m> {
     fn locate(&mut self, addr: u64, len: usize) -> Result<(LocId, Range<usize>), MemoryError> {
         let unmapped = MemoryError::Unmapped { addr, len: len as u64 };
         let (k, off) = dge::address::split(addr).ok_or(unmapped.clone())?;
-        if k >= self.memory.location_count() {
-            return Err(unmapped);
-        }
-        let loc = LocId(k as u32);
+        // The running function's view: the entry's locations, or a callee's (fidelity B14).
+        let loc = self.memory.local_of(k).ok_or(unmapped.clone())?;
         let l = self.memory.layout(loc);
         let stride = l.row_stride().max(1);
         let (row, within) = (off / stride, off % stride);

@@ -386,6 +386,14 @@ pub enum FaultCause {
         /// The budget.
         limit: u64,
     },
+    /// A Call nested deeper than the simulator follows (docs/fidelity.md B14).
+    #[error("{what} nest deeper than {limit} (a function calling itself without end?)")]
+    CallDepth {
+        /// What nests: "calls", or "loops and calls" (levels together).
+        what: &'static str,
+        /// The deepest nesting followed.
+        limit: usize,
+    },
     /// A DynamicForLoop whose stride would never reach its bound (docs/fidelity.md B5).
     #[error("stride {stride} is not positive while lb {lb} < ub {ub}: the loop would never end")]
     LoopStride {
@@ -439,7 +447,8 @@ impl FaultCause {
             | FaultCause::OutOfMemory { .. }
             | FaultCause::ScratchOverCap { .. }
             | FaultCause::NoProgress { .. }
-            | FaultCause::LoopBudget { .. } => FaultKind::Budget,
+            | FaultCause::LoopBudget { .. }
+            | FaultCause::CallDepth { .. } => FaultKind::Budget,
             FaultCause::DynamicOutOfBounds { .. }
             | FaultCause::DgeIndexOutOfBounds { .. }
             | FaultCause::DgeRowOutside { .. } => FaultKind::OutOfBounds,

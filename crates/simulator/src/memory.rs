@@ -214,7 +214,17 @@ impl Buf {
 /// The bytes of every memory location of the entry function.
 #[derive(Debug)]
 pub struct Memory {
+    /// The running function's locations (by its `LocId`s): home and layout.
     homes: Vec<(Home, Layout)>,
+    /// The running function's locations' store-wide slots: the entry function's locations are
+    /// slots `0..n` in order; a called function's location named like an entry location has
+    /// that location's slot, its others slots after them (docs/fidelity.md B14).
+    slots: Vec<u32>,
+    /// The location tables of the functions not running (their `homes`, `psum_locs`, `slots`),
+    /// by function index; the running function's is in the fields.
+    frames: Vec<Option<Frame>>,
+    /// The running function's index.
+    current: usize,
     private: Vec<Option<Buf>>,
     sb: Option<Buf>,
     psum: Option<Buf>,
@@ -229,6 +239,14 @@ pub struct Memory {
     /// Which bytes were ever written, per buffer: private ones by location, then the SB and
     /// PSUM arenas (docs/fidelity.md B10).
     written: Vec<WrittenBits>,
+}
+
+/// One function's location table (see [`Memory`]'s fields of the same names).
+#[derive(Debug, Default)]
+struct Frame {
+    homes: Vec<(Home, Layout)>,
+    psum_locs: Vec<bool>,
+    slots: Vec<u32>,
 }
 
 /// Which bytes of a buffer an access touches, and whether it overwrites all of them.
@@ -249,23 +267,53 @@ impl Touch {
 pub const UNINIT: u8 = 0xFF;
 
 impl Memory {
-    /// The store for a validated program's entry function. Nothing is allocated until touched.
+    /// The store for a validated program: the entry function's locations, and those of the
+    /// other functions (a Call runs them; docs/fidelity.md B14). Nothing is allocated until
+    /// touched.
     pub fn new(program: &Validated<'_>) -> Memory {
         let p = program.program();
         let sb_row = p.arch.sbuf_bytes_per_partition();
-        let f = &p.functions[0];
-        let homes = f
-            .locations
-            .iter()
-            .enumerate()
-            .map(|(k, l)| home_of(l, LocId(k as u32), sb_row))
-            .collect::<Vec<_>>();
+        let entry = p.functions.first().map_or(&[][..], |f| &f.locations[..]);
+        let table = |locs: &[MemoryLocation], slots: Vec<u32>| Frame {
+            homes: locs.iter().zip(&slots).map(|(l, &k)| home_of(l, LocId(k), sb_row)).collect(),
+            psum_locs: locs.iter().map(|l| l.mem_type == MemoryType::Psum).collect(),
+            slots,
+        };
+        let mut frames = vec![Some(table(entry, (0..entry.len() as u32).collect()))];
+        let by_name: std::collections::HashMap<&str, u32> =
+            entry.iter().enumerate().map(|(k, l)| (l.name.as_str(), k as u32)).collect();
+        let mut count = entry.len() as u32;
+        for f in p.functions.iter().skip(1) {
+            let slots = f
+                .locations
+                .iter()
+                .map(|l| {
+                    by_name.get(l.name.as_str()).copied().unwrap_or_else(|| {
+                        count += 1;
+                        count - 1
+                    })
+                })
+                .collect();
+            let mut t = table(&f.locations, slots);
+            // A shared location is the entry's: its home too (validation: same type and dims).
+            for (k, l) in f.locations.iter().enumerate() {
+                if let (Some(&e), Some(Some(entry_table))) = (by_name.get(l.name.as_str()), frames.first()) {
+                    t.homes[k] = entry_table.homes[e as usize];
+                }
+            }
+            frames.push(Some(t));
+        }
+        let n = count as usize;
+        let first = frames.first_mut().and_then(Option::take).unwrap_or_default();
         Memory {
-            private: homes.iter().map(|_| None).collect(),
-            shadows: homes.iter().map(|_| None).collect(),
-            psum_locs: f.locations.iter().map(|l| l.mem_type == MemoryType::Psum).collect(),
-            written: (0..homes.len() + 2).map(|_| WrittenBits::Nothing).collect(),
-            homes,
+            homes: first.homes,
+            psum_locs: first.psum_locs,
+            slots: first.slots,
+            frames,
+            current: 0,
+            private: (0..n).map(|_| None).collect(),
+            shadows: (0..n).map(|_| None).collect(),
+            written: (0..n + 2).map(|_| WrittenBits::Nothing).collect(),
             sb: None,
             psum: None,
             sb_row,
@@ -273,7 +321,46 @@ impl Memory {
         }
     }
 
-    /// How many locations the store holds (the entry function's).
+    /// Makes function `function`'s locations the ones `LocId`s name (a Call's callee, or the
+    /// caller again after it), returning the function that ran before. An index outside the
+    /// program changes nothing.
+    pub fn enter(&mut self, function: usize) -> usize {
+        let before = self.current;
+        if function == before {
+            return before;
+        }
+        let Some(next) = self.frames.get_mut(function).and_then(Option::take) else { return before };
+        let old = Frame {
+            homes: std::mem::replace(&mut self.homes, next.homes),
+            psum_locs: std::mem::replace(&mut self.psum_locs, next.psum_locs),
+            slots: std::mem::replace(&mut self.slots, next.slots),
+        };
+        if let Some(f) = self.frames.get_mut(before) {
+            *f = Some(old);
+        }
+        self.current = function;
+        before
+    }
+
+    /// The running function's index (0: the entry function).
+    pub fn current(&self) -> usize {
+        self.current
+    }
+
+    /// A location's store-wide slot (the G9 address space's location ordinal, docs/dge.md).
+    pub fn slot_of(&self, loc: LocId) -> usize {
+        self.slots[loc.index()] as usize
+    }
+
+    /// The running function's location in store-wide slot `slot`, if it names one.
+    pub fn local_of(&self, slot: usize) -> Option<LocId> {
+        if self.current == 0 {
+            return (slot < self.homes.len()).then_some(LocId(slot as u32));
+        }
+        self.slots.iter().position(|&k| k as usize == slot).map(|k| LocId(k as u32))
+    }
+
+    /// How many locations the running function has.
     pub fn location_count(&self) -> usize {
         self.homes.len()
     }
@@ -353,7 +440,7 @@ impl Memory {
         let psum = self.psum_locs[loc.index()];
         let (data, shadow) = match home {
             Home::Private(id) => (&mut self.private[id.index()], &mut self.shadows[id.index()]),
-            Home::SbArena => (&mut self.sb, &mut self.shadows[loc.index()]),
+            Home::SbArena => (&mut self.sb, &mut self.shadows[self.slots[loc.index()] as usize]),
             Home::PsumArena => (&mut self.psum, &mut self.psum_shadow),
         };
         if data.is_none() {
@@ -516,8 +603,8 @@ impl Memory {
     fn written_slot(&self, loc: LocId) -> usize {
         match self.homes[loc.index()].0 {
             Home::Private(id) => id.index(),
-            Home::SbArena => self.homes.len(),
-            Home::PsumArena => self.homes.len() + 1,
+            Home::SbArena => self.private.len(),
+            Home::PsumArena => self.private.len() + 1,
         }
     }
 

@@ -751,6 +751,21 @@ impl OpFields for BranchFields {
     }
 }
 
+impl OpFields for CallFields {
+    fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
+        CallFields {
+            target: o.req(cx, "target", Cx::string).unwrap_or_default(),
+            table_id: o.opt(cx, "table_id", Cx::int),
+        }
+    }
+    fn write(&self, w: &mut Map<String, Value>, _fun: &Function) {
+        put(w, "target", self.target.as_str());
+        if let Some(t) = self.table_id {
+            put(w, "table_id", t);
+        }
+    }
+}
+
 impl OpFields for CompareBranchFields {
     fn read(o: &Obj<'_, '_>, cx: &mut Cx) -> Self {
         CompareBranchFields {

@@ -8,8 +8,16 @@ use super::kit::liveness;
 use super::kit::regfile::Flow;
 use super::{Simulator, Stop};
 use crate::fault::{FaultCause, SimError};
-use bir_ir::{Loop, LoopKind, Node, Op, OpCategory, Opcode};
+use bir_ir::{Function, Instruction, Loop, LoopKind, Node, Op, OpCategory, Opcode};
 use std::collections::HashMap;
+
+/// The deepest nesting of Calls followed; one more is a `budget` fault (docs/fidelity.md B14).
+pub const MAX_CALL_DEPTH: usize = 64;
+
+/// The most levels of loops and calls nested together that a Call may add to: each level is a
+/// few native stack frames (about 5.5 KiB in a debug build), so this keeps a run within a 2 MiB
+/// thread stack whatever the program (JSON nesting alone bounds loops to about 60 levels).
+pub const MAX_NESTING: usize = 256;
 
 /// The control-flow state of a run.
 #[derive(Debug, Default)]
@@ -28,6 +36,19 @@ pub(super) struct State<'p> {
     pub(super) progress: u64,
     /// The `progress` at each branch instruction's last run, by its address.
     branch_seen: HashMap<usize, u64>,
+    /// The program's functions (a Call's targets) and their indices by name.
+    functions: &'p [Function],
+    by_name: HashMap<&'p str, usize>,
+    /// Calls running now (nested).
+    calls: usize,
+}
+
+impl<'p> State<'p> {
+    /// The state at the start of a run of a program with these functions.
+    pub(super) fn new(functions: &'p [Function]) -> State<'p> {
+        let by_name = functions.iter().enumerate().map(|(k, f)| (f.name.as_str(), k)).collect();
+        State { functions, by_name, ..State::default() }
+    }
 }
 
 /// A block or loop the running instruction sits in.
@@ -42,6 +63,8 @@ pub(super) enum Place<'p> {
         reg: &'p str,
         pass: u64,
     },
+    /// A called function.
+    Call(&'p str),
     /// A DynamicForLoop: its index, name, variable value, bound and the bound's register value.
     Dynamic {
         index: usize,
@@ -58,6 +81,7 @@ impl std::fmt::Display for Place<'_> {
         let echo = |n| bir_ir::clip(n, bir_ir::ECHO_CHARS);
         match *self {
             Place::Block(n) => write!(f, "block '{}'", echo(n)),
+            Place::Call(n) => write!(f, "function '{}'", echo(n)),
             Place::Loop(index, n) => write!(f, "loop #{index} '{}'", echo(n)),
             Place::DoWhile { index, name, reg, pass } => {
                 write!(
@@ -81,12 +105,14 @@ impl std::fmt::Display for Place<'_> {
 /// the stop.
 pub(super) type Failure<'p> = (String, &'p str, Opcode, Stop);
 
-/// How a node list ended: ran to its end, or a Return / Exit ended the run.
+/// How a node list ended: ran to its end, a Return ended its function, or an Exit the run.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Ended {
     /// Ran to its end.
     Normally,
-    /// A Return or Exit ended the run.
+    /// A Return ended the running function (the run, in the entry function).
+    Returned,
+    /// An Exit ended the run.
     Run,
 }
 
@@ -97,8 +123,9 @@ impl<'p> Simulator<'p> {
     pub(super) fn region(&mut self, nodes: &'p [Node]) -> Result<Ended, Failure<'p>> {
         let mut k = 0;
         while let Some(node) = nodes.get(k) {
-            if self.node(k, node)? == Ended::Run {
-                return Ok(Ended::Run);
+            let ended = self.node(k, node)?;
+            if ended != Ended::Normally {
+                return Ok(ended);
             }
             k = match self.flow.slot.take() {
                 None => k + 1,
@@ -124,8 +151,9 @@ impl<'p> Simulator<'p> {
     /// A block's body: its entries in order (a branch's target waits for the block's end).
     fn straight(&mut self, nodes: &'p [Node]) -> Result<Ended, Failure<'p>> {
         for (k, node) in nodes.iter().enumerate() {
-            if self.node(k, node)? == Ended::Run {
-                return Ok(Ended::Run);
+            let ended = self.node(k, node)?;
+            if ended != Ended::Normally {
+                return Ok(ended);
             }
         }
         Ok(Ended::Normally)
@@ -171,7 +199,7 @@ impl<'p> Simulator<'p> {
                 self.depth += 1;
                 let ended = self.run_loop(index, node, l)?;
                 self.depth -= 1;
-                if ended == Ended::Run {
+                if ended != Ended::Normally {
                     return Ok(ended);
                 }
                 self.flow.slot = slot;
@@ -210,7 +238,9 @@ impl<'p> Simulator<'p> {
                             }
                         }
                         Flow::Break => self.flow.slot = None,
-                        Flow::End => return Ok(Ended::Run),
+                        Flow::Return => return Ok(Ended::Returned),
+                        Flow::Exit => return Ok(Ended::Run),
+                        Flow::Call => return self.call(index, node, i),
                     }
                 }
                 Ok(Ended::Normally)
@@ -232,7 +262,7 @@ impl<'p> Simulator<'p> {
                     }
                     self.flow.progress += 1;
                     ended = self.region(&l.body)?;
-                    if ended == Ended::Run {
+                    if ended != Ended::Normally {
                         break;
                     }
                 }
@@ -248,8 +278,9 @@ impl<'p> Simulator<'p> {
                         *p = pass;
                     }
                     let (before, progress) = (self.executed, self.flow.progress);
-                    if self.region(&l.body)? == Ended::Run {
-                        break Ended::Run;
+                    let ended = self.region(&l.body)?;
+                    if ended != Ended::Normally {
+                        break ended;
                     }
                     self.idle_pass(index, node, before)?;
                     let v =
@@ -311,7 +342,7 @@ impl<'p> Simulator<'p> {
                     self.flow.progress += 1;
                     let before = self.executed;
                     ended = self.region(&l.body)?;
-                    if ended == Ended::Run {
+                    if ended != Ended::Normally {
                         break;
                     }
                     self.idle_pass(index, node, before)?;
@@ -324,6 +355,52 @@ impl<'p> Simulator<'p> {
         };
         self.context.pop();
         Ok(ended)
+    }
+
+    /// A Call (84) that just completed: its target function runs with its own location table
+    /// (`Memory::enter`), then the caller continues after the call; a Return in the callee ends
+    /// the callee, an Exit the run (docs/fidelity.md B14).
+    fn call(&mut self, index: usize, node: &'p Node, i: &'p Instruction) -> Result<Ended, Failure<'p>> {
+        let target = match &i.op {
+            Op::Call(c) => self.flow.by_name.get(c.target.as_str()).copied(),
+            _ => None,
+        };
+        let Some((k, callee)) = target.and_then(|k| Some((k, self.flow.functions.get(k)?))) else {
+            let stop = Stop::Bug(Box::new(SimError::new("validation let through a Call of no function")));
+            return Err(self.located(index, node, stop));
+        };
+        let deep = if self.flow.calls >= MAX_CALL_DEPTH {
+            Some(("calls", MAX_CALL_DEPTH))
+        } else if self.depth >= MAX_NESTING {
+            Some(("loops and calls", MAX_NESTING))
+        } else {
+            None
+        };
+        if let Some((what, limit)) = deep {
+            let stop = Stop::Fault(Box::new(FaultCause::CallDepth { what, limit }));
+            return Err(self.located(index, node, stop));
+        }
+        // A branch target set before the call waits for the caller's block to end.
+        let slot = self.flow.slot.take();
+        let caller = std::mem::replace(&mut self.cx.f, callee);
+        let before = self.cx.memory.enter(k);
+        // The DMABlock index is per function.
+        let blocks = self.cx.dma_blocks.take();
+        self.context.push(Place::Call(&callee.name));
+        self.flow.calls += 1;
+        self.depth += 1;
+        let ended = self.region(&callee.body);
+        self.depth -= 1;
+        self.flow.calls -= 1;
+        self.context.pop();
+        self.cx.memory.enter(before);
+        self.cx.f = caller;
+        self.cx.dma_blocks = blocks;
+        self.flow.slot = slot;
+        match ended? {
+            Ended::Run => Ok(Ended::Run),
+            Ended::Normally | Ended::Returned => Ok(Ended::Normally),
+        }
     }
 
     /// Counts a DoWhile / DynamicForLoop pass that executed no instruction against the budget.
@@ -367,6 +444,7 @@ pub(super) fn is_control(op: Opcode) -> bool {
             op,
             Opcode::CompareAndBranch
                 | Opcode::UnconditionalBranch
+                | Opcode::Call
                 | Opcode::Break
                 | Opcode::BranchHint
                 | Opcode::Halt

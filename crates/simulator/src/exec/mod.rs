@@ -55,14 +55,15 @@ pub struct Simulator<'p> {
 impl<'p> Simulator<'p> {
     /// A simulator for a validated program under a fidelity profile.
     pub fn new(program: Validated<'p>, profile: Profile) -> Simulator<'p> {
-        let f = &program.program().functions[0];
+        let functions = &program.program().functions;
+        let f = &functions[0];
         Simulator {
             cx: Cx::new(f, program.program().arch, Memory::new(&program), profile),
             obs: observe::Observers::default(),
             executed: 0,
             context: Vec::new(),
             depth: 0,
-            flow: flow::State::default(),
+            flow: flow::State::new(functions),
         }
     }
 

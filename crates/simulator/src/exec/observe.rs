@@ -427,7 +427,10 @@ impl<'p> Observers<'p> {
         let Some(mut w) = self.watch.take() else { return };
         // Instructions whose outputs get only the elements their data picks (scatters, skipped
         // gather rows, a predicate) are seen by the bytes changing, never by their AP alone.
-        let whole_outs = table::writes(i.opcode()) == Writes::Outputs;
+        // Watched locations are the entry function's: an instruction of a called function is
+        // seen by the bytes changing (its APs name the callee's locations; fidelity B14).
+        let whole_outs = table::writes(i.opcode()) == Writes::Outputs && cx.memory.current() == 0;
+        let callee = cx.memory.enter(0);
         for (k, (loc, range, last)) in w.targets.iter_mut().enumerate() {
             let covered = whole_outs
                 && i.outs.iter().filter_map(bir_ir::Operand::as_ap).any(|ap| {
@@ -445,6 +448,7 @@ impl<'p> Observers<'p> {
                 w.writers[k] = Some(Writer { index, name: i.name.clone(), opcode: i.opcode().name() });
             }
         }
+        cx.memory.enter(callee);
         self.watch = Some(w);
     }
 }

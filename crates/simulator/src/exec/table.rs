@@ -44,6 +44,7 @@ mod kernels {
     pub(crate) mod stream;
     pub(crate) mod sync;
     pub(crate) mod top8;
+    pub(crate) mod var_addr;
 }
 
 use super::kit::facts::{Facts, Verdict};
@@ -52,7 +53,7 @@ use bir_ir::{Instruction, Op, OpCategory, Opcode};
 use kernels::{
     act_func_set, activation, bn_stats, branch, cache, copy, dge, dma, elementwise, exponential, indirect,
     iota, matmult, memset, mx, nonzero, rand_state, random, range_select, read_accumulator, reciprocal,
-    reduce, register, select, sequence_bounds, stream, sync, top8,
+    reduce, register, select, sequence_bounds, stream, sync, top8, var_addr,
 };
 
 /// A kernel: runs one instruction of its opcode (classified beforehand) in the context.
@@ -104,13 +105,9 @@ const RAW: &str = "no kernel yet (fields kept raw)";
 /// bn_stats and bn_aggr only; docs/fidelity.md Q12).
 const NO_SOURCE: &str = "no public definition of its semantics (AWS documents bn_stats and bn_aggr only)";
 
-/// Call's reason (docs/fidelity.md B14): KLR 7e15ca6 gives it `target` and `table_id` only.
-const CALL: &str = "no source says how a called function's memory locations relate to the caller's";
 /// BIRKernel's and NKIKernel's (B14): they name a kernel outside the program (KLR 7e15ca6
 /// `kernel_name`, `func`), not a function of it.
 const EXTERNAL_KERNEL: &str = "an external kernel named by the instruction; its body is not in the program";
-/// ReadVarAddr's (B14).
-const VAR_ADDR: &str = "a runtime variable's address: birsim has no device address map";
 
 /// A row without a kernel yet.
 macro_rules! missing {
@@ -181,7 +178,7 @@ pub(crate) const ROWS: &[Row] = &[
     missing!(BNBackprop2, NO_SOURCE),
     run!(StreamShuffle(f) => stream::shuffle, stream::classify, Outputs),
     run!(StreamTranspose => stream::transpose, stream::classify, Outputs),
-    missing!(ReadVarAddr, VAR_ADDR),
+    run!(ReadVarAddr => var_addr::run, plain, Outputs),
     run!(GenericIndirectLoad(f) => indirect::generic_indirect, indirect::classify_generic, Picked),
     run!(IndirectLoad(f) => indirect::indirect_load, indirect::classify, Picked),
     run!(GenericIndirectSave(f) => indirect::generic_indirect, indirect::classify_generic, Picked),
@@ -217,10 +214,10 @@ pub(crate) const ROWS: &[Row] = &[
     run!(CompareAndBranch(f) => branch::compare, plain, Outputs),
     run!(UnconditionalBranch(f) => branch::jump, plain, Outputs),
     run!(BranchHint => sync::run, plain, Outputs),
-    run!(Return => branch::end, plain, Outputs),
-    run!(Exit => branch::end, plain, Outputs),
+    run!(Return => branch::ret, plain, Outputs),
+    run!(Exit => branch::exit, plain, Outputs),
     run!(Break => branch::brk, plain, Outputs),
-    missing!(Call, CALL),
+    run!(Call(f) => branch::call, plain, Outputs),
     run!(SwitchQueueInstance(f) => dge::queue_instance, dge::classify_queue, Outputs),
     run!(ResetQueueInstance(f) => dge::queue_instance, dge::classify_queue, Outputs),
     run!(CoreBarrier => sync::run, plain, Outputs),

@@ -9,13 +9,15 @@
 //! - UnconditionalBranch (79): `target` is the next block.
 //! - Break (83): cancels a branch target set earlier in the block (the reference only clears its
 //!   next-block slot).
-//! - Return (81), Exit (82): the run ends there, finished.
+//! - Return (81): the running function ends (the run, in the entry function); Exit (82): the
+//!   run ends there, finished.
+//! - Call (84): the named function runs, then the caller continues (fidelity B14).
 //! - BranchHint (80): no effect.
 
 use crate::exec::kit::regfile::Flow;
 use crate::exec::kit::{Cx, Res, Written};
 use bir_ir::Instruction;
-use bir_ir::ops::{BranchFields, CompareBranchFields};
+use bir_ir::ops::{BranchFields, CallFields, CompareBranchFields};
 
 /// CompareAndBranch (78).
 pub(crate) fn compare(
@@ -42,8 +44,20 @@ pub(crate) fn brk(cx: &mut Cx<'_>, _i: &Instruction, _regions: &mut Written) -> 
     Ok(())
 }
 
-/// Return (81) and Exit (82).
-pub(crate) fn end(cx: &mut Cx<'_>, _i: &Instruction, _regions: &mut Written) -> Res<()> {
-    cx.flow = Some(Flow::End);
+/// Return (81).
+pub(crate) fn ret(cx: &mut Cx<'_>, _i: &Instruction, _regions: &mut Written) -> Res<()> {
+    cx.flow = Some(Flow::Return);
+    Ok(())
+}
+
+/// Exit (82).
+pub(crate) fn exit(cx: &mut Cx<'_>, _i: &Instruction, _regions: &mut Written) -> Res<()> {
+    cx.flow = Some(Flow::Exit);
+    Ok(())
+}
+
+/// Call (84): the instruction loop runs the target once this completes (`exec/flow.rs`).
+pub(crate) fn call(cx: &mut Cx<'_>, _i: &Instruction, _f: &CallFields, _regions: &mut Written) -> Res<()> {
+    cx.flow = Some(Flow::Call);
     Ok(())
 }

@@ -102,9 +102,10 @@ impl Uses {
     }
 
     fn inst(&mut self, i: &Instruction, u: usize) {
-        // A branch can run an earlier unit again: last uses in file order mean nothing then.
+        // A branch can run an earlier unit again, and a called function uses the caller's
+        // locations unseen here: last uses in file order mean nothing then.
         if (self.elsewhere)(i.opcode())
-            || matches!(i.opcode(), Opcode::CompareAndBranch | Opcode::UnconditionalBranch)
+            || matches!(i.opcode(), Opcode::CompareAndBranch | Opcode::UnconditionalBranch | Opcode::Call)
         {
             self.opaque = true;
         }

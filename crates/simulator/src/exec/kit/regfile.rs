@@ -50,8 +50,12 @@ pub(crate) enum Flow {
     Branch { taken: bool },
     /// Break: cancel the branch target set earlier in the block.
     Break,
-    /// Return or Exit: the run ends, finished.
-    End,
+    /// Return: the running function ends (the run, in the entry function).
+    Return,
+    /// Exit: the run ends, finished.
+    Exit,
+    /// Call: run the instruction's target function, then continue.
+    Call,
 }
 
 impl RegFiles {
