@@ -27,6 +27,7 @@ released while the program runs.
 from __future__ import annotations
 
 import json
+import operator
 import os
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Tuple, Union
 
@@ -44,6 +45,7 @@ __all__ = [
     "Program",
     "ProgramError",
     "check",
+    "last_writers",
     "load",
     "ops",
     "run",
@@ -251,7 +253,7 @@ def run(
                 raise _error(None, f"output names must be strings, got {name!r}")
     opts = dict(options, profile=profile, threads=threads, trace=bool(trace))
     try:
-        items, tr = _native.run(prog, packed, outputs, opts)
+        items, tr, _ = _native.run(prog, packed, outputs, opts)
     except Fault as f:
         f.outputs = _outputs(prog, f.outputs)
         raise
@@ -272,6 +274,42 @@ def trace(
     options.pop("trace", None)
     _, tr = run(program, inputs, profile, threads, trace=True, outputs=[], **options)
     return tr
+
+
+def last_writers(
+    program: ProgramLike,
+    inputs: Optional[Mapping[str, np.ndarray]],
+    elements: Mapping[str, Iterable[int]],
+    profile: str = "refsim",
+    threads: Optional[int] = None,
+    **options: Any,
+) -> Dict[str, List[Optional[Dict[str, Any]]]]:
+    """Runs a program and returns, for each tensor named in ``elements`` (an allocation or memory
+    location, like ``run``'s names) and each of its listed elements (C-order flat indices into its
+    ``tensor_shape``), the instruction that last wrote the element: ``{"index", "name",
+    "opcode"}`` (``index`` counts executed instructions from 0, loop iterations included), or
+    None when nothing wrote it (it holds what was loaded, or the uninitialised marker). The rule
+    is ``birsim run --expect``'s (docs/fidelity.md V3): an instruction whose static output AP
+    covers one of the element's bytes, or after which its bytes changed. Same other arguments
+    and exceptions as ``run``; a fault raises ``Fault`` as there."""
+    prog = load(program)
+    if not isinstance(elements, Mapping):
+        raise TypeError(f"elements: expected a dict of name -> flat indices, got {type(elements).__name__}")
+    watch = []
+    for name, indices in elements.items():
+        if not isinstance(name, str):
+            raise _error(None, f"tensor names must be strings, got {name!r}")
+        flat = [int(operator.index(k)) for k in indices]
+        if any(k < 0 for k in flat):
+            raise _error(name, f"'{name}': element indices must not be negative")
+        watch.append((name, flat))
+    packed = [_pack(prog, name, array) for name, array in (inputs or {}).items()]
+    opts = dict(options, profile=profile, threads=threads, watch=watch)
+    _, _, found = _native.run(prog, packed, [], opts)
+    result: Dict[str, List[Optional[Dict[str, Any]]]] = {}
+    for name, flat in watch:
+        result[name], found = found[: len(flat)], found[len(flat) :]
+    return result
 
 
 def check(program: ProgramLike) -> Dict[str, Any]:

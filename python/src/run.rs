@@ -48,11 +48,13 @@ struct Config {
     validate: ValidateOptions,
     trace: bool,
     allow_uninit_inputs: bool,
+    /// Elements (tensor name, C-order flat indices) whose last writer the run reports.
+    watch: Vec<(String, Vec<u64>)>,
 }
 
 /// The keyword arguments `run` takes besides `inputs`, `outputs` and the simulator options
 /// (`simulator::Options::NAMES`: `oob`, `threads`, ..., spelled and checked there).
-const OWN_NAMES: &[&str] = &["profile", "trace", "fp8_saturate", "allow_uninit_inputs"];
+const OWN_NAMES: &[&str] = &["profile", "trace", "fp8_saturate", "allow_uninit_inputs", "watch"];
 
 /// Every option name `run` accepts.
 fn option_names() -> Vec<&'static str> {
@@ -113,12 +115,16 @@ fn config(py: Python<'_>, options: &Bound<'_, PyDict>) -> PyResult<Config> {
             Err(repr) => return Err(bad(spec.refuse(&repr).to_string())),
         }
     }
+    let watch: Vec<(String, Vec<u64>)> = get(options, "watch")
+        .map_err(|_| bad("watch: expected a dict of tensor name -> list of flat element indices".into()))?
+        .unwrap_or_default();
     Ok(Config {
         profile,
         options: o,
         validate: o.validate_options(),
         trace: flag("trace")?.unwrap_or(false),
         allow_uninit_inputs: flag("allow_uninit_inputs")?.unwrap_or(false),
+        watch,
     })
 }
 
@@ -142,12 +148,14 @@ struct Output {
 enum Ran {
     /// The run finished or faulted; outputs are what memory held at the end.
     Done {
-        fault: Option<simulator::Fault>,
+        fault: Option<Box<simulator::Fault>>,
         executed: u64,
         outputs: Vec<Output>,
         trace: Option<Vec<TraceEntry>>,
         /// One line per instruction whose Activation inputs left the valid range (fidelity E6).
         warnings: Vec<String>,
+        /// The last writer of each watched element, in `Config::watch` order.
+        writers: Vec<Option<simulator::Writer>>,
     },
     /// A bad input (the tensor, the message).
     Input(Option<String>, String),
@@ -214,8 +222,26 @@ fn execute(program: &bir_ir::Program, inputs: &[Input<'_>], outputs: Option<&[St
         }
     }
 
+    let mut watched = Vec::new();
+    for (name, indices) in &c.watch {
+        let t = match io::resolve(f, name) {
+            Ok(t) => t,
+            Err(e) => return Ran::Input(Some(name.clone()), e),
+        };
+        let size = t.dtype.size();
+        let count = (t.bytes() / size.max(1)) as u64;
+        for &k in indices {
+            if k >= count {
+                let e = format!("watch '{name}': element {k} is past the tensor's {count} elements");
+                return Ran::Input(Some(name.clone()), e);
+            }
+            watched.push((t.clone(), k as usize * size, size));
+        }
+    }
+
     let mut sim = Simulator::new(valid, c.profile);
-    let keep: Vec<bir_ir::LocId> = wanted.iter().map(|(_, t)| t.loc).collect();
+    let keep: Vec<bir_ir::LocId> =
+        wanted.iter().map(|(_, t)| t.loc).chain(watched.iter().map(|(t, _, _)| t.loc)).collect();
     sim.free_dead_locations(&keep);
     sim.set_options(c.options);
     if c.trace {
@@ -229,9 +255,23 @@ fn execute(program: &bir_ir::Program, inputs: &[Input<'_>], outputs: Option<&[St
             return Ran::Input(Some(i.name.clone()), e);
         }
     }
+    if !watched.is_empty() {
+        // Write provenance (docs/fidelity.md V3): the byte range of each watched element.
+        let ranges = watched
+            .iter()
+            .map(|(t, at, size)| {
+                let r = f
+                    .locations
+                    .get(t.loc.index())
+                    .and_then(|l| sim.memory().tensor_range(l, t.loc, t.bytes(), *at, *size));
+                (t.loc, r.unwrap_or(0..0))
+            })
+            .collect();
+        sim.watch(ranges);
+    }
     let fault = match sim.run() {
         Ok(Outcome::Finished) => None,
-        Ok(Outcome::Faulted(fault)) => Some(fault),
+        Ok(Outcome::Faulted(fault)) => Some(Box::new(fault)),
         Err(e) => return Ran::Bug(e.to_string()),
     };
     let executed = sim.executed();
@@ -245,12 +285,18 @@ fn execute(program: &bir_ir::Program, inputs: &[Input<'_>], outputs: Option<&[St
     }
     let trace = c.trace.then(|| sim.trace().to_vec());
     let warnings = sim.warnings();
-    Ran::Done { fault, executed, outputs: read, trace, warnings }
+    let writers = if watched.is_empty() { Vec::new() } else { sim.writers().to_vec() };
+    Ran::Done { fault, executed, outputs: read, trace, warnings, writers }
 }
+
+/// What `run` returns to the wrapper: outputs, the trace (when asked), the watched writers.
+type RunResult<'py> = (Bound<'py, PyList>, Option<Bound<'py, PyList>>, Bound<'py, PyList>);
 
 /// `run(program, inputs, outputs, options)`: `inputs` is a list of `(name, descr, shape,
 /// bytes)`, `outputs` a list of names or None (every output allocation). Returns `(outputs,
-/// trace)`: a list of `(name, dtype, shape, bytearray)` and a list of dicts (or None).
+/// trace, writers)`: a list of `(name, dtype, shape, bytearray)`, a list of dicts (or None),
+/// and for each element `options["watch"]` lists (in order) its last writer as a dict
+/// `{index, name, opcode}` or None.
 #[pyfunction]
 #[pyo3(signature = (program, inputs, outputs, options))]
 pub(crate) fn run<'py>(
@@ -259,7 +305,7 @@ pub(crate) fn run<'py>(
     inputs: Vec<(String, String, Vec<u64>, Bound<'py, PyBytes>)>,
     outputs: Option<Vec<String>>,
     options: &Bound<'py, PyDict>,
-) -> PyResult<(Bound<'py, PyList>, Option<Bound<'py, PyList>>)> {
+) -> PyResult<RunResult<'py>> {
     let c = config(py, options)?;
     let inputs: Vec<Input<'_>> = inputs
         .iter()
@@ -278,7 +324,7 @@ pub(crate) fn run<'py>(
         .unwrap_or_else(|p| Ran::Bug(panic_text(p)))
     });
     match ran {
-        Ran::Done { fault, executed, outputs, trace, warnings } => {
+        Ran::Done { fault, executed, outputs, trace, warnings, writers } => {
             // Python's own warnings (RuntimeWarning), as the CLI prints its lines.
             for w in warnings {
                 let msg = std::ffi::CString::new(w).unwrap_or_default();
@@ -289,8 +335,21 @@ pub(crate) fn run<'py>(
                 out.append((o.name, o.dtype, o.shape, PyByteArray::new(py, &o.data)))?;
             }
             let trace = trace.map(|t| convert::trace(py, &t)).transpose()?;
+            let found = PyList::empty(py);
+            for w in writers {
+                match w {
+                    Some(w) => {
+                        let d = PyDict::new(py);
+                        d.set_item("index", w.index)?;
+                        d.set_item("name", w.name)?;
+                        d.set_item("opcode", w.opcode)?;
+                        found.append(d)?;
+                    }
+                    None => found.append(py.None())?,
+                }
+            }
             match fault {
-                None => Ok((out, trace)),
+                None => Ok((out, trace, found)),
                 Some(fault) => Err(convert::fault(py, &fault, executed, out, trace)),
             }
         }

@@ -2285,7 +2285,7 @@ pub fn static_extent(
 }
 
 /// How many instructions running `nodes` executes, counted loop trips multiplied in
-/// (saturating). Branches, DoWhile and DynamicForLoop make the count data-dependent: each
+/// (saturating). Branches, Calls, DoWhile and DynamicForLoop make the count data-dependent: each
 /// instruction then counts once, and the run's budget bounds what it really executes.
 pub fn executed(nodes: &[Node]) -> u64 {
     nodes.iter().fold(0u64, |n, node| {
