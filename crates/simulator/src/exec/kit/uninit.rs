@@ -101,11 +101,13 @@ fn can_read_uninit(op: &Op) -> bool {
     }
 }
 
-/// Opcodes whose reads depend on index values (module doc): their inputs are not checked.
+/// Opcodes whose reads depend on index values (module doc), and ReadVarAddr, which reads its
+/// input's address, not its bytes: their inputs are not checked.
 fn reads_by_index(i: &Instruction) -> bool {
     matches!(
         i.opcode(),
-        Opcode::IndirectCopy
+        Opcode::ReadVarAddr
+            | Opcode::IndirectCopy
             | Opcode::IndirectLoad
             | Opcode::IndirectSave
             | Opcode::IndirectSaveAccumulate
