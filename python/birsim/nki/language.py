@@ -619,6 +619,8 @@ def matmul(x, y, transpose_x: bool = False, mask=None, **kw):
             raise NkiError(f"{what} must be an SBUF tile, got {t!r}", call)
     b = builder(call)
     st = x
+    if not transpose_x and (x.partitions > 128 or x.free_size > 128):
+        raise NkiError(f"x {x.shape} is transposed on the Tensor Engine first, which takes at most 128 × 128", call)
     if not transpose_x:
         tp = b.new_alloc((x.free_size, x.partitions), x.dtype, PSUM, call)
         _isa.emit_pe_transpose(call, tp, x)
@@ -694,6 +696,8 @@ def transpose(x, dtype=None, mask=None, **kw):
         raise NkiError("x must be a tile", call)
     if dtype is not None and T.as_dtype(dtype, call) != x.dtype:
         raise NkiError("the Tensor Engine transpose keeps the dtype", call)
+    if x.partitions > 128 or x.free_size > 128:
+        raise NkiError(f"the Tensor Engine transposes at most 128 × 128, got {x.shape}", call)
     out = builder(call).new_alloc((x.free_size, x.partitions), x.dtype, PSUM, call)
     _isa.emit_pe_transpose(call, out, x)
     return out

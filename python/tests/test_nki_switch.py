@@ -1,0 +1,152 @@
+"""The birsim.nki switch and its outputs: `birsim.nki.install()` import aliases (nki,
+nki.language, nki.isa, neuronxcc.nki...), `python -m birsim.nki script.py`, a traced program
+that round-trips through JSON and runs with the `birsim` CLI, and tracing speed."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import birsim
+import birsim.nki as bn
+from nki_support import KERNELS, rng
+
+from nki_kernels import matmul, tensor_add  # noqa: E402
+
+
+def test_import_aliases_resolve_to_birsim():
+    import neuronxcc.nki as old_nki
+    import neuronxcc.nki.isa as old_nisa
+    import neuronxcc.nki.language as old_nl
+    import nki
+    import nki.isa as nisa
+    import nki.language as nl
+    from nki import jit
+    from nki.typing import tensor
+
+    assert nki is bn and nl is bn.language and nisa is bn.isa
+    assert old_nki is bn and old_nl is bn.language and old_nisa is bn.isa
+    assert jit is bn.jit and tensor is bn.typing.tensor
+
+
+def test_unknown_submodule_is_refused():
+    with pytest.raises(ImportError, match="birsim.nki provides"):
+        __import__("nki.collectives")
+
+
+SCRIPT = """
+import os
+import numpy as np
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+os.environ["NEURON_PLATFORM_TARGET_OVERRIDE"] = "trn1"
+
+@nki.jit
+def double(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    nl.store(out, value=nl.add(t, t))
+    return out
+
+if __name__ == "__main__":
+    import sys
+    x = np.arange(128 * 8, dtype=np.float32).reshape(128, 8)
+    y = double(x)
+    assert (y == 2 * x).all()
+    assert nki.isa.get_nc_version() == nki.isa.nc_version.gen2
+    print("ok", sys.argv[1:])
+"""
+
+
+def test_python_m_birsim_nki_runs_a_script(tmp_path):
+    script = tmp_path / "k.py"
+    script.write_text(SCRIPT)
+    env = dict(os.environ)
+    env.pop("NEURON_PLATFORM_TARGET_OVERRIDE", None)
+    r = subprocess.run([sys.executable, "-m", "birsim.nki", str(script), "x", "--y"], capture_output=True, text=True,
+                       env=env, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok ['x', '--y']"
+
+
+def test_target_generation_in_program(monkeypatch):
+    a = np.ones((128, 512), np.float32)
+    for env, arch in (("trn1", "gen2"), ("trn2", "gen3"), ("trn3", "gen4"), ("gen4", "gen4"), ("", "gen3")):
+        monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", env)
+        assert json.loads(bn.trace_json(tensor_add.add_tiled)(a, a))["arch"] == arch
+    monkeypatch.delenv("NEURON_PLATFORM_TARGET_OVERRIDE")
+    assert json.loads(bn.trace_json(tensor_add.add_tiled)(a, a))["arch"] == "gen3"
+
+
+@pytest.mark.parametrize("env", ["trn1", "trn2", "trn3"])
+def test_kernels_run_on_every_generation(monkeypatch, env):
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", env)
+    r = rng(30)
+    lhsT = r.integers(-4, 4, (256, 128)).astype(np.float32)
+    rhs = r.integers(-4, 4, (256, 512)).astype(np.float32)
+    want = (lhsT.T.astype(np.float64) @ rhs).astype(np.float32)
+    np.testing.assert_array_equal(matmul.matmul_tiled(lhsT, rhs), want)
+
+
+def test_traced_json_runs_with_the_cli(tmp_path, cli):
+    r = rng(31)
+    a = r.standard_normal((256, 512)).astype(np.float32)
+    b = r.standard_normal((256, 512)).astype(np.float32)
+    text = bn.trace_json(tensor_add.add_tiled, indent=1)(a, b)
+    prog = json.loads(text)
+    assert birsim.load(prog).input_names() == ["a_in", "b_in"]
+    # the JSON round-trips: dumping what was read gives the same program
+    assert json.loads(json.dumps(prog)) == prog
+    path = tmp_path / "add.json"
+    path.write_text(text)
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    res = subprocess.run(
+        [str(cli), "run", str(path), "--input", f"a_in={tmp_path / 'a.npy'}", "--input", f"b_in={tmp_path / 'b.npy'}",
+         "--output", f"out={tmp_path / 'out.npy'}"],
+        capture_output=True, text=True,
+    )
+    assert res.returncode == 0, res.stderr
+    np.testing.assert_array_equal(np.load(tmp_path / "out.npy"), a + b)
+    chk = subprocess.run([str(cli), "check", str(path)], capture_output=True, text=True)
+    assert chk.returncode == 0, chk.stdout
+
+
+def test_tracing_a_64_tile_matmul_is_fast():
+    r = rng(32)
+    lhsT = r.standard_normal((512, 512)).astype(np.float32)   # K = 4 tiles, M = 4 tiles
+    rhs = r.standard_normal((512, 2048)).astype(np.float32)   # N = 4 tiles of 512
+    t0 = time.perf_counter()
+    prog = bn.trace_json(matmul.matmul_tiled)(lhsT, rhs)
+    dt = time.perf_counter() - t0
+    n = prog.count('"opcode": "Matmult"')
+    print(f"traced a {n}-tile matmul in {dt * 1000:.1f} ms")
+    assert n == 64
+    assert dt < 5.0
+
+
+def test_big_matmul_result():
+    r = rng(33)
+    lhsT = r.integers(-3, 4, (512, 512)).astype(np.float32)
+    rhs = r.integers(-3, 4, (512, 2048)).astype(np.float32)
+    want = (lhsT.T.astype(np.float64) @ rhs).astype(np.float32)
+    np.testing.assert_array_equal(matmul.matmul_tiled(lhsT, rhs), want)
+
+
+def test_inputs_written_by_the_kernel_update_in_place():
+    @bn.jit
+    def bump(a):
+        nl = bn.language
+        t = nl.load(a)
+        nl.store(a, value=nl.add(t, 1.0))
+        return None
+
+    x = np.zeros((128, 16), np.float32)
+    assert bump(x) is None
+    np.testing.assert_array_equal(x, np.ones((128, 16), np.float32))
