@@ -687,12 +687,9 @@ def emit_activation(call, dst, func, data, bias=None, scale=1.0, reduce_op=None,
             ins.append(_scalar_operand(bias, data, call, "bias"))
     else:
         fields["scale"] = _f(scale)
-    if reduce_op is not None:
-        fields["acc"] = _REDUCE_CMD[cmd] if cmd != reduce_cmd.idle or reduce_res is None else "ZeroAccumulate"
-        if cmd == reduce_cmd.idle and reduce_res is not None:
-            fields["acc"] = "ZeroAccumulate"
-    elif cmd != reduce_cmd.idle:
-        fields["acc"] = _REDUCE_CMD[cmd]
+    # AWS's pseudo-code: idle leaves the registers alone (reduce_res then reads them as they
+    # are), reset zeroes them, reduce adds this instruction's row sums, reset_reduce does both.
+    fields["acc"] = _REDUCE_CMD[cmd]
     b.emit("Activation", call, "Activation", ins, [ap_json(dst, dl)], **fields)
     dst._alloc.written = True
     if reduce_res is not None:
