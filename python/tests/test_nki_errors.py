@@ -26,7 +26,7 @@ CASES = [
     ("sbuf_overflow", (A, B), "sbuf_full", "ndarray", "SBUF is full"),
     ("psum_overflow", (A, B), "psum_full", "zeros", "PSUM is full"),
     ("reduce_partitions", (A, B), "reduce_axis", "sum", "partition dimension cannot be reduced"),
-    ("store_from_psum", (A, B), "store_psum", "store", "must be an SBUF tile"),
+    ("dma_into_psum", (A, B), "dma_psum", "dma_copy", "dst must be in SBUF or HBM"),
     ("not_expressible", (A, B), "unsupported", "softmax", "not one ISA operation"),
     ("partial_mask", (A, B), "mask", "load", "true for only some elements"),
     ("matmul_moving_too_wide", (A, B), "matmul_n", "nc_matmul", "exceeds 512"),

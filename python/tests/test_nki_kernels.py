@@ -68,7 +68,7 @@ def test_transpose_rows_int8():
     exact(transpose2d.transpose_rows(x, (4, 3)), want)
 
 
-@pytest.mark.parametrize("kernel", [transpose2d.transpose_pe, transpose2d.transpose_isa])
+@pytest.mark.parametrize("kernel", [transpose2d.transpose_pe, transpose2d.transpose_isa, transpose2d.transpose_store_psum])
 @pytest.mark.parametrize("shape", [(128, 96), (64, 128), (32, 32)])
 def test_tensor_engine_transpose_bit_exact(kernel, shape):
     x = rng(5).standard_normal(shape).astype(np.float32)

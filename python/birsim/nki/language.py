@@ -267,7 +267,8 @@ def load(src: Tensor, dtype=None, mask=None, **kw) -> Optional[Tensor]:
 
 
 def store(dst: Tensor, value: Tensor, mask=None, **kw) -> None:
-    """Copies an SBUF tile into an HBM view (BIR ``Save``)."""
+    """Copies an SBUF tile into an HBM view (BIR ``Save``); a PSUM tile is first copied to SBUF
+    (``TensorCopy``), as the older nl.store documents."""
     call = "store"
     if not mask_active(mask, call):
         return None
@@ -275,10 +276,13 @@ def store(dst: Tensor, value: Tensor, mask=None, **kw) -> None:
         raise NkiError(f"dst must be an HBM tensor, got {dst!r}", call)
     if isinstance(value, (int, float)):
         raise NkiError("value must be a tile", call)
-    if not isinstance(value, Tensor) or value.buffer != SBUF:
-        raise NkiError(
-            f"value must be an SBUF tile (copy a PSUM tile to SBUF first), got {value!r}", call
-        )
+    if not isinstance(value, Tensor) or value.buffer == HBM:
+        raise NkiError(f"value must be an SBUF or PSUM tile, got {value!r}", call)
+    if value.buffer == PSUM:
+        # the older nl.store documents "an extra copy" from PSUM to SBUF first
+        sb = builder(call).new_alloc(_tile_shape(value), value.dtype, SBUF, call)
+        _isa.emit_copy(call, sb, value)
+        value = sb
     if value.size != dst.size:
         raise NkiError(f"dst {dst.shape} and value {value.shape} hold different numbers of elements", call)
     _isa.emit_dma(call, dst, value, "Save")

@@ -45,3 +45,12 @@ def transpose_isa(x_in):
     nisa.tensor_copy(dst=t_sb, src=t_ps)
     nisa.dma_copy(dst=out, src=t_sb)
     return out
+
+
+@nki.jit
+def transpose_store_psum(x_in):
+    """nl.store straight from the PSUM transpose (the older API copies it to SBUF first)."""
+    rows, cols = x_in.shape
+    out = nl.ndarray((cols, rows), dtype=x_in.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.transpose(nl.load(x_in)))
+    return out
