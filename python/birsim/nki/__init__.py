@@ -102,6 +102,15 @@ def jit(func=None, *args, **options):
 baremetal = jit
 
 
+def benchmark(*args, **kwargs):
+    """AWS's ``nki.benchmark`` measures hardware latency; birsim has no timing model."""
+    raise NkiError("nki.benchmark measures latency on hardware; birsim.nki simulates values only", "benchmark",
+                   site=T.source_site())
+
+
+profile = benchmark
+
+
 def _unwrap(kernel) -> Tuple[Any, Tuple[int, ...]]:
     if isinstance(kernel, Kernel):
         return kernel.fn, kernel.grid

@@ -197,7 +197,20 @@ class _MGrid:
             step = 1 if k.step is None else int(k.step)
             n = len(range(start, int(k.stop), step))
             out.append(IndexExpr(start, ((axis, step, n),), len(key)))
-        return tuple(out) if len(out) > 1 else out[0]
+        return Grid(out) if len(out) > 1 else out[0]
+
+
+class Grid(tuple):
+    """What ``nl.mgrid`` returns: a tuple of index expressions, also reachable as ``.p`` (the
+    first, the partition axis) and ``.x`` (the last)."""
+
+    @property
+    def p(self) -> IndexExpr:
+        return self[0]
+
+    @property
+    def x(self) -> IndexExpr:
+        return self[-1]
 
 
 mgrid = _MGrid()

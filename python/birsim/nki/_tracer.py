@@ -271,6 +271,10 @@ class Tensor:
         self.dtype = dtype
         self._pdim = pdim
 
+    def __class_getitem__(cls, item):
+        # `tensor[shape, dtype]` annotations (nki.typing) evaluate to the class itself
+        return cls
+
     # -- NkiTensor attributes
     @property
     def buffer(self) -> str:

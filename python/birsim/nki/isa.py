@@ -533,6 +533,36 @@ def scalar_tensor_tensor(*args, **kw):
     return dst if legacy else None
 
 
+def tensor_tensor_scan(*args, **kw):
+    """Per partition ``r = initial``, then ``r = op1(op0(data0[i], r), data1[i])`` written for
+    every i (BIR ``TensorScalarPtr`` with ``is_tensor_tensor_scan``, ``ins = [data0, data1,
+    initial]``; ``reverse0`` makes r op0's left operand, ``reverse1`` data1 op1's)."""
+    call = "tensor_tensor_scan"
+    a, legacy = _bind(call, args, kw, ("dst", "data0", "data1", "initial", "op0", "op1"),
+                      ("data0", "data1", "initial", "op0", "op1"),
+                      {"reverse0": False, "reverse1": False, "name": None, "dtype": None, "mask": None})
+    d0 = _need(a["data0"], call, "data0")
+    d1 = _need(a["data1"], call, "data1")
+    dst = _result(call, d0.shape, _dtype_or(a["dtype"], d0.dtype)) if legacy else _need(a["dst"], call, "dst")
+    if d0.buffer == PSUM and d1.buffer == PSUM:
+        raise NkiError("data0 and data1 cannot both be in PSUM", call)
+    _same_layout(call, d0, d1, "data0", "data1")
+    _same_layout(call, dst, d0, "dst", "data0")
+    ops = (alu_op(a["op0"], call, "op0"), alu_op(a["op1"], call, "op1"))
+    for op in ops:
+        if op in _BITVEC or op in ("bypass", "abs", "rsqrt"):
+            raise NkiError(f"{op} is not a binary arithmetic operator", call)
+    dl, l0, l1 = _levels(call, dst, d0, d1)
+    ins = [ap_json(d0, l0), ap_json(d1, l1), _scalar_operand(a["initial"], d0, call, "initial")]
+    builder(call).emit(
+        "TensorScalarPtr", call, "DVE", ins, [ap_json(dst, dl)],
+        op0=ops[0], reverse0=bool(a["reverse0"]), op1=ops[1], reverse1=bool(a["reverse1"]),
+        is_tensor_tensor_scan=True,
+    )
+    dst._alloc.written = True
+    return dst if legacy else None
+
+
 def reciprocal(*args, **kw):
     """``dst = 1 / data`` in fp32 on the Vector Engine (BIR ``Reciprocal``)."""
     call = "reciprocal"
@@ -731,7 +761,10 @@ def nc_matmul(*args, **kw):
     if a["is_transpose"]:
         emit_pe_transpose(call, dst, st)
     else:
-        emit_matmul(call, dst, st, mv, a["accumulate"])
+        inst = emit_matmul(call, dst, st, mv, a["accumulate"])
+        if legacy:
+            # `psum[...] += nisa.nc_matmul(a, b)`: the older API's accumulation idiom
+            builder(call).last_matmul = (inst, T.weakref.ref(dst._alloc))
     return dst if legacy else None
 
 
@@ -902,7 +935,7 @@ def _unsupported(name: str):
 
 for _n in (
     "tensor_copy_predicated", "nc_matmul_mx", "dma_transpose", "tensor_partition_reduce", "tensor_scalar_cumulative",
-    "activate2", "affine_select", "local_gather", "nc_n_gather", "tensor_tensor_scan", "nc_stream_shuffle", "rng",
+    "activate2", "affine_select", "local_gather", "nc_n_gather", "nc_stream_shuffle", "rng",
     "dropout", "set_rng_seed", "rand_set_state", "rand_get_state", "rand2", "exponential", "max8", "sequence_bounds",
     "tensor_scalar_reduce", "core_barrier", "dma_compute", "quantize_mx", "range_select", "select_reduce", "sendrecv",
     "register_alloc", "register_move", "register_load", "register_store", "nc_find_index8", "nc_match_replace8",

@@ -571,10 +571,29 @@ def _reduce(call: str, op: str, x, axis, dtype=None, keepdims=False, mask=None):
     if not isinstance(x, Tensor):
         raise NkiError("x must be a tile", call)
     _onchip(x, call)
+    x, axis = _reduced_last(x, axis, call)
     axes = _isa.reduce_axes(x, axis, call)
     out = builder(call).new_alloc(_isa.reduced_shape(x, axes, keepdims), _out_dtype(call, dtype, x), SBUF, call)
     _isa.emit_reduce(call, out, x, op, axes)
     return out
+
+
+def _reduced_last(x: Tensor, axis, call: str):
+    """The view with the reduced free axes moved last (a view only: the access pattern walks
+    any order), so ``nl.sum(t, axis=[2, 4])`` reduces what NumPy would."""
+    if isinstance(axis, (int, np.integer)):
+        axis = [int(axis)]
+    axes = sorted({int(a) % x.ndim for a in axis})
+    if x._pdim in axes:
+        return x, axis
+    kept = [d for d in range(x.ndim) if d not in axes]
+    if kept[0] != x._pdim:
+        return x, axis
+    order = kept + axes
+    if order == list(range(x.ndim)):
+        return x, axes
+    v = x._view([x.shape[d] for d in order], [x._strides[d] for d in order], x._offset, 0)
+    return v, list(range(len(kept), x.ndim))
 
 
 def sum(x, axis, dtype=None, keepdims=False, mask=None, **kw):  # noqa: A001
@@ -746,8 +765,13 @@ def expand_dims(x, axis):
 def _assign(view: Tensor, value) -> None:
     call = "assign"
     if isinstance(value, Tensor):
-        if value is view:
-            return
+        if value is view or (
+            value._alloc is view._alloc
+            and value._offset == view._offset
+            and value.shape == view.shape
+            and value._strides == view._strides
+        ):
+            return  # `t[...] += x` stores the accumulated view back onto itself
         if view.buffer == HBM or value.buffer == HBM:
             if PSUM in (view.buffer, value.buffer):
                 raise NkiError("a DMA cannot access PSUM", call)

@@ -1,0 +1,50 @@
+"""birsim.nki on the older neuronxcc.nki API: mgrid grids, advanced-indexing pools with a
+non-trailing reduce, `psum[...] += nisa.nc_matmul(...)` over par_dim blocks, and
+tensor_tensor_scan, each against a NumPy golden."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+
+import birsim.nki as bn
+from nki_support import rng
+
+from nki_kernels import legacy  # noqa: E402
+
+
+def test_avgpool_mgrid_advanced_indexing():
+    x = rng(40).standard_normal((32, 8, 12)).astype(np.float32)
+    want = x.astype(np.float64).reshape(32, 4, 2, 6, 2).mean(axis=(2, 4))
+    np.testing.assert_allclose(legacy.avgpool_mgrid(x, 2), want, rtol=1e-6, atol=1e-6)
+
+
+def test_avgpool_mgrid_exact_on_small_integers():
+    x = np.arange(4 * 6 * 6, dtype=np.float32).reshape(4, 6, 6)
+    want = x.reshape(4, 2, 3, 2, 3).sum(axis=(2, 4)) / np.float32(9)
+    np.testing.assert_array_equal(legacy.avgpool_mgrid(x, 3), want.astype(np.float32))
+
+
+def test_matmul_blocked_psum_iadd():
+    r = rng(41)
+    lhsT = r.standard_normal((384, 128)).astype(ml_dtypes.bfloat16)
+    rhs = r.standard_normal((384, 256)).astype(ml_dtypes.bfloat16)
+    want = lhsT.astype(np.float64).T @ rhs.astype(np.float64)
+    got = legacy.matmul_blocked(lhsT, rhs)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4 * np.abs(want).max())
+    text = bn.trace_json(legacy.matmul_blocked)(lhsT, rhs)
+    assert text.count('"opcode": "Matmult"') == 3
+    assert text.count('"opcode": "TensorTensor"') == 0  # no PSUM + PSUM adds: the matmuls accumulate
+
+
+def test_tensor_tensor_scan_recurrence_bit_exact():
+    r = rng(42)
+    a = r.uniform(0.5, 1.0, (128, 64)).astype(np.float32)
+    b = r.standard_normal((128, 64)).astype(np.float32)
+    init = r.standard_normal((128, 1)).astype(np.float32)
+    want = np.empty_like(a)
+    g = init[:, 0]
+    for i in range(64):
+        g = a[:, i] * g + b[:, i]  # fp32 products and sums, each rounded, as the engine does
+        want[:, i] = g
+    np.testing.assert_array_equal(legacy.scan(a, b, init), want)
