@@ -30,6 +30,7 @@ CASES = [
     ("not_expressible", (A, B), "unsupported", "softmax", "not one ISA operation"),
     ("partial_mask", (A, B), "mask", "load", "true for only some elements"),
     ("matmul_moving_too_wide", (A, B), "matmul_n", "nc_matmul", "exceeds 512"),
+    ("matmul_across_banks", (A, B), "matmul_bank", "nc_matmul", "spans PSUM banks 0..1"),
 ]
 
 
@@ -85,3 +86,16 @@ def test_tile_freed_when_dropped_is_reused():
 def test_calls_outside_a_kernel_say_so():
     with pytest.raises(bn.NkiError, match="inside a traced kernel"):
         bn.language.ndarray((128, 4), dtype=np.float32)
+
+
+def test_runtime_fault_names_the_kernel_line():
+    # birsim's Activation range check (ranges="fault"): Ln of negative numbers faults, and the
+    # fault names the instruction, hence the kernel line
+    import birsim
+
+    line = LINES["log_range"]
+    with pytest.raises(birsim.Fault, match=rf"log@bad.py:{line}#"):
+        bn.simulate(bad.log_of_negatives, ranges="fault")(-A, B)
+    with pytest.warns(RuntimeWarning, match=rf"log@bad.py:{line}#"):
+        out = bad.log_of_negatives(-A, B)
+    assert out.shape == A.shape

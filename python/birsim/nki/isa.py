@@ -801,6 +801,7 @@ def emit_matmul(call: str, dst: Tensor, st: Tensor, mv: Tensor, accumulate: Any)
     for lv, t, what in ((stl, st, "stationary"), (mvl, mv, "moving"), (dl, dst, "dst")):
         if len(lv) > 2:
             raise NkiError(f"{what} {t.shape} must have one contiguous free dimension", call)
+    check_one_bank(call, dst)
     key = (dst._offset, tuple(map(tuple, dl)))
     regions = b.mm_regions.setdefault(dst._alloc.name, set())
     if accumulate is None:
@@ -812,6 +813,27 @@ def emit_matmul(call: str, dst: Tensor, st: Tensor, mv: Tensor, accumulate: Any)
                   accumulation_flag=flag | 2, is_transpose=False)
     dst._alloc.written = True
     return inst
+
+
+def check_one_bank(call: str, dst: Tensor) -> None:
+    """A Tensor Engine output stays inside one 2 KiB PSUM bank of each partition."""
+    loc = dst._alloc.json["memorylocations"][0]
+    pitch = T._pitch(dst._alloc)
+    size = dst.dtype.itemsize
+    lo = hi = dst._offset % pitch
+    for d, (s, n) in enumerate(zip(dst._strides, dst.shape)):
+        if d == dst._pdim:
+            continue
+        lo += min(0, s * (n - 1))
+        hi += max(0, s * (n - 1))
+    first = (loc["addr"] + lo * size) // T.PSUM_BANK
+    last = (loc["addr"] + hi * size + size - 1) // T.PSUM_BANK
+    if first != last:
+        raise NkiError(
+            f"the output {dst.shape} spans PSUM banks {first}..{last}; a matmul writes inside one 2 KiB bank "
+            "(psum_bank_fmax: 512 fp32 per partition)",
+            call,
+        )
 
 
 def identity(call: str, n: int, dtype: np.dtype) -> Tensor:
@@ -847,6 +869,7 @@ def emit_pe_transpose(call: str, dst: Tensor, data: Tensor) -> None:
         raise NkiError(f"dst dtype {dst.dtype} must equal data dtype {data.dtype}", call)
     if T.bir_dtype(data.dtype) not in _MM_DTYPES:
         raise NkiError(f"the Tensor Engine cannot read {data.dtype}", call)
+    check_one_bank(call, dst)
     eye = identity(call, P, data.dtype)
     dl = levels_of(dst, call=call)
     sl = levels_of(data, call=call)

@@ -115,3 +115,20 @@ def matmul_moving_too_wide(a, b):
     res = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.psum)  # ERR:psum_tile_big_ok
     nisa.nc_matmul(dst=res, stationary=x, moving=y)  # ERR:matmul_n
     return a
+
+
+@nki.jit
+def matmul_across_banks(a, b):
+    x = nl.load(a[:, 0:128])
+    y = nl.load(a[:, 0:256])
+    res = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(dst=res[:, 384:640], stationary=x, moving=y)  # ERR:matmul_bank
+    return a
+
+
+@nki.jit
+def log_of_negatives(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    nl.store(out, value=nl.log(t))  # ERR:log_range
+    return out
