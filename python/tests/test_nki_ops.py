@@ -179,3 +179,10 @@ def test_uninitialised_read_is_reported_at_the_kernel_line():
     line = next(n for n, s in enumerate((KERNELS / "ops.py").read_text().splitlines(), 1) if "never written" in s)
     with pytest.warns(RuntimeWarning, match=rf"exp@ops.py:{line}#"):
         ops.uninitialised_read(np.zeros((128, 8), F32))
+
+
+def test_affine_select_causal_mask():
+    s = rng(14).standard_normal((128, 96)).astype(F32)
+    p = np.arange(128)[:, None]
+    j = np.arange(96)[None, :]
+    exact(ops.causal_mask(s), np.where(p - j >= 0, s, F32(-9984.0)).astype(F32))

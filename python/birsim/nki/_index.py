@@ -96,8 +96,11 @@ class IndexExpr:
         return self * -1
 
     def _cmp(self, o, op: str) -> "Mask":
+        if isinstance(o, IndexExpr):
+            m = (self - o)._cmp(0, op)
+            return m
         if not isinstance(o, (int, np.integer, float)):
-            raise NkiError("a mask compares an index expression with a number", "mask")
+            raise NkiError("a mask compares an index expression with a number or another index expression", "mask")
         lo, hi = self.lo_hi()
         c = o
         table = {
@@ -107,7 +110,9 @@ class IndexExpr:
             ">=": (lo >= c, hi < c),
         }
         all_true, all_false = table[op]
-        return Mask(all_true, all_false, f"index in [{lo}, {hi}] {op} {o}")
+        m = Mask(all_true, all_false, f"index in [{lo}, {hi}] {op} {o}")
+        m.affine = (self - o, op)
+        return m
 
     def __lt__(self, o):
         return self._cmp(o, "<")
@@ -129,12 +134,14 @@ class Mask:
     """A mask over index expressions, known while tracing to be all true, all false or
     partial."""
 
-    __slots__ = ("all_true", "all_false", "why")
+    __slots__ = ("all_true", "all_false", "why", "affine")
 
     def __init__(self, all_true: bool, all_false: bool, why: str):
         self.all_true = all_true
         self.all_false = all_false
         self.why = why
+        # (expression, comparison) for a single affine comparison (an affine_select predicate)
+        self.affine: Optional[Tuple["IndexExpr", str]] = None
 
     def __and__(self, o: "Mask") -> "Mask":
         o = as_mask(o)

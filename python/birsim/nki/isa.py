@@ -563,6 +563,57 @@ def tensor_tensor_scan(*args, **kw):
     return dst if legacy else None
 
 
+_CMP = {"is_equal", "not_equal", "is_gt", "is_ge", "is_lt", "is_le"}
+_MASK_CMP = {"<": "is_lt", "<=": "is_le", ">": "is_gt", ">=": "is_ge"}
+
+
+def affine_select(*args, **kw):
+    """``dst = cmp_op(offset + channel_multiplier·p + Σ step·i, 0) ? on_true_tile : on_false_value``
+    on GpSimd (BIR ``TensorScalarAffineSelect``: ``base``, ``pattern``, ``channel_multiplier``,
+    ``compare_op``, ``fill_value``). The older form takes a predicate of ``nl.arange`` /
+    ``nl.mgrid`` expressions (``i_p >= i_f``)."""
+    call = "affine_select"
+    a, legacy = _bind(call, args, kw, ("dst", "pattern", "channel_multiplier", "on_true_tile", "on_false_value"),
+                      ("pred", "on_true_tile", "on_false_value"),
+                      {"cmp_op": "equal", "offset": 0, "name": None, "dtype": None, "mask": None})
+    src = _need(a["on_true_tile"], call, "on_true_tile", (SBUF,))
+    if legacy:
+        from ._index import Mask
+
+        pred = a["pred"]
+        if not isinstance(pred, Mask) or pred.affine is None:
+            raise NkiError("pred must compare nl.arange / nl.mgrid index expressions (e.g. i_p >= i_f)", call)
+        expr, op = pred.affine
+        cmp = _MASK_CMP[op]
+        shape = list(src.shape)
+        cm = sum(c for ax, c, n in expr.terms if ax == 0)
+        pattern = [[sum(c for ax, c, n in expr.terms if ax == axis), shape[axis]] for axis in range(1, len(shape))]
+        base = expr.const
+        dst = _result(call, src.shape, _dtype_or(a["dtype"], src.dtype))
+    else:
+        dst = _need(a["dst"], call, "dst", (SBUF,))
+        pattern = [[int(st), int(n)] for st, n in a["pattern"]]
+        cm = int(a["channel_multiplier"])
+        base = int(a["offset"])
+        cmp = alu_op(a["cmp_op"], call, "cmp_op")
+        if cmp not in _CMP:
+            raise NkiError(f"cmp_op must be a comparison, got {cmp}", call)
+    _same_layout(call, dst, src, "dst", "on_true_tile")
+    if T._prod(n for _, n in pattern) != dst.free_size:
+        raise NkiError(
+            f"the pattern's nums multiply to {T._prod(n for _, n in pattern)}, dst has {dst.free_size} elements per partition",
+            call,
+        )
+    dl, sl = _levels(call, dst, src)
+    builder(call).emit(
+        "TensorScalarAffineSelect", call, "Pool", [ap_json(src, sl)], [ap_json(dst, dl)],
+        base=base, pattern=pattern or [[1, 1]], channel_multiplier=cm, compare_op=cmp,
+        fill_value=_f(a["on_false_value"]),
+    )
+    dst._alloc.written = True
+    return dst if legacy else None
+
+
 def reciprocal(*args, **kw):
     """``dst = 1 / data`` in fp32 on the Vector Engine (BIR ``Reciprocal``)."""
     call = "reciprocal"
@@ -958,7 +1009,7 @@ def _unsupported(name: str):
 
 for _n in (
     "tensor_copy_predicated", "nc_matmul_mx", "dma_transpose", "tensor_partition_reduce", "tensor_scalar_cumulative",
-    "activate2", "affine_select", "local_gather", "nc_n_gather", "nc_stream_shuffle", "rng",
+    "activate2", "local_gather", "nc_n_gather", "nc_stream_shuffle", "rng",
     "dropout", "set_rng_seed", "rand_set_state", "rand_get_state", "rand2", "exponential", "max8", "sequence_bounds",
     "tensor_scalar_reduce", "core_barrier", "dma_compute", "quantize_mx", "range_select", "select_reduce", "sendrecv",
     "register_alloc", "register_move", "register_load", "register_store", "nc_find_index8", "nc_match_replace8",

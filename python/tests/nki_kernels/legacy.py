@@ -56,3 +56,15 @@ def scan(a_in, b_in, init_in):
                             initial=g[:, half - 1:half], op0=nl.multiply, op1=nl.add)
     nl.store(out, value=g)
     return out
+
+
+@nki.jit
+def causal_mask_expr(s_in):
+    """The older affine_select: a predicate of index expressions (keep j < p + 4)."""
+    P, F = s_in.shape
+    out = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.shared_hbm)
+    i_p, i_f = nl.mgrid[0:P, 0:F]
+    s = nl.load(s_in)
+    m = nisa.affine_select(pred=(i_f < i_p + 4), on_true_tile=s, on_false_value=-1e30)
+    nl.store(out, value=m)
+    return out

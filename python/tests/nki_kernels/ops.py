@@ -159,3 +159,16 @@ def uninitialised_read(a_in):
     u = nl.exp(t)  # reads t, never written
     nl.store(out, value=u)
     return out
+
+
+@nki.jit
+def causal_mask(s_in):
+    """Keep scores where column <= row (nisa.affine_select with p - j >= 0), else -9984."""
+    P, F = s_in.shape
+    out = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.shared_hbm)
+    s = nl.load(s_in)
+    m = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.affine_select(dst=m, pattern=[[-1, F]], channel_multiplier=1, on_true_tile=s,
+                       on_false_value=-9984.0, cmp_op=nl.greater_equal)
+    nl.store(out, value=m)
+    return out
