@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -42,6 +43,7 @@ def test_unknown_submodule_is_refused():
 
 SCRIPT = """
 import os
+import ml_dtypes
 import numpy as np
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
@@ -150,3 +152,52 @@ def test_inputs_written_by_the_kernel_update_in_place():
     x = np.zeros((128, 16), np.float32)
     assert bump(x) is None
     np.testing.assert_array_equal(x, np.ones((128, 16), np.float32))
+
+
+@pytest.mark.parametrize("env", ["trn1", "trn2", "trn3"])
+def test_transposes_on_every_generation(monkeypatch, env):
+    # gen2's Tensor Engine transpose is a matmul with an identity into float32 PSUM (exact for
+    # finite values); gen3+ copy the bits in the data's dtype
+    from nki_kernels import transpose2d
+
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", env)
+    x = rng(34).standard_normal((128, 64)).astype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(transpose2d.transpose_pe(x).view(np.uint16), np.ascontiguousarray(x.T).view(np.uint16))
+    lhs = rng(35).integers(-4, 4, (64, 128)).astype(ml_dtypes.bfloat16)
+    rhs = rng(36).integers(-4, 4, (128, 256)).astype(ml_dtypes.bfloat16)
+    want = (lhs.astype(np.float64) @ rhs.astype(np.float64)).astype(np.float32)
+    np.testing.assert_array_equal(matmul.matmul_no_transpose(lhs, rhs), want)
+
+
+def test_fp8_tensor_engine_transpose_is_refused():
+    from nki_kernels import transpose2d
+
+    x = np.zeros((128, 64), ml_dtypes.float8_e4m3)
+    with pytest.raises(bn.NkiError, match=r"transpose2d.py:\d+: transpose: an fp8 Tensor Engine transpose"):
+        transpose2d.transpose_pe(x)
+
+
+def test_every_tutorial_program_runs_on_birsim():
+    # birsim.check: every opcode / mode / dtype combination the traced programs use runs
+    from nki_kernels import avgpool, norms, softmax, transpose2d
+
+    r = rng(37)
+    a = r.standard_normal((256, 512)).astype(np.float32)
+    v = r.standard_normal(512).astype(np.float32)
+    cases = [
+        (tensor_add.add_tiled, (a, a)),
+        (tensor_add.add_spmd[2, 1], (a, a)),
+        (transpose2d.transpose_rows, (a[:128].copy(), (16, 32))),
+        (transpose2d.transpose_pe, (a[:128, :128].copy(),)),
+        (matmul.matmul_k_tiled, (a[:, :128].copy(), a)),
+        (matmul.matmul_tiled, (a[:, :128].copy(), a)),
+        (softmax.softmax_nl, (a,)),
+        (softmax.softmax_isa, (a[:128].copy(),)),
+        (norms.rmsnorm, (a, v)),
+        (norms.layernorm_nl, (a, 1e-5, v, v)),
+        (norms.layernorm_bn, (a, 1e-5, v, v)),
+        (avgpool.avgpool2d, (r.standard_normal((8, 8, 8)).astype(np.float32), 2)),
+    ]
+    for kernel, args in cases:
+        report = birsim.check(bn.trace(kernel)(*args))
+        assert report["verdict"] == "runs", (kernel, report)

@@ -48,6 +48,9 @@ class NkiError(ValueError):
         super().__init__(f"{where}{what}{message}")
 
 
+NkiError.__module__ = "birsim.nki"
+
+
 def source_site() -> Tuple[str, int]:
     """The innermost stack frame outside ``birsim.nki``: the kernel line being traced."""
     f = sys._getframe(1)

@@ -903,6 +903,11 @@ def identity(call: str, n: int, dtype: np.dtype) -> Tensor:
     return b.identity[key]
 
 
+def pe_transpose_dtype(dt: np.dtype) -> np.dtype:
+    """The PSUM dtype of a Tensor Engine transpose: the data's (gen3+), float32 on gen2 (a matmul)."""
+    return np.dtype(np.float32) if builder().arch == "gen2" else dt
+
+
 def emit_pe_transpose(call: str, dst: Tensor, data: Tensor) -> None:
     """The Tensor Engine transpose: ``Matmult is_transpose`` with ``data`` stationary and a
     ``P × P`` identity moving (AWS nc_transpose / nc_matmul is_transpose)."""
@@ -916,10 +921,22 @@ def emit_pe_transpose(call: str, dst: Tensor, data: Tensor) -> None:
         raise NkiError(f"the Tensor Engine transposes at most 128 × 128, got {data.shape}", call)
     if dst.partitions != F or dst.free_size != P:
         raise NkiError(f"dst {dst.shape} must be ({F}, {P}) to hold the transpose of {data.shape}", call)
-    if dst.dtype != data.dtype:
-        raise NkiError(f"dst dtype {dst.dtype} must equal data dtype {data.dtype}", call)
     if T.bir_dtype(data.dtype) not in _MM_DTYPES:
         raise NkiError(f"the Tensor Engine cannot read {data.dtype}", call)
+    if data.dtype.itemsize == 1:
+        raise NkiError(
+            "an fp8 Tensor Engine transpose writes 16-bit PSUM elements (AWS nc_transpose); not supported by birsim.nki yet",
+            call,
+        )
+    if b.arch == "gen2":
+        if dst.dtype != np.dtype(np.float32):
+            raise NkiError(
+                "on NeuronCore-v2 the Tensor Engine transpose is a matmul with an identity (AWS nc_transpose) and "
+                f"writes float32 PSUM, not {dst.dtype}",
+                call,
+            )
+    elif dst.dtype != data.dtype:
+        raise NkiError(f"dst dtype {dst.dtype} must equal data dtype {data.dtype}", call)
     check_one_bank(call, dst)
     eye = identity(call, P, data.dtype)
     dl = levels_of(dst, call=call)
@@ -941,7 +958,8 @@ def nc_transpose(*args, **kw):
     e = a["engine"]
     if legacy:
         on_pe = e in (None, engine.unknown, engine.tensor) and not (e in (None, engine.unknown) and data.partitions <= 32 and data.free_size <= 32 and False)
-        dst = _result(call, (data.free_size, data.partitions), data.dtype, PSUM if on_pe else SBUF)
+        dst = _result(call, (data.free_size, data.partitions), pe_transpose_dtype(data.dtype) if on_pe else data.dtype,
+                      PSUM if on_pe else SBUF)
     else:
         dst = _need(a["dst"], call, "dst")
     if e == engine.vector or (e in (None, engine.unknown) and dst.buffer == SBUF):

@@ -645,7 +645,7 @@ def matmul(x, y, transpose_x: bool = False, mask=None, **kw):
     if not transpose_x and (x.partitions > 128 or x.free_size > 128):
         raise NkiError(f"x {x.shape} is transposed on the Tensor Engine first, which takes at most 128 × 128", call)
     if not transpose_x:
-        tp = b.new_alloc((x.free_size, x.partitions), x.dtype, PSUM, call)
+        tp = b.new_alloc((x.free_size, x.partitions), _isa.pe_transpose_dtype(x.dtype), PSUM, call)
         _isa.emit_pe_transpose(call, tp, x)
         st = b.new_alloc((x.free_size, x.partitions), x.dtype, SBUF, call)
         _isa.emit_copy(call, st, tp)
@@ -717,11 +717,12 @@ def transpose(x, dtype=None, mask=None, **kw):
         return None
     if not isinstance(x, Tensor):
         raise NkiError("x must be a tile", call)
-    if dtype is not None and T.as_dtype(dtype, call) != x.dtype:
-        raise NkiError("the Tensor Engine transpose keeps the dtype", call)
+    out_dt = _isa.pe_transpose_dtype(x.dtype)
+    if dtype is not None and T.as_dtype(dtype, call) != out_dt:
+        raise NkiError(f"the Tensor Engine transpose writes {out_dt}, not {T.as_dtype(dtype, call)}", call)
     if x.partitions > 128 or x.free_size > 128:
         raise NkiError(f"the Tensor Engine transposes at most 128 × 128, got {x.shape}", call)
-    out = builder(call).new_alloc((x.free_size, x.partitions), x.dtype, PSUM, call)
+    out = builder(call).new_alloc((x.free_size, x.partitions), out_dt, PSUM, call)
     _isa.emit_pe_transpose(call, out, x)
     return out
 
