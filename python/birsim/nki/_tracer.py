@@ -89,6 +89,8 @@ def as_dtype(d: Any, call: Optional[str] = None) -> np.dtype:
         raise NkiError("a dtype is required", call)
     if d is bool or d is np.bool_:
         return np.dtype(np.uint8)
+    if type(d).__name__ == "_Unsupported":
+        raise NkiError(f"{d.name} has no dtype birsim.nki runs yet", call)
     try:
         if isinstance(d, str) and hasattr(ml_dtypes, d):
             dt = np.dtype(getattr(ml_dtypes, d))
