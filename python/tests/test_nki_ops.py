@@ -186,3 +186,42 @@ def test_affine_select_causal_mask():
     p = np.arange(128)[:, None]
     j = np.arange(96)[None, :]
     exact(ops.causal_mask(s), np.where(p - j >= 0, s, F32(-9984.0)).astype(F32))
+
+
+def test_tensor_copy_predicated():
+    a, b = _ab(15)
+    exact(ops.predicated(a, b), np.where(a > 0, a, b).astype(F32))
+
+
+def test_stream_shuffle():
+    a = rng(16).standard_normal((128, 40)).astype(F32)
+    want = np.zeros_like(a)
+    for q in range(4):
+        for i in range(32):
+            if i != 5:
+                want[32 * q + i] = a[32 * q + (i - 1) % 32]
+    exact(ops.shuffle(a), want)
+
+
+def test_top8_index_and_replace():
+    a = rng(17).permutation(128 * 64).reshape(128, 64).astype(F32)  # distinct values
+    order = np.argsort(-a, axis=1, kind="stable")[:, :8]
+    vals, idx, rep = ops.top8(a)
+    exact(vals, np.take_along_axis(a, order, axis=1))
+    exact(idx, order.astype(np.uint32))
+    want = a.copy()
+    np.put_along_axis(want, order, F32(-1e9), axis=1)
+    exact(rep, want)
+
+
+def test_exponential_needs_gen4(monkeypatch):
+    a = rng(18).standard_normal((128, 64)).astype(F32)
+    m = a.max(axis=1, keepdims=True)
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn2")
+    with pytest.raises(bn.NkiError, match="NeuronCore-v4"):
+        ops.exp_sum(a, m)
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn3")
+    e, s = ops.exp_sum(a, m)
+    want = np.exp((a - m).astype(np.float64))
+    np.testing.assert_allclose(e, want, rtol=3e-7)
+    np.testing.assert_allclose(s, e.astype(np.float64).sum(axis=1, keepdims=True), rtol=1e-6)

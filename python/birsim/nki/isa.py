@@ -1013,6 +1013,156 @@ def bn_aggr(*args, **kw):
 
 
 # ---------------------------------------------------------------------------------------------
+# Selection, shuffles, top-8, exponential
+
+
+def tensor_copy_predicated(*args, **kw):
+    """``dst = predicate ? src : dst`` element-wise (BIR ``CopyPredicated``; ``reverse_pred``
+    flips the predicate; a number as ``src`` is an fp32 immediate)."""
+    call = "tensor_copy_predicated"
+    a, legacy = _bind(call, args, kw, ("dst", "src", "predicate"), ("src", "predicate", "dst"),
+                      {"reverse_pred": False, "name": None, "mask": None, "dtype": None})
+    dst = _need(a["dst"], call, "dst")
+    pred = _need(a["predicate"], call, "predicate")
+    src = a["src"]
+    _same_layout(call, dst, pred, "dst", "predicate")
+    if isinstance(src, Tensor):
+        _need(src, call, "src")
+        _same_layout(call, dst, src, "dst", "src")
+        if src.buffer == PSUM and pred.buffer == PSUM:
+            raise NkiError("src and predicate cannot both be in PSUM", call)
+        if src.dtype != dst.dtype:
+            raise NkiError(f"src ({src.dtype}) and dst ({dst.dtype}) must have the same dtype", call)
+        dl, sl, pl = _levels(call, dst, src, pred)
+        ins = [ap_json(src, sl), ap_json(pred, pl)]
+    else:
+        dl, pl = _levels(call, dst, pred)
+        ins = [imm(_number_arg(src, call, "src")), ap_json(pred, pl)]
+    builder(call).emit("CopyPredicated", call, "DVE", ins, [ap_json(dst, dl)], reverse_pred=bool(a["reverse_pred"]))
+    dst._alloc.written = True
+    return dst if legacy else None
+
+
+def _number_arg(x: Any, call: str, what: str) -> float:
+    if isinstance(x, (int, float, np.integer, np.floating)):
+        return float(x)
+    raise NkiError(f"{what} must be a tile or a number, got {type(x).__name__}", call)
+
+
+def nc_stream_shuffle(*args, **kw):
+    """``dst[32q + i] = src[32q + mask[i]]`` per 32-partition quadrant, 255 leaving the
+    partition alone (BIR ``StreamShuffle``)."""
+    call = "nc_stream_shuffle"
+    a, legacy = _bind(call, args, kw, ("dst", "src", "shuffle_mask"), ("src", "shuffle_mask"),
+                      {"name": None, "mask": None, "dtype": None})
+    src = _need(a["src"], call, "src")
+    dst = _result(call, src.shape, src.dtype) if legacy else _need(a["dst"], call, "dst")
+    m = [int(v) for v in a["shuffle_mask"]]
+    if len(m) != 32 or any(not (0 <= v < 32 or v == 255) for v in m):
+        raise NkiError("shuffle_mask holds 32 entries, each in 0..31 or 255", call)
+    if src.dtype != dst.dtype or src.free_size != dst.free_size:
+        raise NkiError("src and dst must have the same dtype and elements per partition", call)
+    dl, sl = levels_of(dst, call=call), levels_of(src, call=call)
+    builder(call).emit("StreamShuffle", call, "DVE", [ap_json(src, sl)], [ap_json(dst, dl)], mask=m)
+    dst._alloc.written = True
+    return dst if legacy else None
+
+
+def max8(*args, **kw):
+    """The 8 largest values of each partition, descending (BIR ``Max``)."""
+    call = "max8"
+    a, legacy = _bind(call, args, kw, ("dst", "src"), ("src",), {"name": None, "mask": None, "dtype": None})
+    src = _need(a["src"], call, "src")
+    if not 8 <= src.free_size <= 16384:
+        raise NkiError(f"src holds {src.free_size} elements per partition; max8 takes 8 to 16384", call)
+    dst = _result(call, (src.partitions, 8), _dtype_or(a["dtype"], src.dtype)) if legacy else _need(a["dst"], call, "dst")
+    if dst.partitions != src.partitions or dst.free_size != 8:
+        raise NkiError(f"dst {dst.shape} must be ({src.partitions}, 8)", call)
+    builder(call).emit("Max", call, "DVE", [ap_json(src, levels_of(src, call=call))], [ap_json(dst, levels_of(dst, call=call))])
+    dst._alloc.written = True
+    return dst if legacy else None
+
+
+def nc_find_index8(*args, **kw):
+    """For each of 8 values per partition, the index of its first unused match in ``data``
+    (BIR ``MaxIndex``; uint32 or uint16 indices, all ones when absent)."""
+    call = "nc_find_index8"
+    a, legacy = _bind(call, args, kw, ("dst", "data", "vals"), ("data", "vals"), {"name": None, "mask": None, "dtype": None})
+    data = _need(a["data"], call, "data")
+    vals = _need(a["vals"], call, "vals")
+    dst = _result(call, (data.partitions, 8), _dtype_or(a["dtype"], np.uint32)) if legacy else _need(a["dst"], call, "dst")
+    if dst.dtype not in (np.dtype(np.uint32), np.dtype(np.uint16)):
+        raise NkiError(f"dst must be uint32 or uint16, got {dst.dtype}", call)
+    if vals.free_size != 8 or dst.free_size != 8:
+        raise NkiError("vals and dst hold 8 values per partition", call)
+    builder(call).emit("MaxIndex", call, "DVE", [ap_json(data, levels_of(data, call=call)), ap_json(vals, levels_of(vals, call=call))],
+                       [ap_json(dst, levels_of(dst, call=call))])
+    dst._alloc.written = True
+    return dst if legacy else None
+
+
+def nc_match_replace8(*args, **kw):
+    """``data`` with the first unused match of each of 8 values replaced by ``imm`` (BIR
+    ``MatchReplace``; ``MaxIndexAndMatchReplace`` when ``dst_idx`` also takes the positions)."""
+    call = "nc_match_replace8"
+    a, legacy = _bind(call, args, kw, ("dst", "data", "vals", "imm"), ("data", "vals", "imm"),
+                      {"dst_idx": None, "name": None, "mask": None, "dtype": None})
+    data = _need(a["data"], call, "data")
+    vals = _need(a["vals"], call, "vals")
+    dst = _result(call, data.shape, _dtype_or(a["dtype"], data.dtype)) if legacy else _need(a["dst"], call, "dst")
+    _same_layout(call, dst, data, "dst", "data")
+    if vals.free_size != 8:
+        raise NkiError("vals holds 8 values per partition", call)
+    dl, sl = _levels(call, dst, data)
+    outs = [ap_json(dst, dl)]
+    op = "MatchReplace"
+    if a["dst_idx"] is not None:
+        idx = _need(a["dst_idx"], call, "dst_idx")
+        if idx.free_size != 8 or idx.dtype not in (np.dtype(np.uint32), np.dtype(np.uint16)):
+            raise NkiError("dst_idx holds 8 uint32 or uint16 values per partition", call)
+        outs.append(ap_json(idx, levels_of(idx, call=call)))
+        op = "MaxIndexAndMatchReplace"
+        idx._alloc.written = True
+    builder(call).emit(op, call, "DVE", [ap_json(data, sl), ap_json(vals, levels_of(vals, call=call))], outs,
+                       imm_value=_f(a["imm"]))
+    dst._alloc.written = True
+    return dst if legacy else None
+
+
+def exponential(*args, **kw):
+    """``dst = exp(src - max_value)`` on the Vector Engine, optionally summed per partition into
+    the accumulator registers and read into ``reduce_res`` (BIR ``Exponential`` +
+    ``DveReadAccumulator``). NeuronCore-v4 only (AWS exponential)."""
+    call = "exponential"
+    a, legacy = _bind(call, args, kw, ("dst", "src"), ("src",),
+                      {"max_value": 0.0, "reduce_res": None, "reduce_cmd": reduce_cmd.idle, "reduce_init": 0.0,
+                       "name": None, "mask": None, "dtype": None})
+    b = builder(call)
+    if b.arch != "gen4":
+        raise NkiError(f"nisa.exponential runs on NeuronCore-v4 (trn3) only; the target is {b.arch}", call)
+    src = _need(a["src"], call, "src")
+    dst = _result(call, src.shape, _dtype_or(a["dtype"], src.dtype)) if legacy else _need(a["dst"], call, "dst")
+    _same_layout(call, dst, src, "dst", "src")
+    cmd = a["reduce_cmd"]
+    if isinstance(cmd, (int, np.integer)):
+        cmd = reduce_cmd(int(cmd))
+    dl, sl = _levels(call, dst, src)
+    ins = [ap_json(src, sl), _scalar_operand(a["max_value"], src, call, "max_value")]
+    acc = {reduce_cmd.load_reduce: "LoadAccumulate"}.get(cmd, _REDUCE_CMD.get(cmd))
+    if cmd == reduce_cmd.load_reduce:
+        ins.append(_scalar_operand(a["reduce_init"], src, call, "reduce_init"))
+    b.emit("Exponential", call, "DVE", ins, [ap_json(dst, dl)], acc=acc)
+    dst._alloc.written = True
+    if a["reduce_res"] is not None:
+        r = _need(a["reduce_res"], call, "reduce_res")
+        if r.partitions != src.partitions or r.free_size != 1:
+            raise NkiError(f"reduce_res {r.shape} must be ({src.partitions}, 1)", call)
+        b.emit("DveReadAccumulator", call, "DVE", [], [ap_json(r, levels_of(r, call=call))])
+        r._alloc.written = True
+    return dst if legacy else None
+
+
+# ---------------------------------------------------------------------------------------------
 # Documented calls birsim.nki does not trace yet
 
 
@@ -1026,11 +1176,11 @@ def _unsupported(name: str):
 
 
 for _n in (
-    "tensor_copy_predicated", "nc_matmul_mx", "dma_transpose", "tensor_partition_reduce", "tensor_scalar_cumulative",
-    "activate2", "local_gather", "nc_n_gather", "nc_stream_shuffle", "rng",
-    "dropout", "set_rng_seed", "rand_set_state", "rand_get_state", "rand2", "exponential", "max8", "sequence_bounds",
+    "nc_matmul_mx", "dma_transpose", "tensor_partition_reduce", "tensor_scalar_cumulative",
+    "activate2", "local_gather", "nc_n_gather", "rng",
+    "dropout", "set_rng_seed", "rand_set_state", "rand_get_state", "rand2", "sequence_bounds",
     "tensor_scalar_reduce", "core_barrier", "dma_compute", "quantize_mx", "range_select", "select_reduce", "sendrecv",
-    "register_alloc", "register_move", "register_load", "register_store", "nc_find_index8", "nc_match_replace8",
+    "register_alloc", "register_move", "register_load", "register_store",
     "nonzero_with_count", "topk", "get_nc_sub_version",
 ):
     globals()[_n] = _unsupported(_n)

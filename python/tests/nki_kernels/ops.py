@@ -172,3 +172,64 @@ def causal_mask(s_in):
                        on_false_value=-9984.0, cmp_op=nl.greater_equal)
     nl.store(out, value=m)
     return out
+
+
+@nki.jit
+def predicated(a_in, b_in):
+    """where(a > 0, a, b) with nisa.tensor_copy_predicated over a copy of b."""
+    out = nl.ndarray(a_in.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    a = nl.load(a_in)
+    d = nl.load(b_in)
+    pred = nl.greater(a, 0.0)
+    nisa.tensor_copy_predicated(dst=d, src=a, predicate=pred)
+    nl.store(out, value=d)
+    return out
+
+
+@nki.jit
+def shuffle(a_in):
+    """Each 32-partition quadrant rotated down by one partition; partition 5 of each quadrant
+    keeps what dst held (zeros)."""
+    out = nl.ndarray(a_in.shape, dtype=a_in.dtype, buffer=nl.shared_hbm)
+    a = nl.load(a_in)
+    d = nl.zeros(a_in.shape, dtype=a_in.dtype)
+    m = [(i - 1) % 32 for i in range(32)]
+    m[5] = 255
+    nisa.nc_stream_shuffle(dst=d, src=a, shuffle_mask=m)
+    nl.store(out, value=d)
+    return out
+
+
+@nki.jit
+def top8(a_in):
+    P, F = a_in.shape
+    vals_out = nl.ndarray((P, 8), dtype=nl.float32, buffer=nl.shared_hbm)
+    idx_out = nl.ndarray((P, 8), dtype=nl.uint32, buffer=nl.shared_hbm)
+    rep_out = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.shared_hbm)
+    a = nl.load(a_in)
+    v = nl.ndarray((P, 8), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.max8(dst=v, src=a)
+    i = nl.ndarray((P, 8), dtype=nl.uint32, buffer=nl.sbuf)
+    nisa.nc_find_index8(dst=i, data=a, vals=v)
+    r = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.nc_match_replace8(dst=r, data=a, vals=v, imm=-1e9)
+    nl.store(vals_out, value=v)
+    nl.store(idx_out, value=i)
+    nl.store(rep_out, value=r)
+    return vals_out, idx_out, rep_out
+
+
+@nki.jit
+def exp_sum(a_in, m_in):
+    """gen4's nisa.exponential: exp(a - m) and its row sums."""
+    P, F = a_in.shape
+    out = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.shared_hbm)
+    sums_out = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+    a = nl.load(a_in)
+    m = nl.load(m_in)
+    e = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.sbuf)
+    s = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.exponential(dst=e, src=a, max_value=m, reduce_res=s, reduce_cmd=nisa.reduce_cmd.reset_reduce)
+    nl.store(out, value=e)
+    nl.store(sums_out, value=s)
+    return out, sums_out
