@@ -5,6 +5,7 @@ tensor_tensor_scan, each against a NumPy golden."""
 from __future__ import annotations
 
 import ml_dtypes
+import pytest
 import numpy as np
 
 import birsim.nki as bn
@@ -56,3 +57,38 @@ def test_affine_select_with_index_expression_predicate():
     j = np.arange(80)[None, :]
     want = np.where(j < p + 4, s, np.float32(-1e30)).astype(np.float32)
     np.testing.assert_array_equal(legacy.causal_mask_expr(s), want)
+
+
+def test_ragged_tiles_with_masks():
+    x = rng(44).standard_normal((300, 600)).astype(np.float32)
+    np.testing.assert_array_equal(legacy.scale_ragged(x, 1.5), x * np.float32(1.5))
+    text = bn.trace_json(legacy.scale_ragged)(x, 1.5)
+    # 3 x 3 tiles: the last row tile covers 44 rows, the last column tile 88 columns
+    assert '"ap": [[600, 44], [1, 88]]' in text
+
+
+def test_rmsnorm_tutorial_with_ragged_rows():
+    from nki_kernels import norms
+
+    r = rng(45)
+    a = r.standard_normal((300, 256)).astype(np.float32)
+    g = r.standard_normal(256).astype(np.float32)
+    a64 = a.astype(np.float64)
+    want = a64 / np.sqrt((a64 * a64).mean(axis=1, keepdims=True)) * g
+    np.testing.assert_allclose(norms.rmsnorm(a, g), want, rtol=1e-5, atol=1e-5)
+
+
+def test_index_past_the_tensor_without_a_mask_is_an_error():
+    @bn.jit
+    def k(x_in):
+        out = nl.ndarray(x_in.shape, dtype=x_in.dtype, buffer=nl.shared_hbm)
+        ip = nl.arange(128)[:, None]
+        jf = nl.arange(64)[None, :]
+        t = nl.load(x_in[64 + ip, jf])
+        nl.store(out[0:128, :], value=t)
+        return out
+
+    import neuronxcc.nki.language as nl
+
+    with pytest.raises(bn.NkiError, match=r"load: index expression covers \[64, 191\], outside dimension 0 of size 128"):
+        k(np.zeros((128, 64), np.float32))

@@ -97,8 +97,7 @@ class IndexExpr:
 
     def _cmp(self, o, op: str) -> "Mask":
         if isinstance(o, IndexExpr):
-            m = (self - o)._cmp(0, op)
-            return m
+            return (self - o)._cmp(0, op)
         if not isinstance(o, (int, np.integer, float)):
             raise NkiError("a mask compares an index expression with a number or another index expression", "mask")
         lo, hi = self.lo_hi()
@@ -112,6 +111,15 @@ class IndexExpr:
         all_true, all_false = table[op]
         m = Mask(all_true, all_false, f"index in [{lo}, {hi}] {op} {o}")
         m.affine = (self - o, op)
+        axes = {a for a, _, n in self.terms if n > 1}
+        if len(axes) == 1 and not all_true and not all_false:
+            # one result axis: the elements where the comparison holds are a run of that axis
+            axis = axes.pop()
+            n = max(n for a, _, n in self.terms if a == axis)
+            test = {"<": lambda v: v < c, "<=": lambda v: v <= c, ">": lambda v: v > c, ">=": lambda v: v >= c}[op]
+            ks = [k for k in range(n) if test(self.const + sum(cf * k for a, cf, _ in self.terms if a == axis))]
+            if ks and ks == list(range(ks[0], ks[-1] + 1)):
+                m.ranges = {axis: (ks[0], ks[-1] + 1, n)}
         return m
 
     def __lt__(self, o):
@@ -134,7 +142,7 @@ class Mask:
     """A mask over index expressions, known while tracing to be all true, all false or
     partial."""
 
-    __slots__ = ("all_true", "all_false", "why", "affine")
+    __slots__ = ("all_true", "all_false", "why", "affine", "ranges")
 
     def __init__(self, all_true: bool, all_false: bool, why: str):
         self.all_true = all_true
@@ -142,10 +150,29 @@ class Mask:
         self.why = why
         # (expression, comparison) for a single affine comparison (an affine_select predicate)
         self.affine: Optional[Tuple["IndexExpr", str]] = None
+        # result axis -> (lo, hi, n): the mask is true exactly on lo <= i < hi of that axis
+        self.ranges: Optional[dict] = None
+
+    def _span(self) -> Optional[dict]:
+        if self.all_true:
+            return {}
+        return self.ranges
 
     def __and__(self, o: "Mask") -> "Mask":
         o = as_mask(o)
-        return Mask(self.all_true and o.all_true, self.all_false or o.all_false, f"({self.why}) & ({o.why})")
+        m = Mask(self.all_true and o.all_true, self.all_false or o.all_false, f"({self.why}) & ({o.why})")
+        a, b = self._span(), o._span()
+        if a is not None and b is not None and not m.all_true and not m.all_false:
+            r = dict(a)
+            for axis, (lo, hi, n) in b.items():
+                if axis in r:
+                    lo0, hi0, n0 = r[axis]
+                    lo, hi, n = builtins_max(lo, lo0), builtins_min(hi, hi0), builtins_max(n, n0)
+                    if lo >= hi:
+                        return Mask(False, True, m.why)
+                r[axis] = (lo, hi, n)
+            m.ranges = r
+        return m
 
     __rand__ = __and__
 
@@ -162,6 +189,63 @@ def as_mask(m: Any) -> Mask:
     if isinstance(m, (bool, np.bool_)):
         return Mask(bool(m), not bool(m), str(m))
     raise NkiError(f"unsupported mask {m!r}: a mask compares nl.arange/nl.mgrid index expressions with numbers", "mask")
+
+
+builtins_max = max
+builtins_min = min
+SKIP = "skip"
+
+
+def mask_region(mask: Any, call: str) -> Any:
+    """``None`` when the mask is absent or all true, ``SKIP`` when it is all false (the call
+    writes nothing), else ``{axis: (lo, hi, n)}``: the mask holds on a run of one or more
+    result axes, and the call is traced on that sub-region of its operands."""
+    if mask is None:
+        return None
+    m = as_mask(mask)
+    if m.all_true:
+        return None
+    if m.all_false:
+        return SKIP
+    if m.ranges is None:
+        raise NkiError(
+            f"a mask true for only some elements ({m.why}) that is not a run of one axis is not supported", call
+        )
+    return m.ranges
+
+
+def restrict(view: Tensor, region: Any, call: str) -> Tensor:
+    """The part of ``view`` a mask region covers (axes of size 1 broadcast and stay whole)."""
+    if not region or region is SKIP:
+        return view
+    if view._src is not None:
+        base, idx = view._src
+        return _advanced(base, [_cut(k, region, call) if isinstance(k, IndexExpr) else k for k in idx], strict=True)
+    key = [slice(None)] * view.ndim
+    for axis, (lo, hi, n) in region.items():
+        if axis >= view.ndim or view.shape[axis] == 1:
+            continue
+        if view.shape[axis] != n:
+            raise NkiError(
+                f"the mask covers {n} indices of axis {axis}, the operand {view.shape} has {view.shape[axis]}", call
+            )
+        key[axis] = slice(lo, hi)
+    return index_tensor(view, tuple(key))
+
+
+def _cut(e: IndexExpr, region: Any, call: str) -> IndexExpr:
+    """The index expression over the region's runs of its axes."""
+    const = e.const
+    terms = []
+    for a, c, n in e.terms:
+        if a in region and n > 1:
+            lo, hi, m = region[a]
+            if m != n:
+                raise NkiError(f"the mask covers {m} indices of axis {a}, the index expression {n}", call)
+            const += c * lo
+            n = hi - lo
+        terms.append((a, c, n))
+    return IndexExpr(const, tuple(terms), e.ndim)
 
 
 def mask_active(mask: Any, call: str) -> bool:
@@ -301,7 +385,22 @@ def index_tensor(t: Tensor, key) -> Tensor:
     return v
 
 
-def _advanced(t: Tensor, key: Sequence[Any]) -> Tensor:
+def _advanced(t: Tensor, key: Sequence[Any], strict: bool = False) -> Tensor:
+    """NumPy advanced indexing by affine index expressions: a strided view. An expression that
+    leaves its dimension is reported when an instruction uses the view (not here), so that a
+    call's mask can first cut it back inside, as the older NKI API's ragged tiles do."""
+    try:
+        return _advanced_view(t, key)
+    except NkiError as e:
+        if strict or t._oob:
+            raise
+        v = _advanced_view(t, key, check=False)
+        v._oob = e.reason
+        v._src = (t, tuple(key))
+        return v
+
+
+def _advanced_view(t: Tensor, key: Sequence[Any], check: bool = True) -> Tensor:
     ndim = max(k.ndim for k in key if isinstance(k, IndexExpr))
     ndim = max(ndim, 2 if t.on_chip else 1)
     sizes = [1] * ndim
@@ -325,7 +424,7 @@ def _advanced(t: Tensor, key: Sequence[Any]) -> Tensor:
                 f"dimension {d}: mixing {k!r} with nl.arange/nl.mgrid index expressions is not supported", "index"
             )
         lo, hi = k.lo_hi()
-        if lo < 0 or hi >= n:
+        if check and (lo < 0 or hi >= n):
             raise NkiError(f"index expression covers [{lo}, {hi}], outside dimension {d} of size {n}", "index")
         offset += k.const * s
         for a, c, m in k.terms:
@@ -346,5 +445,6 @@ def _advanced(t: Tensor, key: Sequence[Any]) -> Tensor:
     if t.on_chip and sizes[0] == 1:
         strides[0] = t._strides[t._pdim]
     v = t._view(sizes, strides, offset, pdim if t.on_chip else None)
-    check_bounds(v, "index")
+    if check:
+        check_bounds(v, "index")
     return v

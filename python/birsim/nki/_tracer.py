@@ -265,7 +265,7 @@ class Tensor:
     """A kernel-visible tensor: a view over an allocation. Behaves like NKI's ``NkiTensor``
     for shapes, slicing and arithmetic operators; every operation is traced."""
 
-    __slots__ = ("_alloc", "shape", "_strides", "_offset", "dtype", "_pdim", "__weakref__")
+    __slots__ = ("_alloc", "shape", "_strides", "_offset", "dtype", "_pdim", "_oob", "_src", "__weakref__")
     __array_priority__ = 1000  # so `np.float32(2) * tile` reaches Tensor.__rmul__
 
     def __init__(self, alloc: Alloc, shape, strides, offset: int, dtype: np.dtype, pdim: Optional[int]):
@@ -275,6 +275,10 @@ class Tensor:
         self._offset = int(offset)
         self.dtype = dtype
         self._pdim = pdim
+        # an index-expression view that leaves its tensor: an error when an instruction uses it,
+        # unless a mask cuts it back inside (_src: the tensor and index to redo that from)
+        self._oob: Optional[str] = None
+        self._src: Any = None
 
     def __class_getitem__(cls, item):
         # `tensor[shape, dtype]` annotations (nki.typing) evaluate to the class itself
@@ -334,7 +338,9 @@ class Tensor:
         raise NkiError("iterating over a tensor is not supported while tracing; index it instead")
 
     def _view(self, shape, strides, offset, pdim) -> "Tensor":
-        return Tensor(self._alloc, shape, strides, offset, self.dtype, pdim)
+        t = Tensor(self._alloc, shape, strides, offset, self.dtype, pdim)
+        t._oob = self._oob
+        return t
 
     # -- indexing
     def __getitem__(self, key) -> "Tensor":
@@ -594,6 +600,8 @@ def _merge(dims: List[List[int]]) -> List[List[int]]:
 
 def levels_of(t: Tensor, merge: bool = True, call: str = "") -> List[List[int]]:
     """The ``[[step, num], ...]`` of a view: the partition level first for on-chip views."""
+    if t._oob:
+        raise NkiError(t._oob, call or None)
     if t.on_chip:
         p = t._pdim
         first = [t._strides[p] if t.shape[p] != 1 else _pitch(t._alloc), t.shape[p]]
@@ -615,6 +623,9 @@ def joint_levels(views: Sequence[Tensor], call: str) -> List[List[List[int]]]:
     """Access patterns for views of one logical shape that an instruction walks element by
     element together: the dims reordered so the on-chip partition dim comes first, then fused
     only where every view allows it, so the levels stay aligned."""
+    for v in views:
+        if v._oob:
+            raise NkiError(v._oob, call)
     shape = views[0].shape
     order = list(range(len(shape)))
     pd = None
@@ -662,6 +673,8 @@ def joint_levels(views: Sequence[Tensor], call: str) -> List[List[List[int]]]:
 
 
 def ap_json(t: Tensor, levels: Optional[List[List[int]]] = None, dtype: Optional[np.dtype] = None, call: str = "") -> Dict[str, Any]:
+    if t._oob:
+        raise NkiError(t._oob, call)
     if levels is None:
         levels = levels_of(t, call=call)
     return {

@@ -280,15 +280,16 @@ def dma_copy(*args, **kw):
         {"priority": None, "oob_mode": oob_mode.error, "dge_mode": dge_mode.unknown, "engine": None, "name": None,
          "mask": None, "dst_rmw_op": None},
     )
-    from ._index import mask_active
+    from ._index import SKIP, mask_region, restrict
 
-    if not mask_active(a["mask"], call):
+    region = mask_region(a["mask"], call)
+    if region is SKIP:
         return None
     if a["dst_rmw_op"] is not None:
         raise NkiError("dst_rmw_op is not supported yet", call)
     dst = _need(a["dst"], call, "dst", (SBUF, HBM))
     src = _need(a["src"], call, "src", (SBUF, HBM))
-    emit_dma(call, dst, src)
+    emit_dma(call, restrict(dst, region, call), restrict(src, region, call))
     return None
 
 
@@ -307,22 +308,25 @@ def tensor_copy(*args, **kw):
     kept for one dtype, through fp32 otherwise."""
     call = "tensor_copy"
     a, legacy = _bind(call, args, kw, ("dst", "src"), ("src",), {"engine": None, "name": None, "dtype": None, "mask": None})
-    from ._index import mask_active
+    from ._index import SKIP, mask_region, restrict
 
+    region = mask_region(a["mask"], call)
     src = _need(a["src"], call, "src")
     if legacy:
-        if not mask_active(a["mask"], call):
-            return None
         dst = _result(call, src.shape, _dtype_or(a["dtype"], src.dtype))
     else:
         dst = _need(a["dst"], call, "dst")
+    if region is SKIP:
+        return dst if legacy else None
+    full_dst = dst
+    src, dst = restrict(src, region, call), restrict(dst, region, call)
     eng = _engine_name(a["engine"], "DVE", {engine.vector: "DVE", engine.scalar: "Activation", engine.gpsimd: "Pool"}, call)
     if eng == "Pool" and PSUM in (src.buffer, dst.buffer):
         raise NkiError("GpSimd cannot access PSUM", call)
     if eng == "Activation" and builder(call).arch == "gen2":
         raise NkiError("tensor_copy does not run on the Scalar Engine of NeuronCore-v2 (use activation with nl.copy)", call)
     emit_copy(call, dst, src, eng)
-    return dst if legacy else None
+    return full_dst if legacy else None
 
 
 def emit_copy(call: str, dst: Tensor, src: Tensor, eng: str = "DVE") -> None:
@@ -411,17 +415,18 @@ def tensor_tensor(*args, **kw):
     call = "tensor_tensor"
     a, legacy = _bind(call, args, kw, ("dst", "data1", "data2", "op"), ("data1", "data2", "op"),
                       {"engine": None, "name": None, "dtype": None, "mask": None})
-    from ._index import mask_active
+    from ._index import SKIP, mask_region, restrict
 
+    region = mask_region(a["mask"], call)
     d1 = _need(a["data1"], call, "data1")
     d2 = _need(a["data2"], call, "data2")
     if legacy:
-        if not mask_active(a["mask"], call):
-            return None
         dst = _result(call, d1.shape, _dtype_or(a["dtype"], d1.dtype))
     else:
         dst = _need(a["dst"], call, "dst")
-    emit_tensor_tensor(call, dst, d1, d2, alu_op(a["op"], call), a["engine"])
+    if region is not SKIP:
+        R = lambda v: restrict(v, region, call)  # noqa: E731
+        emit_tensor_tensor(call, R(dst), R(d1), R(d2), alu_op(a["op"], call), a["engine"])
     return dst if legacy else None
 
 
@@ -449,15 +454,20 @@ def tensor_scalar(*args, **kw):
         {"reverse0": False, "op1": None, "operand1": None, "reverse1": False, "engine": None, "name": None,
          "dtype": None, "mask": None},
     )
-    from ._index import mask_active
+    from ._index import SKIP, mask_region, restrict
 
+    region = mask_region(a["mask"], call)
     data = _need(a["data"], call, "data")
     if legacy:
-        if not mask_active(a["mask"], call):
-            return None
         dst = _result(call, data.shape, _dtype_or(a["dtype"], data.dtype))
     else:
         dst = _need(a["dst"], call, "dst")
+    if region is SKIP:
+        return dst if legacy else None
+    full_dst = dst
+    R = lambda v: restrict(v, region, call) if isinstance(v, Tensor) else v  # noqa: E731
+    data, dst = R(data), R(dst)
+    a["operand0"], a["operand1"] = R(a["operand0"]), R(a["operand1"])
     for k in ("operand0", "operand1"):
         x = a[k]
         if isinstance(x, Tensor) and T.is_float(x.dtype) and x.dtype != np.dtype(np.float32) and not legacy:
@@ -466,7 +476,7 @@ def tensor_scalar(*args, **kw):
         call, dst, data, alu_op(a["op0"], call, "op0"), a["operand0"], bool(a["reverse0"]),
         alu_op(a["op1"], call, "op1"), a["operand1"], bool(a["reverse1"]), a["engine"],
     )
-    return dst if legacy else None
+    return full_dst if legacy else None
 
 
 def emit_tensor_scalar(call, dst, data, op0, x0, rev0=False, op1="bypass", x1=None, rev1=False, eng_arg=None):
@@ -725,10 +735,16 @@ def activation(*args, **kw):
         {"bias": None, "scale": 1.0, "reduce_op": None, "reduce_res": None, "reduce_cmd": reduce_cmd.idle,
          "name": None, "dtype": None, "mask": None},
     )
+    from ._index import SKIP, mask_region, restrict
+
+    region = mask_region(a["mask"], call)
     data = _need(a["data"], call, "data")
     dst = _result(call, data.shape, _dtype_or(a["dtype"], data.dtype)) if legacy else _need(a["dst"], call, "dst")
-    emit_activation(call, dst, act_func(a["op"], call), data, a["bias"], a["scale"], a["reduce_op"], a["reduce_res"],
-                    a["reduce_cmd"])
+    if region is SKIP:
+        return dst if legacy else None
+    R = lambda v: restrict(v, region, call) if isinstance(v, Tensor) else v  # noqa: E731
+    emit_activation(call, R(dst), act_func(a["op"], call), R(data), R(a["bias"]), R(a["scale"]), a["reduce_op"],
+                    R(a["reduce_res"]), a["reduce_cmd"])
     return dst if legacy else None
 
 

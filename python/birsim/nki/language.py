@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _tracer as T
 from . import isa as _isa
-from ._index import DynSlice, IndexExpr, arange, mask_active, mgrid  # noqa: F401
+from ._index import SKIP, DynSlice, IndexExpr, arange, mask_active, mask_region, mgrid, restrict  # noqa: F401
 from ._tracer import HBM, PSUM, SBUF, NkiError, ParDim, Tensor, builder
 
 # ---------------------------------------------------------------------------------------------
@@ -256,13 +256,13 @@ def load(src: Tensor, dtype=None, mask=None, **kw) -> Optional[Tensor]:
     """Copies an HBM view into a new SBUF tile of its shape (BIR ``Load``; a dtype change casts
     through fp32)."""
     call = "load"
-    if not mask_active(mask, call):
-        return None
+    region = mask_region(mask, call)
     if not isinstance(src, Tensor) or src.buffer != HBM:
         raise NkiError(f"src must be an HBM tensor, got {src!r}", call)
     dt = src.dtype if dtype is None else T.as_dtype(dtype, call)
     dst = builder(call).new_alloc(src.shape, dt, SBUF, call)
-    _isa.emit_dma(call, dst, src, "Load")
+    if region is not SKIP:
+        _isa.emit_dma(call, restrict(dst, region, call), restrict(src, region, call), "Load")
     return dst
 
 
@@ -270,7 +270,8 @@ def store(dst: Tensor, value: Tensor, mask=None, **kw) -> None:
     """Copies an SBUF tile into an HBM view (BIR ``Save``); a PSUM tile is first copied to SBUF
     (``TensorCopy``), as the older nl.store documents."""
     call = "store"
-    if not mask_active(mask, call):
+    region = mask_region(mask, call)
+    if region is SKIP:
         return None
     if not isinstance(dst, Tensor) or dst.buffer != HBM:
         raise NkiError(f"dst must be an HBM tensor, got {dst!r}", call)
@@ -278,6 +279,7 @@ def store(dst: Tensor, value: Tensor, mask=None, **kw) -> None:
         raise NkiError("value must be a tile", call)
     if not isinstance(value, Tensor) or value.buffer == HBM:
         raise NkiError(f"value must be an SBUF or PSUM tile, got {value!r}", call)
+    dst, value = restrict(dst, region, call), restrict(value, region, call)
     if value.buffer == PSUM:
         # the older nl.store documents "an extra copy" from PSUM to SBUF first
         sb = builder(call).new_alloc(_tile_shape(value), value.dtype, SBUF, call)
@@ -363,8 +365,7 @@ def _partition_broadcast(call: str, x: Tensor, parts: int) -> Tensor:
 
 
 def _binary(call: str, op: str, x, y, dtype=None, mask=None):
-    if not mask_active(mask, call):
-        return None
+    region = mask_region(mask, call)
     tx, ty = isinstance(x, Tensor), isinstance(y, Tensor)
     if not tx and not ty:
         raise NkiError("at least one operand must be a tile", call)
@@ -372,15 +373,18 @@ def _binary(call: str, op: str, x, y, dtype=None, mask=None):
     if call in ("equal", "not_equal", "less", "less_equal", "greater", "greater_equal") and dtype is None:
         out_dt = bool_
     b = builder(call)
+    R = lambda v: restrict(v, region, call)  # noqa: E731
     if tx and not ty:
         _onchip(x, call)
         out = b.new_alloc(_tile_shape(x), out_dt, SBUF, call)
-        _isa.emit_tensor_scalar(call, out, x, op, _number(y, call))
+        if region is not SKIP:
+            _isa.emit_tensor_scalar(call, R(out), R(x), op, _number(y, call))
         return out
     if ty and not tx:
         _onchip(y, call)
         out = b.new_alloc(_tile_shape(y), out_dt, SBUF, call)
-        _isa.emit_tensor_scalar(call, out, y, op, _number(x, call), rev0=True)
+        if region is not SKIP:
+            _isa.emit_tensor_scalar(call, R(out), R(y), op, _number(x, call), rev0=True)
         return out
     x, y = _onchip(x, call), _onchip(y, call)
     px, py = x.partitions, y.partitions
@@ -393,11 +397,13 @@ def _binary(call: str, op: str, x, y, dtype=None, mask=None):
             raise NkiError(f"partition sizes {px} ({x.shape}) and {py} ({y.shape}) do not broadcast", call)
     if x.free_size != 1 and y.free_size == 1:
         out = b.new_alloc(_tile_shape(x), out_dt, SBUF, call)
-        _isa.emit_tensor_scalar(call, out, x, op, y)
+        if region is not SKIP:
+            _isa.emit_tensor_scalar(call, R(out), R(x), op, R(y))
         return out
     if x.free_size == 1 and y.free_size != 1:
         out = b.new_alloc(_tile_shape(y), out_dt, SBUF, call)
-        _isa.emit_tensor_scalar(call, out, y, op, x, rev0=True)
+        if region is not SKIP:
+            _isa.emit_tensor_scalar(call, R(out), R(y), op, R(x), rev0=True)
         return out
     xs, ys = x.shape, y.shape
     if xs != ys:
@@ -407,7 +413,8 @@ def _binary(call: str, op: str, x, y, dtype=None, mask=None):
             raise NkiError(f"shapes {xs} and {ys} do not broadcast", call) from None
         x, y = _bview(x, shape, call), _bview(y, shape, call)
     out = b.new_alloc(x.shape if x._pdim == 0 else _tile_shape(x), out_dt, SBUF, call)
-    _isa.emit_tensor_tensor(call, out, x, y, op)
+    if region is not SKIP:
+        _isa.emit_tensor_tensor(call, R(out), R(x), R(y), op)
     return out
 
 
@@ -474,13 +481,13 @@ abs_min = _make_binary("abs_min", "abs_min")
 
 
 def _unary_act(call: str, func: str, x, dtype=None, mask=None, **kw):
-    if not mask_active(mask, call):
-        return None
+    region = mask_region(mask, call)
     if not isinstance(x, Tensor):
         raise NkiError("x must be a tile", call)
     _onchip(x, call)
     out = builder(call).new_alloc(_tile_shape(x), _out_dtype(call, dtype, x), SBUF, call)
-    _isa.emit_activation(call, out, func, x)
+    if region is not SKIP:
+        _isa.emit_activation(call, restrict(out, region, call), func, restrict(x, region, call))
     return out
 
 
@@ -522,11 +529,11 @@ abs = _make_act("abs", "Abs")  # noqa: A001
 def reciprocal(x, dtype=None, mask=None, **kw):
     """``1 / x`` in fp32 on the Vector Engine (BIR ``Reciprocal``)."""
     call = "reciprocal"
-    if not mask_active(mask, call):
-        return None
+    region = mask_region(mask, call)
     _onchip(x, call)
     out = builder(call).new_alloc(_tile_shape(x), _out_dtype(call, dtype, x), SBUF, call)
-    _isa.emit_unary_op(call, "Reciprocal", out, x)
+    if region is not SKIP:
+        _isa.emit_unary_op(call, "Reciprocal", restrict(out, region, call), restrict(x, region, call))
     return out
 
 
@@ -536,11 +543,11 @@ reciprocal._nki_name = "reciprocal"
 def negative(x, dtype=None, mask=None, **kw):
     """``-x`` (BIR ``TensorScalar mult -1.0``)."""
     call = "negative"
-    if not mask_active(mask, call):
-        return None
+    region = mask_region(mask, call)
     _onchip(x, call)
     out = builder(call).new_alloc(_tile_shape(x), _out_dtype(call, dtype, x), SBUF, call)
-    _isa.emit_tensor_scalar(call, out, x, "mult", -1.0)
+    if region is not SKIP:
+        _isa.emit_tensor_scalar(call, restrict(out, region, call), restrict(x, region, call), "mult", -1.0)
     return out
 
 
@@ -548,13 +555,13 @@ def copy(x, dtype=None, mask=None, **kw):
     """A copy of an SBUF/PSUM tile in a new SBUF tile (BIR ``TensorCopy``; a dtype change casts
     through fp32)."""
     call = "copy"
-    if not mask_active(mask, call):
-        return None
+    region = mask_region(mask, call)
     if not isinstance(x, Tensor):
         raise NkiError("x must be a tile", call)
     _onchip(x, call)
     out = builder(call).new_alloc(_tile_shape(x), _out_dtype(call, dtype, x), SBUF, call)
-    _isa.emit_copy(call, out, x)
+    if region is not SKIP:
+        _isa.emit_copy(call, restrict(out, region, call), restrict(x, region, call))
     return out
 
 
@@ -566,15 +573,17 @@ copy._nki_name = "copy"
 
 
 def _reduce(call: str, op: str, x, axis, dtype=None, keepdims=False, mask=None):
-    if not mask_active(mask, call):
-        return None
+    region = mask_region(mask, call)
+    if region not in (None, SKIP) and set(region) != {0}:
+        raise NkiError("a mask on a reduction may only limit the partition axis", call)
     if not isinstance(x, Tensor):
         raise NkiError("x must be a tile", call)
     _onchip(x, call)
     x, axis = _reduced_last(x, axis, call)
     axes = _isa.reduce_axes(x, axis, call)
     out = builder(call).new_alloc(_isa.reduced_shape(x, axes, keepdims), _out_dtype(call, dtype, x), SBUF, call)
-    _isa.emit_reduce(call, out, x, op, axes)
+    if region is not SKIP:
+        _isa.emit_reduce(call, restrict(out, region, call), restrict(x, region, call), op, axes)
     return out
 
 

@@ -68,3 +68,22 @@ def causal_mask_expr(s_in):
     m = nisa.affine_select(pred=(i_f < i_p + 4), on_true_tile=s, on_false_value=-1e30)
     nl.store(out, value=m)
     return out
+
+
+@nki.jit
+def scale_ragged(x_in, factor):
+    """x * factor over rows and columns that need not fill the 128 x 256 tiles: the older API's
+    masks (`mask=(row < n_rows) & (col < n_cols)`) cut each call to the valid region."""
+    R, C = x_in.shape
+    out = nl.ndarray((R, C), dtype=x_in.dtype, buffer=nl.shared_hbm)
+    ip = nl.arange(128)[:, None]
+    jf = nl.arange(256)[None, :]
+    for i in nl.affine_range((R + 127) // 128):
+        for j in nl.affine_range((C + 255) // 256):
+            rows = i * 128 + ip
+            cols = j * 256 + jf
+            m = (rows < R) & (cols < C)
+            t = nl.load(x_in[rows, cols], mask=m)
+            y = nl.multiply(t, factor, mask=m)
+            nl.store(out[rows, cols], value=y, mask=m)
+    return out
