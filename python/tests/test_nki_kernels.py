@@ -212,3 +212,12 @@ def test_jit_kernel_called_directly_and_via_simulate_agree():
     a = rng(18).standard_normal((128, 512)).astype(np.float32)
     exact(tensor_add.add_tiled(a, a), bn.simulate(tensor_add.add_tiled)(a, a))
     exact(bn.simulate_kernel(tensor_add.add_spmd[1, 1], a, a), a + a)
+
+
+def test_layernorm_bn_stats_ragged_chunk():
+    # 1000 columns: two bn_stats chunks, the second masked to its 488 valid columns
+    r = rng(19)
+    x = (r.standard_normal((128, 1000)) * 2 - 1).astype(np.float32)
+    g = r.standard_normal(1000).astype(np.float32)
+    b = r.standard_normal(1000).astype(np.float32)
+    np.testing.assert_allclose(norms.layernorm_bn(x, 1e-5, g, b), _layernorm64(x, 1e-5, g, b), rtol=1e-4, atol=1e-4)

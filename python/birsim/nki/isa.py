@@ -1001,15 +1001,25 @@ def bn_stats(*args, **kw):
     (BIR ``BNStats``; at most 512 elements per partition)."""
     call = "bn_stats"
     a, legacy = _bind(call, args, kw, ("dst", "data"), ("data",), {"name": None, "dtype": None, "mask": None})
+    from ._index import SKIP, mask_region, restrict
+
+    region = mask_region(a["mask"], call)
     data = _need(a["data"], call, "data")
     if data.free_size > 512:
         raise NkiError(f"bn_stats takes at most 512 elements per partition (bn_stats_fmax), got {data.free_size}", call)
     dst = _result(call, (data.partitions, 6), _dtype_or(a["dtype"], np.float32)) if legacy else _need(a["dst"], call, "dst")
+    if region is SKIP:
+        return dst if legacy else None
+    full_dst = dst
+    if region:
+        # the mask limits the statistics' elements; dst keeps its 6 values (rows as the mask says)
+        data = restrict(data, region, call)
+        dst = restrict(dst, {k: v for k, v in region.items() if k == 0}, call)
     if dst.partitions != data.partitions or dst.free_size != 6:
         raise NkiError(f"dst {dst.shape} must be ({data.partitions}, 6)", call)
     builder(call).emit("BNStats", call, "DVE", [ap_json(data, levels_of(data, call=call))], [ap_json(dst, levels_of(dst, call=call))])
     dst._alloc.written = True
-    return dst if legacy else None
+    return full_dst if legacy else None
 
 
 def bn_aggr(*args, **kw):

@@ -68,7 +68,8 @@ def layernorm_bn(x_hbm, epsilon, gamma, beta):
         i_c = nl.arange(chunk)[None, :]
         i_s = nl.arange(6)[None, :]
         for j in nl.affine_range(n_chunks):
-            stats[i_p, j * 6 + i_s] = nisa.bn_stats(x[i_p, j * chunk + i_c], dtype=np.float32)
+            stats[i_p, j * 6 + i_s] = nisa.bn_stats(x[i_p, j * chunk + i_c], mask=(j * chunk + i_c < F),
+                                                    dtype=np.float32)
         mv = nisa.bn_aggr(stats)
         mean = mv[i_p, 0]
         var = mv[i_p, 1]
