@@ -111,6 +111,38 @@ def benchmark(*args, **kwargs):
 profile = benchmark
 
 
+class _Refused:
+    """A namespace of AWS compiler APIs birsim.nki does not model: using any of its callables
+    raises NkiError at the kernel line (importing and naming them is fine)."""
+
+    def __init__(self, path: str):
+        self._path = path
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        path = f"{self._path}.{name}"
+        if name in ("sbuf", "psum", "hbm"):
+            return _Refused(path)
+
+        def refused(*args, **kwargs):
+            raise NkiError(f"{path} (compiler control / manual allocation) is not supported by birsim.nki",
+                           path.rsplit(".", 1)[-1], site=T.source_site())
+
+        return refused
+
+
+class _Compiler(_Refused):
+    """``nki.compiler``: scheduling hints pass through; allocation APIs are refused when used."""
+
+    @staticmethod
+    def skip_middle_end_transformations(fn):
+        return fn
+
+
+compiler = _Compiler("nki.compiler")
+
+
 def _unwrap(kernel) -> Tuple[Any, Tuple[int, ...]]:
     if isinstance(kernel, Kernel):
         return kernel.fn, kernel.grid
@@ -200,7 +232,8 @@ def _do_trace(kernel, args, kwargs) -> _Traced:
                     site=(fn.__code__.co_filename, fn.__code__.co_firstlineno),
                 )
         program = b.program([t._alloc for t in outs])
-        written = [name for name, (a, _) in _input_records(b).items() if a.written]
+        written = [name for name, (a, _) in _input_records(b).items() if a.written and name not in b.constants]
+        inputs.update(b.constants)
     finally:
         T._current.builder = None
     return _Traced(program, first, inputs, originals, written)

@@ -4,9 +4,9 @@ BIR program under construction.
 A kernel runs as ordinary Python while a :class:`Builder` is current. Every tensor the kernel
 sees is a :class:`Tensor`: a view (shape, element strides, element offset, dtype) over an
 :class:`Alloc` (one BIR allocation with one memory location). On-chip allocations (SBUF, PSUM)
-get real addresses from a per-generation :class:`Arena`, freed when the last view of the
-allocation dies (CPython reference counting), so a tile allocated inside an unrolled loop
-reuses its space. ``nki.language`` and ``nki.isa`` calls turn views into ``physical_ap``
+get real addresses when the trace ends, from each tile's live range (its first to its last
+instruction), within the generation's capacity, so a tile allocated inside an unrolled loop
+reuses the space of the iterations before. ``nki.language`` and ``nki.isa`` calls turn views into ``physical_ap``
 operands (partition level first) and append BIR instructions; each instruction's ``name`` holds
 the kernel source line that made it (``add@my_kernel.py:14#7``).
 
@@ -173,42 +173,22 @@ def target_arch() -> str:
 # On-chip address allocation
 
 
-class Arena:
-    """First-fit allocation of byte ranges of one partition (the same range on every partition
-    a tile uses). PSUM tiles take whole 2 KiB banks."""
+class OnChip:
+    """An SBUF / PSUM tile's placement record: its memory location, size, live range
+    (instruction indices) and where the kernel allocated it."""
 
-    def __init__(self, what: str, capacity: int, align: int):
+    __slots__ = ("loc", "buffer", "nbytes", "what", "call", "site", "first", "last", "addr")
+
+    def __init__(self, loc: Dict[str, Any], buffer: str, nbytes: int, what: Any, call: str, site: Tuple[str, int]):
+        self.loc = loc
+        self.buffer = buffer
+        self.nbytes = nbytes
         self.what = what
-        self.capacity = capacity
-        self.align = align
-        self.free_list: List[Tuple[int, int]] = [(0, capacity)]
-        self.live = 0
-
-    def alloc(self, size: int) -> Optional[int]:
-        size = -(-size // self.align) * self.align
-        for k, (start, end) in enumerate(self.free_list):
-            if end - start >= size:
-                if end - start == size:
-                    del self.free_list[k]
-                else:
-                    self.free_list[k] = (start + size, end)
-                self.live += size
-                return start
-        return None
-
-    def free(self, start: int, size: int) -> None:
-        size = -(-size // self.align) * self.align
-        self.live -= size
-        fl = self.free_list
-        fl.append((start, start + size))
-        fl.sort()
-        merged: List[Tuple[int, int]] = []
-        for s, e in fl:
-            if merged and merged[-1][1] == s:
-                merged[-1] = (merged[-1][0], e)
-            else:
-                merged.append((s, e))
-        self.free_list = merged
+        self.call = call
+        self.site = site
+        self.first: Optional[int] = None
+        self.last: Optional[int] = None
+        self.addr = 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -237,7 +217,7 @@ class Alloc:
     """One BIR allocation (one memory location). ``json`` is its allocation record; ``kind``
     is decided when the trace ends (inputs, outputs, internal)."""
 
-    __slots__ = ("name", "buffer", "dtype", "shape", "pdim", "json", "written", "input_index", "__weakref__")
+    __slots__ = ("name", "buffer", "dtype", "shape", "pdim", "json", "written", "input_index", "region", "__weakref__")
 
     def __init__(self, name: str, buffer: str, dtype: np.dtype, shape: Tuple[int, ...], pdim: Optional[int]):
         self.name = name
@@ -248,6 +228,9 @@ class Alloc:
         self.json: Dict[str, Any] = {}
         self.written = False
         self.input_index: Optional[int] = None
+        # the mask region a masked call wrote this (fresh) tile over, so `t[...] = tile` copies
+        # only what was written
+        self.region: Any = None
 
 
 class ParDim(int):
@@ -721,13 +704,11 @@ class Builder:
     def __init__(self, arch: str, name: str):
         self.arch = arch
         self.name = name
-        # (HBM Alloc or None, allocation record): on-chip Allocs are not held here, so the last
-        # view's death frees their arena range.
+        # (Alloc, allocation record) in creation order
         self.records: List[Tuple[Optional[Alloc], Dict[str, Any]]] = []
         self.insts: List[Dict[str, Any]] = []
         self.used_names: Dict[str, int] = {}
-        self.sb = Arena("SBUF", SB_BYTES[arch], SB_ALIGN)
-        self.psum = Arena("PSUM", PSUM_BYTES, PSUM_BANK)
+        self.onchip: Dict[str, "OnChip"] = {}
         self.program_id: Tuple[int, ...] = (0,)
         self.grid: Tuple[int, ...] = (1,)
         self.shared: List[Alloc] = []
@@ -736,6 +717,7 @@ class Builder:
         self.identity: Dict[Tuple[int, str], Tensor] = {}
         self.mm_regions: Dict[str, set] = {}
         self.last_matmul: Optional[Tuple[Dict[str, Any], "weakref.ref[Alloc]"]] = None
+        self.constants: Dict[str, np.ndarray] = {}
         self.counter = 0
 
     # -- names
@@ -818,13 +800,11 @@ class Builder:
             )
         free = _prod(n for d, n in enumerate(shape) if d != pdim)
         nbytes = free * size
-        arena = self.sb if buffer == SBUF else self.psum
-        addr = arena.alloc(nbytes)
-        if addr is None:
-            cap = arena.capacity
+        what, cap = ("SBUF", SB_BYTES[self.arch]) if buffer == SBUF else ("PSUM", PSUM_BYTES)
+        if nbytes > cap:
             raise NkiError(
-                f"{arena.what} is full: a {shape} {dtype} tile needs {nbytes} bytes per partition, "
-                f"{arena.live} of {cap} bytes per partition are held by live tiles ({self.arch})",
+                f"{what} is full: a {shape} {dtype} tile needs {nbytes} bytes per partition, more than the "
+                f"{cap} bytes per partition of {self.arch}",
                 call,
             )
         prefix = name or ("sb" if buffer == SBUF else "ps")
@@ -834,7 +814,7 @@ class Builder:
             "name": aname,
             "type": "SB" if buffer == SBUF else "PSUM",
             "dims": [parts, nbytes],
-            "addr": addr,
+            "addr": 0,
             "allocated": True,
         }
         a.json = {
@@ -844,8 +824,10 @@ class Builder:
             "tensor_shape": [parts, free],
             "memorylocations": [loc],
         }
-        self.records.append((None, a.json))
-        weakref.finalize(a, arena.free, addr, nbytes)
+        self.records.append((a, a.json))
+        # the address comes when the trace ends, from the tile's live range (first to last
+        # instruction that names it), as the compiler allocates
+        self.onchip[aname] = OnChip(loc, buffer, nbytes, (shape, dtype), call, source_site())
         # strides: the partition dim steps by whole partitions (the pitch)
         strides = [0] * len(shape)
         acc = 1
@@ -873,6 +855,14 @@ class Builder:
         self.records.append((a, a.json))
         return Tensor(a, shape, _row_major(shape), 0, dtype, None)
 
+    def constant(self, arr: np.ndarray, call: str) -> Tensor:
+        """A host array as one more input allocation (``const``...), fed by ``simulate``."""
+        dt = as_dtype(arr.dtype, call)
+        t = self.input_alloc("const", arr, -1)
+        t._alloc.json["kind"] = "ExternalInput"
+        self.constants[t._alloc.name] = arr
+        return Tensor(t._alloc, t.shape, t._strides, 0, dt, None)
+
     # -- instructions
     def emit(self, opcode: str, call: str, engine: str, ins, outs, site=None, **fields) -> Dict[str, Any]:
         if site is None:
@@ -882,7 +872,14 @@ class Builder:
         name = f"{call}@{os.path.basename(fn)}:{line}#{self.counter}"
         inst: Dict[str, Any] = {"opcode": opcode, "name": name, "engine": engine, "ins": list(ins), "outs": list(outs)}
         inst.update(fields)
+        k = len(self.insts)
         self.insts.append(inst)
+        for op in inst["ins"] + inst["outs"]:
+            r = self.onchip.get(op.get("memref")) if isinstance(op, dict) else None
+            if r is not None:
+                if r.first is None:
+                    r.first = k
+                r.last = k
         return inst
 
     def mark_written(self, *views: Tensor) -> None:
@@ -890,7 +887,38 @@ class Builder:
             v._alloc.written = True
 
     # -- the finished program
+    def place(self) -> None:
+        """Gives every SBUF / PSUM tile an address: first fit over the tiles live at its first
+        use (live = from the first to the last instruction naming it), 64-byte aligned in SBUF,
+        whole 2 KiB banks in PSUM. A tile that does not fit is an NkiError at its allocation."""
+        for buffer, what, cap, align in ((SBUF, "SBUF", SB_BYTES[self.arch], SB_ALIGN), (PSUM, "PSUM", PSUM_BYTES, PSUM_BANK)):
+            tiles = sorted((r for r in self.onchip.values() if r.buffer == buffer and r.first is not None),
+                           key=lambda r: (r.first, r.last))
+            live: List[OnChip] = []
+            for r in tiles:
+                live = [x for x in live if x.last >= r.first]
+                size = -(-r.nbytes // align) * align
+                taken = sorted((x.addr, x.addr + -(-x.nbytes // align) * align) for x in live)
+                at = 0
+                for lo, hi in taken:
+                    if at + size <= lo:
+                        break
+                    at = max(at, hi)
+                if at + size > cap:
+                    held = sum(-(-x.nbytes // align) * align for x in live)
+                    shape, dtype = r.what
+                    raise NkiError(
+                        f"{what} is full: a {shape} {dtype} tile needs {r.nbytes} bytes per partition while "
+                        f"{len(live)} other tile(s) live at the same time hold {held} of {cap} ({self.arch})",
+                        r.call,
+                        site=r.site,
+                    )
+                r.addr = at
+                r.loc["addr"] = at
+                live.append(r)
+
     def program(self, outputs: Sequence[Alloc]) -> Dict[str, Any]:
+        self.place()
         outs = {id(a) for a in outputs}
         allocs = []
         for a, j in self.records:

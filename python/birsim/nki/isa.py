@@ -822,11 +822,13 @@ def nc_matmul(*args, **kw):
     if a["tile_position"] or a["tile_size"]:
         raise NkiError("tile_position / tile_size are not supported by birsim.nki yet", call)
     if legacy:
-        dst = _result(call, (st.free_size, mv.free_size), _dtype_or(a["dtype"], np.float32), PSUM)
+        dt = pe_transpose_dtype(st.dtype) if a["is_transpose"] else np.float32
+        dst = _result(call, (st.free_size, mv.free_size), _dtype_or(a["dtype"], dt), PSUM)
     else:
         dst = _need(a["dst"], call, "dst", (PSUM,))
     if a["is_transpose"]:
-        emit_pe_transpose(call, dst, st)
+        # the kernel's own moving operand (its identity) goes in as written
+        emit_pe_transpose(call, dst, st, mv)
     else:
         inst = emit_matmul(call, dst, st, mv, a["accumulate"])
         if legacy:
@@ -884,7 +886,8 @@ def emit_matmul(call: str, dst: Tensor, st: Tensor, mv: Tensor, accumulate: Any)
 
 def check_one_bank(call: str, dst: Tensor) -> None:
     """A Tensor Engine output stays inside one 2 KiB PSUM bank of each partition."""
-    loc = dst._alloc.json["memorylocations"][0]
+    # PSUM tiles start on a bank boundary (Builder.place), so the bank follows from the offset
+    loc = {"addr": 0}
     pitch = T._pitch(dst._alloc)
     size = dst.dtype.itemsize
     lo = hi = dst._offset % pitch
@@ -924,7 +927,7 @@ def pe_transpose_dtype(dt: np.dtype) -> np.dtype:
     return np.dtype(np.float32) if builder().arch == "gen2" else dt
 
 
-def emit_pe_transpose(call: str, dst: Tensor, data: Tensor) -> None:
+def emit_pe_transpose(call: str, dst: Tensor, data: Tensor, moving: Optional[Tensor] = None) -> None:
     """The Tensor Engine transpose: ``Matmult is_transpose`` with ``data`` stationary and a
     ``P × P`` identity moving (AWS nc_transpose / nc_matmul is_transpose)."""
     b = builder(call)
@@ -954,7 +957,12 @@ def emit_pe_transpose(call: str, dst: Tensor, data: Tensor) -> None:
     elif dst.dtype != data.dtype:
         raise NkiError(f"dst dtype {dst.dtype} must equal data dtype {data.dtype}", call)
     check_one_bank(call, dst)
-    eye = identity(call, P, data.dtype)
+    if moving is None:
+        eye = identity(call, P, data.dtype)
+    else:
+        eye = moving
+        if eye.partitions != P or eye.free_size != P or eye.buffer != SBUF:
+            raise NkiError(f"the transpose's moving operand must be a ({P}, {P}) SBUF identity, got {eye.shape}", call)
     dl = levels_of(dst, call=call)
     sl = levels_of(data, call=call)
     if len(sl) > 2 or len(dl) > 2:

@@ -121,6 +121,13 @@ def _arch() -> str:
 tile_size = _TileSize()
 
 
+def static_cast(x, dtype):
+    """The older API's host-side cast of a NumPy array (outside kernels): ``x.astype(dtype)``."""
+    if isinstance(x, Tensor):
+        raise NkiError("nl.static_cast casts host arrays; inside a kernel use nl.copy(x, dtype=...)", "static_cast")
+    return np.asarray(x).astype(T.as_dtype(dtype, "static_cast"))
+
+
 def par_dim(n: int) -> ParDim:
     """Marks the partition dimension of an on-chip shape."""
     return ParDim(int(n))
@@ -263,7 +270,7 @@ def load(src: Tensor, dtype=None, mask=None, **kw) -> Optional[Tensor]:
     dst = builder(call).new_alloc(src.shape, dt, SBUF, call)
     if region is not SKIP:
         _isa.emit_dma(call, restrict(dst, region, call), restrict(src, region, call), "Load")
-    return dst
+    return _produced(dst, region)
 
 
 def store(dst: Tensor, value: Tensor, mask=None, **kw) -> None:
@@ -379,13 +386,13 @@ def _binary(call: str, op: str, x, y, dtype=None, mask=None):
         out = b.new_alloc(_tile_shape(x), out_dt, SBUF, call)
         if region is not SKIP:
             _isa.emit_tensor_scalar(call, R(out), R(x), op, _number(y, call))
-        return out
+        return _produced(out, region)
     if ty and not tx:
         _onchip(y, call)
         out = b.new_alloc(_tile_shape(y), out_dt, SBUF, call)
         if region is not SKIP:
             _isa.emit_tensor_scalar(call, R(out), R(y), op, _number(x, call), rev0=True)
-        return out
+        return _produced(out, region)
     x, y = _onchip(x, call), _onchip(y, call)
     px, py = x.partitions, y.partitions
     if px != py:
@@ -399,12 +406,12 @@ def _binary(call: str, op: str, x, y, dtype=None, mask=None):
         out = b.new_alloc(_tile_shape(x), out_dt, SBUF, call)
         if region is not SKIP:
             _isa.emit_tensor_scalar(call, R(out), R(x), op, R(y))
-        return out
+        return _produced(out, region)
     if x.free_size == 1 and y.free_size != 1:
         out = b.new_alloc(_tile_shape(y), out_dt, SBUF, call)
         if region is not SKIP:
             _isa.emit_tensor_scalar(call, R(out), R(y), op, R(x), rev0=True)
-        return out
+        return _produced(out, region)
     xs, ys = x.shape, y.shape
     if xs != ys:
         try:
@@ -415,6 +422,12 @@ def _binary(call: str, op: str, x, y, dtype=None, mask=None):
     out = b.new_alloc(x.shape if x._pdim == 0 else _tile_shape(x), out_dt, SBUF, call)
     if region is not SKIP:
         _isa.emit_tensor_tensor(call, R(out), R(x), R(y), op)
+    return _produced(out, region)
+
+
+def _produced(out: Tensor, region) -> Tensor:
+    if isinstance(region, dict) and region:
+        out._alloc.region = region
     return out
 
 
@@ -488,7 +501,7 @@ def _unary_act(call: str, func: str, x, dtype=None, mask=None, **kw):
     out = builder(call).new_alloc(_tile_shape(x), _out_dtype(call, dtype, x), SBUF, call)
     if region is not SKIP:
         _isa.emit_activation(call, restrict(out, region, call), func, restrict(x, region, call))
-    return out
+    return _produced(out, region)
 
 
 def _make_act(name: str, func: str):
@@ -548,7 +561,7 @@ def negative(x, dtype=None, mask=None, **kw):
     out = builder(call).new_alloc(_tile_shape(x), _out_dtype(call, dtype, x), SBUF, call)
     if region is not SKIP:
         _isa.emit_tensor_scalar(call, restrict(out, region, call), restrict(x, region, call), "mult", -1.0)
-    return out
+    return _produced(out, region)
 
 
 def copy(x, dtype=None, mask=None, **kw):
@@ -562,7 +575,7 @@ def copy(x, dtype=None, mask=None, **kw):
     out = builder(call).new_alloc(_tile_shape(x), _out_dtype(call, dtype, x), SBUF, call)
     if region is not SKIP:
         _isa.emit_copy(call, restrict(out, region, call), restrict(x, region, call))
-    return out
+    return _produced(out, region)
 
 
 copy._nki_name = "copy"
@@ -584,7 +597,7 @@ def _reduce(call: str, op: str, x, axis, dtype=None, keepdims=False, mask=None):
     out = builder(call).new_alloc(_isa.reduced_shape(x, axes, keepdims), _out_dtype(call, dtype, x), SBUF, call)
     if region is not SKIP:
         _isa.emit_reduce(call, restrict(out, region, call), restrict(x, region, call), op, axes)
-    return out
+    return _produced(out, region)
 
 
 def _reduced_last(x: Tensor, axis, call: str):
@@ -647,9 +660,13 @@ def matmul(x, y, transpose_x: bool = False, mask=None, **kw):
     if not mask_active(mask, call):
         return None
     for t, what in ((x, "x"), (y, "y")):
-        if not isinstance(t, Tensor) or t.buffer != SBUF:
+        if not isinstance(t, Tensor) or t.buffer == HBM:
             raise NkiError(f"{what} must be an SBUF tile, got {t!r}", call)
     b = builder(call)
+    # a PSUM operand (an earlier nl.matmul / nl.transpose result) is first copied to SBUF,
+    # where the Tensor Engine reads (ASSUMED: the older API lets language calls take any tile)
+    x = copy(x) if x.buffer == PSUM else x
+    y = copy(y) if y.buffer == PSUM else y
     st = x
     if not transpose_x and (x.partitions > 128 or x.free_size > 128):
         raise NkiError(f"x {x.shape} is transposed on the Tensor Engine first, which takes at most 128 × 128", call)
@@ -782,6 +799,10 @@ def _assign(view: Tensor, value) -> None:
             and value._strides == view._strides
         ):
             return  # `t[...] += x` stores the accumulated view back onto itself
+        region = value._alloc.region
+        if region and value._offset == 0 and value.shape == value._alloc.shape:
+            # a masked call wrote only part of this fresh tile: copy that part
+            view, value = restrict(view, region, call), restrict(value, region, call)
         if view.buffer == HBM or value.buffer == HBM:
             if PSUM in (view.buffer, value.buffer):
                 raise NkiError("a DMA cannot access PSUM", call)
@@ -793,6 +814,27 @@ def _assign(view: Tensor, value) -> None:
         _isa.emit_memset(call, view, value)
         return
     raise NkiError(f"cannot assign {type(value).__name__} to a tensor", call)
+
+
+# ---------------------------------------------------------------------------------------------
+# constants
+
+
+def shared_constant(constant, dtype=None, **kw) -> Tensor:
+    """An HBM tensor holding a host array (cast to ``dtype``). birsim has no constant data in
+    BIR, so it is one more input of the program (``const``, ``const_1``, ...), fed by
+    ``simulate``; a traced program lists it among its inputs."""
+    call = "shared_constant"
+    arr = np.asarray(constant)
+    dt = T.as_dtype(arr.dtype if dtype is None else dtype, call)
+    return builder(call).constant(np.ascontiguousarray(arr.astype(dt)), call)
+
+
+def shared_identity_matrix(n, dtype=uint8, dst=None, **kw) -> Tensor:
+    """An ``n × n`` identity in HBM (``shared_constant(np.identity(n), dtype)``)."""
+    if dst is not None:
+        raise NkiError("shared_identity_matrix(dst=...) is not supported yet", "shared_identity_matrix")
+    return shared_constant(np.identity(int(n)), dtype=dtype)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -810,8 +852,7 @@ def _unsupported(name: str, why: str):
 
 
 for _n in ("cos", "tan", "ceil", "floor", "trunc", "fmod", "mod", "var", "all", "softmax", "rms_norm", "where",
-           "dropout", "logical_not", "invert", "gather_flattened", "random_seed", "rand", "shared_constant",
-           "shared_identity_matrix"):
+           "dropout", "logical_not", "invert", "gather_flattened", "random_seed", "rand"):
     globals()[_n] = _unsupported(_n, f"nl.{_n} is not one ISA operation birsim.nki traces yet; write it with nki.isa calls")
 del _n
 device_print = _unsupported("device_print", "nl.device_print cannot print while tracing (values exist only when birsim runs)")
