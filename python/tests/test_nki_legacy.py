@@ -92,3 +92,23 @@ def test_index_past_the_tensor_without_a_mask_is_an_error():
 
     with pytest.raises(bn.NkiError, match=r"load: index expression covers \[64, 191\], outside dimension 0 of size 128"):
         k(np.zeros((128, 64), np.float32))
+
+
+def test_attention_tile():
+    from nki_kernels import attention
+
+    r = rng(46)
+    q, k, v = (((r.random((128, 128)) - 0.5) * 2).astype(np.float32) for _ in range(3))
+    qk = q.astype(np.float64).T @ k
+    e = np.exp(qk - qk.max(axis=1, keepdims=True))
+    want = (e / e.sum(axis=1, keepdims=True)) @ v.astype(np.float64).T
+    np.testing.assert_allclose(attention.attention_tile(q, k, v), want, rtol=1e-5, atol=1e-5)
+
+
+def test_transpose_with_a_shared_identity_constant():
+    from nki_kernels import attention
+
+    x = rng(47).standard_normal((128, 96)).astype(np.float32)
+    np.testing.assert_array_equal(attention.transpose_with_identity(x), x.T)
+    prog = bn.trace(attention.transpose_with_identity)(x)
+    assert sorted(prog.input_names()) == ["const", "x"]
