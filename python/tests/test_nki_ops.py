@@ -225,3 +225,11 @@ def test_exponential_needs_gen4(monkeypatch):
     want = np.exp((a - m).astype(np.float64))
     np.testing.assert_allclose(e, want, rtol=3e-7)
     np.testing.assert_allclose(s, e.astype(np.float64).sum(axis=1, keepdims=True), rtol=1e-6)
+
+
+def test_tensor_scalar_reduce_reduces_the_fp32_results():
+    a = rng(19).standard_normal((128, 100)).astype(F32)
+    d, mx = ops.scale_and_row_max(a)
+    half = a * F32(0.5)
+    exact(d, half.astype(ml_dtypes.bfloat16))
+    exact(mx, half.max(axis=1, keepdims=True))

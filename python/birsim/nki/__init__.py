@@ -139,6 +139,13 @@ class _Compiler(_Refused):
     def skip_middle_end_transformations(fn):
         return fn
 
+    @staticmethod
+    def no_reorder():
+        """A scheduling hint: birsim runs instructions in program order anyway."""
+        from .language import no_reorder
+
+        return no_reorder()
+
 
 compiler = _Compiler("nki.compiler")
 

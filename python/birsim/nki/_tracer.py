@@ -880,6 +880,12 @@ class Builder:
                 if r.first is None:
                     r.first = k
                 r.last = k
+        if opcode not in ("Matmult", "Memset"):
+            for op in inst["outs"]:
+                r = self.onchip.get(op.get("memref")) if isinstance(op, dict) else None
+                if r is not None and r.buffer == PSUM:
+                    # PSUM values that are not matmul results (see language._accumulate)
+                    self.mm_regions.setdefault(op["memref"], set()).add("written")
         return inst
 
     def mark_written(self, *views: Tensor) -> None:

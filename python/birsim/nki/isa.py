@@ -361,8 +361,8 @@ def emit_memset(call: str, dst: Tensor, value: Any, eng: str = "DVE") -> None:
     if dst.buffer == PSUM:
         st = b.mm_regions.setdefault(dst._alloc.name, set())
         st.clear()
-        if float(value) == 0.0 and dst.size == T._prod(dst._alloc.shape):
-            st.add("zeroed")
+        if float(value) != 0.0:
+            st.add("written")
 
 
 def iota(*args, **kw):
@@ -622,6 +622,53 @@ def affine_select(*args, **kw):
     )
     dst._alloc.written = True
     return dst if legacy else None
+
+
+def tensor_scalar_reduce(*args, **kw):
+    """``dst = data op0 operand0`` and ``reduce_res[p] = reduce_op`` over row p of those fp32
+    results (optionally negated). Traced as ``TensorScalar`` / ``TensorScalarPtr`` into an fp32
+    tile (dst itself when dst is fp32), ``TensorReduce`` of that tile into ``reduce_res``, and a
+    ``TensorCopy`` into dst when dst has another dtype. Only ``reduce_cmd=reset_reduce`` (the
+    default): chaining through the accumulator registers is not expressed this way."""
+    call = "tensor_scalar_reduce"
+    a, legacy = _bind(
+        call, args, kw, ("dst", "data", "op0", "operand0", "reduce_op"), ("data", "op0", "operand0", "reduce_op"),
+        {"reduce_res": None, "reverse0": False, "reduce_cmd": reduce_cmd.reset_reduce, "reduce_init": None,
+         "reduce_res_negate": False, "name": None, "mask": None, "dtype": None},
+    )
+    data = _need(a["data"], call, "data")
+    dst = _result(call, data.shape, _dtype_or(a["dtype"], data.dtype)) if legacy else _need(a["dst"], call, "dst")
+    cmd = a["reduce_cmd"]
+    if isinstance(cmd, (int, np.integer)):
+        cmd = reduce_cmd(int(cmd))
+    if cmd != reduce_cmd.reset_reduce:
+        raise NkiError(f"reduce_cmd={cmd.name} (chaining the accumulator registers) is not supported yet", call)
+    if a["reverse0"]:
+        raise NkiError("reverse0 is not supported (AWS: 'not supported yet')", call)
+    red = alu_op(a["reduce_op"], call, "reduce_op")
+    if red not in ("add", "mult", "max", "min"):
+        raise NkiError(f"reduce_op must be add, multiply, max or min, got {red}", call)
+    op0 = alu_op(a["op0"], call, "op0")
+    if op0 in _BITVEC:
+        raise NkiError("op0 must be an arithmetic operator", call)
+    b = builder(call)
+    f32 = np.dtype(np.float32)
+    tmp = dst if dst.dtype == f32 else b.new_alloc(_tile_dims(dst), f32, SBUF, call)
+    emit_tensor_scalar(call, tmp, data, op0, a["operand0"])
+    if a["reduce_res"] is not None:
+        r = _need(a["reduce_res"], call, "reduce_res")
+        if r.partitions != data.partitions or r.free_size != 1:
+            raise NkiError(f"reduce_res {r.shape} must be ({data.partitions}, 1)", call)
+        flat = tmp._view((tmp.partitions, tmp.free_size), [T._pitch(tmp._alloc) if tmp._pdim is not None else 1, 1],
+                         tmp._offset, 0) if tmp.ndim != 2 and tmp._is_contiguous() else tmp
+        emit_reduce(call, r, flat, red, list(range(1, flat.ndim)) if flat._pdim == 0 else [1], bool(a["reduce_res_negate"]))
+    if tmp is not dst:
+        emit_copy(call, dst, tmp)
+    return dst if legacy else None
+
+
+def _tile_dims(t: Tensor) -> Tuple[int, int]:
+    return (t.partitions, t.free_size)
 
 
 def reciprocal(*args, **kw):
@@ -1213,7 +1260,7 @@ for _n in (
     "nc_matmul_mx", "dma_transpose", "tensor_partition_reduce", "tensor_scalar_cumulative",
     "activate2", "local_gather", "nc_n_gather", "rng",
     "dropout", "set_rng_seed", "rand_set_state", "rand_get_state", "rand2", "sequence_bounds",
-    "tensor_scalar_reduce", "core_barrier", "dma_compute", "quantize_mx", "range_select", "select_reduce", "sendrecv",
+    "core_barrier", "dma_compute", "quantize_mx", "range_select", "select_reduce", "sendrecv",
     "register_alloc", "register_move", "register_load", "register_store",
     "nonzero_with_count", "topk", "get_nc_sub_version",
 ):

@@ -151,22 +151,22 @@ def _range(call: str, start, stop=None, step=1):
     return builtins.range(int(start), int(stop), int(step))
 
 
-def affine_range(start, stop=None, step=1):
+def affine_range(start, stop=None, step=1, **hints):
     """A Python range: the loop unrolls while tracing."""
     return _range("affine_range", start, stop, step)
 
 
-def sequential_range(start, stop=None, step=1):
+def sequential_range(start, stop=None, step=1, **hints):
     """A Python range: the loop unrolls while tracing."""
     return _range("sequential_range", start, stop, step)
 
 
-def static_range(start, stop=None, step=1):
+def static_range(start, stop=None, step=1, **hints):
     """A Python range: the loop unrolls while tracing."""
     return _range("static_range", start, stop, step)
 
 
-def dynamic_range(start, stop=None, step=1):
+def dynamic_range(start, stop=None, step=1, **hints):
     """A Python range (unrolled; no BIR loop is emitted yet)."""
     return _range("dynamic_range", start, stop, step)
 
@@ -684,8 +684,9 @@ def matmul(x, y, transpose_x: bool = False, mask=None, **kw):
 
 def _accumulate(acc: Tensor, other) -> Tensor:
     """``acc += other``: a fresh ``nl.matmul`` result accumulates straight into a PSUM ``acc``
-    (the Matmult is retargeted: ACCUMULATE once the region holds a matmul result, overwrite
-    when it was zero-filled); anything else is an element-wise add into ``acc``."""
+    (the Matmult is retargeted: ACCUMULATE once the region holds a matmul result, overwrite for
+    the first matmul into a fresh or zero-filled region); anything else is an element-wise add
+    into ``acc``."""
     call = "add"
     b = builder(call)
     if (
@@ -708,14 +709,16 @@ def _accumulate(acc: Tensor, other) -> Tensor:
         regions = b.mm_regions.setdefault(acc._alloc.name, set())
         if key in regions:
             flag = 4
-        elif "zeroed" in regions:
-            flag = 0
-        else:
+        elif "written" in regions:
             raise NkiError(
-                "accumulating a matmul into a PSUM tile that neither a matmul nor a zero fill "
-                "initialised (undefined on hardware; AWS nc_matmul)",
+                "accumulating a matmul onto PSUM values another instruction wrote (undefined on "
+                "NeuronCore-v2/v3, AWS nc_matmul; not supported by birsim.nki)",
                 call,
             )
+        else:
+            # the first matmul into this region overwrites (zero-filled or fresh), as AWS's
+            # accumulate=None inference does
+            flag = 0
         regions.add(key)
         inst["outs"] = [T.ap_json(acc, dl)]
         inst["accumulation_flag"] = flag | 2

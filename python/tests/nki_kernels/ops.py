@@ -233,3 +233,18 @@ def exp_sum(a_in, m_in):
     nl.store(out, value=e)
     nl.store(sums_out, value=s)
     return out, sums_out
+
+
+@nki.jit
+def scale_and_row_max(a_in):
+    """nisa.tensor_scalar_reduce: dst = a * 0.5 (bfloat16), the row maxima of the fp32 products."""
+    P, F = a_in.shape
+    out = nl.ndarray((P, F), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+    mx_out = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+    a = nl.load(a_in)
+    d = nl.ndarray((P, F), dtype=nl.bfloat16, buffer=nl.sbuf)
+    mx = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_scalar_reduce(dst=d, data=a, op0=nl.multiply, operand0=0.5, reduce_op=nl.maximum, reduce_res=mx)
+    nl.store(out, value=d)
+    nl.store(mx_out, value=mx)
+    return out, mx_out
