@@ -35,9 +35,23 @@ float8_e4m3 = np.dtype(ml_dtypes.float8_e4m3)
 float8_e5m2 = np.dtype(ml_dtypes.float8_e5m2)
 float8_e4m3fn = np.dtype(ml_dtypes.float8_e4m3fn)
 float8_e8m0fnu = np.dtype(ml_dtypes.float8_e8m0fnu)
-fp32 = float32
-fp16 = float16
-bf16 = bfloat16
+class _Limits:
+    """``nl.fp32`` and friends: the dtype (NumPy takes it wherever a dtype goes, through its
+    ``dtype`` attribute) with ``min`` / ``max``, as the older API's ``nl.fp32.min``."""
+
+    def __init__(self, dt):
+        self.dtype = np.dtype(dt)
+        info = ml_dtypes.finfo(self.dtype)
+        self.min = float(info.min)
+        self.max = float(info.max)
+
+    def __repr__(self) -> str:
+        return f"nl.{self.dtype}"
+
+
+fp32 = _Limits(np.float32)
+fp16 = _Limits(np.float16)
+bf16 = _Limits(ml_dtypes.bfloat16)
 
 
 class _Unsupported:

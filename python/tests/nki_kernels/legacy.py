@@ -65,7 +65,7 @@ def causal_mask_expr(s_in):
     out = nl.ndarray((P, F), dtype=nl.float32, buffer=nl.shared_hbm)
     i_p, i_f = nl.mgrid[0:P, 0:F]
     s = nl.load(s_in)
-    m = nisa.affine_select(pred=(i_f < i_p + 4), on_true_tile=s, on_false_value=-1e30)
+    m = nisa.affine_select(pred=(i_f < i_p + 4), on_true_tile=s, on_false_value=nl.fp32.min)
     nl.store(out, value=m)
     return out
 
