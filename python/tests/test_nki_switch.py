@@ -201,3 +201,19 @@ def test_every_tutorial_program_runs_on_birsim():
     for kernel, args in cases:
         report = birsim.check(bn.trace(kernel)(*args))
         assert report["verdict"] == "runs", (kernel, report)
+
+
+def test_spmd_grid_with_neuroncore_dims():
+    nl = bn.language
+
+    @bn.jit
+    def copy_blocks(a):
+        b = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        i = nl.program_id(0)
+        j = nl.program_id(1)
+        nl.store(b[i, j], nl.load(a[i, j]))
+        return b
+
+    src = rng(38).standard_normal((4, 2, 3, 5)).astype(np.float32)
+    for grid in ((4, 2), (nl.spmd_dim(nl.nc(2), 2), 2), (nl.nc(2) * 2, 2), (2 * nl.nc(2), 2)):
+        np.testing.assert_array_equal(copy_blocks[grid](src), src)

@@ -185,6 +185,20 @@ def dynamic_range(start, stop=None, step=1, **hints):
     return _range("dynamic_range", start, stop, step)
 
 
+class nc(int):
+    """``nl.nc(n)``: n physical NeuronCores in a launch-grid dimension. Where instances run does
+    not change what they compute, so it is the integer n (``nl.nc(2) * 2`` is 4)."""
+
+
+def spmd_dim(*sizes) -> int:
+    """A launch-grid dimension split over sub-dimensions (``nl.spmd_dim(nl.nc(2), 2)``): its
+    size is their product; program ids run over all of it."""
+    n = 1
+    for k in sizes:
+        n *= int(k)
+    return n
+
+
 def program_id(axis: int = 0) -> int:
     """The SPMD program id along ``axis`` of the instance being traced."""
     b = builder("program_id")
