@@ -174,6 +174,8 @@ class _Traced:
 def _contiguous(a: np.ndarray) -> np.ndarray:
     if a.dtype == np.bool_:
         a = a.view(np.uint8)
+    if a.ndim == 0:
+        a = a.reshape(1)
     return np.ascontiguousarray(a)
 
 

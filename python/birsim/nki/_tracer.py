@@ -698,7 +698,7 @@ def builder(call: Optional[str] = None) -> "Builder":
 
 
 class Builder:
-    """A BIR function being traced: allocations, instructions, the on-chip arenas, the SPMD
+    """A BIR function being traced: allocations, instructions, the on-chip tiles' live ranges, the SPMD
     program id and matmul accumulation state."""
 
     def __init__(self, arch: str, name: str):

@@ -226,7 +226,7 @@ def program_ndim() -> int:
 
 def ndarray(shape, dtype, buffer=sbuf, name: str = "", address=None, **kw) -> Tensor:
     """A new tensor (uninitialised) on ``buffer``: SBUF/PSUM tiles get an address in their
-    generation's arena; HBM tensors a DRAM location (``shared_hbm`` ones are shared by every
+    generation's capacity (from its live range); HBM tensors a DRAM location (``shared_hbm`` ones are shared by every
     SPMD program instance)."""
     call = "ndarray"
     if address is not None:
