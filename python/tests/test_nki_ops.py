@@ -233,3 +233,47 @@ def test_tensor_scalar_reduce_reduces_the_fp32_results():
     half = a * F32(0.5)
     exact(d, half.astype(ml_dtypes.bfloat16))
     exact(mx, half.max(axis=1, keepdims=True))
+
+
+@pytest.mark.parametrize("dt", [ml_dtypes.float8_e4m3, ml_dtypes.float8_e5m2, np.float16, ml_dtypes.bfloat16])
+def test_low_precision_dtypes(dt):
+    # low-precision inputs widen exactly to fp32; the fp32 sum narrows once (round to nearest even)
+    r = rng(20)
+    a = (r.standard_normal((128, 64)) * 4).astype(dt)
+    b = (r.standard_normal((128, 64)) * 4).astype(dt)
+    exact(ops.binary_tiles(a, b, "add"), a.astype(F32) + b.astype(F32))
+    got = ops.unary(a, "negative")
+    exact(got, -a.astype(F32))
+
+
+@pytest.mark.parametrize("dt", [ml_dtypes.float8_e4m3, ml_dtypes.float8_e5m2, np.int8, np.int32, np.uint16])
+def test_narrowing_casts(dt):
+    nl = bn.language
+
+    @bn.jit
+    def cast(a_in, out_dt):
+        out = nl.ndarray(a_in.shape, dtype=out_dt, buffer=nl.shared_hbm)
+        nl.store(out, value=nl.copy(nl.load(a_in), dtype=out_dt))
+        return out
+
+    r = rng(21)
+    if np.dtype(dt).kind in "iu":
+        a = r.integers(0, 100, (128, 32)).astype(F32)  # integral values: exact in every int dtype
+    else:
+        a = (r.standard_normal((128, 32)) * 8).astype(F32)  # inside the fp8 ranges
+    exact(cast(a, np.dtype(dt)), a.astype(dt))
+
+
+def test_returned_views_are_cut_out():
+    nl = bn.language
+
+    @bn.jit
+    def halves(a_in):
+        out = nl.ndarray(a_in.shape, dtype=a_in.dtype, buffer=nl.shared_hbm)
+        nl.store(out, value=nl.load(a_in))
+        return out[0:64, :], out[64:128, 1::2]
+
+    a = (rng(22).standard_normal((128, 16)) * 4).astype(ml_dtypes.float8_e5m2)
+    top, odd = halves(a)
+    exact(top, a[0:64])
+    exact(odd, np.ascontiguousarray(a[64:128, 1::2]))

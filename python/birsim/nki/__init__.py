@@ -272,11 +272,16 @@ def _flatten(ret: Any) -> List[Tensor]:
 
 def _to_array(t: Tensor, full: np.ndarray) -> np.ndarray:
     flat = full.reshape(-1)
+    if flat.size == t.size and t._offset == 0 and t._is_contiguous():
+        return np.array(flat.reshape(t.shape))
     item = flat.dtype.itemsize
+    # as_strided goes through the array interface, which ml_dtypes' fp8 types lack: walk the
+    # raw bits, then view them back
+    raw = flat.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[item])
     view = np.lib.stride_tricks.as_strided(
-        flat[t._offset:], shape=t.shape, strides=tuple(s * item for s in t._strides), writeable=False
+        raw[t._offset:], shape=t.shape, strides=tuple(s * item for s in t._strides), writeable=False
     )
-    return np.array(view)
+    return np.array(view).view(flat.dtype)
 
 
 def _rebuild(ret: Any, arrays: Dict[str, np.ndarray]) -> Any:
