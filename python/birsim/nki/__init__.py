@@ -327,13 +327,18 @@ def simulate_kernel(kernel, *args, **kwargs):
     return simulate(kernel)(*args, **kwargs)
 
 
-def trace(kernel):
+def trace(kernel, save: Optional[str] = None):
     """``trace(kernel)(*arrays)``: the kernel's BIR program as a ``birsim.Program`` (inputs
     named after the kernel's parameters, outputs ``out``, ``out_1``...; run it with
-    ``birsim.run`` or, saved with ``trace_json``, with ``birsim run``)."""
+    ``birsim.run``). ``save="kernel.json"`` also writes its BIR JSON there, for
+    ``birsim run kernel.json --input a_input=a.npy ...`` (``trace_json`` returns the text)."""
 
     def run(*args, **kwargs) -> Program:
-        return _load(_do_trace(kernel, args, kwargs).program)
+        program = _do_trace(kernel, args, kwargs).program
+        if save is not None:
+            with open(save, "w") as f:
+                _json.dump(program, f, indent=1)
+        return _load(program)
 
     return run
 
