@@ -16,7 +16,7 @@ import pytest
 
 import birsim
 import birsim.nki as bn
-from nki_support import KERNELS, rng
+from nki_support import rng
 
 from nki_kernels import matmul, tensor_add  # noqa: E402
 

@@ -1028,7 +1028,8 @@ def nc_transpose(*args, **kw):
     data = _need(a["data"], call, "data")
     e = a["engine"]
     if legacy:
-        on_pe = e in (None, engine.unknown, engine.tensor) and not (e in (None, engine.unknown) and data.partitions <= 32 and data.free_size <= 32 and False)
+        # the older call returns a new tile: the Tensor Engine's (in PSUM) unless engine=vector
+        on_pe = e != engine.vector
         dst = _result(call, (data.free_size, data.partitions), pe_transpose_dtype(data.dtype) if on_pe else data.dtype,
                       PSUM if on_pe else SBUF)
     else:
@@ -1252,7 +1253,7 @@ def _unsupported(name: str):
         raise NkiError(f"nki.isa.{name} is not supported by birsim.nki yet", name)
 
     f.__name__ = name
-    f.__doc__ = f"Not supported by birsim.nki yet: raises NkiError naming the kernel line."
+    f.__doc__ = "Not supported by birsim.nki yet: raises NkiError naming the kernel line."
     return f
 
 

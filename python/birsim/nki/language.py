@@ -8,7 +8,7 @@ calls that AWS documents as one ISA operation, each traced into its BIR instruct
 from __future__ import annotations
 
 import builtins
-from typing import Any, Optional, Sequence, Tuple
+from typing import Optional, Tuple
 
 import ml_dtypes
 import numpy as np

@@ -1,6 +1,5 @@
 """Small kernels exercising one NKI call each (the op picked by a string argument), for the
 per-call tests in test_nki_ops.py."""
-import numpy as np
 
 import nki
 import nki.isa as nisa
