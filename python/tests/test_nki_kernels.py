@@ -221,3 +221,13 @@ def test_layernorm_bn_stats_ragged_chunk():
     g = r.standard_normal(1000).astype(np.float32)
     b = r.standard_normal(1000).astype(np.float32)
     np.testing.assert_allclose(norms.layernorm_bn(x, 1e-5, g, b), _layernorm64(x, 1e-5, g, b), rtol=1e-4, atol=1e-4)
+
+
+def test_psum_blocks_are_allocated_one_by_one():
+    r = rng(20)
+    lhsT = r.integers(-4, 4, (128, 128)).astype(np.float32)
+    rhs = r.integers(-4, 4, (128, 12 * 512)).astype(np.float32)
+    want = (lhsT.T.astype(np.float64) @ rhs).astype(np.float32)
+    exact(matmul.matmul_psum_blocks(lhsT, rhs), want)
+    text = bn.trace_json(matmul.matmul_psum_blocks)(lhsT, rhs)
+    assert text.count('"type": "PSUM"') == 12  # one allocation per block

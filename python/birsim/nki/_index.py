@@ -10,7 +10,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ._tracer import NkiError, Tensor, check_bounds
+from ._tracer import NkiError, Tensor, check_bounds, unblock
 
 
 class DynSlice:
@@ -382,7 +382,7 @@ def index_tensor(t: Tensor, key) -> Tensor:
         shape, strides = [1], [1]
     v = t._view(shape, strides, offset, pdim)
     check_bounds(v, "index")
-    return v
+    return unblock(v, "index")
 
 
 def _advanced(t: Tensor, key: Sequence[Any], strict: bool = False) -> Tensor:
@@ -447,4 +447,5 @@ def _advanced_view(t: Tensor, key: Sequence[Any], check: bool = True) -> Tensor:
     v = t._view(sizes, strides, offset, pdim if t.on_chip else None)
     if check:
         check_bounds(v, "index")
+        v = unblock(v, "index")
     return v

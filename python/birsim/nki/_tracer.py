@@ -217,7 +217,8 @@ class Alloc:
     """One BIR allocation (one memory location). ``json`` is its allocation record; ``kind``
     is decided when the trace ends (inputs, outputs, internal)."""
 
-    __slots__ = ("name", "buffer", "dtype", "shape", "pdim", "json", "written", "input_index", "region", "__weakref__")
+    __slots__ = ("name", "buffer", "dtype", "shape", "pdim", "json", "written", "input_index", "region", "blocks",
+                 "origin", "__weakref__")
 
     def __init__(self, name: str, buffer: str, dtype: np.dtype, shape: Tuple[int, ...], pdim: Optional[int]):
         self.name = name
@@ -231,6 +232,10 @@ class Alloc:
         # the mask region a masked call wrote this (fresh) tile over, so `t[...] = tile` copies
         # only what was written
         self.region: Any = None
+        # a tensor whose partition dim is not first, (B..., par_dim(P), F...): each block is its
+        # own allocation, made when first indexed (block index -> Alloc); origin: (call, site)
+        self.blocks: Optional[Dict[Tuple[int, ...], "Alloc"]] = None
+        self.origin: Any = None
 
 
 class ParDim(int):
@@ -581,10 +586,52 @@ def _merge(dims: List[List[int]]) -> List[List[int]]:
     return out
 
 
+_BLOCKED = (
+    "a view across the blocks of a (B..., par_dim(P), ...) tensor: birsim.nki allocates each block "
+    "separately; index the block dims with integers (t[i, j]) to get one block's tile"
+)
+
+
+def unblock(v: Tensor, call: str) -> Tensor:
+    """A view of a blocked tensor whose block dims are all indexed away (partition dim first):
+    the same view over that block's own allocation."""
+    parent = v._alloc
+    if parent.blocks is None or v._pdim != 0:
+        return v
+    pd = parent.pdim
+    pitch = _prod(n for d, n in enumerate(parent.shape) if d != pd)
+    block_strides = _row_major(parent.shape[pd + 1:])
+    inner = _prod(parent.shape[pd + 1:])
+    bstr = []
+    acc = inner
+    for n in reversed(parent.shape[:pd]):
+        bstr.append(acc)
+        acc *= n
+    bstr.reverse()
+    p0, rem = divmod(v._offset, pitch)
+    idx = []
+    for st in bstr:
+        q, rem = divmod(rem, st)
+        idx.append(q)
+    span = sum(s * (n - 1) for d, (s, n) in enumerate(zip(v._strides, v.shape)) if d != 0)
+    if any(s >= inner for d, s in enumerate(v._strides) if d != 0 and v.shape[d] > 1) or rem + span >= inner:
+        raise NkiError(_BLOCKED, call)
+    if v.shape[0] > 1 and v._strides[0] % pitch:
+        raise NkiError(_BLOCKED, call)
+    child = builder(call).block_of(parent, tuple(idx))
+    pstep = v._strides[0] // pitch if v.shape[0] > 1 else 1
+    del block_strides
+    t = Tensor(child, v.shape, [pstep * inner] + list(v._strides[1:]), p0 * inner + rem, v.dtype, 0)
+    t._oob = v._oob
+    return t
+
+
 def levels_of(t: Tensor, merge: bool = True, call: str = "") -> List[List[int]]:
     """The ``[[step, num], ...]`` of a view: the partition level first for on-chip views."""
     if t._oob:
         raise NkiError(t._oob, call or None)
+    if t._alloc.blocks is not None:
+        raise NkiError(_BLOCKED, call or None)
     if t.on_chip:
         p = t._pdim
         first = [t._strides[p] if t.shape[p] != 1 else _pitch(t._alloc), t.shape[p]]
@@ -609,6 +656,8 @@ def joint_levels(views: Sequence[Tensor], call: str) -> List[List[List[int]]]:
     for v in views:
         if v._oob:
             raise NkiError(v._oob, call)
+        if v._alloc.blocks is not None:
+            raise NkiError(_BLOCKED, call)
     shape = views[0].shape
     order = list(range(len(shape)))
     pd = None
@@ -658,6 +707,8 @@ def joint_levels(views: Sequence[Tensor], call: str) -> List[List[List[int]]]:
 def ap_json(t: Tensor, levels: Optional[List[List[int]]] = None, dtype: Optional[np.dtype] = None, call: str = "") -> Dict[str, Any]:
     if t._oob:
         raise NkiError(t._oob, call)
+    if t._alloc.blocks is not None:
+        raise NkiError(_BLOCKED, call or None)
     if levels is None:
         levels = levels_of(t, call=call)
     return {
@@ -798,6 +849,23 @@ class Builder:
             raise NkiError(
                 f"partition dimension {parts} of shape {shape} exceeds the maximum {PMAX}", call
             )
+        if pdim > 0:
+            # block dims before the partition dim: one allocation per block, made when the kernel
+            # first indexes it (block_of), each placed for its own live range
+            aname = self.unique(name or ("sb" if buffer == SBUF else "ps"))
+            a = Alloc(aname, buffer, dtype, shape, pdim)
+            a.blocks = {}
+            a.origin = (call, source_site())
+            self._block_bytes_ok(shape[pdim:], dtype, buffer, call)
+            strides = [0] * len(shape)
+            acc = 1
+            for d in reversed(range(len(shape))):
+                if d == pdim:
+                    continue
+                strides[d] = acc
+                acc *= shape[d]
+            strides[pdim] = acc
+            return Tensor(a, shape, strides, 0, dtype, pdim)
         free = _prod(n for d, n in enumerate(shape) if d != pdim)
         nbytes = free * size
         what, cap = ("SBUF", SB_BYTES[self.arch]) if buffer == SBUF else ("PSUM", PSUM_BYTES)
@@ -838,6 +906,36 @@ class Builder:
             acc *= shape[d]
         strides[pdim] = free
         return Tensor(a, shape, strides, 0, dtype, pdim)
+
+    def _block_bytes_ok(self, shape, dtype, buffer, call) -> None:
+        nbytes = _prod(shape[1:]) * dtype.itemsize
+        what, cap = ("SBUF", SB_BYTES[self.arch]) if buffer == SBUF else ("PSUM", PSUM_BYTES)
+        if nbytes > cap:
+            raise NkiError(
+                f"{what} is full: a {tuple(shape)} {dtype} block needs {nbytes} bytes per partition, more than "
+                f"the {cap} bytes per partition of {self.arch}",
+                call,
+            )
+
+    def block_of(self, parent: Alloc, index: Tuple[int, ...]) -> Alloc:
+        """The allocation of one block of a blocked tensor (made on first use)."""
+        a = parent.blocks.get(index)
+        if a is None:
+            call, site = parent.origin
+            pd = parent.pdim
+            shape = parent.shape[pd:]
+            parts, free = shape[0], _prod(shape[1:])
+            nbytes = free * parent.dtype.itemsize
+            aname = self.unique(parent.name + "_" + "_".join(map(str, index)))
+            a = Alloc(aname, parent.buffer, parent.dtype, shape, 0)
+            loc = {"name": aname, "type": "SB" if parent.buffer == SBUF else "PSUM", "dims": [parts, nbytes],
+                   "addr": 0, "allocated": True}
+            a.json = {"name": aname, "kind": "Internal", "dtype": bir_dtype(parent.dtype),
+                      "tensor_shape": [parts, free], "memorylocations": [loc]}
+            self.records.append((a, a.json))
+            self.onchip[aname] = OnChip(loc, parent.buffer, nbytes, (shape, parent.dtype), call, site)
+            parent.blocks[index] = a
+        return a
 
     def input_alloc(self, pname: str, arr: np.ndarray, index: int) -> Tensor:
         dtype = as_dtype(arr.dtype, "input")

@@ -135,3 +135,10 @@ def log_of_negatives(a, b):
     t = nl.load(a)
     nl.store(out, value=nl.log(t))  # ERR:log_range
     return out
+
+
+@nki.jit
+def across_blocks(a, b):
+    t = nl.ndarray((2, nl.par_dim(128), 64), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.memset(dst=t, value=0.0)  # ERR:blocks
+    return a

@@ -66,3 +66,22 @@ def matmul_tiled(lhsT, rhs):
             nisa.tensor_copy(dst=res, src=ps)
             nisa.dma_copy(dst=out[m * TM:(m + 1) * TM, n * TN:(n + 1) * TN], src=res)
     return out
+
+
+@nki.jit
+def matmul_psum_blocks(lhsT, rhs):
+    """Twelve [128, 512] products in one (12, par_dim(128), 512) PSUM tensor (24 KiB per
+    partition, more than PSUM's 16 KiB): each block is its own allocation, live from its matmul
+    to its copy out, so they fit."""
+    K, M = lhsT.shape
+    _, N = rhs.shape
+    nb = N // 512
+    out = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.shared_hbm)
+    a = nl.load(lhsT)
+    ps = nl.ndarray((nb, nl.par_dim(M), 512), dtype=nl.float32, buffer=nl.psum)
+    for j in nl.affine_range(nb):
+        b = nl.load(rhs[:, j * 512:(j + 1) * 512])
+        nisa.nc_matmul(dst=ps[j], stationary=a, moving=b)
+        res = nl.copy(ps[j])
+        nl.store(out[:, j * 512:(j + 1) * 512], value=res)
+    return out
