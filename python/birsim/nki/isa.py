@@ -352,6 +352,14 @@ def memset(*args, **kw):
 def emit_memset(call: str, dst: Tensor, value: Any, eng: str = "DVE") -> None:
     if isinstance(value, Tensor):
         raise NkiError("memset takes a compile-time constant value, not a tile", call)
+    parent = dst._alloc
+    if parent.blocks is not None and dst._offset == 0 and dst.shape == parent.shape:
+        # a whole (B..., par_dim(P), F...) tensor: one Memset per block
+        import itertools
+
+        for idx in itertools.product(*(range(n) for n in parent.shape[: parent.pdim])):
+            emit_memset(call, dst[idx], value, eng)
+        return
     if T.is_int(dst.dtype) and float(value) != int(value):
         raise NkiError(f"value {value!r} is not an integer but dst is {dst.dtype}", call)
     bits = T.bits_of(value, dst.dtype)

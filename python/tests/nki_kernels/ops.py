@@ -133,7 +133,7 @@ def blocked_tiles(a_in):
     blocks = nl.ndarray((B, nl.par_dim(P), F), dtype=a_in.dtype, buffer=nl.sbuf)
     for i in nl.affine_range(B):
         blocks[i] = nl.load(a_in[i])
-    doubled = nl.ndarray((B, nl.par_dim(P), F), dtype=a_in.dtype, buffer=nl.sbuf)
+    doubled = nl.zeros((B, nl.par_dim(P), F), dtype=a_in.dtype, buffer=nl.sbuf)
     for i in nl.affine_range(B):
         nisa.tensor_scalar(dst=doubled[i], data=blocks[i], op0=nl.multiply, operand0=2.0)
     for i in nl.affine_range(B):
