@@ -31,7 +31,7 @@ CASES = [
     ("partial_mask", (A, B), "mask", "load", "true for only some elements"),
     ("matmul_moving_too_wide", (A, B), "matmul_n", "nc_matmul", "exceeds 512"),
     ("matmul_across_banks", (A, B), "matmul_bank", "nc_matmul", "spans PSUM banks 0..1"),
-    ("across_blocks", (A, B), "blocks", "memset", "allocates each block separately"),
+    ("across_blocks", (A, B), "blocks", "tensor_copy", "allocates each block separately"),
 ]
 
 

@@ -139,6 +139,7 @@ def log_of_negatives(a, b):
 
 @nki.jit
 def across_blocks(a, b):
-    t = nl.ndarray((2, nl.par_dim(128), 64), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.memset(dst=t, value=0.0)  # ERR:blocks
+    t = nl.zeros((2, nl.par_dim(128), 64), dtype=nl.float32, buffer=nl.sbuf)
+    u = nl.ndarray((2, nl.par_dim(128), 64), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=u, src=t)  # ERR:blocks
     return a
