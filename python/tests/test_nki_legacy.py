@@ -112,3 +112,27 @@ def test_transpose_with_a_shared_identity_constant():
     np.testing.assert_array_equal(attention.transpose_with_identity(x), x.T)
     prog = bn.trace(attention.transpose_with_identity)(x)
     assert sorted(prog.input_names()) == ["const", "x"]
+
+
+def test_psum_accumulator_first_written_by_iadd_is_live_there():
+    # `res` is first named by the retargeted matmul: its live range must start there, so the
+    # tiles allocated meanwhile cannot share its bank
+    @bn.jit
+    def k(lhsT, rhs):
+        out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+        res = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)
+        for i in nl.affine_range(2):
+            res += nl.matmul(nl.load(lhsT[i * 128:(i + 1) * 128, :]), nl.load(rhs[i * 128:(i + 1) * 128, :]),
+                             transpose_x=True)
+            other = nl.transpose(nl.load(lhsT[i * 128:(i + 1) * 128, :]))  # a PSUM tile live meanwhile
+            del other
+        nl.store(out, value=nl.copy(res))
+        return out
+
+    import neuronxcc.nki.language as nl
+
+    r = rng(48)
+    lhsT = r.integers(-4, 4, (256, 128)).astype(np.float32)
+    rhs = r.integers(-4, 4, (256, 512)).astype(np.float32)
+    want = (lhsT.T.astype(np.float64) @ rhs).astype(np.float32)
+    np.testing.assert_array_equal(k(lhsT, rhs), want)

@@ -986,6 +986,17 @@ class Builder:
                     self.mm_regions.setdefault(op["memref"], set()).add("written")
         return inst
 
+    def retarget(self, inst: Dict[str, Any], outs: List[Dict[str, Any]]) -> None:
+        """Replaces an emitted instruction's outputs, keeping the live ranges right: the new
+        output's tile is live at that instruction (the old one keeps its reservation)."""
+        inst["outs"] = outs
+        k = self.insts.index(inst)
+        for op in outs:
+            r = self.onchip.get(op.get("memref"))
+            if r is not None:
+                r.first = k if r.first is None else min(r.first, k)
+                r.last = k if r.last is None else max(r.last, k)
+
     def mark_written(self, *views: Tensor) -> None:
         for v in views:
             v._alloc.written = True

@@ -748,7 +748,7 @@ def _accumulate(acc: Tensor, other) -> Tensor:
             # accumulate=None inference does
             flag = 0
         regions.add(key)
-        inst["outs"] = [T.ap_json(acc, dl)]
+        b.retarget(inst, [T.ap_json(acc, dl)])
         inst["accumulation_flag"] = flag | 2
         acc._alloc.written = True
         b.last_matmul = None
