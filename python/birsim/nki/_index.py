@@ -16,12 +16,14 @@ from ._tracer import NkiError, Tensor, check_bounds, unblock
 class DynSlice:
     """``nl.ds(start, size)``: the slice ``start:start+size``."""
 
-    __slots__ = ("start", "size")
+    __slots__ = ("start", "size", "index")
 
-    def __init__(self, start: int, size: int):
-        if isinstance(start, Tensor) or isinstance(size, Tensor):
-            raise NkiError("nl.ds with a runtime (tensor) start is not supported yet", "ds")
-        self.start = int(start)
+    def __init__(self, start: Any, size: int):
+        if isinstance(size, Tensor):
+            raise NkiError("nl.ds takes a compile-time size", "ds")
+        # a one-element int tile as the start: a runtime offset (the view starts at 0 and moves)
+        self.index = start if isinstance(start, Tensor) else None
+        self.start = 0 if self.index is not None else int(start)
         self.size = int(size)
 
     def as_slice(self) -> slice:
@@ -331,9 +333,16 @@ def index_tensor(t: Tensor, key) -> Tensor:
     strides: List[int] = []
     offset = t._offset
     pdim: Optional[int] = None
+    dyn = None
     for d, k in enumerate(key):
         n, s = t.shape[d], t._strides[d]
         if isinstance(k, DynSlice):
+            if k.index is not None:
+                if dyn is not None:
+                    raise NkiError("one runtime nl.ds per view", "ds")
+                if t.on_chip and d == t._pdim:
+                    raise NkiError("a runtime nl.ds on the partition dim of an on-chip tensor is not allowed", "ds")
+                dyn = (k.index, s, n - k.size + 1)
             k = k.as_slice()
         if isinstance(k, Tensor):
             raise NkiError("indexing with a tensor (a runtime index) is not supported yet", "index")
@@ -382,7 +391,10 @@ def index_tensor(t: Tensor, key) -> Tensor:
         shape, strides = [1], [1]
     v = t._view(shape, strides, offset, pdim)
     check_bounds(v, "index")
-    return unblock(v, "index")
+    v = unblock(v, "index")
+    if dyn is not None:
+        v = v.dynamic(dyn[0], dyn[1], dyn[2], "ds")
+    return v
 
 
 def _advanced(t: Tensor, key: Sequence[Any], strict: bool = False) -> Tensor:

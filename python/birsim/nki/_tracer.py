@@ -253,7 +253,7 @@ class Tensor:
     """A kernel-visible tensor: a view over an allocation. Behaves like NKI's ``NkiTensor``
     for shapes, slicing and arithmetic operators; every operation is traced."""
 
-    __slots__ = ("_alloc", "shape", "_strides", "_offset", "dtype", "_pdim", "_oob", "_src", "__weakref__")
+    __slots__ = ("_alloc", "shape", "_strides", "_offset", "dtype", "_pdim", "_oob", "_src", "_dyn", "__weakref__")
     __array_priority__ = 1000  # so `np.float32(2) * tile` reaches Tensor.__rmul__
 
     def __init__(self, alloc: Alloc, shape, strides, offset: int, dtype: np.dtype, pdim: Optional[int]):
@@ -267,6 +267,9 @@ class Tensor:
         # unless a mask cuts it back inside (_src: the tensor and index to redo that from)
         self._oob: Optional[str] = None
         self._src: Any = None
+        # a runtime offset: (index tile, element step, max index): the view starts
+        # index · step elements further, read from the tile when the instruction runs
+        self._dyn: Optional[Tuple["Tensor", int, int]] = None
 
     def __class_getitem__(cls, item):
         # `tensor[shape, dtype]` annotations (nki.typing) evaluate to the class itself
@@ -328,6 +331,7 @@ class Tensor:
     def _view(self, shape, strides, offset, pdim) -> "Tensor":
         t = Tensor(self._alloc, shape, strides, offset, self.dtype, pdim)
         t._oob = self._oob
+        t._dyn = self._dyn
         return t
 
     # -- indexing
@@ -426,8 +430,14 @@ class Tensor:
         return self.permute(tuple(reversed(range(self.ndim))))
 
     def ap(self, pattern, offset: Optional[int] = None, scalar_offset=None, vector_offset=None, indirect_dim=0, dtype=None):
-        if scalar_offset is not None or vector_offset is not None:
-            raise NkiError("dynamic (scalar_offset / vector_offset) access patterns are not supported yet", "ap")
+        if vector_offset is not None:
+            raise NkiError("vector_offset (per-partition indirection) is not supported yet", "ap")
+        if scalar_offset is not None:
+            d = int(indirect_dim) % self.ndim
+            if self.on_chip and d == self._pdim:
+                raise NkiError("a dynamic offset on the partition dim of an on-chip tensor is not allowed", "ap")
+            t = self.ap(pattern, offset, dtype=dtype)
+            return t.dynamic(scalar_offset, self._strides[d], self.shape[d], "ap")
         pattern = [(int(s), int(n)) for s, n in pattern]
         if dtype is not None and as_dtype(dtype, "ap") != self.dtype:
             raise NkiError("reinterpreting the dtype in .ap() is not supported yet", "ap")
@@ -446,6 +456,36 @@ class Tensor:
                 )
         check_bounds(t, "ap")
         return t
+
+    def dynamic(self, index: Any, step: int, max_index: int, call: str) -> "Tensor":
+        """This view moved at run time by ``index`` (a one-element int tile) × ``step``
+        elements; an index outside ``0 .. max_index-1`` faults when birsim runs it."""
+        if not isinstance(index, Tensor):
+            raise NkiError(f"a runtime index is a one-element tile, got {type(index).__name__}", call)
+        if self._dyn is not None:
+            raise NkiError("a view takes one dynamic offset (no chaining)", call)
+        if index.size != 1 or not is_int(index.dtype):
+            raise NkiError(f"the index tile {index.shape} {index.dtype} must hold one integer", call)
+        if index.buffer == HBM:
+            raise NkiError("the index tile must be in SBUF or PSUM", call)
+        t = self._view(self.shape, self._strides, self._offset, self._pdim)
+        t._dyn = (index, int(step), int(max_index))
+        return t
+
+    def select(self, dim: int, index: Any) -> "Tensor":
+        """``t.select(dim, i)``: the view with dim ``dim`` fixed at ``i`` (an int, or a
+        one-element int tile read when the instruction runs) and removed."""
+        d = int(dim) % self.ndim
+        if isinstance(index, Tensor):
+            if self.on_chip and d == self._pdim:
+                raise NkiError("a dynamic select on the partition dim of an on-chip tensor is not allowed", "select")
+            key = [slice(None)] * self.ndim
+            key[d] = 0
+            v = self[tuple(key)]
+            return v.dynamic(index, self._strides[d], self.shape[d], "select")
+        key = [slice(None)] * self.ndim
+        key[d] = int(index)
+        return self[tuple(key)]
 
     # -- arithmetic operators (nki.language element-wise calls)
     def __add__(self, o):
@@ -711,13 +751,26 @@ def ap_json(t: Tensor, levels: Optional[List[List[int]]] = None, dtype: Optional
         raise NkiError(_BLOCKED, call or None)
     if levels is None:
         levels = levels_of(t, call=call)
-    return {
+    out = {
         "kind": "physical_ap",
         "memref": t._alloc.name,
         "dtype": bir_dtype(dtype if dtype is not None else t.dtype),
         "offset": t._offset,
         "ap": [list(x) for x in levels],
     }
+    if t._dyn is not None:
+        # birsim moves the offset by index × the step of the level the letter names: a unit
+        # level carrying the step goes in at level 1 (on chip, after the partitions) or 0
+        index, step, max_index = t._dyn
+        at = 1 if t.on_chip else 0
+        out["ap"].insert(at, [step, 1])
+        if len(out["ap"]) > 5:
+            raise NkiError("a dynamic view needs one more access-pattern level than the 5 BIR has", call)
+        il = levels_of(index, call=call)
+        out["indirect_dim"] = "WZYX"[at]
+        out["indirect_dim_max_index"] = max_index
+        out["scalar_offset"] = ap_json(index, [il[0], [1, 1]] if index.on_chip else [[1, 1]], call=call)
+    return out
 
 
 def imm(value: float, dtype: str = "float32") -> Dict[str, Any]:
@@ -973,11 +1026,12 @@ class Builder:
         k = len(self.insts)
         self.insts.append(inst)
         for op in inst["ins"] + inst["outs"]:
-            r = self.onchip.get(op.get("memref")) if isinstance(op, dict) else None
-            if r is not None:
-                if r.first is None:
-                    r.first = k
-                r.last = k
+            for o in (op, op.get("scalar_offset")) if isinstance(op, dict) else ():
+                r = self.onchip.get(o.get("memref")) if isinstance(o, dict) else None
+                if r is not None:
+                    if r.first is None:
+                        r.first = k
+                    r.last = k
         if opcode not in ("Matmult", "Memset"):
             for op in inst["outs"]:
                 r = self.onchip.get(op.get("memref")) if isinstance(op, dict) else None
