@@ -223,3 +223,14 @@ def test_spmd_grid_with_neuroncore_dims():
     src = rng(38).standard_normal((4, 2, 3, 5)).astype(np.float32)
     for grid in ((4, 2), (nl.spmd_dim(nl.nc(2), 2), 2), (nl.nc(2) * 2, 2), (2 * nl.nc(2), 2)):
         np.testing.assert_array_equal(copy_blocks[grid](src), src)
+
+
+def test_jit_platform_target_picks_the_generation(monkeypatch):
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn2")
+    a = np.ones((128, 512), np.float32)
+    k1 = bn.jit(tensor_add.add_tiled.fn, platform_target="trn1")
+    assert json.loads(bn.trace_json(k1)(a, a))["arch"] == "gen2"
+    k3 = bn.jit(platform_target="trn3")(tensor_add.add_tiled.fn)
+    assert json.loads(bn.trace_json(k3)(a, a))["arch"] == "gen4"
+    assert json.loads(bn.trace_json(k3[1, 1])(a, a))["arch"] == "gen4"  # a grid keeps the options
+    assert json.loads(bn.trace_json(tensor_add.add_tiled)(a, a))["arch"] == "gen3"

@@ -91,9 +91,10 @@ class Kernel:
 
 
 def jit(func=None, *args, **options):
-    """``@nki.jit`` / ``@nki.jit(...)``: wraps a kernel function in a :class:`Kernel` (the
-    options AWS's decorator takes, such as ``mode`` or ``platform_target``, are kept and
-    ignored)."""
+    """``@nki.jit`` / ``@nki.jit(...)``: wraps a kernel function in a :class:`Kernel`.
+    ``platform_target`` (trn1 / trn2 / trn3) picks the generation, over
+    ``NEURON_PLATFORM_TARGET_OVERRIDE``; the other options AWS's decorator takes (``mode``,
+    compiler flags) are kept and ignored."""
     if func is None or not callable(func):
         return lambda f: Kernel(f, (), options)
     return Kernel(func, (), options)
@@ -181,7 +182,15 @@ def _contiguous(a: np.ndarray) -> np.ndarray:
 
 def _do_trace(kernel, args, kwargs) -> _Traced:
     fn, grid = _unwrap(kernel)
-    arch = T.target_arch()
+    target = kernel.options.get("platform_target") if isinstance(kernel, Kernel) else None
+    if target is not None:
+        key = str(getattr(target, "name", target)).strip().lower()
+        if key not in T.ARCHES:
+            raise NkiError(f"platform_target={target!r}: expected trn1, trn2, trn3, gen2, gen3 or gen4", "jit",
+                           site=(fn.__code__.co_filename, fn.__code__.co_firstlineno))
+        arch = T.ARCHES[key]
+    else:
+        arch = T.target_arch()
     b = T.Builder(arch, getattr(fn, "__name__", "kernel"))
     b.grid = grid or (1,)
     try:
