@@ -1,0 +1,428 @@
+"""``birsim.nki``: trace an unmodified NKI kernel into a BIR program and run it on birsim.
+
+    import numpy as np, birsim.nki
+    birsim.nki.install()                 # `import nki`, `nki.language`, `neuronxcc.nki`... → birsim
+    import nki, nki.language as nl
+
+    @nki.jit
+    def add(a, b):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nl.add(nl.load(a), nl.load(b)))
+        return out
+
+    a = b = np.ones((128, 512), np.float32)
+    c = birsim.nki.simulate(add)(a, b)   # or add(a, b): a jit kernel called on arrays simulates
+    prog = birsim.nki.trace(add)(a, b)   # the birsim.Program; trace_json(...) gives its JSON text
+
+The kernel runs as Python on proxy tensors; each ``nki.isa`` call (and each ``nki.language``
+call that is one ISA operation) appends BIR instructions named after the kernel line
+(``add@kernel.py:5#3``), Python loops and ``nl.*_range`` loops unroll, and SPMD grids
+(``kernel[2, 2](...)``) trace every program id into one program. The target generation follows
+``NEURON_PLATFORM_TARGET_OVERRIDE`` (trn1 → gen2, trn2 → gen3, trn3 → gen4; gen3 when unset).
+A call birsim cannot express, or a kernel AWS's simulator would reject (shapes, buffers,
+dtypes, more than 128 partitions), raises ``NkiError`` at the kernel's ``file:line``.
+``python -m birsim.nki script.py`` installs the aliases and runs a script. See docs/nki.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.abc
+import importlib.machinery
+import inspect
+import itertools
+import json as _json
+import sys
+import types
+from typing import Any, Dict, List, Optional, Tuple
+
+import numpy as np
+
+from .. import Program, load as _load, run as _run
+from . import _tracer as T
+from ._tracer import NkiError, Tensor
+
+__all__ = [
+    "NkiError",
+    "Kernel",
+    "jit",
+    "simulate",
+    "simulate_kernel",
+    "trace",
+    "trace_json",
+    "install",
+    "uninstall",
+    "language",
+    "isa",
+    "typing",
+]
+
+
+class Kernel:
+    """An ``@nki.jit`` kernel: calling it on NumPy arrays simulates it on birsim;
+    ``kernel[grid]`` launches an SPMD grid."""
+
+    def __init__(self, fn, grid: Tuple[int, ...] = (), options: Optional[Dict[str, Any]] = None):
+        self.fn = fn
+        self.grid = tuple(grid)
+        self.options = dict(options or {})
+        functools.update_wrapper(self, fn)
+
+    def __getitem__(self, grid) -> "Kernel":
+        if not isinstance(grid, tuple):
+            grid = (grid,)
+        g = []
+        for n in grid:
+            if hasattr(n, "__index__"):
+                g.append(int(n))
+            else:
+                raise NkiError(f"a launch grid holds integers, got {n!r}", "grid", site=T.source_site())
+        if any(n < 1 for n in g):
+            raise NkiError(f"launch grid {tuple(g)} has an empty dimension", "grid", site=T.source_site())
+        return Kernel(self.fn, tuple(g), self.options)
+
+    def __call__(self, *args, **kwargs):
+        return simulate(self)(*args, **kwargs)
+
+    def __repr__(self) -> str:
+        g = f"[{', '.join(map(str, self.grid))}]" if self.grid else ""
+        return f"<birsim.nki kernel {self.fn.__name__}{g}>"
+
+
+def jit(func=None, *args, **options):
+    """``@nki.jit`` / ``@nki.jit(...)``: wraps a kernel function in a :class:`Kernel`.
+    ``platform_target`` (trn1 / trn2 / trn3) picks the generation, over
+    ``NEURON_PLATFORM_TARGET_OVERRIDE``; the other options AWS's decorator takes (``mode``,
+    compiler flags) are kept and ignored."""
+    if func is None or not callable(func):
+        return lambda f: Kernel(f, (), options)
+    return Kernel(func, (), options)
+
+
+baremetal = jit
+
+
+def benchmark(*args, **kwargs):
+    """AWS's ``nki.benchmark`` measures hardware latency; birsim has no timing model."""
+    raise NkiError("nki.benchmark measures latency on hardware; birsim.nki simulates values only", "benchmark",
+                   site=T.source_site())
+
+
+profile = benchmark
+
+
+class _Refused:
+    """A namespace of AWS compiler APIs birsim.nki does not model: using any of its callables
+    raises NkiError at the kernel line (importing and naming them is fine)."""
+
+    def __init__(self, path: str):
+        self._path = path
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        path = f"{self._path}.{name}"
+        if name in ("sbuf", "psum", "hbm"):
+            return _Refused(path)
+
+        def refused(*args, **kwargs):
+            raise NkiError(f"{path} (compiler control / manual allocation) is not supported by birsim.nki",
+                           path.rsplit(".", 1)[-1], site=T.source_site())
+
+        return refused
+
+
+class _Compiler(_Refused):
+    """``nki.compiler``: scheduling hints pass through; allocation APIs are refused when used."""
+
+    @staticmethod
+    def skip_middle_end_transformations(fn):
+        return fn
+
+    @staticmethod
+    def no_reorder():
+        """A scheduling hint: birsim runs instructions in program order anyway."""
+        from .language import no_reorder
+
+        return no_reorder()
+
+
+compiler = _Compiler("nki.compiler")
+
+
+def _unwrap(kernel) -> Tuple[Any, Tuple[int, ...]]:
+    if isinstance(kernel, Kernel):
+        return kernel.fn, kernel.grid
+    fn = getattr(kernel, "func", None) or getattr(kernel, "__wrapped__", None)
+    if callable(kernel) and not isinstance(kernel, type):
+        return (kernel, ()) if fn is None else (fn, ())
+    raise TypeError(f"expected an NKI kernel (a function or @nki.jit kernel), got {kernel!r}")
+
+
+class _Traced:
+    """One trace: the JSON program, the output views, the input arrays by allocation."""
+
+    def __init__(self, program: Dict[str, Any], ret: Any, inputs: Dict[str, np.ndarray], arrays: Dict[str, np.ndarray],
+                 written_inputs: List[str]):
+        self.program = program
+        self.ret = ret
+        self.inputs = inputs
+        self.arrays = arrays
+        self.written_inputs = written_inputs
+
+
+def _contiguous(a: np.ndarray) -> np.ndarray:
+    if a.dtype == np.bool_:
+        a = a.view(np.uint8)
+    if a.ndim == 0:
+        a = a.reshape(1)
+    return np.ascontiguousarray(a)
+
+
+def _do_trace(kernel, args, kwargs) -> _Traced:
+    fn, grid = _unwrap(kernel)
+    target = kernel.options.get("platform_target") if isinstance(kernel, Kernel) else None
+    if target is not None:
+        key = str(getattr(target, "name", target)).strip().lower()
+        if key not in T.ARCHES:
+            raise NkiError(f"platform_target={target!r}: expected trn1, trn2, trn3, gen2, gen3 or gen4", "jit",
+                           site=(fn.__code__.co_filename, fn.__code__.co_firstlineno))
+        arch = T.ARCHES[key]
+    else:
+        arch = T.target_arch()
+    b = T.Builder(arch, getattr(fn, "__name__", "kernel"))
+    b.grid = grid or (1,)
+    try:
+        sig = inspect.signature(fn)
+        bound = sig.bind(*args, **kwargs)
+    except TypeError as e:
+        raise TypeError(f"{getattr(fn, '__name__', 'kernel')}: {e}") from None
+    inputs: Dict[str, np.ndarray] = {}
+    originals: Dict[str, np.ndarray] = {}
+    proxies: Dict[str, Any] = {}
+    k = 0
+    prev = getattr(T._current, "builder", None)
+    if prev is not None:
+        raise NkiError("a kernel cannot be traced from inside another kernel's trace", "simulate")
+    T._current.builder = b
+    try:
+        for pname, value in bound.arguments.items():
+            param = sig.parameters[pname]
+            if isinstance(value, np.ndarray) and param.kind not in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                arr = _contiguous(value)
+                t = b.input_alloc(pname, arr, k)
+                k += 1
+                inputs[t._alloc.name] = arr
+                originals[t._alloc.name] = value
+                proxies[pname] = t
+            else:
+                proxies[pname] = value
+        call_args = []
+        call_kwargs = {}
+        for pname, param in sig.parameters.items():
+            if pname not in proxies:
+                continue
+            v = proxies[pname]
+            if param.kind == param.VAR_POSITIONAL:
+                call_args.extend(v)
+            elif param.kind == param.VAR_KEYWORD:
+                call_kwargs.update(v)
+            elif param.kind == param.KEYWORD_ONLY:
+                call_kwargs[pname] = v
+            else:
+                call_args.append(v)
+        first = None
+        for n, pid in enumerate(itertools.product(*(range(g) for g in b.grid))):
+            b.program_id = pid
+            b.instance = n
+            b.shared_cursor = 0
+            ret = fn(*call_args, **call_kwargs)
+            if n == 0:
+                first = ret
+        outs = _flatten(first)
+        for t in outs:
+            if t.buffer != T.HBM:
+                raise NkiError(
+                    f"the kernel returns {t.name}, a tile in {t.buffer.upper()}; a kernel returns HBM tensors "
+                    "(nl.ndarray(..., buffer=nl.shared_hbm))",
+                    "return",
+                    site=(fn.__code__.co_filename, fn.__code__.co_firstlineno),
+                )
+        program = b.program([t._alloc for t in outs])
+        written = [name for name, (a, _) in _input_records(b).items() if a.written and name not in b.constants]
+        inputs.update(b.constants)
+    finally:
+        T._current.builder = None
+    return _Traced(program, first, inputs, originals, written)
+
+
+def _input_records(b: T.Builder) -> Dict[str, Tuple[T.Alloc, Dict[str, Any]]]:
+    return {a.name: (a, j) for a, j in b.records if a is not None and a.input_index is not None}
+
+
+def _flatten(ret: Any) -> List[Tensor]:
+    if ret is None:
+        return []
+    if isinstance(ret, Tensor):
+        return [ret]
+    if isinstance(ret, (tuple, list)):
+        out: List[Tensor] = []
+        for r in ret:
+            out.extend(_flatten(r))
+        return out
+    if isinstance(ret, dict):
+        out = []
+        for r in ret.values():
+            out.extend(_flatten(r))
+        return out
+    raise NkiError(f"the kernel returns {type(ret).__name__}; expected HBM tensors", "return", site=("", 0))
+
+
+def _to_array(t: Tensor, full: np.ndarray) -> np.ndarray:
+    flat = full.reshape(-1)
+    if flat.size == t.size and t._offset == 0 and t._is_contiguous():
+        return np.array(flat.reshape(t.shape))
+    item = flat.dtype.itemsize
+    # as_strided goes through the array interface, which ml_dtypes' fp8 types lack: walk the
+    # raw bits, then view them back
+    raw = flat.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[item])
+    view = np.lib.stride_tricks.as_strided(
+        raw[t._offset:], shape=t.shape, strides=tuple(s * item for s in t._strides), writeable=False
+    )
+    return np.array(view).view(flat.dtype)
+
+
+def _rebuild(ret: Any, arrays: Dict[str, np.ndarray]) -> Any:
+    if ret is None:
+        return None
+    if isinstance(ret, Tensor):
+        return _to_array(ret, arrays[ret._alloc.name])
+    if isinstance(ret, tuple):
+        return tuple(_rebuild(r, arrays) for r in ret)
+    if isinstance(ret, list):
+        return [_rebuild(r, arrays) for r in ret]
+    if isinstance(ret, dict):
+        return {k: _rebuild(v, arrays) for k, v in ret.items()}
+    return ret
+
+
+def simulate(kernel, trace: bool = False, profile: str = "refsim", **options):
+    """``simulate(kernel)(*arrays, **kwargs)``: traces the kernel on the arrays (NumPy /
+    ml_dtypes; other arguments pass through), runs the program on birsim and returns the
+    kernel's outputs as arrays, shaped as the kernel returned them (one array, or a tuple...).
+    Input arrays the kernel wrote are updated in place. With ``trace=True`` it returns
+    ``(outputs, birsim_trace)``. ``profile`` and ``options`` go to ``birsim.run``."""
+
+    def run(*args, **kwargs):
+        tr = _do_trace(kernel, args, kwargs)
+        prog = _load(tr.program)
+        names = [t._alloc.name for t in _flatten(tr.ret)]
+        want = list(dict.fromkeys(names + tr.written_inputs))
+        res = _run(prog, tr.inputs, profile, trace=trace, outputs=want, **options)
+        outs, records = res if trace else (res, None)
+        for name in tr.written_inputs:
+            orig = tr.arrays[name]
+            if orig.flags.writeable:
+                np.copyto(orig, outs[name].reshape(orig.shape).view(orig.dtype) if orig.dtype != np.bool_ else outs[name])
+        result = _rebuild(tr.ret, dict(outs))
+        return (result, records) if trace else result
+
+    return run
+
+
+def simulate_kernel(kernel, *args, **kwargs):
+    """The older ``nki.simulate_kernel(kernel[grid], *arrays)`` spelling of ``simulate``."""
+    return simulate(kernel)(*args, **kwargs)
+
+
+def trace(kernel, save: Optional[str] = None):
+    """``trace(kernel)(*arrays)``: the kernel's BIR program as a ``birsim.Program`` (inputs
+    named after the kernel's parameters, outputs ``out``, ``out_1``...; run it with
+    ``birsim.run``). ``save="kernel.json"`` also writes its BIR JSON there, for
+    ``birsim run kernel.json --input a_input=a.npy ...`` (``trace_json`` returns the text)."""
+
+    def run(*args, **kwargs) -> Program:
+        program = _do_trace(kernel, args, kwargs).program
+        if save is not None:
+            with open(save, "w") as f:
+                _json.dump(program, f, indent=1)
+        return _load(program)
+
+    return run
+
+
+def trace_json(kernel, indent: Optional[int] = None):
+    """``trace_json(kernel)(*arrays)``: the traced program's BIR JSON text."""
+
+    def run(*args, **kwargs) -> str:
+        return _json.dumps(_do_trace(kernel, args, kwargs).program, indent=indent)
+
+    return run
+
+
+# ---------------------------------------------------------------------------------------------
+# The import switch
+
+_ALIASES = ("nki", "neuronxcc.nki")
+_SUBMODULES = ("language", "isa", "typing")
+
+
+class _AliasFinder(importlib.abc.MetaPathFinder):
+    """Answers imports of ``nki.*`` / ``neuronxcc.nki.*`` submodules birsim does not provide
+    with an ImportError that says so (the known ones are already in ``sys.modules``)."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        for alias in _ALIASES:
+            if fullname.startswith(alias + "."):
+                raise ImportError(
+                    f"{fullname}: birsim.nki provides {', '.join(alias + '.' + s for s in _SUBMODULES)} only",
+                    name=fullname,
+                )
+        return None
+
+
+_finder = _AliasFinder()
+_saved: Dict[str, Any] = {}
+
+
+def install() -> None:
+    """Makes ``import nki``, ``nki.language``, ``nki.isa``, ``nki.typing`` and the older
+    ``neuronxcc.nki`` spellings resolve to ``birsim.nki`` (entries in ``sys.modules`` plus a
+    meta-path finder that refuses other ``nki.*`` submodules). Idempotent; ``uninstall()``
+    restores what was there."""
+    me = sys.modules[__name__]
+    subs = {s: importlib.import_module(f"{__name__}.{s}") for s in _SUBMODULES}
+    neuronxcc = sys.modules.get("neuronxcc")
+    if neuronxcc is None or not getattr(neuronxcc, "_birsim_alias", False):
+        neuronxcc = types.ModuleType("neuronxcc", "birsim's stand-in for neuronxcc (nki only)")
+        neuronxcc._birsim_alias = True
+        neuronxcc.__path__ = []
+    neuronxcc.nki = me
+    table = {"neuronxcc": neuronxcc}
+    for alias in _ALIASES:
+        table[alias] = me
+        for s, m in subs.items():
+            table[f"{alias}.{s}"] = m
+    for name, mod in table.items():
+        if name not in _saved:
+            _saved[name] = sys.modules.get(name)
+        sys.modules[name] = mod
+    if _finder not in sys.meta_path:
+        sys.meta_path.insert(0, _finder)
+
+
+def uninstall() -> None:
+    """Undoes ``install()``."""
+    for name, mod in _saved.items():
+        if mod is None:
+            sys.modules.pop(name, None)
+        else:
+            sys.modules[name] = mod
+    _saved.clear()
+    if _finder in sys.meta_path:
+        sys.meta_path.remove(_finder)
+
+
+from . import isa, language, typing  # noqa: E402
+

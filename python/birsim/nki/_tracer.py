@@ -1,0 +1,1109 @@
+"""The tracing core of ``birsim.nki``: proxy tensors, allocations, access patterns and the
+BIR program under construction.
+
+A kernel runs as ordinary Python while a :class:`Builder` is current. Every tensor the kernel
+sees is a :class:`Tensor`: a view (shape, element strides, element offset, dtype) over an
+:class:`Alloc` (one BIR allocation with one memory location). On-chip allocations (SBUF, PSUM)
+get real addresses when the trace ends, from each tile's live range (its first to its last
+instruction), within the generation's capacity, so a tile allocated inside an unrolled loop
+reuses the space of the iterations before. ``nki.language`` and ``nki.isa`` calls turn views into ``physical_ap``
+operands (partition level first) and append BIR instructions; each instruction's ``name`` holds
+the kernel source line that made it (``add@my_kernel.py:14#7``).
+
+Nothing here computes values: birsim runs the finished program (``birsim.run``).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import threading
+import weakref
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import ml_dtypes
+import numpy as np
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+_THIS_FILES = (_PKG_DIR + os.sep,)
+
+# ---------------------------------------------------------------------------------------------
+# Errors and source lines
+
+
+class NkiError(ValueError):
+    """A kernel that birsim cannot trace: an invalid shape, buffer, dtype or partition count, or
+    a call birsim cannot express as BIR. The message starts with ``file:line:`` of the kernel
+    source line and names the call; ``filename``, ``lineno`` and ``call`` hold them."""
+
+    def __init__(self, message: str, call: Optional[str] = None, site: Optional[Tuple[str, int]] = None):
+        if site is None:
+            site = source_site()
+        self.filename, self.lineno = site
+        self.call = call
+        self.reason = message
+        where = f"{self.filename}:{self.lineno}: " if self.filename else ""
+        what = f"{call}: " if call else ""
+        super().__init__(f"{where}{what}{message}")
+
+
+NkiError.__module__ = "birsim.nki"
+
+
+def source_site() -> Tuple[str, int]:
+    """The innermost stack frame outside ``birsim.nki``: the kernel line being traced."""
+    f = sys._getframe(1)
+    while f is not None:
+        fn = f.f_code.co_filename
+        if not fn.startswith(_THIS_FILES):
+            return fn, f.f_lineno
+        f = f.f_back
+    return "", 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Dtypes
+
+_BIR_OF: Dict[np.dtype, str] = {
+    np.dtype(np.float32): "float32",
+    np.dtype(np.float16): "float16",
+    np.dtype(ml_dtypes.bfloat16): "bfloat16",
+    np.dtype(np.int8): "int8",
+    np.dtype(np.int16): "int16",
+    np.dtype(np.int32): "int32",
+    np.dtype(np.uint8): "uint8",
+    np.dtype(np.uint16): "uint16",
+    np.dtype(np.uint32): "uint32",
+    np.dtype(ml_dtypes.float8_e4m3): "float8e4",
+    np.dtype(ml_dtypes.float8_e5m2): "float8e5",
+    np.dtype(ml_dtypes.float8_e4m3fn): "float8_e4m3fn",
+    np.dtype(ml_dtypes.float8_e8m0fnu): "float8_e8m0fnu",
+}
+
+
+def as_dtype(d: Any, call: Optional[str] = None) -> np.dtype:
+    """An NKI dtype (``nl.float32``, a NumPy dtype or type, ``'bfloat16'``...) as a NumPy dtype
+    that birsim has (NKI's ``bool_`` is a byte, uint8)."""
+    if d is None:
+        raise NkiError("a dtype is required", call)
+    if d is bool or d is np.bool_:
+        return np.dtype(np.uint8)
+    if type(d).__name__ == "_Unsupported":
+        raise NkiError(f"{d.name} has no dtype birsim.nki runs yet", call)
+    try:
+        if isinstance(d, str) and hasattr(ml_dtypes, d):
+            dt = np.dtype(getattr(ml_dtypes, d))
+        else:
+            dt = np.dtype(d)
+    except TypeError:
+        raise NkiError(f"{d!r} is not a dtype", call) from None
+    if dt == np.dtype(np.bool_):
+        return np.dtype(np.uint8)
+    if dt not in _BIR_OF:
+        raise NkiError(
+            f"dtype {dt} has no BIR equivalent birsim runs (float32, float16, bfloat16, "
+            "float8_e4m3, float8_e5m2, float8_e4m3fn, int8/16/32, uint8/16/32)",
+            call,
+        )
+    return dt
+
+
+def bir_dtype(dt: np.dtype) -> str:
+    return _BIR_OF[np.dtype(dt)]
+
+
+def is_float(dt: np.dtype) -> bool:
+    return np.dtype(dt).kind == "f" or np.dtype(dt) in (
+        np.dtype(ml_dtypes.bfloat16),
+        np.dtype(ml_dtypes.float8_e4m3),
+        np.dtype(ml_dtypes.float8_e5m2),
+        np.dtype(ml_dtypes.float8_e4m3fn),
+        np.dtype(ml_dtypes.float8_e8m0fnu),
+    )
+
+
+def is_int(dt: np.dtype) -> bool:
+    return np.dtype(dt).kind in "iu"
+
+
+def bits_of(value: float, dt: np.dtype) -> int:
+    """The low ``itemsize`` bytes of ``value`` stored as ``dt``, as an unsigned integer
+    (a Memset ``constant``)."""
+    dt = np.dtype(dt)
+    if is_int(dt):
+        v = int(value)
+        info = np.iinfo(dt)
+        if v < info.min or v > info.max:
+            raise NkiError(f"value {value!r} does not fit {dt}")
+        arr = np.array([v], dtype=dt)
+    else:
+        arr = np.array([value], dtype=np.float32).astype(dt)
+    return int(arr.view({1: np.uint8, 2: np.uint16, 4: np.uint32}[dt.itemsize])[0])
+
+
+# ---------------------------------------------------------------------------------------------
+# Generations
+
+ARCHES = {"trn1": "gen2", "gen2": "gen2", "trn2": "gen3", "gen3": "gen3", "trn3": "gen4", "gen4": "gen4"}
+DEFAULT_ARCH = "gen3"
+SB_BYTES = {"gen2": 192 * 1024, "gen3": 224 * 1024, "gen4": 256 * 1024}
+PSUM_BYTES = 16 * 1024
+PSUM_BANK = 2 * 1024
+PMAX = 128
+SB_ALIGN = 64
+
+
+def target_arch() -> str:
+    """The BIR ``arch`` for ``NEURON_PLATFORM_TARGET_OVERRIDE`` (trn1/gen2 → gen2, trn2/gen3 →
+    gen3, trn3/gen4 → gen4); unset or empty → gen3 (birsim's choice; AWS's simulator
+    auto-detects and otherwise uses trn3)."""
+    v = os.environ.get("NEURON_PLATFORM_TARGET_OVERRIDE", "").strip().lower()
+    if not v:
+        return DEFAULT_ARCH
+    if v not in ARCHES:
+        raise NkiError(
+            f"NEURON_PLATFORM_TARGET_OVERRIDE={v!r}: expected trn1, trn2, trn3, gen2, gen3 or gen4",
+            site=("", 0),
+        )
+    return ARCHES[v]
+
+
+# ---------------------------------------------------------------------------------------------
+# On-chip address allocation
+
+
+class OnChip:
+    """An SBUF / PSUM tile's placement record: its memory location, size, live range
+    (instruction indices) and where the kernel allocated it."""
+
+    __slots__ = ("loc", "buffer", "nbytes", "what", "call", "site", "first", "last", "addr")
+
+    def __init__(self, loc: Dict[str, Any], buffer: str, nbytes: int, what: Any, call: str, site: Tuple[str, int]):
+        self.loc = loc
+        self.buffer = buffer
+        self.nbytes = nbytes
+        self.what = what
+        self.call = call
+        self.site = site
+        self.first: Optional[int] = None
+        self.last: Optional[int] = None
+        self.addr = 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Allocations and views
+
+SBUF, PSUM, HBM = "sbuf", "psum", "hbm"
+_BUFFERS = {
+    "sbuf": SBUF,
+    "psum": PSUM,
+    "hbm": HBM,
+    "private_hbm": HBM,
+    "shared_hbm": HBM,
+}
+
+
+def buffer_kind(buffer: Any, call: Optional[str] = None) -> Tuple[str, bool]:
+    """(sbuf | psum | hbm, shared?) for an NKI buffer argument."""
+    name = getattr(buffer, "value", buffer)
+    name = getattr(name, "name", name) if not isinstance(name, str) else name
+    if not isinstance(name, str) or name not in _BUFFERS:
+        raise NkiError(f"unknown buffer {buffer!r} (expected nl.sbuf, nl.psum, nl.hbm or nl.shared_hbm)", call)
+    return _BUFFERS[name], name == "shared_hbm"
+
+
+class Alloc:
+    """One BIR allocation (one memory location). ``json`` is its allocation record; ``kind``
+    is decided when the trace ends (inputs, outputs, internal)."""
+
+    __slots__ = ("name", "buffer", "dtype", "shape", "pdim", "json", "written", "input_index", "region", "blocks",
+                 "origin", "__weakref__")
+
+    def __init__(self, name: str, buffer: str, dtype: np.dtype, shape: Tuple[int, ...], pdim: Optional[int]):
+        self.name = name
+        self.buffer = buffer
+        self.dtype = dtype
+        self.shape = shape
+        self.pdim = pdim
+        self.json: Dict[str, Any] = {}
+        self.written = False
+        self.input_index: Optional[int] = None
+        # the mask region a masked call wrote this (fresh) tile over, so `t[...] = tile` copies
+        # only what was written
+        self.region: Any = None
+        # a tensor whose partition dim is not first, (B..., par_dim(P), F...): each block is its
+        # own allocation, made when first indexed (block index -> Alloc); origin: (call, site)
+        self.blocks: Optional[Dict[Tuple[int, ...], "Alloc"]] = None
+        self.origin: Any = None
+
+
+class ParDim(int):
+    """``nl.par_dim(n)``: marks the partition dimension in a shape."""
+
+
+def _prod(xs: Sequence[int]) -> int:
+    p = 1
+    for x in xs:
+        p *= int(x)
+    return p
+
+
+class Tensor:
+    """A kernel-visible tensor: a view over an allocation. Behaves like NKI's ``NkiTensor``
+    for shapes, slicing and arithmetic operators; every operation is traced."""
+
+    __slots__ = ("_alloc", "shape", "_strides", "_offset", "dtype", "_pdim", "_oob", "_src", "_dyn", "__weakref__")
+    __array_priority__ = 1000  # so `np.float32(2) * tile` reaches Tensor.__rmul__
+
+    def __init__(self, alloc: Alloc, shape, strides, offset: int, dtype: np.dtype, pdim: Optional[int]):
+        self._alloc = alloc
+        self.shape = tuple(int(s) for s in shape)
+        self._strides = tuple(int(s) for s in strides)
+        self._offset = int(offset)
+        self.dtype = dtype
+        self._pdim = pdim
+        # an index-expression view that leaves its tensor: an error when an instruction uses it,
+        # unless a mask cuts it back inside (_src: the tensor and index to redo that from)
+        self._oob: Optional[str] = None
+        self._src: Any = None
+        # a runtime offset: (index tile, element step, max index): the view starts
+        # index · step elements further, read from the tile when the instruction runs
+        self._dyn: Optional[Tuple["Tensor", int, int]] = None
+
+    def __class_getitem__(cls, item):
+        # `tensor[shape, dtype]` annotations (nki.typing) evaluate to the class itself
+        return cls
+
+    # -- NkiTensor attributes
+    @property
+    def buffer(self) -> str:
+        return self._alloc.buffer
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return _prod(self.shape)
+
+    @property
+    def name(self) -> str:
+        return self._alloc.name
+
+    @property
+    def strides(self) -> Tuple[int, ...]:
+        return self._strides
+
+    @property
+    def offset(self) -> int:
+        return self._offset
+
+    @property
+    def on_chip(self) -> bool:
+        return self._alloc.buffer != HBM
+
+    @property
+    def partitions(self) -> int:
+        return self.shape[self._pdim] if self._pdim is not None else 1
+
+    @property
+    def free_size(self) -> int:
+        """Elements per partition."""
+        return self.size // max(1, self.partitions) if self._pdim is not None else self.size
+
+    def __repr__(self) -> str:
+        return f"<nki tensor {self._alloc.name} {self.shape} {self.dtype} in {self._alloc.buffer}>"
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __bool__(self) -> bool:
+        raise NkiError(
+            "a tensor has no truth value while tracing (its values exist only when birsim runs the "
+            "program); use Python values for control flow"
+        )
+
+    def __iter__(self):
+        raise NkiError("iterating over a tensor is not supported while tracing; index it instead")
+
+    def _view(self, shape, strides, offset, pdim) -> "Tensor":
+        t = Tensor(self._alloc, shape, strides, offset, self.dtype, pdim)
+        t._oob = self._oob
+        t._dyn = self._dyn
+        return t
+
+    # -- indexing
+    def __getitem__(self, key) -> "Tensor":
+        from ._index import index_tensor
+
+        return index_tensor(self, key)
+
+    def __setitem__(self, key, value) -> None:
+        from . import language as _nl
+
+        _nl._assign(self[key], value)
+
+    # -- views
+    def reshape(self, *shape) -> "Tensor":
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        shape = tuple(int(s) for s in shape)
+        if -1 in shape:
+            known = _prod(s for s in shape if s != -1)
+            shape = tuple(self.size // known if s == -1 else s for s in shape)
+        if _prod(shape) != self.size:
+            raise NkiError(f"cannot reshape {self.shape} into {shape}", "reshape")
+        if self.on_chip:
+            if shape[0] != self.shape[self._pdim] or self._pdim != 0:
+                raise NkiError(
+                    f"an on-chip reshape keeps the partition dimension first: {self.shape} -> {shape}", "reshape"
+                )
+            base = self._contiguous_free("reshape")
+            strides = [self._strides[0]] + _row_major(shape[1:], base)
+            return self._view(shape, strides, self._offset, 0)
+        if not self._is_contiguous():
+            raise NkiError(f"reshape needs a contiguous view, {self.shape} with strides {self._strides} is not", "reshape")
+        return self._view(shape, _row_major(shape, 1), self._offset, None)
+
+    def _is_contiguous(self) -> bool:
+        expect = 1
+        for n, s in reversed(list(zip(self.shape, self._strides))):
+            if n != 1 and s != expect:
+                return False
+            expect *= n
+        return True
+
+    def _contiguous_free(self, call: str) -> int:
+        expect = 1
+        dims = [(n, s) for d, (n, s) in enumerate(zip(self.shape, self._strides)) if d != self._pdim]
+        for n, s in reversed(dims):
+            if n != 1 and s != expect:
+                raise NkiError(f"the free dimensions of {self.shape} are not contiguous", call)
+            expect *= n
+        return 1
+
+    def broadcast_to(self, shape) -> "Tensor":
+        from . import language as _nl
+
+        return _nl.broadcast_to(self, shape)
+
+    def broadcast(self, dim: int, size: int) -> "Tensor":
+        if self.shape[dim] != 1:
+            raise NkiError(f"dimension {dim} has size {self.shape[dim]}, not 1", "broadcast")
+        if dim == self._pdim:
+            raise NkiError("cannot broadcast the partition dimension of an on-chip view", "broadcast")
+        shape = list(self.shape)
+        strides = list(self._strides)
+        shape[dim] = size
+        strides[dim] = 0
+        return self._view(shape, strides, self._offset, self._pdim)
+
+    def expand_dim(self, dim: int) -> "Tensor":
+        if self.on_chip and dim == 0:
+            raise NkiError("cannot insert a dimension before the partition dimension", "expand_dim")
+        shape = list(self.shape)
+        strides = list(self._strides)
+        shape.insert(dim, 1)
+        strides.insert(dim, 0)
+        pdim = self._pdim if self._pdim is None or dim > self._pdim else self._pdim + 1
+        return self._view(shape, strides, self._offset, pdim)
+
+    def permute(self, dims) -> "Tensor":
+        dims = tuple(dims)
+        if sorted(dims) != list(range(self.ndim)):
+            raise NkiError(f"{dims} is not a permutation of the {self.ndim} dimensions", "permute")
+        if self.on_chip and dims[0] != self._pdim:
+            raise NkiError("an on-chip permute keeps the partition dimension first", "permute")
+        pdim = None if self._pdim is None else dims.index(self._pdim)
+        return self._view([self.shape[d] for d in dims], [self._strides[d] for d in dims], self._offset, pdim)
+
+    @property
+    def T(self) -> "Tensor":
+        if self.on_chip:
+            raise NkiError(
+                "an on-chip tile cannot be transposed by a view (partitions are separate memories); "
+                "use nl.transpose or nisa.nc_transpose",
+                "T",
+            )
+        return self.permute(tuple(reversed(range(self.ndim))))
+
+    def ap(self, pattern, offset: Optional[int] = None, scalar_offset=None, vector_offset=None, indirect_dim=0, dtype=None):
+        if vector_offset is not None:
+            raise NkiError("vector_offset (per-partition indirection) is not supported yet", "ap")
+        if scalar_offset is not None:
+            d = int(indirect_dim) % self.ndim
+            if self.on_chip and d == self._pdim:
+                raise NkiError("a dynamic offset on the partition dim of an on-chip tensor is not allowed", "ap")
+            t = self.ap(pattern, offset, dtype=dtype)
+            return t.dynamic(scalar_offset, self._strides[d], self.shape[d], "ap")
+        pattern = [(int(s), int(n)) for s, n in pattern]
+        if dtype is not None and as_dtype(dtype, "ap") != self.dtype:
+            raise NkiError("reinterpreting the dtype in .ap() is not supported yet", "ap")
+        off = self._offset + (int(offset) if offset is not None else 0)
+        shape = [n for _, n in pattern]
+        strides = [s for s, _ in pattern]
+        pdim = 0 if self.on_chip else None
+        t = self._view(shape, strides, off, pdim)
+        if self.on_chip:
+            pitch = _pitch(self._alloc)
+            if strides[0] % pitch != 0 and shape[0] != 1:
+                raise NkiError(
+                    f"the first (partition) step {strides[0]} is not a multiple of the tile's "
+                    f"{pitch} elements per partition",
+                    "ap",
+                )
+        check_bounds(t, "ap")
+        return t
+
+    def dynamic(self, index: Any, step: int, max_index: int, call: str) -> "Tensor":
+        """This view moved at run time by ``index`` (a one-element int tile) × ``step``
+        elements; an index outside ``0 .. max_index-1`` faults when birsim runs it."""
+        if not isinstance(index, Tensor):
+            raise NkiError(f"a runtime index is a one-element tile, got {type(index).__name__}", call)
+        if self._dyn is not None:
+            raise NkiError("a view takes one dynamic offset (no chaining)", call)
+        if index.size != 1 or not is_int(index.dtype):
+            raise NkiError(f"the index tile {index.shape} {index.dtype} must hold one integer", call)
+        if index.buffer == HBM:
+            raise NkiError("the index tile must be in SBUF or PSUM", call)
+        t = self._view(self.shape, self._strides, self._offset, self._pdim)
+        t._dyn = (index, int(step), int(max_index))
+        return t
+
+    def select(self, dim: int, index: Any) -> "Tensor":
+        """``t.select(dim, i)``: the view with dim ``dim`` fixed at ``i`` (an int, or a
+        one-element int tile read when the instruction runs) and removed."""
+        d = int(dim) % self.ndim
+        if isinstance(index, Tensor):
+            if self.on_chip and d == self._pdim:
+                raise NkiError("a dynamic select on the partition dim of an on-chip tensor is not allowed", "select")
+            key = [slice(None)] * self.ndim
+            key[d] = 0
+            v = self[tuple(key)]
+            return v.dynamic(index, self._strides[d], self.shape[d], "select")
+        key = [slice(None)] * self.ndim
+        key[d] = int(index)
+        return self[tuple(key)]
+
+    # -- arithmetic operators (nki.language element-wise calls)
+    def __add__(self, o):
+        from . import language as nl
+
+        return nl.add(self, o)
+
+    def __radd__(self, o):
+        from . import language as nl
+
+        return nl.add(o, self)
+
+    def __sub__(self, o):
+        from . import language as nl
+
+        return nl.subtract(self, o)
+
+    def __rsub__(self, o):
+        from . import language as nl
+
+        return nl.subtract(o, self)
+
+    def __mul__(self, o):
+        from . import language as nl
+
+        return nl.multiply(self, o)
+
+    def __rmul__(self, o):
+        from . import language as nl
+
+        return nl.multiply(o, self)
+
+    def __truediv__(self, o):
+        from . import language as nl
+
+        return nl.divide(self, o)
+
+    def __rtruediv__(self, o):
+        from . import language as nl
+
+        return nl.divide(o, self)
+
+    def __neg__(self):
+        from . import language as nl
+
+        return nl.negative(self)
+
+    def __pow__(self, o):
+        from . import language as nl
+
+        return nl.power(self, o)
+
+    def __lt__(self, o):
+        from . import language as nl
+
+        return nl.less(self, o)
+
+    def __le__(self, o):
+        from . import language as nl
+
+        return nl.less_equal(self, o)
+
+    def __gt__(self, o):
+        from . import language as nl
+
+        return nl.greater(self, o)
+
+    def __ge__(self, o):
+        from . import language as nl
+
+        return nl.greater_equal(self, o)
+
+    def __and__(self, o):
+        from . import language as nl
+
+        return nl.bitwise_and(self, o)
+
+    def __or__(self, o):
+        from . import language as nl
+
+        return nl.bitwise_or(self, o)
+
+    def __xor__(self, o):
+        from . import language as nl
+
+        return nl.bitwise_xor(self, o)
+
+    def __iadd__(self, o):
+        from . import language as nl
+
+        return nl._accumulate(self, o)
+
+    __hash__ = object.__hash__
+
+
+def _row_major(shape: Sequence[int], inner: int = 1) -> List[int]:
+    strides = []
+    acc = inner
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= int(n)
+    return list(reversed(strides))
+
+
+def _pitch(alloc: Alloc) -> int:
+    """Elements per partition of an on-chip allocation (the partition step of a whole view)."""
+    return _prod(n for d, n in enumerate(alloc.shape) if d != alloc.pdim)
+
+
+def check_bounds(t: Tensor, call: str) -> None:
+    """Every element of the view lies inside its allocation (and, on chip, inside its
+    partitions)."""
+    lo = t._offset + sum(min(0, s * (n - 1)) for s, n in zip(t._strides, t.shape))
+    hi = t._offset + sum(max(0, s * (n - 1)) for s, n in zip(t._strides, t.shape))
+    total = _prod(t._alloc.shape)
+    if lo < 0 or hi >= total:
+        raise NkiError(
+            f"the view {t.shape} (element offset {t._offset}, strides {list(t._strides)}) leaves "
+            f"{t._alloc.name} {t._alloc.shape} (elements {lo}..{hi} of {total})",
+            call,
+        )
+
+
+# ---------------------------------------------------------------------------------------------
+# Access patterns
+
+
+def _merge(dims: List[List[int]]) -> List[List[int]]:
+    """Drops size-1 dims and fuses adjacent contiguous ones (``[[s, n]...]`` outer → inner)."""
+    out: List[List[int]] = []
+    for s, n in dims:
+        if n == 1:
+            continue
+        if out and out[-1][0] == s * n:
+            out[-1] = [s, out[-1][1] * n]
+        else:
+            out.append([s, n])
+    return out
+
+
+_BLOCKED = (
+    "a view across the blocks of a (B..., par_dim(P), ...) tensor: birsim.nki allocates each block "
+    "separately; index the block dims with integers (t[i, j]) to get one block's tile"
+)
+
+
+def unblock(v: Tensor, call: str) -> Tensor:
+    """A view of a blocked tensor whose block dims are all indexed away (partition dim first):
+    the same view over that block's own allocation."""
+    parent = v._alloc
+    if parent.blocks is None or v._pdim != 0:
+        return v
+    pd = parent.pdim
+    pitch = _prod(n for d, n in enumerate(parent.shape) if d != pd)
+    block_strides = _row_major(parent.shape[pd + 1:])
+    inner = _prod(parent.shape[pd + 1:])
+    bstr = []
+    acc = inner
+    for n in reversed(parent.shape[:pd]):
+        bstr.append(acc)
+        acc *= n
+    bstr.reverse()
+    p0, rem = divmod(v._offset, pitch)
+    idx = []
+    for st in bstr:
+        q, rem = divmod(rem, st)
+        idx.append(q)
+    span = sum(s * (n - 1) for d, (s, n) in enumerate(zip(v._strides, v.shape)) if d != 0)
+    if any(s >= inner for d, s in enumerate(v._strides) if d != 0 and v.shape[d] > 1) or rem + span >= inner:
+        raise NkiError(_BLOCKED, call)
+    if v.shape[0] > 1 and v._strides[0] % pitch:
+        raise NkiError(_BLOCKED, call)
+    child = builder(call).block_of(parent, tuple(idx))
+    pstep = v._strides[0] // pitch if v.shape[0] > 1 else 1
+    del block_strides
+    t = Tensor(child, v.shape, [pstep * inner] + list(v._strides[1:]), p0 * inner + rem, v.dtype, 0)
+    t._oob = v._oob
+    return t
+
+
+def levels_of(t: Tensor, merge: bool = True, call: str = "") -> List[List[int]]:
+    """The ``[[step, num], ...]`` of a view: the partition level first for on-chip views."""
+    if t._oob:
+        raise NkiError(t._oob, call or None)
+    if t._alloc.blocks is not None:
+        raise NkiError(_BLOCKED, call or None)
+    if t.on_chip:
+        p = t._pdim
+        first = [t._strides[p] if t.shape[p] != 1 else _pitch(t._alloc), t.shape[p]]
+        rest = [[t._strides[d], t.shape[d]] for d in range(t.ndim) if d != p]
+        rest = _merge(rest) if merge else rest
+        lv = [first] + (rest or [[1, 1]])
+    else:
+        dims = [[t._strides[d], t.shape[d]] for d in range(t.ndim)]
+        lv = _merge(dims) if merge else dims
+        lv = lv or [[1, 1]]
+    if len(lv) > 5:
+        raise NkiError(
+            f"the view {t.shape} needs {len(lv)} access-pattern levels; BIR access patterns have at most 5", call
+        )
+    return lv
+
+
+def joint_levels(views: Sequence[Tensor], call: str) -> List[List[List[int]]]:
+    """Access patterns for views of one logical shape that an instruction walks element by
+    element together: the dims reordered so the on-chip partition dim comes first, then fused
+    only where every view allows it, so the levels stay aligned."""
+    for v in views:
+        if v._oob:
+            raise NkiError(v._oob, call)
+        if v._alloc.blocks is not None:
+            raise NkiError(_BLOCKED, call)
+    shape = views[0].shape
+    order = list(range(len(shape)))
+    pd = None
+    for v in views:
+        if v.on_chip:
+            if pd is None:
+                pd = v._pdim
+            elif v._pdim != pd:
+                raise NkiError("the operands' partition dimensions differ", call)
+    if pd is not None and pd != 0:
+        order = [pd] + [d for d in order if d != pd]
+    per = [[[v._strides[d], v.shape[d]] for d in order] for v in views]
+    # partition level stays separate for on-chip views
+    head = 1 if pd is not None else 0
+    out = [[] for _ in views]
+    for k in range(head):
+        for j, v in enumerate(views):
+            s, n = per[j][k]
+            if v.on_chip and n == 1:
+                s = _pitch(v._alloc)
+            out[j].append([s, n])
+    for k in range(head, len(order)):
+        n = per[0][k][1]
+        if n == 1:
+            continue
+        fuse = len(out[0]) > head and all(out[j][-1][0] == per[j][k][0] * n for j in range(len(views)))
+        for j in range(len(views)):
+            s = per[j][k][0]
+            if fuse:
+                out[j][-1] = [s, out[j][-1][1] * n]
+            else:
+                out[j].append([s, n])
+    for j, v in enumerate(views):
+        if len(out[j]) == head:
+            out[j].append([1, 1])
+        if not v.on_chip and head:
+            # an HBM view next to on-chip ones: its partition-aligned level is an ordinary level
+            pass
+        if len(out[j]) > 5:
+            raise NkiError(
+                f"the view {v.shape} needs {len(out[j])} access-pattern levels; BIR access patterns have at most 5",
+                call,
+            )
+    return out
+
+
+def ap_json(t: Tensor, levels: Optional[List[List[int]]] = None, dtype: Optional[np.dtype] = None, call: str = "") -> Dict[str, Any]:
+    if t._oob:
+        raise NkiError(t._oob, call)
+    if t._alloc.blocks is not None:
+        raise NkiError(_BLOCKED, call or None)
+    if levels is None:
+        levels = levels_of(t, call=call)
+    out = {
+        "kind": "physical_ap",
+        "memref": t._alloc.name,
+        "dtype": bir_dtype(dtype if dtype is not None else t.dtype),
+        "offset": t._offset,
+        "ap": [list(x) for x in levels],
+    }
+    if t._dyn is not None:
+        # birsim moves the offset by index × the step of the level the letter names: a unit
+        # level carrying the step goes in at level 1 (on chip, after the partitions) or 0
+        index, step, max_index = t._dyn
+        at = 1 if t.on_chip else 0
+        out["ap"].insert(at, [step, 1])
+        if len(out["ap"]) > 5:
+            raise NkiError("a dynamic view needs one more access-pattern level than the 5 BIR has", call)
+        il = levels_of(index, call=call)
+        out["indirect_dim"] = "WZYX"[at]
+        out["indirect_dim_max_index"] = max_index
+        out["scalar_offset"] = ap_json(index, [il[0], [1, 1]] if index.on_chip else [[1, 1]], call=call)
+    return out
+
+
+def imm(value: float, dtype: str = "float32") -> Dict[str, Any]:
+    v = float(value)
+    if math.isnan(v):
+        val: Any = "nan"
+    elif math.isinf(v):
+        val = "inf" if v > 0 else "-inf"
+    else:
+        val = v
+    return {"kind": "imm_value", "dtype": dtype, "value": val}
+
+
+# ---------------------------------------------------------------------------------------------
+# The program under construction
+
+_current = threading.local()
+
+
+def builder(call: Optional[str] = None) -> "Builder":
+    b = getattr(_current, "builder", None)
+    if b is None:
+        raise NkiError(
+            "NKI calls run only inside a traced kernel (birsim.nki.simulate(kernel)(...), "
+            "birsim.nki.trace(kernel)(...), or calling an @nki.jit kernel)",
+            call,
+        )
+    return b
+
+
+class Builder:
+    """A BIR function being traced: allocations, instructions, the on-chip tiles' live ranges, the SPMD
+    program id and matmul accumulation state."""
+
+    def __init__(self, arch: str, name: str):
+        self.arch = arch
+        self.name = name
+        # (Alloc, allocation record) in creation order
+        self.records: List[Tuple[Optional[Alloc], Dict[str, Any]]] = []
+        self.insts: List[Dict[str, Any]] = []
+        self.used_names: Dict[str, int] = {}
+        self.onchip: Dict[str, "OnChip"] = {}
+        self.program_id: Tuple[int, ...] = (0,)
+        self.grid: Tuple[int, ...] = (1,)
+        self.shared: List[Alloc] = []
+        self.shared_cursor = 0
+        self.instance = 0
+        self.identity: Dict[Tuple[int, str], Tensor] = {}
+        self.mm_regions: Dict[str, set] = {}
+        self.last_matmul: Optional[Tuple[Dict[str, Any], "weakref.ref[Alloc]"]] = None
+        self.constants: Dict[str, np.ndarray] = {}
+        self.counter = 0
+
+    # -- names
+    def unique(self, base: str) -> str:
+        base = "".join(c if c.isalnum() or c == "_" else "_" for c in base) or "t"
+        n = self.used_names.get(base)
+        if n is None:
+            self.used_names[base] = 1
+            return base
+        while True:
+            cand = f"{base}_{n}"
+            n += 1
+            if cand not in self.used_names:
+                self.used_names[base] = n
+                self.used_names[cand] = 1
+                return cand
+
+    # -- allocations
+    def new_alloc(
+        self,
+        shape: Sequence[int],
+        dtype: np.dtype,
+        buffer: str,
+        call: str,
+        name: str = "",
+        shared: bool = False,
+    ) -> Tensor:
+        shape = tuple(shape)
+        for n in shape:
+            if not isinstance(n, (int, np.integer)) or int(n) < 1:
+                raise NkiError(f"shape {shape}: every dimension must be a positive integer", call)
+        pdim: Optional[int] = None
+        if buffer != HBM:
+            if len(shape) < 1:
+                raise NkiError("an on-chip tensor needs a partition dimension", call)
+            marks = [d for d, n in enumerate(shape) if isinstance(n, ParDim)]
+            if len(marks) > 1:
+                raise NkiError(f"shape {shape} marks more than one nl.par_dim", call)
+            pdim = marks[0] if marks else 0
+            if len(shape) < 2:
+                shape = shape + (1,)
+        shape = tuple(int(n) for n in shape)
+        if shared and buffer == HBM and self.instance > 0:
+            # SPMD: every program instance sees the same shared_hbm tensors, in creation order.
+            if self.shared_cursor >= len(self.shared):
+                raise NkiError(
+                    "program instance creates more shared_hbm tensors than the first one did", call
+                )
+            a = self.shared[self.shared_cursor]
+            self.shared_cursor += 1
+            if a.shape != shape or a.dtype != dtype:
+                raise NkiError(
+                    f"shared_hbm tensor {a.name}: this program instance asks for {shape} {dtype}, "
+                    f"the first asked for {a.shape} {a.dtype}",
+                    call,
+                )
+            return Tensor(a, shape, _row_major(shape), 0, dtype, None)
+        size = dtype.itemsize
+        if buffer == HBM:
+            prefix = name or ("hbm" if not shared else "out")
+            aname = self.unique(prefix)
+            a = Alloc(aname, HBM, dtype, shape, None)
+            loc = {"name": aname, "type": "DRAM", "dims": [1, _prod(shape) * size]}
+            a.json = {
+                "name": aname,
+                "kind": "Internal",
+                "dtype": bir_dtype(dtype),
+                "tensor_shape": list(shape),
+                "memorylocations": [loc],
+            }
+            self.records.append((a, a.json))
+            if shared:
+                self.shared.append(a)
+                self.shared_cursor += 1
+            return Tensor(a, shape, _row_major(shape), 0, dtype, None)
+        parts = shape[pdim]
+        if parts > PMAX:
+            raise NkiError(
+                f"partition dimension {parts} of shape {shape} exceeds the maximum {PMAX}", call
+            )
+        if pdim > 0:
+            # block dims before the partition dim: one allocation per block, made when the kernel
+            # first indexes it (block_of), each placed for its own live range
+            aname = self.unique(name or ("sb" if buffer == SBUF else "ps"))
+            a = Alloc(aname, buffer, dtype, shape, pdim)
+            a.blocks = {}
+            a.origin = (call, source_site())
+            self._block_bytes_ok(shape[pdim:], dtype, buffer, call)
+            strides = [0] * len(shape)
+            acc = 1
+            for d in reversed(range(len(shape))):
+                if d == pdim:
+                    continue
+                strides[d] = acc
+                acc *= shape[d]
+            strides[pdim] = acc
+            return Tensor(a, shape, strides, 0, dtype, pdim)
+        free = _prod(n for d, n in enumerate(shape) if d != pdim)
+        nbytes = free * size
+        what, cap = ("SBUF", SB_BYTES[self.arch]) if buffer == SBUF else ("PSUM", PSUM_BYTES)
+        if nbytes > cap:
+            raise NkiError(
+                f"{what} is full: a {shape} {dtype} tile needs {nbytes} bytes per partition, more than the "
+                f"{cap} bytes per partition of {self.arch}",
+                call,
+            )
+        prefix = name or ("sb" if buffer == SBUF else "ps")
+        aname = self.unique(prefix)
+        a = Alloc(aname, buffer, dtype, shape, pdim)
+        loc = {
+            "name": aname,
+            "type": "SB" if buffer == SBUF else "PSUM",
+            "dims": [parts, nbytes],
+            "addr": 0,
+            "allocated": True,
+        }
+        a.json = {
+            "name": aname,
+            "kind": "Internal",
+            "dtype": bir_dtype(dtype),
+            "tensor_shape": [parts, free],
+            "memorylocations": [loc],
+        }
+        self.records.append((a, a.json))
+        # the address comes when the trace ends, from the tile's live range (first to last
+        # instruction that names it), as the compiler allocates
+        self.onchip[aname] = OnChip(loc, buffer, nbytes, (shape, dtype), call, source_site())
+        # strides: the partition dim steps by whole partitions (the pitch)
+        strides = [0] * len(shape)
+        acc = 1
+        for d in reversed(range(len(shape))):
+            if d == pdim:
+                continue
+            strides[d] = acc
+            acc *= shape[d]
+        strides[pdim] = free
+        return Tensor(a, shape, strides, 0, dtype, pdim)
+
+    def _block_bytes_ok(self, shape, dtype, buffer, call) -> None:
+        nbytes = _prod(shape[1:]) * dtype.itemsize
+        what, cap = ("SBUF", SB_BYTES[self.arch]) if buffer == SBUF else ("PSUM", PSUM_BYTES)
+        if nbytes > cap:
+            raise NkiError(
+                f"{what} is full: a {tuple(shape)} {dtype} block needs {nbytes} bytes per partition, more than "
+                f"the {cap} bytes per partition of {self.arch}",
+                call,
+            )
+
+    def block_of(self, parent: Alloc, index: Tuple[int, ...]) -> Alloc:
+        """The allocation of one block of a blocked tensor (made on first use)."""
+        a = parent.blocks.get(index)
+        if a is None:
+            call, site = parent.origin
+            pd = parent.pdim
+            shape = parent.shape[pd:]
+            parts, free = shape[0], _prod(shape[1:])
+            nbytes = free * parent.dtype.itemsize
+            aname = self.unique(parent.name + "_" + "_".join(map(str, index)))
+            a = Alloc(aname, parent.buffer, parent.dtype, shape, 0)
+            loc = {"name": aname, "type": "SB" if parent.buffer == SBUF else "PSUM", "dims": [parts, nbytes],
+                   "addr": 0, "allocated": True}
+            a.json = {"name": aname, "kind": "Internal", "dtype": bir_dtype(parent.dtype),
+                      "tensor_shape": [parts, free], "memorylocations": [loc]}
+            self.records.append((a, a.json))
+            self.onchip[aname] = OnChip(loc, parent.buffer, nbytes, (shape, parent.dtype), call, site)
+            parent.blocks[index] = a
+        return a
+
+    def input_alloc(self, pname: str, arr: np.ndarray, index: int) -> Tensor:
+        dtype = as_dtype(arr.dtype, "input")
+        shape = tuple(int(n) for n in arr.shape) or (1,)
+        aname = self.unique(pname)
+        a = Alloc(aname, HBM, dtype, shape, None)
+        a.input_index = index
+        a.json = {
+            "name": aname,
+            "kind": "ExternalInput",
+            "dtype": bir_dtype(dtype),
+            "tensor_shape": list(shape),
+            "memorylocations": [{"name": aname, "type": "Input", "dims": [1, _prod(shape) * dtype.itemsize]}],
+        }
+        self.records.append((a, a.json))
+        return Tensor(a, shape, _row_major(shape), 0, dtype, None)
+
+    def constant(self, arr: np.ndarray, call: str) -> Tensor:
+        """A host array as one more input allocation (``const``...), fed by ``simulate``."""
+        dt = as_dtype(arr.dtype, call)
+        t = self.input_alloc("const", arr, -1)
+        t._alloc.json["kind"] = "ExternalInput"
+        self.constants[t._alloc.name] = arr
+        return Tensor(t._alloc, t.shape, t._strides, 0, dt, None)
+
+    # -- instructions
+    def emit(self, opcode: str, call: str, engine: str, ins, outs, site=None, **fields) -> Dict[str, Any]:
+        if site is None:
+            site = source_site()
+        fn, line = site
+        self.counter += 1
+        name = f"{call}@{os.path.basename(fn)}:{line}#{self.counter}"
+        inst: Dict[str, Any] = {"opcode": opcode, "name": name, "engine": engine, "ins": list(ins), "outs": list(outs)}
+        inst.update(fields)
+        k = len(self.insts)
+        self.insts.append(inst)
+        for op in inst["ins"] + inst["outs"]:
+            for o in (op, op.get("scalar_offset")) if isinstance(op, dict) else ():
+                r = self.onchip.get(o.get("memref")) if isinstance(o, dict) else None
+                if r is not None:
+                    if r.first is None:
+                        r.first = k
+                    r.last = k
+        if opcode not in ("Matmult", "Memset"):
+            for op in inst["outs"]:
+                r = self.onchip.get(op.get("memref")) if isinstance(op, dict) else None
+                if r is not None and r.buffer == PSUM:
+                    # PSUM values that are not matmul results (see language._accumulate)
+                    self.mm_regions.setdefault(op["memref"], set()).add("written")
+        return inst
+
+    def retarget(self, inst: Dict[str, Any], outs: List[Dict[str, Any]]) -> None:
+        """Replaces an emitted instruction's outputs, keeping the live ranges right: the new
+        output's tile is live at that instruction (the old one keeps its reservation)."""
+        inst["outs"] = outs
+        k = self.insts.index(inst)
+        for op in outs:
+            r = self.onchip.get(op.get("memref"))
+            if r is not None:
+                r.first = k if r.first is None else min(r.first, k)
+                r.last = k if r.last is None else max(r.last, k)
+
+    def mark_written(self, *views: Tensor) -> None:
+        for v in views:
+            v._alloc.written = True
+
+    # -- the finished program
+    def place(self) -> None:
+        """Gives every SBUF / PSUM tile an address: first fit over the tiles live at its first
+        use (live = from the first to the last instruction naming it), 64-byte aligned in SBUF,
+        whole 2 KiB banks in PSUM. A tile that does not fit is an NkiError at its allocation."""
+        for buffer, what, cap, align in ((SBUF, "SBUF", SB_BYTES[self.arch], SB_ALIGN), (PSUM, "PSUM", PSUM_BYTES, PSUM_BANK)):
+            tiles = sorted((r for r in self.onchip.values() if r.buffer == buffer and r.first is not None),
+                           key=lambda r: (r.first, r.last))
+            live: List[OnChip] = []
+            for r in tiles:
+                live = [x for x in live if x.last >= r.first]
+                size = -(-r.nbytes // align) * align
+                taken = sorted((x.addr, x.addr + -(-x.nbytes // align) * align) for x in live)
+                at = 0
+                for lo, hi in taken:
+                    if at + size <= lo:
+                        break
+                    at = max(at, hi)
+                if at + size > cap:
+                    held = sum(-(-x.nbytes // align) * align for x in live)
+                    shape, dtype = r.what
+                    raise NkiError(
+                        f"{what} is full: a {shape} {dtype} tile needs {r.nbytes} bytes per partition while "
+                        f"{len(live)} other tile(s) live at the same time hold {held} of {cap} ({self.arch})",
+                        r.call,
+                        site=r.site,
+                    )
+                r.addr = at
+                r.loc["addr"] = at
+                live.append(r)
+
+    def program(self, outputs: Sequence[Alloc]) -> Dict[str, Any]:
+        self.place()
+        outs = {id(a) for a in outputs}
+        allocs = []
+        for a, j in self.records:
+            j = dict(j)
+            if a is not None and id(a) in outs and a.input_index is None:
+                j["kind"] = "ExternalOutput"
+                j["memorylocations"] = [dict(j["memorylocations"][0], type="Output")]
+            allocs.append(j)
+        return {
+            "arch": self.arch,
+            "version": 2,
+            "functions": [
+                {
+                    "name": self.name,
+                    "allocations": allocs,
+                    "blocks": [{"name": "main", "instructions": self.insts}],
+                }
+            ],
+        }
