@@ -39,11 +39,12 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from .. import Program, load as _load, run as _run
+from .. import Program, last_writers as _last_writers, load as _load, run as _run
 from . import _tracer as T
 from ._tracer import NkiError, Tensor
 
 __all__ = [
+    "Divergence",
     "NkiError",
     "Kernel",
     "jit",
@@ -307,12 +308,107 @@ def _rebuild(ret: Any, arrays: Dict[str, np.ndarray]) -> Any:
     return ret
 
 
-def simulate(kernel, trace: bool = False, profile: str = "refsim", **options):
+class Divergence(AssertionError):
+    """``simulate(kernel, expect=...)`` found an output element that differs from the expected
+    array. The message names the element, both values, how many elements differ, and the kernel
+    line of the instruction that last wrote the element (birsim's write provenance,
+    ``birsim.last_writers``). Attributes: ``output`` (its position among the kernel's outputs),
+    ``index`` (the element's coordinates), ``got``, ``expected``, ``mismatches``, ``writer``
+    (``{"index", "name", "opcode"}`` or None when nothing wrote it), ``site`` (``(file, line)``
+    of the writing call, or None)."""
+
+    def __init__(self, message: str, **fields: Any):
+        super().__init__(message)
+        self.output = fields.get("output")
+        self.index = fields.get("index")
+        self.got = fields.get("got")
+        self.expected = fields.get("expected")
+        self.mismatches = fields.get("mismatches")
+        self.writer = fields.get("writer")
+        self.site = fields.get("site")
+
+
+def _expected_leaves(expect: Any, count: int) -> List[Optional[np.ndarray]]:
+    """The expected arrays in the order of the kernel's outputs (``_flatten``'s order): one
+    array for a kernel returning one tensor, else the same tuple / list / dict shape (None skips
+    an output)."""
+    if count == 1 and not isinstance(expect, (tuple, list, dict)):
+        return [expect]
+    if isinstance(expect, dict):
+        leaves = list(expect.values())
+    elif isinstance(expect, (tuple, list)):
+        leaves = list(expect)
+    else:
+        leaves = [expect]
+    if len(leaves) != count:
+        raise TypeError(f"expect: the kernel returns {count} tensors, expect holds {len(leaves)}")
+    return leaves
+
+
+def _mismatches(got: np.ndarray, want: np.ndarray, rtol: float, atol: float) -> np.ndarray:
+    """The mask of elements of ``got`` that differ from ``want``: exact (equal values, or NaN
+    against NaN) when both tolerances are 0, else ``np.isclose``'s rule (NaNs equal)."""
+    if got.dtype.kind in "iub" and want.dtype.kind in "iub" and rtol == 0 and atol == 0:
+        return got.astype(np.int64) != want.astype(np.int64)
+    g = got.astype(np.float64)
+    w = np.asarray(want).astype(np.float64)
+    if rtol == 0 and atol == 0:
+        return ~((g == w) | (np.isnan(g) & np.isnan(w)))
+    return ~np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def _site(name: str) -> Optional[Tuple[str, int]]:
+    """The kernel ``(file, line)`` in a traced instruction's name (``call@file.py:LINE#N``)."""
+    head, _, _ = name.rpartition("#")
+    _, _, where = head.partition("@")
+    file, _, line = where.rpartition(":")
+    return (file, int(line)) if file and line.isdigit() else None
+
+
+def _check_expect(tr: "_Traced", prog: Program, results: List[np.ndarray], expect: Any, rtol: float,
+                  atol: float, profile: str, options: Dict[str, Any]) -> None:
+    outs = _flatten(tr.ret)
+    for k, (t, got, want) in enumerate(zip(outs, results, _expected_leaves(expect, len(outs)))):
+        if want is None:
+            continue
+        want = np.asarray(want)
+        if want.shape != got.shape:
+            raise ValueError(f"expect: output {k} has shape {got.shape}, the expected array {want.shape}")
+        bad = _mismatches(got, want, rtol, atol)
+        if not bad.any():
+            continue
+        coords = tuple(int(c) for c in np.argwhere(bad)[0])
+        flat = t._offset + sum(c * s for c, s in zip(coords, t._strides))
+        name = t._alloc.name
+        writer = _last_writers(prog, tr.inputs, {name: [flat]}, profile, **options)[name][0]
+        site = _site(writer["name"]) if writer else None
+        if writer is None:
+            by = "no instruction wrote it (it holds its initial bytes)"
+        else:
+            call = writer["name"].partition("@")[0]
+            at = f"{site[0]}:{site[1]}" if site else "an unknown line"
+            by = f"last written by {call} at {at} (instruction #{writer['index']} '{writer['name']}', {writer['opcode']})"
+        tol = "exactly" if rtol == 0 and atol == 0 else f"within rtol={rtol}, atol={atol}"
+        raise Divergence(
+            f"output {k} ('{name}') differs from expect at {list(coords)}: got {got[coords]!r}, expected "
+            f"{want[coords]!r} ({int(bad.sum())} of {bad.size} elements differ {tol}); {by}",
+            output=k, index=coords, got=got[coords], expected=want[coords], mismatches=int(bad.sum()),
+            writer=writer, site=site,
+        )
+
+
+def simulate(kernel, trace: bool = False, profile: str = "refsim", *, expect: Any = None, rtol: float = 0.0,
+             atol: float = 0.0, **options):
     """``simulate(kernel)(*arrays, **kwargs)``: traces the kernel on the arrays (NumPy /
     ml_dtypes; other arguments pass through), runs the program on birsim and returns the
     kernel's outputs as arrays, shaped as the kernel returned them (one array, or a tuple...).
     Input arrays the kernel wrote are updated in place. With ``trace=True`` it returns
-    ``(outputs, birsim_trace)``. ``profile`` and ``options`` go to ``birsim.run``."""
+    ``(outputs, birsim_trace)``. ``profile`` and ``options`` go to ``birsim.run``.
+
+    ``expect`` (an array, or one per output in the kernel's return shape; None skips one)
+    compares each output, exactly or within ``rtol`` / ``atol`` (``np.isclose``; NaN matches
+    NaN): the first differing element raises ``Divergence`` naming it and the kernel line of the
+    instruction that last wrote it."""
 
     def run(*args, **kwargs):
         tr = _do_trace(kernel, args, kwargs)
@@ -326,6 +422,9 @@ def simulate(kernel, trace: bool = False, profile: str = "refsim", **options):
             if orig.flags.writeable:
                 np.copyto(orig, outs[name].reshape(orig.shape).view(orig.dtype) if orig.dtype != np.bool_ else outs[name])
         result = _rebuild(tr.ret, dict(outs))
+        if expect is not None:
+            arrays = [_to_array(t, outs[t._alloc.name]) for t in _flatten(tr.ret)]
+            _check_expect(tr, prog, arrays, expect, rtol, atol, profile, options)
         return (result, records) if trace else result
 
     return run
