@@ -231,3 +231,18 @@ def test_psum_blocks_are_allocated_one_by_one():
     exact(matmul.matmul_psum_blocks(lhsT, rhs), want)
     text = bn.trace_json(matmul.matmul_psum_blocks)(lhsT, rhs)
     assert text.count('"type": "PSUM"') == 12  # one allocation per block
+
+
+@pytest.mark.parametrize("seqlen", [128, 512])
+def test_attention_forward_multi_tile(seqlen):
+    """softmax over all keys, per 128-query tile, against NumPy in float64 (the kernel's fp32
+    exp, sums and PE products keep it within the samples' tolerance)."""
+    from nki_kernels import attention
+
+    r = rng(31)
+    q, k, v = (r.standard_normal((128, seqlen)).astype(np.float32) * np.float32(0.2) for _ in range(3))
+    s = q.astype(np.float64).T @ k.astype(np.float64)
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    want = (p / p.sum(axis=1, keepdims=True)) @ v.astype(np.float64).T
+    got = attention.attention_fwd(q, k, v)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

@@ -36,3 +36,51 @@ def transpose_with_identity(x):
     xt = nisa.nc_matmul(nl.load(x), eye, is_transpose=True)
     nl.store(out, value=xt)
     return out
+
+
+@nki.jit
+def attention_fwd(q, k, v):
+    """softmax(q.T @ k) @ v.T for q, k, v of shape (d_head, seqlen) = (128, S), S a multiple of
+    128 up to 512, one 128-row query tile at a time on the current nki.isa API: the scores in one
+    PSUM bank, exp(x - rowmax) on the Scalar Engine with the row sums in its accumulator, the
+    probabilities and v transposed per 128-key block on the Tensor Engine, the product accumulated
+    over the key blocks in PSUM, then scaled by 1 / rowsum."""
+    d, s = q.shape
+    out = nl.ndarray((s, d), dtype=nl.float32, buffer=nl.shared_hbm)
+    blocks = s // 128
+    q_sb = nl.ndarray((d, s), dtype=q.dtype, buffer=nl.sbuf)
+    k_sb = nl.ndarray((d, s), dtype=k.dtype, buffer=nl.sbuf)
+    v_sb = nl.ndarray((d, s), dtype=v.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=q_sb, src=q)
+    nisa.dma_copy(dst=k_sb, src=k)
+    nisa.dma_copy(dst=v_sb, src=v)
+    # v.T per key block: (keys, d)
+    v_t = nl.ndarray((blocks, nl.par_dim(128), d), dtype=nl.float32, buffer=nl.sbuf)
+    for j in nl.affine_range(blocks):
+        v_ps = nl.ndarray((128, d), dtype=nl.float32, buffer=nl.psum)
+        nisa.nc_transpose(dst=v_ps, data=v_sb[:, j * 128:(j + 1) * 128])
+        nisa.tensor_copy(dst=v_t[j], src=v_ps)
+    for i in nl.affine_range(blocks):
+        qk = nl.ndarray((128, s), dtype=nl.float32, buffer=nl.psum)
+        nisa.nc_matmul(dst=qk, stationary=q_sb[:, i * 128:(i + 1) * 128], moving=k_sb)
+        row_max = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_reduce(dst=row_max, op=nl.maximum, data=qk, axis=1)
+        neg_max = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_scalar(dst=neg_max, data=row_max, op0=nl.multiply, operand0=-1.0)
+        probs = nl.ndarray((128, s), dtype=nl.float32, buffer=nl.sbuf)
+        row_sum = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.activation(dst=probs, op=nl.exp, data=qk, bias=neg_max, scale=1.0, reduce_op=nl.add,
+                        reduce_res=row_sum, reduce_cmd=nisa.reduce_cmd.reset_reduce)
+        acc = nl.ndarray((128, d), dtype=nl.float32, buffer=nl.psum)
+        for j in nl.affine_range(blocks):
+            p_ps = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.psum)
+            nisa.nc_transpose(dst=p_ps, data=probs[:, j * 128:(j + 1) * 128])
+            p_t = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
+            nisa.tensor_copy(dst=p_t, src=p_ps)
+            nisa.nc_matmul(dst=acc, stationary=p_t, moving=v_t[j])
+        inv = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.reciprocal(dst=inv, data=row_sum)
+        res = nl.ndarray((128, d), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_scalar(dst=res, data=acc, op0=nl.multiply, operand0=inv)
+        nisa.dma_copy(dst=out[i * 128:(i + 1) * 128, :], src=res)
+    return out
