@@ -34,6 +34,7 @@ mod isa_run;
 mod isa_words;
 mod kernels;
 mod matmul;
+mod nki;
 mod peers;
 mod program;
 mod vector;
@@ -129,6 +130,7 @@ pub fn run(opts: Opts) -> Result<(), String> {
     isa_words::run(&ctx);
     isa_run::run(&ctx);
     e2e::run(&ctx);
+    nki::run(&ctx);
     Ok(())
 }
 
