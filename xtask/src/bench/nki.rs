@@ -40,7 +40,10 @@ fn python(ctx: &Ctx) -> Result<PathBuf, String> {
         .into_iter()
         .find(|py| {
             py.exists()
-                && Command::new(py).args(["-c", "import birsim.nki"]).output().is_ok_and(|o| o.status.success())
+                && Command::new(py)
+                    .args(["-c", "import birsim.nki"])
+                    .output()
+                    .is_ok_and(|o| o.status.success())
         })
         .ok_or_else(|| "no Python with the birsim package (run .ci/run, or pip install ./python)".to_owned())
 }
