@@ -211,7 +211,8 @@ impl Buf {
     }
 }
 
-/// The bytes of every memory location of the entry function.
+/// The bytes of every memory location of the program (the entry function's, and those of the
+/// functions a Call runs).
 #[derive(Debug)]
 pub struct Memory {
     /// The running function's locations (by its `LocId`s): home and layout.
