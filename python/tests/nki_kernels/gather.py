@@ -309,8 +309,8 @@ def bad_hwdge(data, indices):
     P, F = indices.shape[0], data.shape[1]
     idx = nl.load(indices)
     dst = nl.ndarray((P, F), dtype=data.dtype, buffer=nl.sbuf)
-    nisa.dma_copy(dst=dst, src=data.ap(pattern=[[F, P], [1, F]], vector_offset=idx, indirect_dim=0),
-                  dge_mode=nisa.dge_mode.hwdge)  # ERR:hwdge
+    nisa.dma_copy(dst=dst, src=data.ap(pattern=[[F, P], [1, F]], vector_offset=idx, indirect_dim=0),  # ERR:hwdge
+                  dge_mode=nisa.dge_mode.hwdge)
     return data
 
 
@@ -338,8 +338,8 @@ def bad_range_select_fill(x, bound0, bound1):
     b0 = nl.load(bound0)
     b1 = nl.load(bound1)
     d = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
-    nisa.range_select(dst=d, on_true_tile=t, comp_op0=nl.greater_equal, comp_op1=nl.less, bound0=b0, bound1=b1,
-                      on_false_value=0.0)  # ERR:fill
+    nisa.range_select(dst=d, on_true_tile=t, comp_op0=nl.greater_equal, comp_op1=nl.less, bound0=b0,  # ERR:fill
+                      bound1=b1, on_false_value=0.0)
     return x
 
 
