@@ -340,3 +340,15 @@ def test_indirect_dma_transpose_is_refused():
 
     with pytest.raises(bn.NkiError, match="Transpose mode rejects it"):
         k(np.zeros((128, 128), np.float32), np.zeros((128, 1), np.uint32))
+
+
+def test_tensor_indirection_is_refused_with_the_reason():
+    @bn.jit
+    def k(x, idx):
+        t = bn.language.load(x)
+        i = bn.language.load(idx)
+        t.indirect(i)
+        return x
+
+    with pytest.raises(bn.NkiError, match="vector\\) offset on DMACopy only"):
+        k(np.zeros((128, 64), np.float32), np.zeros((128, 4), np.uint32))

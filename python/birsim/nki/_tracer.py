@@ -485,6 +485,13 @@ class Tensor:
     def is_indirect(self) -> bool:
         return self._dyn is not None
 
+    def indirect(self, index: Any, num_elem: Optional[int] = None) -> "Tensor":
+        """NeuronCore-v4 Tensor Indirection: refused (BIR carries a vector offset on a DMACopy
+        only; on a compute-engine operand birsim's validation rejects it)."""
+        raise NkiError(
+            "Tensor Indirection (.indirect) is not expressible: birsim's BIR takes a per-partition (vector) offset "
+            "on DMACopy only, and rejects it on compute-engine operands", "indirect")
+
     def select(self, dim: int, index: Any) -> "Tensor":
         """``t.select(dim, i)``: the view with dim ``dim`` fixed at ``i`` (an int, or a
         one-element int tile read when the instruction runs) and removed."""
