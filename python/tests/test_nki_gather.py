@@ -352,3 +352,25 @@ def test_tensor_indirection_is_refused_with_the_reason():
 
     with pytest.raises(bn.NkiError, match="vector\\) offset on DMACopy only"):
         k(np.zeros((128, 64), np.float32), np.zeros((128, 4), np.uint32))
+
+
+def test_gather_between_hbm_tensors():
+    idx = np.array([[5], [0], [127], [5]], np.uint32)
+    np.testing.assert_array_equal(G.gather_hbm_to_hbm(DATA, idx), DATA[idx[:, 0]])
+
+
+def test_select_reduce_without_reduction():
+    r = rng(89)
+    p = (r.random((64, 32)) < 0.5).astype(np.int16)
+    t = r.standard_normal((64, 32)).astype(np.float32)
+    np.testing.assert_array_equal(G.select_only(p, t), np.where(p != 0, t, np.float32(2.5)))
+
+
+def test_range_select_max_of_negative_rows_starts_below_them():
+    """reset_reduce starts the max below every value (AWS: the registers are reset for the max), so
+    a row of negative kept values reduces to its own maximum, not 0."""
+    x = -np.abs(rng(90).standard_normal((128, 64)).astype(np.float32)) - 1
+    b0 = np.zeros((128, 1), np.float32)
+    b1 = np.full((128, 1), 8, np.float32)
+    _, mx = G.range_select_kernel(x, b0, b1, 0)
+    np.testing.assert_array_equal(mx, x[:, :8].max(1, keepdims=True))

@@ -365,3 +365,25 @@ def bad_vector_on_chip(x, indices):
     idx = nl.load(indices)
     t.vector_select(0, idx)  # ERR:on_chip
     return x
+
+
+@nki.jit
+def gather_hbm_to_hbm(data, indices):
+    """A gather straight into an HBM tensor (both sides of the DMA in HBM)."""
+    P, F = indices.shape[0], data.shape[1]
+    out = nl.ndarray((P, F), dtype=data.dtype, buffer=nl.shared_hbm)
+    idx = nl.load(indices)
+    nisa.dma_copy(dst=out, src=data.vector_select(0, idx))
+    return out
+
+
+@nki.jit
+def select_only(pred, on_true):
+    """select_reduce with the default reduce_cmd (idle) and no reduce_res: a plain select."""
+    out = nl.ndarray(on_true.shape, dtype=on_true.dtype, buffer=nl.shared_hbm)
+    p = nl.load(pred)
+    t = nl.load(on_true)
+    d = nl.ndarray(on_true.shape, dtype=on_true.dtype, buffer=nl.sbuf)
+    nisa.select_reduce(dst=d, predicate=p, on_true=t, on_false=2.5)
+    nl.store(out, value=d)
+    return out
