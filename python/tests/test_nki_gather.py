@@ -294,7 +294,7 @@ def test_dma_transpose(shape, axes):
 LINES = markers(KERNELS / "gather.py")
 IDX64 = EVEN.reshape(64, 1)
 CASES = [
-    ("bad_index_dtype", (DATA, IDX64.astype(np.int16)), "idx_dtype", "ap", "uint16, uint8, uint32 or int32"),
+    ("bad_index_dtype", (DATA, IDX64.astype(np.int16)), "idx_dtype", "dma_copy", "uint16, uint8, uint32 or int32"),
     ("bad_hwdge", (DATA, IDX64.astype(np.uint32)), "hwdge", "dma_copy", "needs dge_mode swdge or unknown"),
     ("bad_n_gather_dtype", (np.ones((32, 64), np.float32), np.zeros((32, 10), np.int32)), "n_gather_dtype",
      "nc_n_gather", "indices must be uint32"),
@@ -329,17 +329,23 @@ def test_wide_table_with_int32_ids_is_refused():
         G.embedding_lookup(table, np.zeros(128, np.int32))
 
 
-def test_indirect_dma_transpose_is_refused():
-    @bn.jit
-    def k(src, idx):
-        i = bn.language.load(idx)
-        d = bn.language.ndarray((128, 128), dtype=src.dtype, buffer=bn.language.sbuf)
-        bn.isa.dma_transpose(dst=d, src=src.ap(pattern=[[128, 128], [1, 128]], vector_offset=i, indirect_dim=0),
-                             axes=(1, 0))
-        return src
+@pytest.mark.parametrize("cols,skip", [(1, False), (2, False), (1, True)])
+def test_indirect_dma_transpose(cols, skip):
+    """AWS's gather-transpose examples: dst = src[indices.T.flatten()[:F]].T, F = 128 · cols rows
+    of 128 bf16 values; with oob_mode.skip an out-of-range index leaves dst's column (0) alone."""
+    import ml_dtypes
 
-    with pytest.raises(bn.NkiError, match="Transpose mode rejects it"):
-        k(np.zeros((128, 128), np.float32), np.zeros((128, 1), np.uint32))
+    r = rng(91)
+    src = r.standard_normal((300, 128)).astype(ml_dtypes.bfloat16)
+    idx = r.integers(0, 300, (128, cols)).astype(np.uint32)
+    if skip:
+        idx[7, 0] = 300
+    got = G.gather_transpose(src, idx, skip)
+    flat = idx.T.flatten()[:128 * cols]
+    want = np.zeros((128, 128 * cols), ml_dtypes.bfloat16)
+    ok = flat < 300
+    want[:, ok] = src[flat[ok]].T
+    np.testing.assert_array_equal(got.view(np.uint16), want.view(np.uint16))
 
 
 def test_tensor_indirection_is_refused_with_the_reason():

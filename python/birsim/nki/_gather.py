@@ -43,17 +43,22 @@ def is_vector(t: Any) -> bool:
     return isinstance(t, Tensor) and isinstance(t._dyn, VecOffset)
 
 
-def _check_index(call: str, index: Any, rows: int) -> Tensor:
+def _check_index(call: str, index: Any, rows: Optional[int]) -> Tensor:
+    """The index tile of a vector offset: in SBUF; for a copy (``rows`` given) ``(rows, 1)`` of a
+    dtype birsim.nki narrows exactly (dma_transpose checks its own 2-D index tiles)."""
     if not isinstance(index, Tensor):
         raise NkiError(f"vector_offset must be an SBUF tile of indices, got {type(index).__name__}", call)
     if index.buffer != SBUF:
         raise NkiError(f"the vector_offset tile must be in SBUF (AWS dma_copy), {index.name} is in {index.buffer.upper()}",
                        call)
-    if index.free_size != 1:
-        raise NkiError(f"the vector_offset tile {index.shape} must hold one index per partition, shape (P, 1)", call)
-    if index.partitions != rows:
-        raise NkiError(f"the vector_offset tile has {index.partitions} partitions for {rows} rows", call)
-    if np.dtype(index.dtype) not in _INDEX_READ:
+    if rows is not None:
+        if index.free_size != 1:
+            raise NkiError(f"the vector_offset tile {index.shape} must hold one index per partition, shape (P, 1)", call)
+        if index.partitions != rows:
+            raise NkiError(f"the vector_offset tile has {index.partitions} partitions for {rows} rows", call)
+    elif not T.is_int(index.dtype):
+        raise NkiError(f"vector_offset indices must be integers, got {index.dtype}", call)
+    if rows is not None and np.dtype(index.dtype) not in _INDEX_READ:
         raise NkiError(
             f"vector_offset indices of dtype {index.dtype}: birsim.nki takes uint16, uint8, uint32 or int32 "
             "(birsim's HW-DGE gather reads uint16; see docs/nki.md)", call)
@@ -67,7 +72,7 @@ def _vector_view(base: Tensor, shape, strides, offset: int, index: Tensor, step:
     if base._dyn is not None:
         raise NkiError("a view takes one dynamic offset (no chaining; AWS NkiTensor.is_indirect)", call)
     shape = [int(n) for n in shape]
-    _check_index(call, index, shape[0])
+    _check_index(call, index, None)
     strides = [0] + [int(s) for s in strides[1:]]
     v = base._view(shape, strides, offset, None)
     T.check_bounds(v, call)
@@ -189,6 +194,7 @@ def emit_vector_dma(call: str, dst: Tensor, src: Tensor, oob_skip: bool = False,
     vo: VecOffset = ind._dyn
     dl = _rows_levels(dense, call)
     n = ind.shape[0]
+    _check_index(call, vo.index, n)
     if dl[0][1] != n:
         raise NkiError(
             f"{'dst' if gather else 'src'} {dense.shape} has {dl[0][1]} rows (partitions), the {n} indices need {n}", call)
@@ -733,9 +739,7 @@ def dma_transpose(*args, **kw):
                          "oob_mode": I.oob_mode.error, "name": None, "mask": None, "dtype": None})
     src = a["src"]
     if is_vector(src):
-        raise NkiError(
-            "an indirect dma_transpose (vector_offset on src) is not expressible: birsim's DMACopy takes a vector "
-            "offset in Copy mode only (Transpose mode rejects it)", call)
+        return _indirect_transpose(call, I, a, legacy, src)
     src = I._need(src, call, "src", (SBUF, HBM))
     nd = src.ndim
     if nd not in _DT_FORMS:
@@ -753,6 +757,13 @@ def dma_transpose(*args, **kw):
         raise NkiError(f"dst {dst.shape} must be {oshape}, the transpose of src {src.shape}", call)
     if src._dyn is not None or dst._dyn is not None:
         raise NkiError("dynamic offsets on a dma_transpose are not supported yet", call)
+    _emit_transpose(call, dst, src)
+    return dst if legacy else None
+
+
+def _emit_transpose(call: str, dst: Tensor, src: Tensor) -> None:
+    nd = src.ndim
+    axes, four, code = _DT_FORMS[nd]
     perm = [{"W": 0, "Z": 1, "Y": 2, "X": 3}[c] for c in code]
     sdims = four(src.shape)
     sstr = _four_strides(src, nd)
@@ -763,6 +774,59 @@ def dma_transpose(*args, **kw):
     builder(call).emit("DMACopy", call, "DMA", [ap_json(src, sl, call=call)], [ap_json(dst, dl, call=call)],
                        mode="Transpose", transpose_op=code)
     dst._alloc.written = True
+
+
+def _indirect_transpose(call: str, I, a: Dict[str, Any], legacy: bool, src: Tensor):
+    """AWS's indirect (gather) transpose, ``dst = src[indices.T.flatten()[:F]].T`` for a 2-level
+    source pattern ``[[P, F], [1, P]]`` (F rows of P elements): birsim's DMACopy takes a vector
+    offset in Copy mode only, so it is traced as the gather and the transpose it is: one HW-DGE
+    gather ``DMACopy`` per index column (rows j·Pi.. of an HBM scratch tensor, exact copies),
+    then the ``DMACopy`` Transpose of that scratch into dst."""
+    b = builder(call)
+    if b.arch == "gen2":
+        raise NkiError("an indirect dma_transpose runs on NeuronCore-v3 and newer (AWS: TRN2+)", call)
+    if _cmd_enum(I.dge_mode, a["dge_mode"]) not in (I.dge_mode.unknown, I.dge_mode.swdge):
+        raise NkiError("an indirect dma_transpose needs dge_mode swdge or unknown (AWS)", call)
+    if src.ndim != 2:
+        raise NkiError(f"an indirect dma_transpose of a {src.ndim}-D source pattern is not supported yet (2-D only)",
+                       call)
+    if a["axes"] is not None and tuple(int(x) for x in a["axes"]) != (1, 0):
+        raise NkiError(f"axes for a 2-D source must be (1, 0), got {tuple(a['axes'])}", call)
+    vo: VecOffset = src._dyn
+    idx = vo.index
+    F, P = src.shape
+    if src.dtype.itemsize != 2:
+        raise NkiError(f"src must be a 2-byte dtype (AWS indirect dma_transpose), got {src.dtype}", call)
+    if P > 128:
+        raise NkiError(f"src.shape[-1] = {P} exceeds 128", call)
+    if F % 16:
+        raise NkiError(f"src.shape[0] = {F} must be divisible by 16", call)
+    if idx.ndim != 2 or idx.dtype != np.dtype(np.uint32):
+        raise NkiError(f"indices must be a 2-D uint32 SBUF tile, got {idx.shape} {idx.dtype}", call)
+    Pi, N = idx.shape
+    if not (16 <= Pi <= 128 and Pi % 16 == 0) or (N > 1 and Pi != 128):
+        raise NkiError(f"indices {idx.shape}: the partitions must be 16..128 and a multiple of 16, exactly 128 when "
+                       "there is more than one column", call)
+    if Pi * N < F:
+        raise NkiError(f"indices hold {Pi * N} values, fewer than the {F} rows of src", call)
+    dst = I._result(call, (P, F), src.dtype) if legacy else I._need(a["dst"], call, "dst", (SBUF,))
+    if dst.dtype != src.dtype or tuple(dst.shape) != (P, F):
+        raise NkiError(f"dst {dst.shape} {dst.dtype} must be ({P}, {F}) {src.dtype}", call)
+    skip = _cmd_enum(I.oob_mode, a["oob_mode"]) == I.oob_mode.skip
+    scratch = b.new_alloc((F, P), src.dtype, HBM, call)
+    if skip:
+        # a skipped row leaves dst's column as it was: the scratch starts as dst transposed back
+        _emit_transpose(call, scratch, dst)
+    for j in range(N):
+        lo = j * Pi
+        rows = min(Pi, F - lo)
+        if rows <= 0:
+            break
+        col = idx[0:rows, j:j + 1]
+        v = src._view([rows, P], [0, src._strides[1]], src._offset, None)
+        v._dyn = VecOffset(col, vo.step, vo.max_index)
+        emit_vector_dma(call, scratch[lo:lo + rows, :], v, oob_skip=skip)
+    _emit_transpose(call, dst, scratch)
     return dst if legacy else None
 
 

@@ -387,3 +387,23 @@ def select_only(pred, on_true):
     nisa.select_reduce(dst=d, predicate=p, on_true=t, on_false=2.5)
     nl.store(out, value=d)
     return out
+
+
+@nki.jit
+def gather_transpose(src_hbm, idx_hbm, skip):
+    """AWS dma_transpose's indirect examples (1-D and 2-D indices)."""
+    _, N = idx_hbm.shape
+    P, F = 128, 128 * N
+    output = nl.ndarray((P, F), dtype=src_hbm.dtype, buffer=nl.shared_hbm)
+    idx_sb = nl.load(idx_hbm)
+    dst_sb = nl.ndarray((P, F), dtype=src_hbm.dtype, buffer=nl.sbuf)
+    nisa.memset(dst=dst_sb, value=0)
+    src_ap = src_hbm.ap(
+        pattern=[[P, F], [1, P]],
+        vector_offset=idx_sb,
+        indirect_dim=0,
+    )
+    nisa.dma_transpose(dst=dst_sb, src=src_ap, axes=(1, 0),
+                       oob_mode=nisa.oob_mode.skip if skip else nisa.oob_mode.error)
+    nisa.dma_copy(dst=output, src=dst_sb)
+    return output
