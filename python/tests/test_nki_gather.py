@@ -380,3 +380,13 @@ def test_range_select_max_of_negative_rows_starts_below_them():
     b1 = np.full((128, 1), 8, np.float32)
     _, mx = G.range_select_kernel(x, b0, b1, 0)
     np.testing.assert_array_equal(mx, x[:, :8].max(1, keepdims=True))
+
+
+def test_range_select_chained_through_the_accumulator_registers():
+    """AWS range_select's reduce_cmd: reset_reduce then reduce keep one running max in the Vector
+    Engine's registers; reduce_res takes it after the second call."""
+    r = rng(92)
+    x = r.standard_normal((128, 64)).astype(np.float32)
+    y = r.standard_normal((128, 64)).astype(np.float32)
+    want = np.maximum(x[:, :16].max(1), y[:, :16].max(1)).reshape(128, 1)
+    np.testing.assert_array_equal(G.range_select_chain(x, y), want)

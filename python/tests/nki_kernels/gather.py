@@ -407,3 +407,20 @@ def gather_transpose(src_hbm, idx_hbm, skip):
                        oob_mode=nisa.oob_mode.skip if skip else nisa.oob_mode.error)
     nisa.dma_copy(dst=output, src=dst_sb)
     return output
+
+
+@nki.jit
+def range_select_chain(x, y):
+    """Two range_selects folding one running max (reset_reduce, then reduce into reduce_res)."""
+    P, F = x.shape
+    out = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+    a = nl.load(x)
+    b = nl.load(y)
+    d = nl.ndarray((P, F), dtype=x.dtype, buffer=nl.sbuf)
+    r = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.range_select(dst=d, on_true_tile=a, comp_op0=nl.greater_equal, comp_op1=nl.less, bound0=0.0, bound1=16.0,
+                      reduce_cmd=nisa.reduce_cmd.reset_reduce, range_start=0)
+    nisa.range_select(dst=d, on_true_tile=b, comp_op0=nl.greater_equal, comp_op1=nl.less, bound0=0.0, bound1=16.0,
+                      reduce_cmd=nisa.reduce_cmd.reduce, reduce_res=r, range_start=0)
+    nl.store(out, value=r)
+    return out
