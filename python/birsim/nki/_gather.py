@@ -12,7 +12,7 @@ gathers are ``Gather`` (``nc_n_gather``, ``nl.gather_flattened``) and ``Indirect
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
 import numpy as np
 
