@@ -390,3 +390,13 @@ def test_range_select_chained_through_the_accumulator_registers():
     y = r.standard_normal((128, 64)).astype(np.float32)
     want = np.maximum(x[:, :16].max(1), y[:, :16].max(1)).reshape(128, 1)
     np.testing.assert_array_equal(G.range_select_chain(x, y), want)
+
+
+def test_select_reduce_chained_through_the_accumulator_registers():
+    r = rng(93)
+    p = (r.random((128, 64)) < 0.5).astype(np.uint8)
+    x = r.standard_normal((128, 64)).astype(np.float32)
+    y = r.standard_normal((128, 64)).astype(np.float32)
+    f = np.float32(-100.0)
+    want = np.maximum(np.where(p != 0, x, f).max(1), np.where(p != 0, y, f).max(1)).reshape(128, 1)
+    np.testing.assert_array_equal(G.select_reduce_chain(p, x, y), want)

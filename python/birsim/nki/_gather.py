@@ -397,7 +397,8 @@ def select_reduce(*args, **kw):
     """``dst = where(predicate, on_true, on_false)`` with the optional row max into
     ``reduce_res``. A number as ``on_false``: BIR ``CopyPredicated`` with ``use_false_fill``; a
     ``(P, 1)`` tile: a ``TensorCopy`` of it broadcast along the row into dst, then
-    ``CopyPredicated`` of on_true. The max: ``TensorReduce max`` of dst's row."""
+    ``CopyPredicated`` of on_true. The max: ``TensorScalarCache`` (Reduce, max) of dst's row in the
+    Vector Engine's accumulator registers (reset_reduce loads -inf, reduce continues)."""
     call = "select_reduce"
     I = _isa()
     a, legacy = I._bind(call, args, kw, ("dst", "predicate", "on_true", "on_false"), ("predicate", "on_true", "on_false"),
@@ -418,13 +419,10 @@ def select_reduce(*args, **kw):
         raise NkiError("reduce_op must be nl.maximum (AWS select_reduce)", call)
     cmd = _cmd(I, a["reduce_cmd"])
     r = a["reduce_res"]
-    if cmd in (I.reduce_cmd.reduce, I.reduce_cmd.load_reduce) or (cmd == I.reduce_cmd.reset_reduce and r is None):
-        raise NkiError(
-            f"reduce_cmd={cmd.name}{' without reduce_res' if r is None else ''} keeps the max in the Vector Engine's "
-            "accumulator registers across calls; birsim.nki folds each call's row max with TensorReduce instead and "
-            "takes reset_reduce with reduce_res only", call)
+    if cmd not in (I.reduce_cmd.idle, I.reduce_cmd.reduce, I.reduce_cmd.reset_reduce):
+        raise NkiError(f"reduce_cmd={cmd.name}: select_reduce takes idle, reset_reduce or reduce (AWS)", call)
     if r is not None and cmd == I.reduce_cmd.idle:
-        raise NkiError("reduce_res needs reduce_cmd=reset_reduce (idle performs no reduction)", call)
+        raise NkiError("reduce_res needs reduce_cmd reset_reduce or reduce (idle performs no reduction)", call)
     b = builder(call)
     on_false = a["on_false"]
     if on_true.dtype != dst.dtype:
@@ -446,12 +444,24 @@ def select_reduce(*args, **kw):
     dl, sl, pl = I._levels(call, dst, on_true, pred)
     b.emit("CopyPredicated", call, "DVE", [ap_json(on_true, sl), ap_json(pred, pl)], [ap_json(dst, dl)], **fields)
     dst._alloc.written = True
-    if r is not None:
-        r = I._need(r, call, "reduce_res")
-        if r.partitions != dst.partitions or r.free_size != 1 or not T.is_float(r.dtype):
-            raise NkiError(f"reduce_res {r.shape} {r.dtype} must be a float ({dst.partitions}, 1) tile", call)
+    if cmd != I.reduce_cmd.idle:
+        # the row max through the Vector Engine's accumulator registers (TensorScalarCache Reduce:
+        # c = max(x, c) over the row, the final c written), so reduce continues a reset_reduce
+        if r is not None:
+            r = I._need(r, call, "reduce_res")
+            if r.partitions != dst.partitions or r.free_size != 1 or not T.is_float(r.dtype):
+                raise NkiError(f"reduce_res {r.shape} {r.dtype} must be a float ({dst.partitions}, 1) tile", call)
+        else:
+            r = b.new_alloc((dst.partitions, 1), F32, SBUF, call)
         flat = dst if dst.ndim == 2 else dst.reshape((dst.partitions, dst.free_size))
-        I.emit_reduce(call, r, flat, "max", [1])
+        ins = [ap_json(flat, levels_of(flat, call=call))]
+        if cmd == I.reduce_cmd.reset_reduce:
+            ins.append(imm(float("-inf")))
+        rl = levels_of(r, call=call)
+        b.emit("TensorScalarCache", call, "DVE", ins, [ap_json(r, [rl[0], [1, 1]])], op0="max", reverse0=False,
+               op1="bypass", reverse1=False, mode="Reduce",
+               acc="LoadAccumulate" if cmd == I.reduce_cmd.reset_reduce else "Accumulate")
+        r._alloc.written = True
     return dst if legacy else None
 
 

@@ -424,3 +424,22 @@ def range_select_chain(x, y):
                       reduce_cmd=nisa.reduce_cmd.reduce, reduce_res=r, range_start=0)
     nl.store(out, value=r)
     return out
+
+
+@nki.jit
+def select_reduce_chain(pred, x, y):
+    """Two select_reduce calls folding one running max (reset_reduce without reduce_res, then
+    reduce into reduce_res), as AWS's reduce_res doc describes."""
+    P, F = x.shape
+    out = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+    p = nl.load(pred)
+    a = nl.load(x)
+    b = nl.load(y)
+    d = nl.ndarray((P, F), dtype=x.dtype, buffer=nl.sbuf)
+    d2 = nl.ndarray((P, F), dtype=x.dtype, buffer=nl.sbuf)
+    r = nl.ndarray((P, 1), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.select_reduce(dst=d, predicate=p, on_true=a, on_false=-100.0, reduce_cmd=nisa.reduce_cmd.reset_reduce)
+    nisa.select_reduce(dst=d2, predicate=p, on_true=b, on_false=-100.0, reduce_res=r,
+                       reduce_cmd=nisa.reduce_cmd.reduce)
+    nl.store(out, value=r)
+    return out
