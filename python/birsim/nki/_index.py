@@ -327,6 +327,12 @@ def _expand(key, ndim: int) -> List[Any]:
 
 def index_tensor(t: Tensor, key) -> Tensor:
     key = _expand(key, t.ndim)
+    if key and isinstance(key[0], Tensor) and not t.on_chip:
+        from ._gather import tile_indexed
+
+        return tile_indexed(t, key)
+    if t._dyn is not None and not isinstance(t._dyn, tuple) and key and key[0] != slice(None):
+        raise NkiError("the indirect dimension of a vector-indexed view cannot be sliced or selected again", "index")
     if any(isinstance(k, IndexExpr) for k in key):
         return _advanced(t, key)
     shape: List[int] = []

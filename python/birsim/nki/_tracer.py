@@ -431,7 +431,11 @@ class Tensor:
 
     def ap(self, pattern, offset: Optional[int] = None, scalar_offset=None, vector_offset=None, indirect_dim=0, dtype=None):
         if vector_offset is not None:
-            raise NkiError("vector_offset (per-partition indirection) is not supported yet", "ap")
+            if scalar_offset is not None:
+                raise NkiError("vector_offset and scalar_offset are mutually exclusive", "ap")
+            from ._gather import vector_ap
+
+            return vector_ap(self, pattern, offset, vector_offset, indirect_dim, dtype)
         if scalar_offset is not None:
             d = int(indirect_dim) % self.ndim
             if self.on_chip and d == self._pdim:
@@ -471,6 +475,22 @@ class Tensor:
         t = self._view(self.shape, self._strides, self._offset, self._pdim)
         t._dyn = (index, int(step), int(max_index))
         return t
+
+    def vector_select(self, dim: int, vector_offset: Any) -> "Tensor":
+        """``t.vector_select(0, idx)``: row p of the view is row ``idx[p]`` of this HBM tensor."""
+        from ._gather import vector_select
+
+        return vector_select(self, dim, vector_offset)
+
+    def is_indirect(self) -> bool:
+        return self._dyn is not None
+
+    def indirect(self, index: Any, num_elem: Optional[int] = None) -> "Tensor":
+        """NeuronCore-v4 Tensor Indirection: refused (BIR carries a vector offset on a DMACopy
+        only; on a compute-engine operand birsim's validation rejects it)."""
+        raise NkiError(
+            "Tensor Indirection (.indirect) is not expressible: birsim's BIR takes a per-partition (vector) offset "
+            "on DMACopy only, and rejects it on compute-engine operands", "indirect")
 
     def select(self, dim: int, index: Any) -> "Tensor":
         """``t.select(dim, i)``: the view with dim ``dim`` fixed at ``i`` (an int, or a
@@ -758,6 +778,9 @@ def ap_json(t: Tensor, levels: Optional[List[List[int]]] = None, dtype: Optional
         "offset": t._offset,
         "ap": [list(x) for x in levels],
     }
+    if t._dyn is not None and not isinstance(t._dyn, tuple):
+        raise NkiError("a per-partition (vector) indirect view is an operand of dma_copy, nl.load or nl.store only",
+                       call or None)
     if t._dyn is not None:
         # birsim moves the offset by index × the step of the level the letter names: a unit
         # level carrying the step goes in at level 1 (on chip, after the partitions) or 0

@@ -16,6 +16,7 @@ import numpy as np
 
 from . import _tracer as T
 from ._tracer import HBM, PSUM, SBUF, NkiError, Tensor, ap_json, builder, imm, joint_levels, levels_of
+from . import _gather
 
 # ---------------------------------------------------------------------------------------------
 # Enums (AWS names and values)
@@ -285,10 +286,13 @@ def dma_copy(*args, **kw):
     region = mask_region(a["mask"], call)
     if region is SKIP:
         return None
-    if a["dst_rmw_op"] is not None:
-        raise NkiError("dst_rmw_op is not supported yet", call)
     dst = _need(a["dst"], call, "dst", (SBUF, HBM))
     src = _need(a["src"], call, "src", (SBUF, HBM))
+    if _gather.is_vector(dst) or _gather.is_vector(src):
+        _gather.dma_copy_indirect(call, a, dst, src, region)
+        return None
+    if a["dst_rmw_op"] is not None:
+        raise NkiError("dst_rmw_op applies to an indirect scatter (a vector offset on dst) only", call)
     emit_dma(call, restrict(dst, region, call), restrict(src, region, call))
     return None
 
@@ -1266,12 +1270,30 @@ def _unsupported(name: str):
 
 
 for _n in (
-    "nc_matmul_mx", "dma_transpose", "tensor_partition_reduce", "tensor_scalar_cumulative",
-    "activate2", "local_gather", "nc_n_gather", "rng",
-    "dropout", "set_rng_seed", "rand_set_state", "rand_get_state", "rand2", "sequence_bounds",
-    "core_barrier", "dma_compute", "quantize_mx", "range_select", "select_reduce", "sendrecv",
+    "rng", "dropout", "set_rng_seed", "rand_set_state", "rand_get_state", "rand2",
+    "core_barrier", "dma_compute", "sendrecv",
     "register_alloc", "register_move", "register_load", "register_store",
-    "nonzero_with_count", "topk", "get_nc_sub_version",
+    "topk", "get_nc_sub_version",
 ):
     globals()[_n] = _unsupported(_n)
 del _n
+
+
+def _refused(name: str, why: str):
+    def f(*args, **kw):
+        raise NkiError(f"nki.isa.{name}: {why}", name)
+
+    f.__name__ = name
+    f.__doc__ = f"Not supported by birsim.nki: {why}"
+    return f
+
+
+_MX_WHY = ("needs the packed float8_e4m3fn_x4 / float8_e5m2_x4 / float4_e2m1fn_x4 dtypes, which birsim.nki's "
+           "tensors do not model yet (birsim runs QuantizeMx / MatmultMx on BIR)")
+quantize_mx = _refused("quantize_mx", _MX_WHY)
+nc_matmul_mx = _refused("nc_matmul_mx", _MX_WHY)
+
+from ._gather import (  # noqa: E402
+    activate2, dma_transpose, local_gather, nc_n_gather, nonzero_with_count, range_select, select_reduce,
+    sequence_bounds, tensor_partition_reduce, tensor_scalar_cumulative,
+)

@@ -14,6 +14,7 @@ import ml_dtypes
 import numpy as np
 
 from . import _tracer as T
+from . import _gather
 from . import isa as _isa
 from ._index import SKIP, DynSlice, IndexExpr, arange, mask_active, mask_region, mgrid, restrict  # noqa: F401
 from ._tracer import HBM, PSUM, SBUF, NkiError, ParDim, Tensor, builder
@@ -296,6 +297,12 @@ def load(src: Tensor, dtype=None, mask=None, **kw) -> Optional[Tensor]:
         raise NkiError(f"src must be an HBM tensor, got {src!r}", call)
     dt = src.dtype if dtype is None else T.as_dtype(dtype, call)
     dst = builder(call).new_alloc(src.shape, dt, SBUF, call)
+    if _gather.is_vector(src):
+        if region:
+            raise NkiError("a mask on an indirect (tile-indexed) load is not supported", call)
+        if region is not SKIP:
+            _gather.emit_vector_dma(call, dst, src)
+        return dst
     if region is not SKIP:
         _isa.emit_dma(call, restrict(dst, region, call), restrict(src, region, call), "Load")
     return _produced(dst, region)
@@ -314,7 +321,11 @@ def store(dst: Tensor, value: Tensor, mask=None, **kw) -> None:
         raise NkiError("value must be a tile", call)
     if not isinstance(value, Tensor) or value.buffer == HBM:
         raise NkiError(f"value must be an SBUF or PSUM tile, got {value!r}", call)
-    dst, value = restrict(dst, region, call), restrict(value, region, call)
+    if _gather.is_vector(dst):
+        if region:
+            raise NkiError("a mask on an indirect (tile-indexed) store is not supported", call)
+    else:
+        dst, value = restrict(dst, region, call), restrict(value, region, call)
     if value.buffer == PSUM:
         # the older nl.store documents "an extra copy" from PSUM to SBUF first
         sb = builder(call).new_alloc(_tile_shape(value), value.dtype, SBUF, call)
@@ -322,6 +333,9 @@ def store(dst: Tensor, value: Tensor, mask=None, **kw) -> None:
         value = sb
     if value.size != dst.size:
         raise NkiError(f"dst {dst.shape} and value {value.shape} hold different numbers of elements", call)
+    if _gather.is_vector(dst):
+        _gather.emit_vector_dma(call, dst, value)
+        return None
     _isa.emit_dma(call, dst, value, "Save")
     return None
 
@@ -882,8 +896,8 @@ def _unsupported(name: str, why: str):
     return f
 
 
-for _n in ("cos", "tan", "ceil", "floor", "trunc", "fmod", "mod", "var", "all", "softmax", "rms_norm", "where",
-           "dropout", "logical_not", "invert", "gather_flattened", "random_seed", "rand"):
+for _n in ("cos", "tan", "ceil", "floor", "trunc", "fmod", "mod", "var", "all", "softmax", "rms_norm",
+           "dropout", "logical_not", "invert", "random_seed", "rand"):
     globals()[_n] = _unsupported(_n, f"nl.{_n} is not one ISA operation birsim.nki traces yet; write it with nki.isa calls")
 del _n
 device_print = _unsupported("device_print", "nl.device_print cannot print while tracing (values exist only when birsim runs)")
@@ -902,3 +916,6 @@ class no_reorder:
 bypass = "bypass"
 average = "average"
 prelu = "prelu"
+
+
+from ._gather import gather_flattened, where  # noqa: E402,F401
