@@ -460,6 +460,9 @@ class Tensor:
     def dynamic(self, index: Any, step: int, max_index: int, call: str) -> "Tensor":
         """This view moved at run time by ``index`` (a one-element int tile) × ``step``
         elements; an index outside ``0 .. max_index-1`` faults when birsim runs it."""
+        if hasattr(index, "as_tile"):
+            # a VirtualRegister (birsim.nki._control): stored to a one-element tile first
+            index = index.as_tile(call)
         if not isinstance(index, Tensor):
             raise NkiError(f"a runtime index is a one-element tile, got {type(index).__name__}", call)
         if self._dyn is not None:
@@ -823,6 +826,12 @@ class Builder:
         self.last_matmul: Optional[Tuple[Dict[str, Any], "weakref.ref[Alloc]"]] = None
         self.constants: Dict[str, np.ndarray] = {}
         self.counter = 0
+        # the function body: blocks and loop nodes; emit appends to self.block (see _control)
+        self.body: List[Dict[str, Any]] = []
+        self.block: Dict[str, Any] = {"name": "main", "instructions": []}
+        self.body.append(self.block)
+        self.nest: List[Any] = []
+        self.registers: Dict[str, Any] = {}
 
     # -- names
     def unique(self, base: str) -> str:
@@ -1025,6 +1034,7 @@ class Builder:
         inst.update(fields)
         k = len(self.insts)
         self.insts.append(inst)
+        self.block["instructions"].append(inst)
         for op in inst["ins"] + inst["outs"]:
             for o in (op, op.get("scalar_offset")) if isinstance(op, dict) else ():
                 r = self.onchip.get(o.get("memref")) if isinstance(o, dict) else None
@@ -1103,7 +1113,7 @@ class Builder:
                 {
                     "name": self.name,
                     "allocations": allocs,
-                    "blocks": [{"name": "main", "instructions": self.insts}],
+                    "blocks": self.body,
                 }
             ],
         }

@@ -1267,11 +1267,15 @@ def _unsupported(name: str):
 
 for _n in (
     "nc_matmul_mx", "dma_transpose", "tensor_partition_reduce", "tensor_scalar_cumulative",
-    "activate2", "local_gather", "nc_n_gather", "rng",
-    "dropout", "set_rng_seed", "rand_set_state", "rand_get_state", "rand2", "sequence_bounds",
-    "core_barrier", "dma_compute", "quantize_mx", "range_select", "select_reduce", "sendrecv",
-    "register_alloc", "register_move", "register_load", "register_store",
-    "nonzero_with_count", "topk", "get_nc_sub_version",
+    "activate2", "local_gather", "nc_n_gather", "sequence_bounds",
+    "dma_compute", "quantize_mx", "range_select", "select_reduce", "sendrecv",
+    "nonzero_with_count", "topk",
 ):
     globals()[_n] = _unsupported(_n)
 del _n
+
+# Random numbers (_random), registers, core_barrier, sub-version (_control)
+from ._control import (  # noqa: E402,F401
+    VirtualRegister, core_barrier, get_nc_sub_version, register_alloc, register_load, register_move, register_store,
+)
+from ._random import dropout, rand2, rand_get_state, rand_set_state, rng, set_rng_seed  # noqa: E402,F401

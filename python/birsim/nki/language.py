@@ -14,6 +14,8 @@ import ml_dtypes
 import numpy as np
 
 from . import _tracer as T
+from . import _control
+from . import _random
 from . import isa as _isa
 from ._index import SKIP, DynSlice, IndexExpr, arange, mask_active, mask_region, mgrid, restrict  # noqa: F401
 from ._tracer import HBM, PSUM, SBUF, NkiError, ParDim, Tensor, builder
@@ -181,8 +183,16 @@ def static_range(start, stop=None, step=1, **hints):
 
 
 def dynamic_range(start, stop=None, step=1, **hints):
-    """A Python range (unrolled; no BIR loop is emitted yet)."""
+    """With a register bound (``nisa.register_alloc``): a BIR ``DynamicForLoop`` whose body is
+    the ``for`` body traced once, the loop variable a register. With int bounds: a Python range
+    (the loop unrolls)."""
+    if any(isinstance(v, _control.VirtualRegister) for v in (start, stop)):
+        return _control.dynamic_range(start, stop, step)
     return _range("dynamic_range", start, stop, step)
+
+
+fori_loop = _control.fori_loop
+while_loop = _control.while_loop
 
 
 class nc(int):
@@ -883,9 +893,12 @@ def _unsupported(name: str, why: str):
 
 
 for _n in ("cos", "tan", "ceil", "floor", "trunc", "fmod", "mod", "var", "all", "softmax", "rms_norm", "where",
-           "dropout", "logical_not", "invert", "gather_flattened", "random_seed", "rand"):
+           "logical_not", "invert", "gather_flattened"):
     globals()[_n] = _unsupported(_n, f"nl.{_n} is not one ISA operation birsim.nki traces yet; write it with nki.isa calls")
 del _n
+random_seed = _random.random_seed
+rand = _random.rand
+dropout = _random.nl_dropout
 device_print = _unsupported("device_print", "nl.device_print cannot print while tracing (values exist only when birsim runs)")
 
 
