@@ -139,14 +139,14 @@ def dropout(*args, **kw):
     return out
 
 
-def emit_dropout(call: str, dst: Tensor, data: Tensor, prob: Any) -> None:
+def emit_dropout(call: str, dst: Tensor, data: Tensor, prob: Any, eng: str = "DVE") -> None:
     isa = _isa()
     isa._same_layout(call, dst, data, "dst", "data")
     if isinstance(prob, (int, float)) and not 0.0 <= float(prob) <= 1.0:
         raise NkiError(f"prob {prob} is not a probability in [0, 1]", call)
     dl, sl = isa._levels(call, dst, data)
     b = builder(call)
-    b.emit("Dropout", call, "DVE", [ap_json(data, sl, call=call), _prob(prob, data, call, "prob")],
+    b.emit("Dropout", call, eng, [ap_json(data, sl, call=call), _prob(prob, data, call, "prob")],
            [ap_json(dst, dl, call=call)], threshold_type="DropRate")
     b.mark_written(dst)
 
@@ -221,7 +221,9 @@ def nl_dropout(x, rate, dtype=None, mask=None, **kw) -> Tensor:
     data = isa._need(x, call, "x")
     b = builder(call)
     out = b.new_alloc(data.shape, data.dtype, SBUF, call)
-    emit_dropout(call, out, data, rate)
+    # as nl.rand: GpSimd's per-partition generators where AWS's rng allows GpSimd
+    eng = "Pool" if b.arch != "gen2" and data.buffer == SBUF else "DVE"
+    emit_dropout(call, out, data, rate, eng)
     if dtype is not None and T.as_dtype(dtype, call) != data.dtype:
         cast = b.new_alloc(data.shape, T.as_dtype(dtype, call), SBUF, call)
         isa.emit_copy(call, cast, out)
