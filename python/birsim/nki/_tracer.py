@@ -479,7 +479,7 @@ class Tensor:
         """``t.select(dim, i)``: the view with dim ``dim`` fixed at ``i`` (an int, or a
         one-element int tile read when the instruction runs) and removed."""
         d = int(dim) % self.ndim
-        if isinstance(index, Tensor):
+        if isinstance(index, Tensor) or hasattr(index, "as_tile"):
             if self.on_chip and d == self._pdim:
                 raise NkiError("a dynamic select on the partition dim of an on-chip tensor is not allowed", "select")
             key = [slice(None)] * self.ndim
