@@ -176,6 +176,7 @@ def close_node(call: str) -> None:
     node, _blocks, outer_block, k0, before = b.nest.pop()
     k1 = len(b.insts) - 1
     if k1 >= k0:
+        b.spans.append((b.insts[k0], b.insts[k1], set(before)))
         for name in before:
             r = b.onchip.get(name)
             if r is not None and r.last is not None and r.last >= k0:
@@ -213,7 +214,7 @@ def _dyn_for(call: str, lower: Any, upper: Any, step: Any) -> VirtualRegister:
     k = _new_register(call)
     node = {
         "opcode": "DynamicForLoop",
-        "name": f"{call}@{b.unique('loop')}",
+        "name": "",
         "engine": REG_ENGINE,
         "LoopAxis": {"name": b.unique("i"), "lb": lb, "stride": int(step)},
         "ub_const": 0,

@@ -832,6 +832,13 @@ class Builder:
         self.body.append(self.block)
         self.nest: List[Any] = []
         self.registers: Dict[str, Any] = {}
+        # loops="bir": affine_range / sequential_range folded into BIR Loop nodes (_loops);
+        # spans: (first, last instruction, tiles before) of every loop, for live ranges;
+        # folded_away: allocations of the iterations a fold dropped
+        self.loops = "unroll"
+        self.spans: List[Any] = []
+        self.folded_away: set = set()
+        self.loop_counters: set = set()
 
     # -- names
     def unique(self, base: str) -> str:
@@ -997,6 +1004,7 @@ class Builder:
             self.records.append((a, a.json))
             self.onchip[aname] = OnChip(loc, parent.buffer, nbytes, (shape, parent.dtype), call, site)
             parent.blocks[index] = a
+            a.origin = "block"  # a block of a blocked tensor (birsim.nki._loops keeps it whole)
         return a
 
     def input_alloc(self, pname: str, arr: np.ndarray, index: int) -> Tensor:
@@ -1032,6 +1040,15 @@ class Builder:
         name = f"{call}@{os.path.basename(fn)}:{line}#{self.counter}"
         inst: Dict[str, Any] = {"opcode": opcode, "name": name, "engine": engine, "ins": list(ins), "outs": list(outs)}
         inst.update(fields)
+        if self.folded_away:
+            for op in inst["ins"] + inst["outs"]:
+                if isinstance(op, dict) and op.get("memref") in self.folded_away:
+                    raise NkiError(
+                        f"{op['memref']} was made by an iteration of a loop folded into a BIR Loop (loops='bir') "
+                        "and is used after it; trace with loops='unroll'",
+                        call,
+                        site=site,
+                    )
         k = len(self.insts)
         self.insts.append(inst)
         self.block["instructions"].append(inst)

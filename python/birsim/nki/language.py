@@ -167,14 +167,24 @@ def _range(call: str, start, stop=None, step=1):
     return builtins.range(int(start), int(stop), int(step))
 
 
+def _folded(call: str, r):
+    b = getattr(T._current, "builder", None)
+    if b is not None and b.loops == "bir":
+        from ._loops import bir_range
+
+        return bir_range(call, r)
+    return r
+
+
 def affine_range(start, stop=None, step=1, **hints):
-    """A Python range: the loop unrolls while tracing."""
-    return _range("affine_range", start, stop, step)
+    """A Python range: the loop unrolls while tracing (``loops="bir"``: folded into a BIR
+    ``Loop`` where its iterations allow, ``birsim.nki._loops``)."""
+    return _folded("affine_range", _range("affine_range", start, stop, step))
 
 
 def sequential_range(start, stop=None, step=1, **hints):
-    """A Python range: the loop unrolls while tracing."""
-    return _range("sequential_range", start, stop, step)
+    """As ``affine_range``."""
+    return _folded("sequential_range", _range("sequential_range", start, stop, step))
 
 
 def static_range(start, stop=None, step=1, **hints):

@@ -179,3 +179,46 @@ def fori_bad_step(x):
     r = nisa.register_alloc(3)
     nl.fori_loop(0, r, lambda i: None, step=0)  # ERR:bad_step
     return None
+
+
+@nki.jit
+def prefix_rows(x):
+    """out[i] = x[0] + ... + x[i] over 128-row tiles, a running SBUF sum carried by
+    nl.sequential_range (folds into a BIR Loop with loops="bir")."""
+    R, C = x.shape
+    out = nl.ndarray((R, C), dtype=x.dtype, buffer=nl.shared_hbm)
+    acc = nl.zeros((128, C), dtype=nl.float32)
+    for i in nl.sequential_range(R // 128):
+        t = nl.load(x[i * 128:(i + 1) * 128, :])
+        nisa.tensor_tensor(dst=acc, data1=acc, data2=t, op=nl.add)
+        nl.store(out[i * 128:(i + 1) * 128, :], value=acc)
+    return out
+
+
+@nki.jit
+def squares_of_columns(x):
+    """out[:, i] = x[:, i * i] * 2 (an offset that is not affine in i: the loop stays unrolled
+    with loops="bir")."""
+    P, F = x.shape
+    n = int(F ** 0.5)
+    out = nl.ndarray((P, n), dtype=x.dtype, buffer=nl.shared_hbm)
+    xt = nl.load(x)
+    o = nl.ndarray((P, n), dtype=x.dtype, buffer=nl.sbuf)
+    for i in nl.affine_range(n):
+        nisa.tensor_scalar(dst=o[:, i:i + 1], data=xt[:, i * i:i * i + 1], op0=nl.multiply, operand0=2.0)
+    nl.store(out, o)
+    return out
+
+
+@nki.jit
+def tiles_kept_after_loop(x):
+    """Tiles loaded in an affine_range loop, kept in a list and stored after it (fine unrolled;
+    with loops="bir" the folded iterations' tiles do not exist, an NkiError)."""
+    P, F = x.shape
+    out = nl.ndarray((P, F), dtype=x.dtype, buffer=nl.shared_hbm)
+    kept = []
+    for j in nl.affine_range(F // 128):
+        kept.append(nl.multiply(nl.load(x[:, j * 128:(j + 1) * 128]), 2.0))
+    for j in range(F // 128):
+        nl.store(out[:, j * 128:(j + 1) * 128], value=kept[j])
+    return out
