@@ -104,4 +104,4 @@ def test_a_tile_made_in_a_folded_loop_and_used_after_it_is_an_error():
     with pytest.raises(bn.NkiError, match="used after it; trace with loops='unroll'"):
         bn.trace_json(control.tiles_kept_after_loop, loops="bir")(A[:128])
     x = A[:128, :512]
-    np.testing.assert_array_equal(control.tiles_kept_after_loop(x), x * np.float32(2))
+    np.testing.assert_array_equal(bn.simulate(control.tiles_kept_after_loop, loops="unroll")(x), x * np.float32(2))
