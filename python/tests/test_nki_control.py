@@ -145,3 +145,8 @@ def test_register_misuse_names_the_kernel_line(kernel, mark, what):
 def test_fori_loop_step_must_be_positive():
     with pytest.raises(bn.NkiError, match=rf"control.py:{MARK['bad_step']}: fori_loop: step"):
         C.fori_bad_step(X)
+
+
+@pytest.mark.parametrize("v", [0, 1, 5, 1000, 2 ** 30])
+def test_while_loop_body_returning_another_register(v):
+    np.testing.assert_array_equal(C.halve_until_zero(i32(v)), [[int(v).bit_length()]])

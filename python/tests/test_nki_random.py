@@ -136,3 +136,10 @@ def test_errors_name_the_kernel_line():
 def test_vector_state_needs_gen4():
     with pytest.raises(bn.NkiError, match="engine=vector needs gen4"):
         R.state_round_trip(np.ones((4, 24), np.uint32), "vector")
+
+
+def test_older_dropout_returns_a_tile():
+    x = rng(75).standard_normal((32, 16)).astype(np.float32)
+    keep, drop = R.legacy_dropout(x)
+    np.testing.assert_array_equal(keep, x)
+    assert (drop == 0).all()

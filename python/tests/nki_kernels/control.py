@@ -222,3 +222,25 @@ def tiles_kept_after_loop(x):
     for j in range(F // 128):
         nl.store(out[:, j * 128:(j + 1) * 128], value=kept[j])
     return out
+
+
+@nki.jit
+def halve_until_zero(v):
+    """while r != 0: r = r >> 1 (the body returns another register), counting the passes in
+    SBUF: the number of significant bits of v."""
+    out = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.shared_hbm)
+    x = nl.load(v)
+    cnt = nl.zeros((1, 1), dtype=nl.int32)
+    r = nisa.register_alloc()
+    nisa.register_load(r, x)
+
+    def body(cur):
+        nisa.tensor_scalar(dst=x, data=x, op0=nl.right_shift, operand0=1)
+        nisa.tensor_scalar(dst=cnt, data=cnt, op0=nl.add, operand0=1)
+        nxt = nisa.register_alloc()
+        nisa.register_load(nxt, x)
+        return nxt
+
+    nl.while_loop(r, body)
+    nl.store(out, cnt)
+    return out

@@ -154,3 +154,15 @@ def state_wrong_words():
     t = nl.ndarray((8, 7), dtype=nl.uint32, buffer=nl.sbuf)
     nisa.rand_get_state(t)  # ERR:state_words
     return None
+
+
+@nki.jit
+def legacy_dropout(x):
+    """The older nisa.dropout(data, prob) returning a new tile: prob 0 keeps, 1 drops all."""
+    P, F = x.shape
+    keep = nl.ndarray((P, F), dtype=x.dtype, buffer=nl.shared_hbm)
+    drop = nl.ndarray((P, F), dtype=x.dtype, buffer=nl.shared_hbm)
+    xt = nl.load(x)
+    nl.store(keep, nisa.dropout(xt, 0.0))
+    nl.store(drop, nisa.dropout(xt, prob=1.0))
+    return keep, drop
