@@ -150,3 +150,11 @@ def test_fori_loop_step_must_be_positive():
 @pytest.mark.parametrize("v", [0, 1, 5, 1000, 2 ** 30])
 def test_while_loop_body_returning_another_register(v):
     np.testing.assert_array_equal(C.halve_until_zero(i32(v)), [[int(v).bit_length()]])
+
+
+def test_loops_reuse_their_own_registers():
+    y = rng(83).standard_normal((8, 6)).astype(np.float32)
+    want = y.copy()
+    for _ in range(40):
+        want[:, :4] = want[:, :4] + np.float32(1)
+    np.testing.assert_array_equal(C.many_loops(y, i32(4)), want)

@@ -62,8 +62,13 @@ class VirtualRegister:
         return t
 
 
-def _new_register(call: str) -> VirtualRegister:
+def _new_register(call: str, internal: bool = False) -> VirtualRegister:
+    """A new register name; ``internal`` (a loop's bound, counter or condition copy) may reuse
+    one an earlier loop released."""
     b = builder(call)
+    free = b.__dict__.setdefault("free_registers", [])
+    if internal and free:
+        return free.pop()
     if len(b.registers) >= MAX_REGISTERS:
         raise NkiError(
             f"more than {MAX_REGISTERS} registers (AWS: 64 x 32-bit registers per engine sequencer)", call
@@ -187,19 +192,23 @@ def close_node(call: str) -> None:
     container.append(b.block)
 
 
-def _dyn_for(call: str, lower: Any, upper: Any, step: Any) -> VirtualRegister:
+def _release(call: str, regs) -> None:
+    builder(call).__dict__.setdefault("free_registers", []).extend(regs)
+
+
+def _dyn_for(call: str, lower: Any, upper: Any, step: Any):
     """Opens a ``DynamicForLoop`` running ``for i in range(lower, upper, step)`` and returns the
-    register holding ``i`` in the body."""
+    register holding ``i`` in the body and the loop's own registers (free once it is closed)."""
     if not isinstance(step, (int, np.integer)) or isinstance(step, bool) or int(step) <= 0:
         raise NkiError(f"step must be a compile-time positive integer, got {step!r}", call)
     lower = _reg_or_int(lower, call, "lower")
     upper = _reg_or_int(upper, call, "upper")
     b = builder(call)
-    ub = _new_register(call)
+    ub = _new_register(call, True)
     if isinstance(lower, VirtualRegister):
         # ub = upper - lower counts from 0; the body's i = k + lower (lower copied first: the
         # body may change the register)
-        lo = _new_register(call)
+        lo = _new_register(call, True)
         _move(call, lo, lower)
         if isinstance(upper, VirtualRegister):
             _alu(call, "subtract", ub, upper, lo)
@@ -211,7 +220,7 @@ def _dyn_for(call: str, lower: Any, upper: Any, step: Any) -> VirtualRegister:
         lo = None
         _move(call, ub, upper)
         lb = lower
-    k = _new_register(call)
+    k = _new_register(call, True)
     node = {
         "opcode": "DynamicForLoop",
         "name": "",
@@ -228,10 +237,10 @@ def _dyn_for(call: str, lower: Any, upper: Any, step: Any) -> VirtualRegister:
     b.counter += 1
     open_node(call, node)
     if lo is None:
-        return k
-    i = _new_register(call)
+        return k, [ub, k]
+    i = _new_register(call, True)
     _alu(call, "add", i, k, lo)
-    return i
+    return i, [ub, lo, k, i]
 
 
 def fori_loop(lower, upper, body_fun: Callable[[VirtualRegister], Any], step=1) -> None:
@@ -239,11 +248,12 @@ def fori_loop(lower, upper, body_fun: Callable[[VirtualRegister], Any], step=1) 
     registers read once on entry: a BIR ``DynamicForLoop`` whose body is ``body_fun`` traced once,
     ``i`` a register."""
     call = "fori_loop"
-    i = _dyn_for(call, lower, upper, step)
+    i, regs = _dyn_for(call, lower, upper, step)
     try:
         body_fun(i)
     finally:
         close_node(call)
+    _release(call, regs)
 
 
 def dynamic_range(start, stop=None, step=1, **hints):
@@ -259,11 +269,12 @@ def dynamic_range(start, stop=None, step=1, **hints):
 
 def _dynamic_gen(start, stop, step):
     call = "dynamic_range"
-    i = _dyn_for(call, start, stop, step)
+    i, regs = _dyn_for(call, start, stop, step)
     try:
         yield i
     finally:
         close_node(call)
+    _release(call, regs)
 
 
 def while_loop(init, body_fun: Callable[[VirtualRegister], Any]) -> None:
@@ -274,7 +285,7 @@ def while_loop(init, body_fun: Callable[[VirtualRegister], Any]) -> None:
     call = "while_loop"
     init = _need_reg(init, call, "init")
     b = builder(call)
-    c = _new_register(call)
+    c = _new_register(call, True)
     _move(call, c, init)
     site = T.source_site()
     b.counter += 1
@@ -302,6 +313,7 @@ def while_loop(init, body_fun: Callable[[VirtualRegister], Any]) -> None:
         b.block = {"name": end, "instructions": []}
         node["blocks"].append(b.block)
         close_node(call)
+    _release(call, [c])
 
 
 # ---------------------------------------------------------------------------------------------

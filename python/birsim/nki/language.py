@@ -2,7 +2,10 @@
 SPMD program ids, index expressions, and the element-wise / activation / reduction / matmul
 calls that AWS documents as one ISA operation, each traced into its BIR instruction(s)
 (``docs/nki.md`` has the table). Loops (``affine_range``, ``sequential_range``,
-``static_range``, ``dynamic_range``) are Python ranges: the kernel is unrolled while tracing.
+``static_range``, ``dynamic_range`` with int bounds) are Python ranges: the kernel is unrolled
+while tracing (``loops="bir"`` folds affine / sequential ranges into BIR ``Loop`` nodes,
+``_loops``); ``fori_loop``, ``while_loop`` and ``dynamic_range`` over a register are BIR dynamic
+loops (``_control``).
 """
 
 from __future__ import annotations

@@ -244,3 +244,19 @@ def halve_until_zero(v):
     nl.while_loop(r, body)
     nl.store(out, cnt)
     return out
+
+
+@nki.jit
+def many_loops(x, n):
+    """40 fori_loops one after another (unrolled by Python): each loop's own registers are
+    reused, so the 64-register file is enough. out = x + 40 on the first n columns."""
+    P, F = x.shape
+    out = nl.ndarray((P, F), dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    r = nisa.register_alloc()
+    nisa.register_load(r, nl.load(n))
+    for _ in range(40):
+        nl.fori_loop(0, r, lambda j: nisa.tensor_scalar(dst=t.select(1, j), data=t.select(1, j), op0=nl.add,
+                                                        operand0=1.0))
+    nl.store(out, t)
+    return out
