@@ -60,8 +60,9 @@ CASES = {
     "softmax_nl": (softmax.softmax_nl, (A,), [(0, 2)]),
     "rmsnorm": (norms.rmsnorm, (A, G), [(0, 2)]),
     "transpose_rows": (transpose2d.transpose_rows, (R.standard_normal((128, 12)).astype(np.float32), (3, 4)), [(0, 3), (1, 4)]),
-    # the last row and column tiles are ragged: the iterations differ, the loops unroll
-    "scale_ragged": (legacy.scale_ragged, (RAG, 1.5), []),
+    # the last row and column tiles are ragged: iterations 0..1 fold, the last stays unrolled
+    # (rows 0..255: a Loop over i holding a Loop over j, then j = 2; rows 256..299: a Loop over j)
+    "scale_ragged": (legacy.scale_ragged, (RAG, 1.5), [(0, 2), (1, 2), (0, 2)]),
     "prefix_rows": (control.prefix_rows, (A,), [(0, 2)]),  # an SBUF sum carried across passes
     "squares_of_columns": (control.squares_of_columns, (A[:128, :100],), []),  # offsets i*i
     "matmul_psum_blocks": (matmul.matmul_psum_blocks, (LHST[:128, :128], R.standard_normal((128, 6144)).astype(np.float32)), []),  # ps[j]: a block per j

@@ -64,9 +64,11 @@ def bir_range(call: str, r: range):
     if any(m[0] is not marks[0][0] or m[4] != marks[0][4] for m in marks):
         return  # the body opened a block or loop node of its own: stays unrolled
     n = len(r)
-    if not fold(b, call, site, marks, 0, n):
-        if n >= 3:
-            fold(b, call, site, marks, 1, n)
+    # all iterations; else without the first (it differs: PSUM overwrite, an identity built),
+    # without the last (a ragged last tile), without both
+    for f, e in ((0, n), (1, n), (0, n - 1), (1, n - 1)):
+        if e - f >= 2 and fold(b, call, site, marks, f, e, n):
+            return
 
 
 def _canon(node: Any, local: Dict[str, str], offsets: List[Tuple[Any, ...]], ctx: Any, container: Any = None) -> Any:
@@ -109,15 +111,15 @@ def _local_names(b: T.Builder, r0: int, r1: int) -> List[str]:
     return [j["name"] for a, j in b.records[r0:r1] if a is None or a.origin != "block"]
 
 
-def fold(b: T.Builder, call: str, site, marks, f: int, n: int) -> bool:
-    """Folds iterations f..n-1 (marks[k] .. marks[k+1]) into a Loop, if they match."""
-    m = n - f
+def fold(b: T.Builder, call: str, site, marks, f: int, e: int, n: int) -> bool:
+    """Folds iterations f..e-1 (marks[k] .. marks[k+1]) of n into a Loop, if they match."""
+    m = e - f
     if m < 2:
         return False
     blk = marks[0][0]["instructions"]
     canon = []
     offs: List[List[Tuple[Dict[str, Any], bool]]] = []
-    for k in range(f, n):
+    for k in range(f, e):
         p0, p1 = marks[k][1], marks[k + 1][1]
         if p1 == p0:
             return False
@@ -154,7 +156,15 @@ def fold(b: T.Builder, call: str, site, marks, f: int, n: int) -> bool:
             if "indirect_dim" in ap0 or len(ap0["ap"]) >= 5:
                 return False
             moves.append((ap0, d))
-    # fold: the counter, the Loop node in place of iterations f..n-1
+    if e < n:
+        # the iterations left after the loop must not name what the folded ones made
+        made = set(_local_names(b, marks[f + 1][3], marks[e][3]))
+        for inst in b.insts[marks[e][2]:marks[n][2]]:
+            for op in inst.get("ins", []) + inst.get("outs", []):
+                for o in (op, op.get("scalar_offset")) if isinstance(op, dict) else ():
+                    if isinstance(o, dict) and o.get("memref") in made:
+                        return False
+    # fold: the counter, the Loop node in place of iterations f..e-1
     counter = b.new_alloc((1, 1), np.dtype(np.int32), T.SBUF, call, name="loop_counter")
     b.loop_counters.add(counter._alloc.name)
     cap = {"kind": "physical_ap", "memref": counter._alloc.name, "dtype": "int32", "offset": 0,
@@ -207,19 +217,19 @@ def fold(b: T.Builder, call: str, site, marks, f: int, n: int) -> bool:
         ap["ap"][level][0] = g
         ap["scalar_offset"] = dict(yap)
         ap["indirect_dim_max_index"] = (int(ap["indirect_dim_max_index"]) - 1) * a + q * (m - 1) + 1
-    p0, p1, pn = marks[f][1], marks[f + 1][1] + blk_extra, marks[n][1] + blk_extra
+    p0, p1, pn = marks[f][1], marks[f + 1][1] + blk_extra, marks[e][1] + blk_extra
     body = blk[p0:p1] + [inc]
     b.counter += 1
     node = {"opcode": "Loop", "name": f"{call}@{where}#{b.counter}",
             "LoopAxis": {"name": b.unique("i"), "lb": 0, "ub": m, "stride": 1},
             "blocks": [{"name": b.unique("loop_body"), "instructions": body}]}
     blk[p0:pn] = [zero, node]
-    q0, q1, qn = marks[f][2], marks[f + 1][2] + flat_extra, marks[n][2] + flat_extra
+    q0, q1, qn = marks[f][2], marks[f + 1][2] + flat_extra, marks[e][2] + flat_extra
     flat = b.insts[q0:q1]
     b.insts[q0:qn] = [zero] + flat + [inc]
     # the other iterations' allocations go
-    gone = set(_local_names(b, marks[f + 1][3], marks[n][3]))
-    b.records[marks[f + 1][3]:marks[n][3]] = []
+    gone = set(_local_names(b, marks[f + 1][3], marks[e][3]))
+    b.records[marks[f + 1][3]:marks[e][3]] = []
     for nm in gone:
         b.onchip.pop(nm, None)
     b.folded_away |= gone
