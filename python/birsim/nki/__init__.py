@@ -181,7 +181,7 @@ def _contiguous(a: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(a)
 
 
-def _do_trace(kernel, args, kwargs) -> _Traced:
+def _do_trace(kernel, args, kwargs, loops: Optional[str] = None) -> _Traced:
     fn, grid = _unwrap(kernel)
     target = kernel.options.get("platform_target") if isinstance(kernel, Kernel) else None
     if target is not None:
@@ -194,6 +194,9 @@ def _do_trace(kernel, args, kwargs) -> _Traced:
         arch = T.target_arch()
     b = T.Builder(arch, getattr(fn, "__name__", "kernel"))
     b.grid = grid or (1,)
+    from ._loops import loop_mode
+
+    b.loops = loop_mode(loops)
     try:
         sig = inspect.signature(fn)
         bound = sig.bind(*args, **kwargs)
@@ -398,7 +401,7 @@ def _check_expect(tr: "_Traced", prog: Program, results: List[np.ndarray], expec
 
 
 def simulate(kernel, trace: bool = False, profile: str = "refsim", *, expect: Any = None, rtol: float = 0.0,
-             atol: float = 0.0, **options):
+             atol: float = 0.0, loops: Optional[str] = None, **options):
     """``simulate(kernel)(*arrays, **kwargs)``: traces the kernel on the arrays (NumPy /
     ml_dtypes; other arguments pass through), runs the program on birsim and returns the
     kernel's outputs as arrays, shaped as the kernel returned them (one array, or a tuple...).
@@ -408,10 +411,14 @@ def simulate(kernel, trace: bool = False, profile: str = "refsim", *, expect: An
     ``expect`` (an array, or one per output in the kernel's return shape; None skips one)
     compares each output, exactly or within ``rtol`` / ``atol`` (``np.isclose``; NaN matches
     NaN): the first differing element raises ``Divergence`` naming it and the kernel line of the
-    instruction that last wrote it."""
+    instruction that last wrote it.
+
+    ``loops="bir"`` (or ``BIRSIM_NKI_LOOPS=bir``) folds ``nl.affine_range`` /
+    ``sequential_range`` loops whose iterations differ only by access-pattern offsets affine in
+    the loop variable into BIR counted ``Loop`` nodes; ``"unroll"`` (the default) unrolls."""
 
     def run(*args, **kwargs):
-        tr = _do_trace(kernel, args, kwargs)
+        tr = _do_trace(kernel, args, kwargs, loops)
         prog = _load(tr.program)
         names = [t._alloc.name for t in _flatten(tr.ret)]
         want = list(dict.fromkeys(names + tr.written_inputs))
@@ -435,14 +442,14 @@ def simulate_kernel(kernel, *args, **kwargs):
     return simulate(kernel)(*args, **kwargs)
 
 
-def trace(kernel, save: Optional[str] = None):
+def trace(kernel, save: Optional[str] = None, loops: Optional[str] = None):
     """``trace(kernel)(*arrays)``: the kernel's BIR program as a ``birsim.Program`` (inputs
     named after the kernel's parameters, outputs ``out``, ``out_1``...; run it with
     ``birsim.run``). ``save="kernel.json"`` also writes its BIR JSON there, for
     ``birsim run kernel.json --input a_input=a.npy ...`` (``trace_json`` returns the text)."""
 
     def run(*args, **kwargs) -> Program:
-        program = _do_trace(kernel, args, kwargs).program
+        program = _do_trace(kernel, args, kwargs, loops).program
         if save is not None:
             with open(save, "w") as f:
                 _json.dump(program, f, indent=1)
@@ -451,11 +458,11 @@ def trace(kernel, save: Optional[str] = None):
     return run
 
 
-def trace_json(kernel, indent: Optional[int] = None):
+def trace_json(kernel, indent: Optional[int] = None, loops: Optional[str] = None):
     """``trace_json(kernel)(*arrays)``: the traced program's BIR JSON text."""
 
     def run(*args, **kwargs) -> str:
-        return _json.dumps(_do_trace(kernel, args, kwargs).program, indent=indent)
+        return _json.dumps(_do_trace(kernel, args, kwargs, loops).program, indent=indent)
 
     return run
 

@@ -22,7 +22,7 @@ class DynSlice:
         if isinstance(size, Tensor):
             raise NkiError("nl.ds takes a compile-time size", "ds")
         # a one-element int tile as the start: a runtime offset (the view starts at 0 and moves)
-        self.index = start if isinstance(start, Tensor) else None
+        self.index = start if isinstance(start, Tensor) or hasattr(start, "as_tile") else None
         self.start = 0 if self.index is not None else int(start)
         self.size = int(size)
 

@@ -464,6 +464,9 @@ class Tensor:
     def dynamic(self, index: Any, step: int, max_index: int, call: str) -> "Tensor":
         """This view moved at run time by ``index`` (a one-element int tile) × ``step``
         elements; an index outside ``0 .. max_index-1`` faults when birsim runs it."""
+        if hasattr(index, "as_tile"):
+            # a VirtualRegister (birsim.nki._control): stored to a one-element tile first
+            index = index.as_tile(call)
         if not isinstance(index, Tensor):
             raise NkiError(f"a runtime index is a one-element tile, got {type(index).__name__}", call)
         if self._dyn is not None:
@@ -496,7 +499,7 @@ class Tensor:
         """``t.select(dim, i)``: the view with dim ``dim`` fixed at ``i`` (an int, or a
         one-element int tile read when the instruction runs) and removed."""
         d = int(dim) % self.ndim
-        if isinstance(index, Tensor):
+        if isinstance(index, Tensor) or hasattr(index, "as_tile"):
             if self.on_chip and d == self._pdim:
                 raise NkiError("a dynamic select on the partition dim of an on-chip tensor is not allowed", "select")
             key = [slice(None)] * self.ndim
@@ -846,6 +849,19 @@ class Builder:
         self.last_matmul: Optional[Tuple[Dict[str, Any], "weakref.ref[Alloc]"]] = None
         self.constants: Dict[str, np.ndarray] = {}
         self.counter = 0
+        # the function body: blocks and loop nodes; emit appends to self.block (see _control)
+        self.body: List[Dict[str, Any]] = []
+        self.block: Dict[str, Any] = {"name": "main", "instructions": []}
+        self.body.append(self.block)
+        self.nest: List[Any] = []
+        self.registers: Dict[str, Any] = {}
+        # loops="bir": affine_range / sequential_range folded into BIR Loop nodes (_loops);
+        # spans: (first, last instruction, tiles before) of every loop, for live ranges;
+        # folded_away: allocations of the iterations a fold dropped
+        self.loops = "unroll"
+        self.spans: List[Any] = []
+        self.folded_away: set = set()
+        self.loop_counters: set = set()
 
     # -- names
     def unique(self, base: str) -> str:
@@ -1011,6 +1027,7 @@ class Builder:
             self.records.append((a, a.json))
             self.onchip[aname] = OnChip(loc, parent.buffer, nbytes, (shape, parent.dtype), call, site)
             parent.blocks[index] = a
+            a.origin = "block"  # a block of a blocked tensor (birsim.nki._loops keeps it whole)
         return a
 
     def input_alloc(self, pname: str, arr: np.ndarray, index: int) -> Tensor:
@@ -1046,8 +1063,18 @@ class Builder:
         name = f"{call}@{os.path.basename(fn)}:{line}#{self.counter}"
         inst: Dict[str, Any] = {"opcode": opcode, "name": name, "engine": engine, "ins": list(ins), "outs": list(outs)}
         inst.update(fields)
+        if self.folded_away:
+            for op in inst["ins"] + inst["outs"]:
+                if isinstance(op, dict) and op.get("memref") in self.folded_away:
+                    raise NkiError(
+                        f"{op['memref']} was made by an iteration of a loop folded into a BIR Loop (loops='bir') "
+                        "and is used after it; trace with loops='unroll'",
+                        call,
+                        site=site,
+                    )
         k = len(self.insts)
         self.insts.append(inst)
+        self.block["instructions"].append(inst)
         for op in inst["ins"] + inst["outs"]:
             for o in (op, op.get("scalar_offset")) if isinstance(op, dict) else ():
                 r = self.onchip.get(o.get("memref")) if isinstance(o, dict) else None
@@ -1126,7 +1153,7 @@ class Builder:
                 {
                     "name": self.name,
                     "allocations": allocs,
-                    "blocks": [{"name": "main", "instructions": self.insts}],
+                    "blocks": self.body,
                 }
             ],
         }

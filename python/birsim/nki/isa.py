@@ -1270,10 +1270,7 @@ def _unsupported(name: str):
 
 
 for _n in (
-    "rng", "dropout", "set_rng_seed", "rand_set_state", "rand_get_state", "rand2",
-    "core_barrier", "dma_compute", "sendrecv",
-    "register_alloc", "register_move", "register_load", "register_store",
-    "topk", "get_nc_sub_version",
+    "dma_compute", "sendrecv", "topk",
 ):
     globals()[_n] = _unsupported(_n)
 del _n
@@ -1297,3 +1294,9 @@ from ._gather import (  # noqa: E402
     activate2, dma_transpose, local_gather, nc_n_gather, nonzero_with_count, range_select, select_reduce,
     sequence_bounds, tensor_partition_reduce, tensor_scalar_cumulative,
 )
+
+# Random numbers (_random), registers, core_barrier, sub-version (_control)
+from ._control import (  # noqa: E402,F401
+    VirtualRegister, core_barrier, get_nc_sub_version, register_alloc, register_load, register_move, register_store,
+)
+from ._random import dropout, rand2, rand_get_state, rand_set_state, rng, set_rng_seed  # noqa: E402,F401

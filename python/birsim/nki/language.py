@@ -2,7 +2,10 @@
 SPMD program ids, index expressions, and the element-wise / activation / reduction / matmul
 calls that AWS documents as one ISA operation, each traced into its BIR instruction(s)
 (``docs/nki.md`` has the table). Loops (``affine_range``, ``sequential_range``,
-``static_range``, ``dynamic_range``) are Python ranges: the kernel is unrolled while tracing.
+``static_range``, ``dynamic_range`` with int bounds) are Python ranges: the kernel is unrolled
+while tracing (``loops="bir"`` folds affine / sequential ranges into BIR ``Loop`` nodes,
+``_loops``); ``fori_loop``, ``while_loop`` and ``dynamic_range`` over a register are BIR dynamic
+loops (``_control``).
 """
 
 from __future__ import annotations
@@ -14,7 +17,9 @@ import ml_dtypes
 import numpy as np
 
 from . import _tracer as T
+from . import _control
 from . import _gather
+from . import _random
 from . import isa as _isa
 from ._index import SKIP, DynSlice, IndexExpr, arange, mask_active, mask_region, mgrid, restrict  # noqa: F401
 from ._tracer import HBM, PSUM, SBUF, NkiError, ParDim, Tensor, builder
@@ -166,14 +171,24 @@ def _range(call: str, start, stop=None, step=1):
     return builtins.range(int(start), int(stop), int(step))
 
 
+def _folded(call: str, r):
+    b = getattr(T._current, "builder", None)
+    if b is not None and b.loops == "bir":
+        from ._loops import bir_range
+
+        return bir_range(call, r)
+    return r
+
+
 def affine_range(start, stop=None, step=1, **hints):
-    """A Python range: the loop unrolls while tracing."""
-    return _range("affine_range", start, stop, step)
+    """A Python range: the loop unrolls while tracing (``loops="bir"``: folded into a BIR
+    ``Loop`` where its iterations allow, ``birsim.nki._loops``)."""
+    return _folded("affine_range", _range("affine_range", start, stop, step))
 
 
 def sequential_range(start, stop=None, step=1, **hints):
-    """A Python range: the loop unrolls while tracing."""
-    return _range("sequential_range", start, stop, step)
+    """As ``affine_range``."""
+    return _folded("sequential_range", _range("sequential_range", start, stop, step))
 
 
 def static_range(start, stop=None, step=1, **hints):
@@ -182,8 +197,16 @@ def static_range(start, stop=None, step=1, **hints):
 
 
 def dynamic_range(start, stop=None, step=1, **hints):
-    """A Python range (unrolled; no BIR loop is emitted yet)."""
+    """With a register bound (``nisa.register_alloc``): a BIR ``DynamicForLoop`` whose body is
+    the ``for`` body traced once, the loop variable a register. With int bounds: a Python range
+    (the loop unrolls)."""
+    if any(isinstance(v, _control.VirtualRegister) for v in (start, stop)):
+        return _control.dynamic_range(start, stop, step)
     return _range("dynamic_range", start, stop, step)
+
+
+fori_loop = _control.fori_loop
+while_loop = _control.while_loop
 
 
 class nc(int):
@@ -897,9 +920,12 @@ def _unsupported(name: str, why: str):
 
 
 for _n in ("cos", "tan", "ceil", "floor", "trunc", "fmod", "mod", "var", "all", "softmax", "rms_norm",
-           "dropout", "logical_not", "invert", "random_seed", "rand"):
+           "logical_not", "invert"):
     globals()[_n] = _unsupported(_n, f"nl.{_n} is not one ISA operation birsim.nki traces yet; write it with nki.isa calls")
 del _n
+random_seed = _random.random_seed
+rand = _random.rand
+dropout = _random.nl_dropout
 device_print = _unsupported("device_print", "nl.device_print cannot print while tracing (values exist only when birsim runs)")
 
 
