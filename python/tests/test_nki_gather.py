@@ -45,6 +45,18 @@ def test_gather_is_one_dmacopy_with_a_uint16_vector_offset():
     assert src["ap"] == [[512, 64], [1, 512]] and src["vector_offset"]["dtype"] == "uint16"
 
 
+def test_the_index_tile_stays_live_until_the_gather_reads_it():
+    """The gather's SBUF destination never takes the index tile's bytes: the tile is live
+    through the DMACopy that reads it as its vector offset."""
+    prog = json.loads(bn.trace_json(G.indirect_gather_kernel)(DATA, EVEN.astype(np.uint16).reshape(64, 1)))
+    locs = {a["name"]: a["memorylocations"][0] for a in prog["functions"][0]["allocations"]}
+    dma = [x for x in _insts(json.dumps(prog)) if x["ins"] and x["ins"][0].get("vector_offset")][0]
+    idx, dst = locs[dma["ins"][0]["vector_offset"]["memref"]], locs[dma["outs"][0]["memref"]]
+    assert idx["type"] == dst["type"] == "SB"
+    spans = sorted((loc["addr"], loc["addr"] + loc["dims"][1]) for loc in (idx, dst))
+    assert spans[0][1] <= spans[1][0], spans
+
+
 def test_int32_indices_are_narrowed_by_two_exact_instructions():
     text = bn.trace_json(G.indirect_gather_kernel)(DATA, EVEN.astype(np.int32).reshape(64, 1))
     ops = [(x["opcode"], x.get("op0"), x.get("op1")) for x in _insts(text)]

@@ -5,6 +5,8 @@ small tolerances where NumPy's float64 rounding differs from fp32 engine arithme
 from __future__ import annotations
 
 import ml_dtypes
+import json
+
 import numpy as np
 import pytest
 
@@ -231,6 +233,34 @@ def test_psum_blocks_are_allocated_one_by_one():
     exact(matmul.matmul_psum_blocks(lhsT, rhs), want)
     text = bn.trace_json(matmul.matmul_psum_blocks)(lhsT, rhs)
     assert text.count('"type": "PSUM"') == 12  # one allocation per block
+
+
+def test_assigned_matmul_writes_its_psum_block():
+    """`ps[j] = nisa.nc_matmul(...)` over all eight PSUM banks at once (attention's qk tiles):
+    the Matmult writes the block itself, no scratch bank plus copy, so eight live blocks fit."""
+    r = rng(21)
+    lhsT = r.integers(-4, 4, (128, 128)).astype(np.float32)
+    rhs = r.integers(-4, 4, (128, 8 * 512)).astype(np.float32)
+    want = (lhsT.T.astype(np.float64) @ rhs).astype(np.float32)
+    exact(matmul.matmul_assigned_blocks(lhsT, rhs), want)
+    text = bn.trace_json(matmul.matmul_assigned_blocks, loops="unroll")(lhsT, rhs)
+    prog = json.loads(text)
+    insts = [i for f in prog["functions"] for b in f["blocks"] for i in b["instructions"]]
+    psum = {a["name"] for f in prog["functions"] for a in f["allocations"]
+            if a["memorylocations"][0]["type"] == "PSUM"}
+    # eight Matmults straight into the eight blocks, and no PSUM-to-PSUM copy
+    assert sorted(i["outs"][0]["memref"] for i in insts if i["opcode"] == "Matmult") == sorted(psum)
+    assert not [i for i in insts if i["opcode"] != "Matmult" and i["outs"][0]["memref"] in psum]
+
+
+def test_assigned_matmul_still_held_is_copied():
+    """A result the kernel keeps in a variable is copied into the block, so both stay readable
+    (here 2 × the product); on four blocks plus four scratch banks it still fits."""
+    r = rng(22)
+    lhsT = r.integers(-4, 4, (128, 128)).astype(np.float32)
+    rhs = r.integers(-4, 4, (128, 4 * 512)).astype(np.float32)
+    want = (2 * (lhsT.T.astype(np.float64) @ rhs)).astype(np.float32)
+    exact(matmul.matmul_assigned_blocks(lhsT, rhs, keep=True), want)
 
 
 @pytest.mark.parametrize("seqlen", [128, 512])

@@ -160,10 +160,9 @@ def fold(b: T.Builder, call: str, site, marks, f: int, e: int, n: int) -> bool:
         # the iterations left after the loop must not name what the folded ones made
         made = set(_local_names(b, marks[f + 1][3], marks[e][3]))
         for inst in b.insts[marks[e][2]:marks[n][2]]:
-            for op in inst.get("ins", []) + inst.get("outs", []):
-                for o in (op, op.get("scalar_offset")) if isinstance(op, dict) else ():
-                    if isinstance(o, dict) and o.get("memref") in made:
-                        return False
+            for o in T.operand_refs(inst):
+                if o.get("memref") in made:
+                    return False
     # fold: the counter, the Loop node in place of iterations f..e-1
     counter = b.new_alloc((1, 1), np.dtype(np.int32), T.SBUF, call, name="loop_counter")
     b.loop_counters.add(counter._alloc.name)
@@ -247,13 +246,12 @@ def relive(b: T.Builder) -> None:
     index = {}
     for k, inst in enumerate(b.insts):
         index[id(inst)] = k
-        for op in inst.get("ins", []) + inst.get("outs", []):
-            for o in (op, op.get("scalar_offset")) if isinstance(op, dict) else ():
-                r = b.onchip.get(o.get("memref")) if isinstance(o, dict) else None
-                if r is not None:
-                    if r.first is None:
-                        r.first = k
-                    r.last = k
+        for o in T.operand_refs(inst):
+            r = b.onchip.get(o.get("memref"))
+            if r is not None:
+                if r.first is None:
+                    r.first = k
+                r.last = k
     for first, last, before in b.spans:
         k0, k1 = index.get(id(first)), index.get(id(last))
         if k0 is None or k1 is None:

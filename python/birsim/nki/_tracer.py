@@ -173,6 +173,18 @@ def target_arch() -> str:
 # On-chip address allocation
 
 
+def operand_refs(inst: Dict[str, Any]):
+    """Every memory operand an instruction names: its ins and outs, and the index tiles they
+    carry (``scalar_offset``, ``vector_offset``), so live ranges cover the reads of indices."""
+    for op in inst.get("ins", []) + inst.get("outs", []):
+        if isinstance(op, dict):
+            yield op
+            for key in ("scalar_offset", "vector_offset"):
+                o = op.get(key)
+                if isinstance(o, dict):
+                    yield o
+
+
 class OnChip:
     """An SBUF / PSUM tile's placement record: its memory location, size, live range
     (instruction indices) and where the kernel allocated it."""
@@ -343,7 +355,10 @@ class Tensor:
     def __setitem__(self, key, value) -> None:
         from . import language as _nl
 
-        _nl._assign(self[key], value)
+        # 3 references: the kernel's evaluation stack, this frame, getrefcount's argument; more
+        # means a kernel variable still holds the value (then it is copied, never retargeted)
+        unheld = sys.getrefcount(value) <= 3
+        _nl._assign(self[key], value, unheld=unheld)
 
     # -- views
     def reshape(self, *shape) -> "Tensor":
@@ -1075,13 +1090,12 @@ class Builder:
         k = len(self.insts)
         self.insts.append(inst)
         self.block["instructions"].append(inst)
-        for op in inst["ins"] + inst["outs"]:
-            for o in (op, op.get("scalar_offset")) if isinstance(op, dict) else ():
-                r = self.onchip.get(o.get("memref")) if isinstance(o, dict) else None
-                if r is not None:
-                    if r.first is None:
-                        r.first = k
-                    r.last = k
+        for o in operand_refs(inst):
+            r = self.onchip.get(o.get("memref"))
+            if r is not None:
+                if r.first is None:
+                    r.first = k
+                r.last = k
         if opcode not in ("Matmult", "Memset"):
             for op in inst["outs"]:
                 r = self.onchip.get(op.get("memref")) if isinstance(op, dict) else None
@@ -1092,9 +1106,14 @@ class Builder:
 
     def retarget(self, inst: Dict[str, Any], outs: List[Dict[str, Any]]) -> None:
         """Replaces an emitted instruction's outputs, keeping the live ranges right: the new
-        output's tile is live at that instruction (the old one keeps its reservation)."""
-        inst["outs"] = outs
+        output's tile is live at that instruction; an old output tile no other instruction
+        named gives its space back."""
         k = self.insts.index(inst)
+        for op in inst["outs"]:
+            r = self.onchip.get(op.get("memref")) if isinstance(op, dict) else None
+            if r is not None and r.first == r.last == k:
+                r.first = r.last = None
+        inst["outs"] = outs
         for op in outs:
             r = self.onchip.get(op.get("memref"))
             if r is not None:
@@ -1141,6 +1160,9 @@ class Builder:
         outs = {id(a) for a in outputs}
         allocs = []
         for a, j in self.records:
+            r = self.onchip.get(j["name"])
+            if r is not None and r.first is None:
+                continue  # an on-chip tile no instruction names (e.g. a scratch tile retargeted away)
             j = dict(j)
             if a is not None and id(a) in outs and a.input_index is None:
                 j["kind"] = "ExternalOutput"

@@ -857,7 +857,7 @@ def expand_dims(x, axis):
 # assignment (``tile[...] = value``)
 
 
-def _assign(view: Tensor, value) -> None:
+def _assign(view: Tensor, value, unheld: bool = False) -> None:
     call = "assign"
     if isinstance(value, Tensor):
         if value is view or (
@@ -867,6 +867,8 @@ def _assign(view: Tensor, value) -> None:
             and value._strides == view._strides
         ):
             return  # `t[...] += x` stores the accumulated view back onto itself
+        if unheld and _write_in_place(view, value):
+            return
         region = value._alloc.region
         if region and value._offset == 0 and value.shape == value._alloc.shape:
             # a masked call wrote only part of this fresh tile: copy that part
@@ -882,6 +884,61 @@ def _assign(view: Tensor, value) -> None:
         _isa.emit_memset(call, view, value)
         return
     raise NkiError(f"cannot assign {type(value).__name__} to a tensor", call)
+
+
+def _write_in_place(view: Tensor, value: Tensor) -> bool:
+    """``t[...] = nisa.call(...)`` where nothing else holds the call's fresh result: the call's
+    instruction writes ``t[...]`` itself instead of a scratch tile plus a copy, as NKI's
+    compiler does (``qk[i] = nisa.nc_matmul(...)`` keeps one PSUM bank per block, not two).
+    The values are the same either way (the copy is exact: same dtype, same buffer); only
+    when every condition below holds, else the copy is emitted."""
+    b = builder("assign")
+    a = value._alloc
+    r = b.onchip.get(a.name)
+    if (
+        r is None
+        or not b.insts
+        or r.first != r.last
+        or r.last != len(b.insts) - 1
+        or a.region is not None
+        or a.blocks is not None
+        or value._offset != 0
+        or value.shape != a.shape
+        or view.buffer != value.buffer
+        or view.shape != value.shape
+        or view.dtype != value.dtype
+        or view._pdim != value._pdim
+        or view._dyn is not None
+        or view._oob is not None
+        or view._alloc.name not in b.onchip
+    ):
+        return False
+    inst = b.insts[-1]
+    if len(inst["outs"]) != 1 or inst["outs"][0].get("memref") != a.name:
+        return False
+    if any(o.get("memref") == view._alloc.name for o in T.operand_refs(dict(inst, outs=[]))):
+        return False  # the instruction reads the tile it would now write
+    old = inst["outs"][0]
+    try:
+        dl = T.levels_of(view, call="assign")
+    except NkiError:
+        return False
+    if [n for _, n in dl] != [n for _, n in old["ap"]]:
+        return False
+    if inst["opcode"] == "Matmult":
+        try:
+            _isa.check_one_bank("assign", view)
+        except NkiError:
+            return False
+        key = (view._offset, tuple(map(tuple, dl)))
+        b.mm_regions.setdefault(view._alloc.name, set()).add(key)
+        inst["accumulation_flag"] = 2  # an assignment overwrites
+    elif view.buffer == PSUM and inst["opcode"] != "Memset":
+        b.mm_regions.setdefault(view._alloc.name, set()).add("written")
+    new = T.ap_json(view, dl, call="assign")
+    b.retarget(inst, [dict(old, memref=new["memref"], offset=new["offset"], ap=new["ap"])])
+    view._alloc.written = True
+    return True
 
 
 # ---------------------------------------------------------------------------------------------

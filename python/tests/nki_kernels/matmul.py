@@ -85,3 +85,30 @@ def matmul_psum_blocks(lhsT, rhs):
         res = nl.copy(ps[j])
         nl.store(out[:, j * 512:(j + 1) * 512], value=res)
     return out
+
+
+@nki.jit
+def matmul_assigned_blocks(lhsT, rhs, keep=False):
+    """All of PSUM as one (8, par_dim(128), 512) tensor, every block filled by assigning a matmul
+    result (`ps[j] = nisa.nc_matmul(...)`), all eight live together, then copied out. With
+    `keep`, the kernel also holds each result in a variable and reads it after the
+    assignment."""
+    K, M = lhsT.shape
+    _, N = rhs.shape
+    nb = N // 512
+    out = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.shared_hbm)
+    a = nl.load(lhsT)
+    b = nl.load(rhs)
+    ps = nl.ndarray((nb, nl.par_dim(M), 512), dtype=nl.float32, buffer=nl.psum)
+    kept = []
+    for j in nl.affine_range(nb):
+        if keep:
+            t = nisa.nc_matmul(stationary=a, moving=b[:, j * 512:(j + 1) * 512])
+            ps[j] = t
+            kept.append(nl.copy(t))
+        else:
+            ps[j] = nisa.nc_matmul(stationary=a, moving=b[:, j * 512:(j + 1) * 512])
+    for j in nl.affine_range(nb):
+        res = nl.copy(ps[j]) if not keep else nl.add(nl.copy(ps[j]), kept[j])
+        nl.store(out[:, j * 512:(j + 1) * 512], value=res)
+    return out
