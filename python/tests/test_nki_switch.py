@@ -77,6 +77,40 @@ def test_python_m_birsim_nki_runs_a_script(tmp_path):
     assert r.stdout.strip() == "ok ['x', '--y']"
 
 
+UNITTEST = """
+import unittest
+import numpy as np
+import neuronxcc.nki as nki
+import neuronxcc.nki.compiler as ncc
+import neuronxcc.nki.language as nl
+
+
+@nki.trace  # the older API's decorator spelling (`nki_jit = nki.trace`)
+def halve(a, out):
+    t = nl.ndarray(a.shape, dtype=a.dtype, buffer=ncc.sbuf.mod_alloc(base_addr=0))
+    t[...] = nl.load(a)
+    nl.store(out, value=nl.multiply(t, 0.5))
+
+
+class T(unittest.TestCase):
+    def test_halve(self):
+        a = np.arange(128 * 4, dtype=np.float32).reshape(128, 4)
+        out = np.zeros_like(a)
+        nki.simulate_kernel(halve, a, out)
+        self.assertTrue((out == a / 2).all())
+"""
+
+
+def test_python_m_birsim_nki_runs_a_module(tmp_path):
+    """`python -m birsim.nki -m unittest MODULE`: a kernel's unittest file, with the older
+    spellings (`neuronxcc.nki.compiler`, `@nki.trace`, `simulate_kernel` into an output array)."""
+    (tmp_path / "test_halve.py").write_text(UNITTEST)
+    r = subprocess.run([sys.executable, "-m", "birsim.nki", "-m", "unittest", "test_halve"], capture_output=True,
+                       text=True, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "Ran 1 test" in r.stderr and "OK" in r.stderr
+
+
 def test_target_generation_in_program(monkeypatch):
     a = np.ones((128, 512), np.float32)
     for env, arch in (("trn1", "gen2"), ("trn2", "gen3"), ("trn3", "gen4"), ("gen4", "gen4"), ("", "gen3")):

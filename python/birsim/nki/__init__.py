@@ -134,8 +134,59 @@ class _Refused:
         return refused
 
 
+def _modulo(base: int, tiles: Tuple[int, ...], scale: int, index: Tuple[int, ...]) -> int:
+    """AWS's modulo allocation of one coordinate (nki/test/test_sbuf_modulo_alloc.py): each
+    block index taken modulo its tile count, linearised row-major over the tile counts, times
+    ``scale``, plus ``base``; no tile counts means one tile (every block at ``base``)."""
+    tiles = tuple(int(t) for t in tiles) or (1,) * len(index)
+    mod = [int(i) % n for i, n in zip(index, tiles)]
+    k = sum(m * int(np.prod(tiles[d + 1:], dtype=np.int64)) for d, m in enumerate(mod))
+    return base + k * scale
+
+
+class _OnChipAlloc(_Refused):
+    """``nki.compiler.sbuf`` / ``nki.compiler.psum``: the direct-allocation buffers."""
+
+    def __init__(self, path: str, buffer: str):
+        super().__init__(path)
+        self._buffer = buffer
+
+    def alloc(self, func):
+        """``ncc.sbuf.alloc(func)``: ``func(block index, partitions, bytes per partition of a
+        block)`` returns ``(partition, byte address)`` (PSUM: ``(bank, partition, byte address)``)."""
+        if not callable(func):
+            raise NkiError(f"{self._path}.alloc takes an allocation function, got {func!r}", "alloc",
+                           site=T.source_site())
+        return T.ManualAlloc(self._buffer, func, f"{self._path}.alloc({getattr(func, '__name__', 'func')})")
+
+    def mod_alloc(self, base_addr: int = 0, *, base_bank: int = 0, num_bank_tiles=(), base_partition: int = 0,
+                  num_par_tiles=(), num_free_tiles=()):
+        """Modulo allocation: block ``idx`` at partition ``base_partition + m(idx, num_par_tiles) ·
+        partitions`` and byte ``base_addr + m(idx, num_free_tiles) · block bytes`` (PSUM: in bank
+        ``base_bank + m(idx, num_bank_tiles)``), ``m`` the modulo linearisation (``_modulo``)."""
+        psum = self._buffer == T.PSUM
+        if not psum and (base_bank or num_bank_tiles):
+            raise NkiError("base_bank / num_bank_tiles are PSUM's (nki.compiler.psum.mod_alloc)", "mod_alloc",
+                           site=T.source_site())
+
+        def func(idx, pdim_size, fdim_size):
+            p = _modulo(int(base_partition), num_par_tiles, pdim_size, idx)
+            f = _modulo(int(base_addr), num_free_tiles, fdim_size, idx)
+            return (_modulo(int(base_bank), num_bank_tiles, 1, idx), p, f) if psum else (p, f)
+
+        what = (f"{self._path}.mod_alloc(base_addr={base_addr}" + (f", base_bank={base_bank}" if psum else "")
+                + (f", num_bank_tiles={tuple(num_bank_tiles)}" if num_bank_tiles else "")
+                + (f", num_free_tiles={tuple(num_free_tiles)}" if num_free_tiles else "") + ")")
+        return T.ManualAlloc(self._buffer, func, what)
+
+
 class _Compiler(_Refused):
-    """``nki.compiler``: scheduling hints pass through; allocation APIs are refused when used."""
+    """``nki.compiler``: scheduling hints pass through; direct allocation (``sbuf`` / ``psum``
+    ``.mod_alloc`` / ``.alloc``) places tiles where the kernel says; other compiler APIs are
+    refused when used."""
+
+    sbuf = _OnChipAlloc("nki.compiler.sbuf", T.SBUF)
+    psum = _OnChipAlloc("nki.compiler.psum", T.PSUM)
 
     @staticmethod
     def skip_middle_end_transformations(fn):
@@ -455,6 +506,9 @@ def trace(kernel, save: Optional[str] = None, loops: Optional[str] = None):
                 _json.dump(program, f, indent=1)
         return _load(program)
 
+    # AWS's older API also spells `nki.trace` as a kernel decorator (`nki_jit = nki.trace`):
+    # simulate / simulate_kernel of the decorated function run the kernel itself (_unwrap)
+    run.__wrapped__ = kernel
     return run
 
 
@@ -493,7 +547,7 @@ _saved: Dict[str, Any] = {}
 
 
 def install() -> None:
-    """Makes ``import nki``, ``nki.language``, ``nki.isa``, ``nki.typing`` and the older
+    """Makes ``import nki``, ``nki.language``, ``nki.isa``, ``nki.typing``, ``nki.compiler`` and the older
     ``neuronxcc.nki`` spellings resolve to ``birsim.nki`` (entries in ``sys.modules`` plus a
     meta-path finder that refuses other ``nki.*`` submodules). Idempotent; ``uninstall()``
     restores what was there."""
@@ -510,6 +564,7 @@ def install() -> None:
         table[alias] = me
         for s, m in subs.items():
             table[f"{alias}.{s}"] = m
+        table[f"{alias}.compiler"] = compiler  # `import nki.compiler as ncc`
     for name, mod in table.items():
         if name not in _saved:
             _saved[name] = sys.modules.get(name)

@@ -189,7 +189,7 @@ class OnChip:
     """An SBUF / PSUM tile's placement record: its memory location, size, live range
     (instruction indices) and where the kernel allocated it."""
 
-    __slots__ = ("loc", "buffer", "nbytes", "what", "call", "site", "first", "last", "addr")
+    __slots__ = ("loc", "buffer", "nbytes", "what", "call", "site", "first", "last", "addr", "pinned")
 
     def __init__(self, loc: Dict[str, Any], buffer: str, nbytes: int, what: Any, call: str, site: Tuple[str, int]):
         self.loc = loc
@@ -201,6 +201,8 @@ class OnChip:
         self.first: Optional[int] = None
         self.last: Optional[int] = None
         self.addr = 0
+        # a byte address the kernel chose (direct allocation), kept as given
+        self.pinned = False
 
 
 # ---------------------------------------------------------------------------------------------
@@ -216,8 +218,27 @@ _BUFFERS = {
 }
 
 
+class ManualAlloc:
+    """A buffer argument that places the tensor itself (NKI's direct allocation,
+    ``nki.compiler.sbuf/psum.mod_alloc`` or ``.alloc(func)``): ``func(block index, partitions,
+    bytes per partition of a block)`` gives ``(partition, byte address)`` in SBUF or ``(bank,
+    partition, byte address in the bank)`` in PSUM."""
+
+    __slots__ = ("buffer", "func", "what")
+
+    def __init__(self, buffer: str, func: Any, what: str):
+        self.buffer = buffer
+        self.func = func
+        self.what = what
+
+    def __repr__(self) -> str:
+        return self.what
+
+
 def buffer_kind(buffer: Any, call: Optional[str] = None) -> Tuple[str, bool]:
     """(sbuf | psum | hbm, shared?) for an NKI buffer argument."""
+    if isinstance(buffer, ManualAlloc):
+        return buffer.buffer, False
     name = getattr(buffer, "value", buffer)
     name = getattr(name, "name", name) if not isinstance(name, str) else name
     if not isinstance(name, str) or name not in _BUFFERS:
@@ -230,7 +251,7 @@ class Alloc:
     is decided when the trace ends (inputs, outputs, internal)."""
 
     __slots__ = ("name", "buffer", "dtype", "shape", "pdim", "json", "written", "input_index", "region", "blocks",
-                 "origin", "__weakref__")
+                 "origin", "manual", "__weakref__")
 
     def __init__(self, name: str, buffer: str, dtype: np.dtype, shape: Tuple[int, ...], pdim: Optional[int]):
         self.name = name
@@ -248,6 +269,8 @@ class Alloc:
         # own allocation, made when first indexed (block index -> Alloc); origin: (call, site)
         self.blocks: Optional[Dict[Tuple[int, ...], "Alloc"]] = None
         self.origin: Any = None
+        # a blocked tensor's direct allocation (ManualAlloc), applied to each block
+        self.manual: Optional[ManualAlloc] = None
 
 
 class ParDim(int):
@@ -303,6 +326,16 @@ class Tensor:
     @property
     def name(self) -> str:
         return self._alloc.name
+
+    @property
+    def address(self) -> Optional[Tuple[int, int]]:
+        """``(partition offset, byte offset)`` of a tile the kernel placed itself (``address=``,
+        ``mod_alloc``), else None (birsim places the others when the trace ends)."""
+        b = getattr(_current, "builder", None)
+        r = b.onchip.get(self._alloc.name) if b is not None else None
+        if r is None or not r.pinned:
+            return None
+        return int(r.loc.get("base", 0)), int(r.addr)
 
     @property
     def strides(self) -> Tuple[int, ...]:
@@ -902,11 +935,18 @@ class Builder:
         call: str,
         name: str = "",
         shared: bool = False,
+        manual: Optional[ManualAlloc] = None,
+        address: Any = None,
     ) -> Tensor:
+        """A new tensor. On chip, ``manual`` (a direct-allocation buffer) or ``address``
+        (``(partition, byte address)``, NKI 0.2's ``nl.ndarray(address=...)``) pins it where the
+        kernel says; otherwise it is placed by live range when the trace ends (``place``)."""
         shape = tuple(shape)
         for n in shape:
             if not isinstance(n, (int, np.integer)) or int(n) < 1:
                 raise NkiError(f"shape {shape}: every dimension must be a positive integer", call)
+        if (manual is not None or address is not None) and buffer == HBM:
+            raise NkiError("a direct allocation (address= / mod_alloc) places SBUF or PSUM tensors only", call)
         pdim: Optional[int] = None
         if buffer != HBM:
             if len(shape) < 1:
@@ -963,6 +1003,10 @@ class Builder:
             a = Alloc(aname, buffer, dtype, shape, pdim)
             a.blocks = {}
             a.origin = (call, source_site())
+            a.manual = manual
+            if address is not None:
+                raise NkiError("address= places one tile; a tensor of blocks (dims before nl.par_dim) "
+                               "takes a direct-allocation buffer (mod_alloc) instead", call)
             self._block_bytes_ok(shape[pdim:], dtype, buffer, call)
             strides = [0] * len(shape)
             acc = 1
@@ -1003,6 +1047,10 @@ class Builder:
         # the address comes when the trace ends, from the tile's live range (first to last
         # instruction that names it), as the compiler allocates
         self.onchip[aname] = OnChip(loc, buffer, nbytes, (shape, dtype), call, source_site())
+        if manual is not None:
+            address = self._manual_address(manual, (), parts, nbytes, call)
+        if address is not None:
+            self._pin(self.onchip[aname], address, parts, dtype, call)
         # strides: the partition dim steps by whole partitions (the pitch)
         strides = [0] * len(shape)
         acc = 1
@@ -1013,6 +1061,53 @@ class Builder:
             acc *= shape[d]
         strides[pdim] = free
         return Tensor(a, shape, strides, 0, dtype, pdim)
+
+    def _manual_address(self, manual: ManualAlloc, index: Tuple[int, ...], parts: int, nbytes: int, call: str,
+                        site=None) -> Tuple[int, int]:
+        """(partition, byte address) of one tile (block ``index``) from a direct-allocation
+        function (AWS nki/test/test_{sbuf,psum}_modulo_alloc.py: ``func(idx, pdim_size,
+        fdim_size)``; PSUM's answer ``(bank, partition, address)`` is bank · 2 KiB + address)."""
+        try:
+            got = tuple(int(x) for x in manual.func(tuple(index), parts, nbytes))
+        except NkiError:
+            raise
+        except Exception as e:  # the kernel's own allocation function failed
+            raise NkiError(f"{manual!r}: the allocation function failed for block {tuple(index)}: {e}", call,
+                           site=site)
+        want = 3 if manual.buffer == PSUM else 2
+        if len(got) != want:
+            raise NkiError(f"{manual!r}: the allocation function must return {want} numbers "
+                           f"({'bank, partition, address' if want == 3 else 'partition, address'}), got {got}",
+                           call, site=site)
+        if want == 3:
+            return got[1], got[0] * PSUM_BANK + got[2]
+        return got[0], got[1]
+
+    def _pin(self, r: OnChip, address: Any, parts: int, dtype: np.dtype, call: str, site=None) -> None:
+        """Places ``r`` where the kernel says: partition 0/32/64/96 (BIR's start partitions),
+        inside the generation's capacity, PSUM tiles on a bank boundary (AWS: "The allocation
+        for PSUM tensors must start at the beginning of each bank")."""
+        try:
+            p, f = (int(x) for x in address)
+        except (TypeError, ValueError):
+            raise NkiError(f"address={address!r}: expected (partition offset, byte offset)", call, site=site)
+        what, cap = ("SBUF", SB_BYTES[self.arch]) if r.buffer == SBUF else ("PSUM", PSUM_BYTES)
+        if p not in (0, 32, 64, 96) or p + parts > PMAX:
+            raise NkiError(f"address partition {p}: a tile of {parts} partitions starts at partition 0, 32, 64 or 96 "
+                           f"and ends by partition {PMAX}", call, site=site)
+        if f < 0 or f + r.nbytes > cap:
+            raise NkiError(f"address {f}: a tile of {r.nbytes} bytes per partition there leaves {what}'s {cap} bytes "
+                           f"per partition ({self.arch})", call, site=site)
+        if r.buffer == PSUM and f % PSUM_BANK:
+            raise NkiError(f"address {f}: a PSUM tile starts at a bank boundary (a multiple of {PSUM_BANK})", call,
+                           site=site)
+        if f % dtype.itemsize:
+            raise NkiError(f"address {f}: not a multiple of the {dtype} element size", call, site=site)
+        r.pinned = True
+        r.addr = f
+        r.loc["addr"] = f
+        if p:
+            r.loc["base"] = p
 
     def _block_bytes_ok(self, shape, dtype, buffer, call) -> None:
         nbytes = _prod(shape[1:]) * dtype.itemsize
@@ -1041,6 +1136,9 @@ class Builder:
                       "tensor_shape": [parts, free], "memorylocations": [loc]}
             self.records.append((a, a.json))
             self.onchip[aname] = OnChip(loc, parent.buffer, nbytes, (shape, parent.dtype), call, site)
+            if parent.manual is not None:
+                address = self._manual_address(parent.manual, index, parts, nbytes, call, site)
+                self._pin(self.onchip[aname], address, parts, parent.dtype, call, site)
             parent.blocks[index] = a
             a.origin = "block"  # a block of a blocked tensor (birsim.nki._loops keeps it whole)
         return a
@@ -1132,11 +1230,18 @@ class Builder:
         for buffer, what, cap, align in ((SBUF, "SBUF", SB_BYTES[self.arch], SB_ALIGN), (PSUM, "PSUM", PSUM_BYTES, PSUM_BANK)):
             tiles = sorted((r for r in self.onchip.values() if r.buffer == buffer and r.first is not None),
                            key=lambda r: (r.first, r.last))
+            pinned = [r for r in tiles if r.pinned]
             live: List[OnChip] = []
             for r in tiles:
                 live = [x for x in live if x.last >= r.first]
+                if r.pinned:
+                    # where the kernel put it (tiles it pins over each other alias, as on the device)
+                    live.append(r)
+                    continue
                 size = -(-r.nbytes // align) * align
-                taken = sorted((x.addr, x.addr + -(-x.nbytes // align) * align) for x in live)
+                # around the tiles live now, and the pinned tiles live at any time during this one
+                near = live + [x for x in pinned if x.first > r.first and x.first <= r.last]
+                taken = sorted((x.addr, x.addr + -(-x.nbytes // align) * align) for x in near)
                 at = 0
                 for lo, hi in taken:
                     if at + size <= lo:

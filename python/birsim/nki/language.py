@@ -253,19 +253,24 @@ def ndarray(shape, dtype, buffer=sbuf, name: str = "", address=None, **kw) -> Te
     generation's capacity (from its live range); HBM tensors a DRAM location (``shared_hbm`` ones are shared by every
     SPMD program instance)."""
     call = "ndarray"
-    if address is not None:
-        raise NkiError("address= (manual allocation) is not supported yet", call)
     kind, shared = T.buffer_kind(buffer, call)
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
-    return builder(call).new_alloc(tuple(shape), T.as_dtype(dtype, call), kind, call, name=name, shared=shared)
+    return builder(call).new_alloc(tuple(shape), T.as_dtype(dtype, call), kind, call, name=name, shared=shared,
+                                   manual=_manual(buffer), address=address)
+
+
+def _manual(buffer):
+    """The direct allocation a buffer argument carries (``nki.compiler.sbuf.mod_alloc(...)``)."""
+    return buffer if isinstance(buffer, T.ManualAlloc) else None
 
 
 def _filled(call: str, shape, value, dtype, buffer, name) -> Tensor:
     kind, shared = T.buffer_kind(buffer, call)
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
-    t = builder(call).new_alloc(tuple(shape), T.as_dtype(dtype, call), kind, call, name=name, shared=shared)
+    t = builder(call).new_alloc(tuple(shape), T.as_dtype(dtype, call), kind, call, name=name, shared=shared,
+                                manual=_manual(buffer))
     _isa.emit_memset(call, t, value)
     return t
 
