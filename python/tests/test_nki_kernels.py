@@ -263,6 +263,24 @@ def test_assigned_matmul_still_held_is_copied():
     exact(matmul.matmul_assigned_blocks(lhsT, rhs, keep=True), want)
 
 
+@pytest.mark.parametrize("seqlen", [512, 4096])
+def test_attention_fused_scores_fill_psum(seqlen):
+    """The tutorial's fused attention (scores of one query tile against all keys in S/512 PSUM
+    banks, 8 at S = 4096) against NumPy, within the tutorial test's atol 1e-2."""
+    from nki_kernels import attention
+
+    r = rng(32)
+    q, k, v = (((r.random((128, seqlen)) - 0.5) * 2).astype(np.float32) for _ in range(3))
+    s = q.astype(np.float64).T @ k.astype(np.float64)
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    want = (p / p.sum(axis=1, keepdims=True)) @ v.astype(np.float64).T
+    got = attention.attention_fused(q, k, v)
+    assert got.shape == want.shape and got.dtype == np.float32
+    np.testing.assert_allclose(got, want, atol=1e-2, rtol=0)
+    # tighter than the tutorial asks: fp32 softmax and products
+    np.testing.assert_allclose(got, want, atol=1e-5, rtol=1e-4)
+
+
 @pytest.mark.parametrize("seqlen", [128, 512])
 def test_attention_forward_multi_tile(seqlen):
     """softmax over all keys, per 128-query tile, against NumPy in float64 (the kernel's fp32

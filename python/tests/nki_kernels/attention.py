@@ -84,3 +84,45 @@ def attention_fwd(q, k, v):
         nisa.tensor_scalar(dst=res, data=acc, op0=nl.multiply, operand0=inv)
         nisa.dma_copy(dst=out[i * 128:(i + 1) * 128, :], src=res)
     return out
+
+
+@nki.jit
+def attention_fused(q, k, v):
+    """The attention tutorial's fused form (its fourth version's structure) on the older
+    return-value API: per 128-query tile, the scores against all S keys as
+    S/512 blocks of one PSUM bank each (`qk[j] = nisa.nc_matmul(...)`; at S = 4096 that is all 8
+    banks at once), row max over the blocks, exp(x − max), row sums, 1/sum, the probabilities
+    transposed per 128-key block and multiplied by v.T accumulated in PSUM."""
+    d, s = q.shape
+    out = nl.ndarray((s, d), dtype=q.dtype, buffer=nl.shared_hbm)
+    q_sb = nl.load(q)
+    k_sb = nl.load(k)
+    v_sb = nl.load(v)
+    kb = s // 128
+    v_t = nl.ndarray((nl.par_dim(128), kb, d), dtype=nl.float32, buffer=nl.sbuf)
+    for j in nl.affine_range(kb):
+        v_t[:, j, :] = nisa.tensor_copy(nisa.nc_transpose(v_sb[:, nl.ds(j * 128, 128)]), dtype=nl.float32)
+    for i in nl.affine_range(s // 128):
+        qk = nl.ndarray((s // 512, nl.par_dim(128), 512), dtype=nl.float32, buffer=nl.psum)
+        for j in nl.affine_range(s // 512):
+            qk[j, :, :] = nisa.nc_matmul(stationary=q_sb[:, nl.ds(i * 128, 128)], moving=k_sb[:, nl.ds(j * 512, 512)])
+        part_max = nl.ndarray((nl.par_dim(128), s // 512), dtype=nl.float32, buffer=nl.sbuf)
+        for j in nl.affine_range(s // 512):
+            part_max[:, j] = nisa.tensor_reduce(op=nl.max, data=qk[j], axis=1)
+        row_max = nisa.tensor_reduce(op=nl.max, data=part_max, axis=1)
+        e = nl.ndarray((nl.par_dim(128), s), dtype=nl.float32, buffer=nl.sbuf)
+        for j in nl.affine_range(s // 512):
+            shifted = nisa.tensor_scalar(data=qk[j], op0=nl.subtract, operand0=row_max, engine=nisa.vector_engine)
+            e[:, nl.ds(j * 512, 512)] = nisa.activation(op=nl.exp, data=shifted)
+        total = nisa.tensor_reduce(op=nl.add, data=e, axis=1)
+        inv = nisa.reciprocal(data=total)
+        p = nisa.tensor_scalar(data=e, op0=nl.multiply, operand0=inv, engine=nisa.vector_engine)
+        p_t = nl.ndarray((nl.par_dim(128), kb, 128), dtype=nl.float32, buffer=nl.sbuf)
+        for j in nl.affine_range(kb):
+            p_t[:, j, :] = nisa.tensor_copy(nisa.nc_transpose(p[:, nl.ds(j * 128, 128)]), dtype=nl.float32)
+        acc = nl.zeros((128, d), dtype=nl.float32, buffer=nl.psum)
+        for j in nl.affine_range(kb):
+            acc += nisa.nc_matmul(stationary=p_t[:, j, :], moving=v_t[:, j, :])
+        res = nisa.tensor_copy(acc)
+        nl.store(out[nl.ds(i * 128, 128), :], value=res)
+    return out
