@@ -5,14 +5,13 @@ fori_loop, while_loop, dynamic_range)."""
 
 from __future__ import annotations
 
-import json
 
 import numpy as np
 import pytest
 
 import birsim
 import birsim.nki as bn
-from nki_support import KERNELS, markers, rng
+from nki_support import KERNELS, markers, rng, traced_nodes
 
 import nki.isa as nisa  # noqa: E402  (the switch is on once nki_support is imported)
 
@@ -26,28 +25,10 @@ def i32(v):
     return np.array([[v]], np.int32)
 
 
-def _nodes(kernel, *args):
-    """Every instruction and loop node of the traced program, depth first."""
-    prog = json.loads(bn.trace_json(kernel)(*args))
-    out = []
-
-    def walk(entries):
-        for e in entries:
-            if "instructions" in e:
-                walk(e["instructions"])
-            else:
-                out.append(e)
-                if "blocks" in e:
-                    walk(e["blocks"])
-
-    walk(prog["functions"][0]["blocks"])
-    return out
-
-
 def test_register_alloc_move_load_store():
     got = C.registers(np.array([[-5, -3]], np.int32))
     np.testing.assert_array_equal(got, [[7, -5, -5, -3]])  # int16 -3 sign-extended
-    ops = [n["opcode"] for n in _nodes(C.registers, np.array([[-5, -3]], np.int32))]
+    ops = [n["opcode"] for n in traced_nodes(C.registers, np.array([[-5, -3]], np.int32))]
     assert {"RegisterMove", "TensorLoad", "TensorSave"} <= set(ops)
 
 
@@ -74,7 +55,7 @@ def test_one_program_runs_with_other_bounds():
         out = birsim.run(prog, {"x": X, "n": i32(n)})
         np.testing.assert_array_equal(out["out"][:n], X[:n])
         assert (out["out"][n:] == 0).all()
-    loops = [e for e in _nodes(C.copy_rows, X, i32(0), 0) if e["opcode"] == "DynamicForLoop"]
+    loops = [e for e in traced_nodes(C.copy_rows, X, i32(0), 0) if e["opcode"] == "DynamicForLoop"]
     assert len(loops) == 1 and loops[0]["engine"] == "Pool" and loops[0]["LoopAxis"]["lb"] == 0
 
 
@@ -112,14 +93,14 @@ def test_while_loop_tests_before_the_body(count):
         want = np.float32(want + np.float32(2.5))
     np.testing.assert_array_equal(acc, [[want]])
     np.testing.assert_array_equal(reg, [[count]])  # the body's r was a copy (passed by value)
-    ops = [e["opcode"] for e in _nodes(C.count_down, i32(count))]
+    ops = [e["opcode"] for e in traced_nodes(C.count_down, i32(count))]
     assert "DoWhile" in ops and "CompareAndBranch" in ops
 
 
 def test_core_barrier_is_synchronisation_only():
     y = rng(82).standard_normal((16, 10)).astype(np.float32)
     np.testing.assert_array_equal(C.barrier(y), y * np.float32(2))
-    assert "CoreBarrier" in [e["opcode"] for e in _nodes(C.barrier, y)]
+    assert "CoreBarrier" in [e["opcode"] for e in traced_nodes(C.barrier, y)]
 
 
 def test_core_barrier_needs_gen3(monkeypatch):

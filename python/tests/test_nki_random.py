@@ -6,14 +6,13 @@ Bit patterns of the draws are birsim's Xorwow (fidelity R1-R4) and are not check
 
 from __future__ import annotations
 
-import json
 
 import ml_dtypes
 import numpy as np
 import pytest
 
 import birsim.nki as bn
-from nki_support import KERNELS, markers, rng
+from nki_support import KERNELS, markers, rng, traced_nodes
 
 from nki_kernels import random_ops as R  # noqa: E402
 
@@ -26,23 +25,6 @@ def gen4(monkeypatch):
     monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn3")
 
 
-def _ops(kernel, *args):
-    prog = json.loads(bn.trace_json(kernel)(*args))
-    out = []
-
-    def walk(entries):
-        for e in entries:
-            if "instructions" in e:
-                walk(e["instructions"])
-            elif "blocks" in e:
-                walk(e["blocks"])
-            else:
-                out.append(e)
-
-    walk(prog["functions"][0]["blocks"])
-    return out
-
-
 def test_nl_rand_same_seed_same_values_in_0_1():
     a, b, c = R.rand_twice(SEED)
     assert a.dtype == np.float32 and a.shape == (128, 64)
@@ -53,7 +35,7 @@ def test_nl_rand_same_seed_same_values_in_0_1():
     a2, _, _ = R.rand_twice(np.array([[1235]], np.int32))
     assert not np.array_equal(a, a2)
     assert len(np.unique(a)) > 1000  # GpSimd: one generator per partition
-    ops = {o["opcode"] for o in _ops(R.rand_twice, SEED)}
+    ops = {o["opcode"] for o in traced_nodes(R.rand_twice, SEED)}
     assert {"SetRandState", "Rand2"} <= ops
 
 
@@ -66,7 +48,7 @@ def test_rng_writes_the_low_bits_of_one_32_bit_draw(engine):
     np.testing.assert_array_equal(i32.view(np.uint32), u32)
     assert len(np.unique(u32)) > 1
     eng = {"vector": "DVE", "gpsimd": "Pool"}[engine]
-    assert {o["engine"] for o in _ops(R.rng_low_bits, SEED, engine) if o["opcode"] == "Rand"} == {eng}
+    assert {o["engine"] for o in traced_nodes(R.rng_low_bits, SEED, engine) if o["opcode"] == "Rand"} == {eng}
 
 
 def test_rand2_is_uniform_in_min_max(gen4):
