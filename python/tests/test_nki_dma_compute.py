@@ -112,6 +112,12 @@ def test_plain_form_is_one_cce_dmacopy():
     assert cce[0]["name"].startswith("dma_compute@dma_compute.py:")
 
 
+def test_one_source_is_a_cast():
+    """dst = srcs[0] * 1.0 by the formula (not dst += src: see docs/nki.md)."""
+    a = _normal(16, (16, 40), F32, 100.0)
+    same_bits(K.one_source(a, BF16), a.astype(BF16))
+
+
 def test_older_argument_order():
     a, b = _normal(10, (8, 32), F32), _normal(11, (8, 32), F32)
     same_bits(K.sum_older_order(a, b), golden_sum(F32, a, b))

@@ -31,6 +31,14 @@ def sum3(a, b, c, out_dtype):
 
 
 @nki.jit
+def one_source(a, out_dtype):
+    """One source: the formula gives dst = srcs[0] (cast once to dst's dtype)."""
+    out = nl.ndarray(a.shape, dtype=out_dtype, buffer=nl.shared_hbm)
+    nisa.dma_compute(dst=out, srcs=[a], reduce_op=nl.add)
+    return out
+
+
+@nki.jit
 def sum_older_order(a, b):
     """NKI 0.2.0's argument order dma_compute(dst, srcs, scales, reduce_op)."""
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
@@ -192,8 +200,8 @@ def bad_int32_gather_skip(table, indices, init):
     P, F = init.shape
     idx = nl.load(indices)
     acc = nl.load(init)
-    nisa.dma_compute(dst=acc, srcs=[table.ap(pattern=[[F, P], [1, F]], vector_offset=idx, indirect_dim=0), acc],  # ERR:int_skip
-                     reduce_op=nl.add, oob_mode=nisa.oob_mode.skip)
+    rows = table.ap(pattern=[[F, P], [1, F]], vector_offset=idx, indirect_dim=0)
+    nisa.dma_compute(dst=acc, srcs=[rows, acc], reduce_op=nl.add, oob_mode=nisa.oob_mode.skip)  # ERR:int_skip
     out = nl.ndarray((P, F), dtype=init.dtype, buffer=nl.shared_hbm)
     nl.store(out, value=acc)
     return out
