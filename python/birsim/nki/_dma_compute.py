@@ -16,7 +16,7 @@ cast once to ``dst``'s dtype (AWS nki/api/nki/isa/__init__.py ``dma_compute``).
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Sequence
+from typing import Any, List, Sequence
 
 import numpy as np
 
