@@ -132,7 +132,13 @@ def tile_indexed(t: Tensor, key: List[Any]) -> Tensor:
 
 
 def index_operand(call: str, vo: VecOffset) -> Dict[str, Any]:
-    """The uint16 index AP of a vector offset. uint16 indices are used as they are. Others are
+    """The uint16 index AP of a vector offset (``narrow_index``)."""
+    t = narrow_index(call, vo)
+    return ap_json(t, [levels_of(t, call=call)[0], [1, 1]], call=call)
+
+
+def narrow_index(call: str, vo: VecOffset) -> Tensor:
+    """The uint16 index tile of a vector offset. uint16 indices are used as they are. Others are
     narrowed exactly into a fresh uint16 tile: uint8 by one ``TensorScalar min 65535`` (a plain
     widening); uint32 and int32 by ``TensorScalar max -1, min 65535`` into an int32 tile (the fp32
     path: exact for every result in -1..65535, and a value past either end clamps to it), then
@@ -145,7 +151,7 @@ def index_operand(call: str, vo: VecOffset) -> Dict[str, Any]:
     src_levels = [lv[0], [1, 1]]
     dt = np.dtype(idx.dtype)
     if dt == U16:
-        return ap_json(idx, src_levels, call=call)
+        return idx
     b = builder(call)
     u16 = b.new_alloc((idx.partitions, 1), U16, SBUF, call)
     ul = [levels_of(u16, call=call)[0], [1, 1]]
@@ -166,7 +172,7 @@ def index_operand(call: str, vo: VecOffset) -> Dict[str, Any]:
                [ap_json(u16, ul)], op0="bitwise_and", reverse0=False, op1="bypass", reverse1=False)
         i32._alloc.written = True
     u16._alloc.written = True
-    return ap_json(u16, ul, call=call)
+    return u16
 
 
 def _rows_levels(t: Tensor, call: str) -> List[List[int]]:
@@ -182,15 +188,13 @@ def _rows_levels(t: Tensor, call: str) -> List[List[int]]:
 
 def emit_vector_dma(call: str, dst: Tensor, src: Tensor, oob_skip: bool = False, add: bool = False) -> None:
     """A gather (vector offset on ``src``) or scatter (on ``dst``): BIR ``DMACopy`` Copy mode with
-    ``vector_offset`` on the indexed AP; ``add`` is the scatter-add (``cce_op: add``)."""
+    ``vector_offset`` on the indexed AP; ``add`` adds into the destination (``cce_op: add``)."""
     if is_vector(dst) and is_vector(src):
         raise NkiError("only one side of a copy can carry a vector offset (BIR reads one offset argument)", call)
     if PSUM in (dst.buffer, src.buffer):
         raise NkiError("dma_copy cannot access PSUM", call)
     gather = is_vector(src)
     ind, dense = (src, dst) if gather else (dst, src)
-    if add and gather:
-        raise NkiError("the read-modify-write add applies to a scatter (the vector offset on dst)", call)
     vo: VecOffset = ind._dyn
     dl = _rows_levels(dense, call)
     n = ind.shape[0]
@@ -232,6 +236,8 @@ def dma_copy_indirect(call: str, a: Dict[str, Any], dst: Tensor, src: Tensor, re
     if rmw is not None:
         if I.alu_op(rmw, call, "dst_rmw_op") != "add":
             raise NkiError("dst_rmw_op must be np.add (AWS dma_copy)", call)
+        if is_vector(src):
+            raise NkiError("the read-modify-write add applies to a scatter (the vector offset on dst)", call)
         add = True
     skip = _cmd_enum(I.oob_mode, a["oob_mode"]) == I.oob_mode.skip
     if add and skip:

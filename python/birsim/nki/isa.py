@@ -1270,7 +1270,7 @@ def _unsupported(name: str):
 
 
 for _n in (
-    "dma_compute", "sendrecv", "topk",
+    "sendrecv", "topk",
 ):
     globals()[_n] = _unsupported(_n)
 del _n
@@ -1294,6 +1294,8 @@ from ._gather import (  # noqa: E402
     activate2, dma_transpose, local_gather, nc_n_gather, nonzero_with_count, range_select, select_reduce,
     sequence_bounds, tensor_partition_reduce, tensor_scalar_cumulative,
 )
+
+from ._dma_compute import dma_compute  # noqa: E402,F401
 
 # Random numbers (_random), registers, core_barrier, sub-version (_control)
 from ._control import (  # noqa: E402,F401
