@@ -112,10 +112,20 @@ def test_plain_form_is_one_cce_dmacopy():
     assert cce[0]["name"].startswith("dma_compute@dma_compute.py:")
 
 
-def test_one_source_is_a_cast():
-    """dst = srcs[0] * 1.0 by the formula (not dst += src: see docs/nki.md)."""
-    a = _normal(16, (16, 40), F32, 100.0)
-    same_bits(K.one_source(a, BF16), a.astype(BF16))
+def test_one_source_adds_into_dst():
+    """One source is `dst += src` (AWS's migration guide), in fp32, cast once."""
+    acc = _normal(16, (16, 40), F32, 100.0).astype(BF16)
+    a = _normal(17, (16, 40), F32, 3.0).astype(BF16)
+    same_bits(K.one_source(acc, a), golden_sum(BF16, acc, a))
+
+
+def test_one_source_scatter_adds_into_the_table():
+    table = _normal(18, (32, 16), F32)
+    src = _normal(19, (8, 16), F32)
+    idx = np.array([3, 0, 31, 7, 8, 12, 30, 1], np.uint16).reshape(8, 1)
+    want = table.copy()
+    want[idx[:, 0]] = table[idx[:, 0]] + src
+    same_bits(K.one_source_scatter(table.copy(), src, idx), want)
 
 
 def test_older_argument_order():

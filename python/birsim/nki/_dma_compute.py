@@ -61,6 +61,9 @@ def dma_compute(*args, **kw):
     if name != "add":
         raise NkiError(f"reduce_op={op!r}: only nl.add is supported (AWS dma_compute)", CALL)
     _check_scales(scales, len(srcs))
+    if len(srcs) == 1:
+        # AWS's migration guide: `dma_compute(dst, [src], reduce_op=nl.add)` is `dst += src`
+        srcs = [dst, srcs[0]]
     for k, s in enumerate(srcs):
         if s.size != dst.size:
             raise NkiError(f"srcs[{k}] {s.shape} holds {s.size} elements, dst {dst.shape} {dst.size}: the element "

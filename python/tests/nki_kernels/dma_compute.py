@@ -31,11 +31,26 @@ def sum3(a, b, c, out_dtype):
 
 
 @nki.jit
-def one_source(a, out_dtype):
-    """One source: the formula gives dst = srcs[0] (cast once to dst's dtype)."""
-    out = nl.ndarray(a.shape, dtype=out_dtype, buffer=nl.shared_hbm)
+def one_source(acc, a):
+    """One source, as AWS's migration guide writes `dst += src`:
+    `dma_compute(dst, [src], reduce_op=nl.add)`."""
+    out = nl.ndarray(acc.shape, dtype=acc.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=acc)
     nisa.dma_compute(dst=out, srcs=[a], reduce_op=nl.add)
     return out
+
+
+@nki.jit
+def one_source_scatter(table, src_data, indices):
+    """The one-source read-modify-write: table[indices[p]] += src_data[p]."""
+    P, F = src_data.shape
+    src = nl.ndarray((P, F), dtype=src_data.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=src, src=src_data)
+    idx = nl.ndarray((P, 1), dtype=indices.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=idx, src=indices)
+    nisa.dma_compute(dst=table.ap(pattern=[[F, P], [1, F]], vector_offset=idx, indirect_dim=0), srcs=[src],
+                     reduce_op=nl.add)
+    return table
 
 
 @nki.jit
