@@ -225,15 +225,17 @@ def _do_trace(kernel, args, kwargs, loops: Optional[str] = None) -> _Traced:
                 proxies[pname] = value
         call_args = []
         call_kwargs = {}
+        skipped = False  # a parameter left at its default: the ones after it go by keyword
         for pname, param in sig.parameters.items():
             if pname not in proxies:
+                skipped = True
                 continue
             v = proxies[pname]
             if param.kind == param.VAR_POSITIONAL:
                 call_args.extend(v)
             elif param.kind == param.VAR_KEYWORD:
                 call_kwargs.update(v)
-            elif param.kind == param.KEYWORD_ONLY:
+            elif param.kind == param.KEYWORD_ONLY or skipped:
                 call_kwargs[pname] = v
             else:
                 call_args.append(v)
