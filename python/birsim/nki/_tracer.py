@@ -915,7 +915,6 @@ def ap_json(t: Tensor, levels: Optional[List[List[int]]] = None, dtype: Optional
     if levels is None:
         levels = levels_of(t, call=call)
     dt = np.dtype(dtype if dtype is not None else t.dtype)
-    use_as(t._alloc, dt, call)
     out = {
         "kind": "physical_ap",
         "memref": t._alloc.name,
@@ -941,7 +940,10 @@ def ap_json(t: Tensor, levels: Optional[List[List[int]]] = None, dtype: Optional
     return out
 
 
-def use_as(alloc: Alloc, dt: np.dtype, call: str = "") -> None:
+_NP_OF: Dict[str, np.dtype] = {v: k for k, v in _BIR_OF.items()}
+
+
+def use_as(alloc: Alloc, dt: np.dtype, call: str = "", site: Optional[Tuple[str, int]] = None) -> None:
     """Records that an instruction addresses ``alloc`` as ``dt``. BIR memory holds one dtype
     per allocation (an AP of another dtype converts values, fidelity S2), so an allocation a
     reinterpreting view reads as another dtype is declared as that dtype, and every instruction
@@ -956,6 +958,7 @@ def use_as(alloc: Alloc, dt: np.dtype, call: str = "") -> None:
             "reinterpreting view (.ap(dtype=...), .view) must be the only way instructions use the tensor; "
             "copy the data into a tensor of the other dtype instead",
             call or None,
+            site=site,
         )
 
 
@@ -1043,6 +1046,7 @@ class Builder:
         self.name = name
         # (Alloc, allocation record) in creation order
         self.records: List[Tuple[Optional[Alloc], Dict[str, Any]]] = []
+        self.by_name: Dict[str, Alloc] = {}
         self.insts: List[Dict[str, Any]] = []
         self.used_names: Dict[str, int] = {}
         self.onchip: Dict[str, "OnChip"] = {}
@@ -1139,6 +1143,7 @@ class Builder:
                 "memorylocations": [loc],
             }
             self.records.append((a, a.json))
+            self.by_name[a.name] = a
             if shared:
                 self.shared.append(a)
                 self.shared_cursor += 1
@@ -1192,6 +1197,7 @@ class Builder:
             "memorylocations": [loc],
         }
         self.records.append((a, a.json))
+        self.by_name[a.name] = a
         # the address comes when the trace ends, from the tile's live range (first to last
         # instruction that names it), as the compiler allocates
         self.onchip[aname] = OnChip(loc, buffer, nbytes, (shape, dtype), call, source_site())
@@ -1232,6 +1238,7 @@ class Builder:
             a.json = {"name": aname, "kind": "Internal", "dtype": bir_dtype(parent.dtype),
                       "tensor_shape": [parts, free], "memorylocations": [loc]}
             self.records.append((a, a.json))
+            self.by_name[a.name] = a
             self.onchip[aname] = OnChip(loc, parent.buffer, nbytes, (shape, parent.dtype), call, site)
             parent.blocks[index] = a
             a.origin = "block"  # a block of a blocked tensor (birsim.nki._loops keeps it whole)
@@ -1251,6 +1258,7 @@ class Builder:
             "memorylocations": [{"name": aname, "type": "Input", "dims": [1, _prod(shape) * dtype.itemsize]}],
         }
         self.records.append((a, a.json))
+        self.by_name[a.name] = a
         return Tensor(a, shape, _row_major(shape), 0, dtype, None)
 
     def constant(self, arr: np.ndarray, call: str) -> Tensor:
@@ -1280,6 +1288,10 @@ class Builder:
                         site=site,
                     )
         _check_x4(inst, call, site)
+        for op in operand_refs(inst):
+            a = self.by_name.get(op.get("memref"))
+            if a is not None and op.get("dtype") in _NP_OF:
+                use_as(a, _NP_OF[op["dtype"]], call, site)
         k = len(self.insts)
         self.insts.append(inst)
         self.block["instructions"].append(inst)
@@ -1308,6 +1320,9 @@ class Builder:
                 r.first = r.last = None
         inst["outs"] = outs
         for op in outs:
+            a = self.by_name.get(op.get("memref"))
+            if a is not None and op.get("dtype") in _NP_OF:
+                use_as(a, _NP_OF[op["dtype"]], inst["name"].partition("@")[0])
             r = self.onchip.get(op.get("memref"))
             if r is not None:
                 r.first = k if r.first is None else min(r.first, k)

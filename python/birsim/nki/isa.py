@@ -943,7 +943,8 @@ def emit_matmul(call: str, dst: Tensor, st: Tensor, mv: Tensor, accumulate: Any)
     return inst
 
 
-def check_one_bank(call: str, dst: Tensor) -> None:
+def check_one_bank(call: str, dst: Tensor, why: str = "a matmul writes inside one 2 KiB bank (psum_bank_fmax: 512 fp32 "
+                                                       "per partition)") -> None:
     """A Tensor Engine output stays inside one 2 KiB PSUM bank of each partition."""
     # PSUM tiles start on a bank boundary (Builder.place), so the bank follows from the offset
     loc = {"addr": 0}
@@ -959,8 +960,7 @@ def check_one_bank(call: str, dst: Tensor) -> None:
     last = (loc["addr"] + hi * size + size - 1) // T.PSUM_BANK
     if first != last:
         raise NkiError(
-            f"the output {dst.shape} spans PSUM banks {first}..{last}; a matmul writes inside one 2 KiB bank "
-            "(psum_bank_fmax: 512 fp32 per partition)",
+            f"the output {dst.shape} spans PSUM banks {first}..{last}; {why}",
             call,
         )
 
@@ -1276,15 +1276,6 @@ for _n in (
 del _n
 
 
-def _refused(name: str, why: str):
-    def f(*args, **kw):
-        raise NkiError(f"nki.isa.{name}: {why}", name)
-
-    f.__name__ = name
-    f.__doc__ = f"Not supported by birsim.nki: {why}"
-    return f
-
-
 # ---------------------------------------------------------------------------------------------
 # MX (microscaling): quantize_mx on the Vector Engine, nc_matmul_mx on the Tensor Engine
 
@@ -1432,6 +1423,10 @@ def nc_matmul_mx(*args, **kw):
     st_scale = _mx_scale(call, a["stationary_scale"], st, s0, "stationary_scale", "stationary")
     mv_scale = _mx_scale(call, a["moving_scale"], mv, m0, "moving_scale", "moving")
     stl, mvl, dl = _mx_levels(call, st, "stationary"), _mx_levels(call, mv, "moving"), _mx_levels(call, dst, "dst")
+    # AWS allows all 8 banks (moving free size up to 4096 / 8192); birsim's MatmultMx, like its
+    # Matmult, writes inside one bank (docs/bir-json.md Matmult), so a wider dst is refused
+    check_one_bank(call, dst, "birsim's MatmultMx writes inside one 2 KiB PSUM bank (512 float32 or 1024 bfloat16 "
+                              "per partition), although AWS allows nc_matmul_mx all 8 banks: split the moving tile")
     b = builder(call)
     key = (dst._offset, tuple(map(tuple, dl)))
     regions = b.mm_regions.setdefault(dst._alloc.name, set())
