@@ -38,6 +38,15 @@ def test_add_tiled_bf16_rounds_once():
     exact(tensor_add.add_tiled(a, b), want)
 
 
+def test_keyword_argument_after_a_skipped_default():
+    """`kernel(a, b, offset=2.0)` leaves `scale` at its default: offset must not land in scale's
+    place (the trace passes every argument after a skipped default by keyword)."""
+    a = np.full((32, 16), 1.0, np.float32)
+    b = np.full((32, 16), 3.0, np.float32)
+    exact(tensor_add.add_scaled(a, b, offset=2.0), a + b + 2.0)
+    exact(tensor_add.add_scaled(a, b, 0.5), a + b * 0.5)
+
+
 def test_add_spmd_grid_covers_every_tile():
     r = rng(3)
     a = r.standard_normal((384, 1024)).astype(np.float32)

@@ -268,22 +268,25 @@ def _do_trace(kernel, args, kwargs, loops: Optional[str] = None) -> _Traced:
                 arr = _contiguous(value)
                 t = b.input_alloc(pname, arr, k)
                 k += 1
-                inputs[t._alloc.name] = arr
+                # an x4 array (a uint array .view(nl.float8_e4m3fn_x4)) goes to birsim as its containers
+                inputs[t._alloc.name] = arr.view(T.container(arr.dtype)) if T.is_x4(arr.dtype) else arr
                 originals[t._alloc.name] = value
                 proxies[pname] = t
             else:
                 proxies[pname] = value
         call_args = []
         call_kwargs = {}
+        skipped = False  # a parameter left at its default: the ones after it go by keyword
         for pname, param in sig.parameters.items():
             if pname not in proxies:
+                skipped = True
                 continue
             v = proxies[pname]
             if param.kind == param.VAR_POSITIONAL:
                 call_args.extend(v)
             elif param.kind == param.VAR_KEYWORD:
                 call_kwargs.update(v)
-            elif param.kind == param.KEYWORD_ONLY:
+            elif param.kind == param.KEYWORD_ONLY or skipped:
                 call_kwargs[pname] = v
             else:
                 call_args.append(v)
@@ -307,6 +310,11 @@ def _do_trace(kernel, args, kwargs, loops: Optional[str] = None) -> _Traced:
         program = b.program([t._alloc for t in outs])
         written = [name for name, (a, _) in _input_records(b).items() if a.written and name not in b.constants]
         inputs.update(b.constants)
+        for name, (a, _) in _input_records(b).items():
+            if a.used_as is not None and a.used_as != a.dtype and name in inputs:
+                # read as another dtype (.ap(dtype=...)): the allocation is declared so, the
+                # array goes over as the same bytes in that dtype's host form
+                inputs[name] = T.host_view(inputs[name], a.dtype, a.used_as)
     finally:
         T._current.builder = None
     return _Traced(program, first, inputs, originals, written)
@@ -336,6 +344,11 @@ def _flatten(ret: Any) -> List[Tensor]:
 
 def _to_array(t: Tensor, full: np.ndarray) -> np.ndarray:
     flat = full.reshape(-1)
+    want = T.container(t.dtype)
+    if flat.dtype != want:
+        # the view and its allocation differ in dtype (.ap(dtype=), .view): the same bytes in
+        # the view's host dtype (an x4 dtype as its raw containers, as birsim.run returns them)
+        flat = np.ascontiguousarray(flat).view(np.uint8).view(want)
     if flat.size == t.size and t._offset == 0 and t._is_contiguous():
         return np.array(flat.reshape(t.shape))
     item = flat.dtype.itemsize
@@ -433,6 +446,8 @@ def _check_expect(tr: "_Traced", prog: Program, results: List[np.ndarray], expec
             continue
         coords = tuple(int(c) for c in np.argwhere(bad)[0])
         flat = t._offset + sum(c * s for c, s in zip(coords, t._strides))
+        stored = t._alloc.used_as if t._alloc.used_as is not None else t._alloc.dtype
+        flat = flat * t.dtype.itemsize // stored.itemsize  # birsim counts elements of the stored dtype
         name = t._alloc.name
         writer = _last_writers(prog, tr.inputs, {name: [flat]}, profile, **options)[name][0]
         site = _site(writer["name"]) if writer else None
@@ -478,7 +493,7 @@ def simulate(kernel, trace: bool = False, profile: str = "refsim", *, expect: An
         for name in tr.written_inputs:
             orig = tr.arrays[name]
             if orig.flags.writeable:
-                np.copyto(orig, outs[name].reshape(orig.shape).view(orig.dtype) if orig.dtype != np.bool_ else outs[name])
+                np.copyto(orig, np.frombuffer(np.ascontiguousarray(outs[name]).tobytes(), dtype=orig.dtype).reshape(orig.shape))
         result = _rebuild(tr.ret, dict(outs))
         if expect is not None:
             arrays = [_to_array(t, outs[t._alloc.name]) for t in _flatten(tr.ret)]

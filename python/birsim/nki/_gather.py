@@ -851,8 +851,8 @@ def _four_strides(t: Tensor, nd: int) -> List[int]:
     the whole tensor's span, a harmless step)."""
     s = list(t._strides)
     if t.on_chip:
-        s[t._pdim] = t._strides[t._pdim] if t.shape[t._pdim] > 1 else T._pitch(t._alloc)
-    unit = T._prod(t._alloc.shape)
+        s[t._pdim] = t._strides[t._pdim] if t.shape[t._pdim] > 1 else T.pitch_of(t)
+    unit = T.elements_of(t)
     if nd == 2:
         return [unit, unit, s[0], s[1]]
     if nd == 3:

@@ -81,6 +81,40 @@ _BIR_OF: Dict[np.dtype, str] = {
     np.dtype(ml_dtypes.float8_e8m0fnu): "float8_e8m0fnu",
 }
 
+# The packed MX dtypes (AWS nl.float8_e4m3fn_x4, float8_e5m2_x4, float4_e2m1fn_x4) have no NumPy
+# type: each is a one-field structured dtype over its container (uint32 for four fp8 lanes,
+# uint16 for four fp4 lanes), so it has the container's itemsize, compares unequal to every
+# other dtype and to the plain container, and is neither a float nor an int. Host arrays of
+# these tensors are the raw containers (lane k in the k-th lowest byte / nibble, fidelity N9),
+# as birsim.run takes and returns them.
+X4: Dict[str, np.dtype] = {
+    "float8_e4m3fn_x4": np.dtype([("float8_e4m3fn_x4", "<u4")]),
+    "float8_e5m2_x4": np.dtype([("float8_e5m2_x4", "<u4")]),
+    "float4_e2m1fn_x4": np.dtype([("float4_e2m1fn_x4", "<u2")]),
+}
+for _name, _dt in X4.items():
+    _BIR_OF[_dt] = _name
+del _name, _dt
+
+
+def is_x4(dt: Any) -> bool:
+    return isinstance(dt, np.dtype) and dt in _X4_SET
+
+
+_X4_SET = frozenset(X4.values())
+
+
+def dtype_name(dt: Any) -> str:
+    """A dtype as NKI spells it (``float8_e4m3fn_x4``, ``bfloat16``, ``float32``)."""
+    dt = np.dtype(dt)
+    return dt.names[0] if is_x4(dt) else str(dt)
+
+
+def container(dt: np.dtype) -> np.dtype:
+    """The NumPy dtype a host array of ``dt`` has: itself, or an x4 dtype's raw container."""
+    dt = np.dtype(dt)
+    return dt.fields[dt.names[0]][0] if is_x4(dt) else dt
+
 
 def as_dtype(d: Any, call: Optional[str] = None) -> np.dtype:
     """An NKI dtype (``nl.float32``, a NumPy dtype or type, ``'bfloat16'``...) as a NumPy dtype
@@ -92,7 +126,9 @@ def as_dtype(d: Any, call: Optional[str] = None) -> np.dtype:
     if type(d).__name__ == "_Unsupported":
         raise NkiError(f"{d.name} has no dtype birsim.nki runs yet", call)
     try:
-        if isinstance(d, str) and hasattr(ml_dtypes, d):
+        if isinstance(d, str) and d in X4:
+            dt = X4[d]
+        elif isinstance(d, str) and hasattr(ml_dtypes, d):
             dt = np.dtype(getattr(ml_dtypes, d))
         else:
             dt = np.dtype(d)
@@ -103,7 +139,8 @@ def as_dtype(d: Any, call: Optional[str] = None) -> np.dtype:
     if dt not in _BIR_OF:
         raise NkiError(
             f"dtype {dt} has no BIR equivalent birsim runs (float32, float16, bfloat16, "
-            "float8_e4m3, float8_e5m2, float8_e4m3fn, int8/16/32, uint8/16/32)",
+            "float8_e4m3, float8_e5m2, float8_e4m3fn, float8_e8m0fnu, float8_e4m3fn_x4, float8_e5m2_x4, "
+            "float4_e2m1fn_x4, int8/16/32, uint8/16/32)",
             call,
         )
     return dt
@@ -131,6 +168,8 @@ def bits_of(value: float, dt: np.dtype) -> int:
     """The low ``itemsize`` bytes of ``value`` stored as ``dt``, as an unsigned integer
     (a Memset ``constant``)."""
     dt = np.dtype(dt)
+    if is_x4(dt):
+        raise NkiError(f"a {dtype_name(dt)} tile cannot be filled with a value (its lanes are packed MX data)")
     if is_int(dt):
         v = int(value)
         info = np.iinfo(dt)
@@ -251,7 +290,7 @@ class Alloc:
     is decided when the trace ends (inputs, outputs, internal)."""
 
     __slots__ = ("name", "buffer", "dtype", "shape", "pdim", "json", "written", "input_index", "region", "blocks",
-                 "origin", "manual", "__weakref__")
+                 "origin", "manual", "used_as", "__weakref__")
 
     def __init__(self, name: str, buffer: str, dtype: np.dtype, shape: Tuple[int, ...], pdim: Optional[int]):
         self.name = name
@@ -271,6 +310,10 @@ class Alloc:
         self.origin: Any = None
         # a blocked tensor's direct allocation (ManualAlloc), applied to each block
         self.manual: Optional[ManualAlloc] = None
+        # the dtype instructions read and write it as (ap_json): its own, or the one a
+        # reinterpreting view (.ap(dtype=), .view) gave; the program declares the allocation so
+        # (BIR memory holds its allocation's dtype, and an AP of another dtype casts: fidelity S2)
+        self.used_as: Optional[np.dtype] = None
 
 
 class ParDim(int):
@@ -489,17 +532,21 @@ class Tensor:
             if self.on_chip and d == self._pdim:
                 raise NkiError("a dynamic offset on the partition dim of an on-chip tensor is not allowed", "ap")
             t = self.ap(pattern, offset, dtype=dtype)
-            return t.dynamic(scalar_offset, self._strides[d], self.shape[d], "ap")
+            step = self._strides[d] * self.dtype.itemsize
+            if step % t.dtype.itemsize:
+                raise NkiError(f"dimension {d}'s step of {step} bytes is not a whole number of {dtype_name(t.dtype)} elements", "ap")
+            return t.dynamic(scalar_offset, step // t.dtype.itemsize, self.shape[d], "ap")
         pattern = [(int(s), int(n)) for s, n in pattern]
+        base = self
         if dtype is not None and as_dtype(dtype, "ap") != self.dtype:
-            raise NkiError("reinterpreting the dtype in .ap() is not supported yet", "ap")
-        off = self._offset + (int(offset) if offset is not None else 0)
+            base = self._reinterpret(as_dtype(dtype, "ap"), "ap")
+        off = base._offset + (int(offset) if offset is not None else 0)
         shape = [n for _, n in pattern]
         strides = [s for s, _ in pattern]
         pdim = 0 if self.on_chip else None
-        t = self._view(shape, strides, off, pdim)
+        t = base._view(shape, strides, off, pdim)
         if self.on_chip:
-            pitch = _pitch(self._alloc)
+            pitch = pitch_of(base)
             if strides[0] % pitch != 0 and shape[0] != 1:
                 raise NkiError(
                     f"the first (partition) step {strides[0]} is not a multiple of the tile's "
@@ -508,6 +555,69 @@ class Tensor:
                 )
         check_bounds(t, "ap")
         return t
+
+    def _reinterpret(self, dtype: np.dtype, call: str) -> "Tensor":
+        """This view's storage read as ``dtype`` (no copy): the same bytes, its offset and
+        strides counted in ``dtype``'s elements (each must land on a whole element)."""
+        if self._dyn is not None:
+            raise NkiError("a view with a runtime offset cannot be reinterpreted as another dtype", call)
+        if self._alloc.blocks is not None:
+            raise NkiError("index one block of a (B..., par_dim(P), ...) tensor before reinterpreting its dtype", call)
+        old, new = self.dtype.itemsize, dtype.itemsize
+        nbytes = _prod(self._alloc.shape) * self._alloc.dtype.itemsize
+        if not self.on_chip and nbytes % new:
+            raise NkiError(f"{self._alloc.name} holds {nbytes} bytes, not a whole number of {dtype_name(dtype)} "
+                           f"elements ({new} bytes)", call)
+        if (self._offset * old) % new:
+            raise NkiError(
+                f"the view starts at byte {self._offset * old} of {self._alloc.name}, not on a whole "
+                f"{dtype_name(dtype)} element ({new} bytes)",
+                call,
+            )
+        if self.on_chip and (_pitch(self._alloc) * self._alloc.dtype.itemsize) % new:
+            raise NkiError(
+                f"a partition of {self._alloc.name} holds {_pitch(self._alloc) * self._alloc.dtype.itemsize} bytes, "
+                f"not a whole number of {dtype_name(dtype)} elements ({new} bytes)",
+                call,
+            )
+        t = Tensor(self._alloc, self.shape, self._strides, self._offset * old // new, dtype, self._pdim)
+        t._oob = self._oob
+        return t
+
+    def view(self, dtype: Any) -> "Tensor":
+        """``t.view(dtype)``: the same bytes as another dtype, the last dim scaled by the ratio
+        of the sizes (AWS NkiTensor.view: the last dim contiguous, divisible when it shrinks)."""
+        call = "view"
+        dt = as_dtype(dtype, call)
+        if dt == self.dtype:
+            return self
+        old, new = self.dtype.itemsize, dt.itemsize
+        last = self.ndim - 1
+        if self.on_chip and last == self._pdim:
+            raise NkiError("the last dimension of an on-chip view must be a free dimension to reinterpret it", call)
+        if self.shape[last] != 1 and self._strides[last] != 1:
+            raise NkiError(f"the last dimension of {self.shape} is not contiguous (stride {self._strides[last]})", call)
+        if (self.shape[last] * old) % new:
+            raise NkiError(
+                f"the last dimension ({self.shape[last]} × {old} bytes) is not a whole number of "
+                f"{dtype_name(dt)} elements ({new} bytes)",
+                call,
+            )
+        strides = []
+        for d, st in enumerate(self._strides):
+            if d == last:
+                strides.append(1)
+            elif (st * old) % new:
+                raise NkiError(f"dimension {d}'s step of {st * old} bytes is not a whole number of {dtype_name(dt)} elements", call)
+            else:
+                strides.append(st * old // new)
+        t = self._reinterpret(dt, call)
+        shape = list(self.shape)
+        shape[last] = self.shape[last] * old // new
+        v = Tensor(self._alloc, shape, strides, t._offset, dt, self._pdim)
+        v._oob = self._oob
+        check_bounds(v, call)
+        return v
 
     def dynamic(self, index: Any, step: int, max_index: int, call: str) -> "Tensor":
         """This view moved at run time by ``index`` (a one-element int tile) × ``step``
@@ -666,12 +776,27 @@ def _pitch(alloc: Alloc) -> int:
     return _prod(n for d, n in enumerate(alloc.shape) if d != alloc.pdim)
 
 
+def pitch_of(t: Tensor) -> int:
+    """Elements of ``t``'s dtype per partition of its on-chip allocation (``_pitch`` counted in
+    the view's dtype, which a reinterpreting ``.ap(dtype=)`` / ``.view`` may have changed)."""
+    if t.dtype == t._alloc.dtype:
+        return _pitch(t._alloc)
+    return _pitch(t._alloc) * t._alloc.dtype.itemsize // t.dtype.itemsize
+
+
+def elements_of(t: Tensor) -> int:
+    """Elements of ``t``'s dtype its whole allocation holds."""
+    if t.dtype == t._alloc.dtype:
+        return _prod(t._alloc.shape)
+    return _prod(t._alloc.shape) * t._alloc.dtype.itemsize // t.dtype.itemsize
+
+
 def check_bounds(t: Tensor, call: str) -> None:
     """Every element of the view lies inside its allocation (and, on chip, inside its
     partitions)."""
     lo = t._offset + sum(min(0, s * (n - 1)) for s, n in zip(t._strides, t.shape))
     hi = t._offset + sum(max(0, s * (n - 1)) for s, n in zip(t._strides, t.shape))
-    total = _prod(t._alloc.shape)
+    total = elements_of(t)
     if lo < 0 or hi >= total:
         raise NkiError(
             f"the view {t.shape} (element offset {t._offset}, strides {list(t._strides)}) leaves "
@@ -745,7 +870,7 @@ def levels_of(t: Tensor, merge: bool = True, call: str = "") -> List[List[int]]:
         raise NkiError(_BLOCKED, call or None)
     if t.on_chip:
         p = t._pdim
-        first = [t._strides[p] if t.shape[p] != 1 else _pitch(t._alloc), t.shape[p]]
+        first = [t._strides[p] if t.shape[p] != 1 else pitch_of(t), t.shape[p]]
         rest = [[t._strides[d], t.shape[d]] for d in range(t.ndim) if d != p]
         rest = _merge(rest) if merge else rest
         lv = [first] + (rest or [[1, 1]])
@@ -788,7 +913,7 @@ def joint_levels(views: Sequence[Tensor], call: str) -> List[List[List[int]]]:
         for j, v in enumerate(views):
             s, n = per[j][k]
             if v.on_chip and n == 1:
-                s = _pitch(v._alloc)
+                s = pitch_of(v)
             out[j].append([s, n])
     for k in range(head, len(order)):
         n = per[0][k][1]
@@ -822,10 +947,11 @@ def ap_json(t: Tensor, levels: Optional[List[List[int]]] = None, dtype: Optional
         raise NkiError(_BLOCKED, call or None)
     if levels is None:
         levels = levels_of(t, call=call)
+    dt = np.dtype(dtype if dtype is not None else t.dtype)
     out = {
         "kind": "physical_ap",
         "memref": t._alloc.name,
-        "dtype": bir_dtype(dtype if dtype is not None else t.dtype),
+        "dtype": bir_dtype(dt),
         "offset": t._offset,
         "ap": [list(x) for x in levels],
     }
@@ -845,6 +971,44 @@ def ap_json(t: Tensor, levels: Optional[List[List[int]]] = None, dtype: Optional
         out["indirect_dim_max_index"] = max_index
         out["scalar_offset"] = ap_json(index, [il[0], [1, 1]] if index.on_chip else [[1, 1]], call=call)
     return out
+
+
+_NP_OF: Dict[str, np.dtype] = {v: k for k, v in _BIR_OF.items()}
+
+
+def use_as(alloc: Alloc, dt: np.dtype, call: str = "", site: Optional[Tuple[str, int]] = None) -> None:
+    """Records that an instruction addresses ``alloc`` as ``dt``. BIR memory holds one dtype
+    per allocation (an AP of another dtype converts values, fidelity S2), so an allocation a
+    reinterpreting view reads as another dtype is declared as that dtype, and every instruction
+    must then use it so: two dtypes on one allocation are an NkiError."""
+    used = alloc.used_as
+    if used is None:
+        alloc.used_as = dt
+    elif used != dt:
+        raise NkiError(
+            f"{alloc.name} is used as {dtype_name(used)} and as {dtype_name(dt)}: a BIR allocation holds one dtype "
+            "(birsim converts values, not bits, between an access pattern's dtype and its memory's), so a "
+            "reinterpreting view (.ap(dtype=...), .view) must be the only way instructions use the tensor; "
+            "copy the data into a tensor of the other dtype instead",
+            call or None,
+            site=site,
+        )
+
+
+def retyped_shape(shape: Sequence[int], old: np.dtype, new: np.dtype) -> List[int]:
+    """The ``tensor_shape`` of an allocation of ``shape`` × ``old`` read as ``new``: the last dim
+    scaled (NumPy's ``view``), or one flat dim when it does not divide."""
+    shape = [int(n) for n in shape]
+    if (shape[-1] * old.itemsize) % new.itemsize == 0:
+        return shape[:-1] + [shape[-1] * old.itemsize // new.itemsize]
+    return [_prod(shape) * old.itemsize // new.itemsize]
+
+
+def host_view(arr: np.ndarray, old: np.dtype, new: np.dtype) -> np.ndarray:
+    """A host array of an allocation retyped from ``old`` to ``new``: the same bytes as
+    ``new``'s host dtype (an x4 dtype's raw container), shaped by ``retyped_shape``."""
+    raw = np.ascontiguousarray(arr).reshape(-1).view(np.uint8)
+    return raw.view(container(new)).reshape(retyped_shape(arr.shape or (1,), old, new))
 
 
 def imm(value: float, dtype: str = "float32") -> Dict[str, Any]:
@@ -875,6 +1039,37 @@ def builder(call: Optional[str] = None) -> "Builder":
     return b
 
 
+_X4_BIR = frozenset(X4)
+# opcodes that move packed MX data as whole containers, and the two MX instructions
+_X4_MOVES = {"DMACopy": "dma_copy", "Load": "nl.load", "Save": "nl.store", "TensorCopy": "tensor_copy"}
+
+
+def _check_x4(inst: Dict[str, Any], call: str, site: Tuple[str, int]) -> None:
+    """Packed ``_x4`` tiles are operands of the MX instructions, and of copies that move them
+    whole (same x4 dtype on both sides): anything else would compute on the containers, which
+    AWS defines only for nc_matmul_mx (and quantize_mx's output)."""
+    ops = [op for op in inst["ins"] + inst["outs"] if isinstance(op, dict) and "dtype" in op and "memref" in op]
+    x4 = [op["dtype"] for op in ops if op["dtype"] in _X4_BIR]
+    if not x4 or inst["opcode"] in ("QuantizeMx", "MatmultMx"):
+        return
+    opcode = inst["opcode"]
+    if opcode in _X4_MOVES and inst.get("mode", "Copy") == "Copy":
+        if len(set(op["dtype"] for op in ops)) == 1:
+            return
+        raise NkiError(
+            f"copies packed {x4[0]} data only into or from {x4[0]} (got {' and '.join(sorted(set(op['dtype'] for op in ops)))}); "
+            "to read raw containers, view the bytes with .ap(dtype=...) or .view(dtype)",
+            call,
+            site=site,
+        )
+    raise NkiError(
+        f"a packed {x4[0]} tile is an operand of nc_matmul_mx, quantize_mx (its output) and whole-container copies "
+        f"(dma_copy, tensor_copy, nl.load, nl.store) only; {opcode} would compute on its containers",
+        call,
+        site=site,
+    )
+
+
 class Builder:
     """A BIR function being traced: allocations, instructions, the on-chip tiles' live ranges, the SPMD
     program id and matmul accumulation state."""
@@ -884,6 +1079,7 @@ class Builder:
         self.name = name
         # (Alloc, allocation record) in creation order
         self.records: List[Tuple[Optional[Alloc], Dict[str, Any]]] = []
+        self.by_name: Dict[str, Alloc] = {}
         self.insts: List[Dict[str, Any]] = []
         self.used_names: Dict[str, int] = {}
         self.onchip: Dict[str, "OnChip"] = {}
@@ -987,6 +1183,7 @@ class Builder:
                 "memorylocations": [loc],
             }
             self.records.append((a, a.json))
+            self.by_name[a.name] = a
             if shared:
                 self.shared.append(a)
                 self.shared_cursor += 1
@@ -1044,6 +1241,7 @@ class Builder:
             "memorylocations": [loc],
         }
         self.records.append((a, a.json))
+        self.by_name[a.name] = a
         # the address comes when the trace ends, from the tile's live range (first to last
         # instruction that names it), as the compiler allocates
         self.onchip[aname] = OnChip(loc, buffer, nbytes, (shape, dtype), call, source_site())
@@ -1135,6 +1333,7 @@ class Builder:
             a.json = {"name": aname, "kind": "Internal", "dtype": bir_dtype(parent.dtype),
                       "tensor_shape": [parts, free], "memorylocations": [loc]}
             self.records.append((a, a.json))
+            self.by_name[a.name] = a
             self.onchip[aname] = OnChip(loc, parent.buffer, nbytes, (shape, parent.dtype), call, site)
             if parent.manual is not None:
                 address = self._manual_address(parent.manual, index, parts, nbytes, call, site)
@@ -1157,6 +1356,7 @@ class Builder:
             "memorylocations": [{"name": aname, "type": "Input", "dims": [1, _prod(shape) * dtype.itemsize]}],
         }
         self.records.append((a, a.json))
+        self.by_name[a.name] = a
         return Tensor(a, shape, _row_major(shape), 0, dtype, None)
 
     def constant(self, arr: np.ndarray, call: str) -> Tensor:
@@ -1185,6 +1385,11 @@ class Builder:
                         call,
                         site=site,
                     )
+        _check_x4(inst, call, site)
+        for op in operand_refs(inst):
+            a = self.by_name.get(op.get("memref"))
+            if a is not None and op.get("dtype") in _NP_OF:
+                use_as(a, _NP_OF[op["dtype"]], call, site)
         k = len(self.insts)
         self.insts.append(inst)
         self.block["instructions"].append(inst)
@@ -1194,7 +1399,7 @@ class Builder:
                 if r.first is None:
                     r.first = k
                 r.last = k
-        if opcode not in ("Matmult", "Memset"):
+        if opcode not in ("Matmult", "MatmultMx", "Memset"):
             for op in inst["outs"]:
                 r = self.onchip.get(op.get("memref")) if isinstance(op, dict) else None
                 if r is not None and r.buffer == PSUM:
@@ -1213,6 +1418,9 @@ class Builder:
                 r.first = r.last = None
         inst["outs"] = outs
         for op in outs:
+            a = self.by_name.get(op.get("memref"))
+            if a is not None and op.get("dtype") in _NP_OF:
+                use_as(a, _NP_OF[op["dtype"]], inst["name"].partition("@")[0])
             r = self.onchip.get(op.get("memref"))
             if r is not None:
                 r.first = k if r.first is None else min(r.first, k)
@@ -1269,6 +1477,9 @@ class Builder:
             if r is not None and r.first is None:
                 continue  # an on-chip tile no instruction names (e.g. a scratch tile retargeted away)
             j = dict(j)
+            if a is not None and a.used_as is not None and a.used_as != a.dtype:
+                j["dtype"] = bir_dtype(a.used_as)
+                j["tensor_shape"] = retyped_shape(j["tensor_shape"], a.dtype, a.used_as)
             if a is not None and id(a) in outs and a.input_index is None:
                 j["kind"] = "ExternalOutput"
                 j["memorylocations"] = [dict(j["memorylocations"][0], type="Output")]

@@ -671,7 +671,7 @@ def tensor_scalar_reduce(*args, **kw):
         r = _need(a["reduce_res"], call, "reduce_res")
         if r.partitions != data.partitions or r.free_size != 1:
             raise NkiError(f"reduce_res {r.shape} must be ({data.partitions}, 1)", call)
-        flat = tmp._view((tmp.partitions, tmp.free_size), [T._pitch(tmp._alloc) if tmp._pdim is not None else 1, 1],
+        flat = tmp._view((tmp.partitions, tmp.free_size), [T.pitch_of(tmp) if tmp._pdim is not None else 1, 1],
                          tmp._offset, 0) if tmp.ndim != 2 and tmp._is_contiguous() else tmp
         emit_reduce(call, r, flat, red, list(range(1, flat.ndim)) if flat._pdim == 0 else [1], bool(a["reduce_res_negate"]))
     if tmp is not dst:
@@ -943,11 +943,12 @@ def emit_matmul(call: str, dst: Tensor, st: Tensor, mv: Tensor, accumulate: Any)
     return inst
 
 
-def check_one_bank(call: str, dst: Tensor) -> None:
+def check_one_bank(call: str, dst: Tensor, why: str = "a matmul writes inside one 2 KiB bank (psum_bank_fmax: 512 fp32 "
+                                                       "per partition)") -> None:
     """A Tensor Engine output stays inside one 2 KiB PSUM bank of each partition."""
     # PSUM tiles start on a bank boundary (Builder.place), so the bank follows from the offset
     loc = {"addr": 0}
-    pitch = T._pitch(dst._alloc)
+    pitch = T.pitch_of(dst)
     size = dst.dtype.itemsize
     lo = hi = dst._offset % pitch
     for d, (s, n) in enumerate(zip(dst._strides, dst.shape)):
@@ -959,8 +960,7 @@ def check_one_bank(call: str, dst: Tensor) -> None:
     last = (loc["addr"] + hi * size + size - 1) // T.PSUM_BANK
     if first != last:
         raise NkiError(
-            f"the output {dst.shape} spans PSUM banks {first}..{last}; a matmul writes inside one 2 KiB bank "
-            "(psum_bank_fmax: 512 fp32 per partition)",
+            f"the output {dst.shape} spans PSUM banks {first}..{last}; {why}",
             call,
         )
 
@@ -1276,19 +1276,171 @@ for _n in (
 del _n
 
 
-def _refused(name: str, why: str):
-    def f(*args, **kw):
-        raise NkiError(f"nki.isa.{name}: {why}", name)
+# ---------------------------------------------------------------------------------------------
+# MX (microscaling): quantize_mx on the Vector Engine, nc_matmul_mx on the Tensor Engine
 
-    f.__name__ = name
-    f.__doc__ = f"Not supported by birsim.nki: {why}"
-    return f
+_MX_DATA = ("float8_e4m3fn_x4", "float8_e5m2_x4", "float4_e2m1fn_x4")
+_MX_SCALE = (np.dtype(np.uint8), np.dtype(T.ml_dtypes.float8_e8m0fnu))
 
 
-_MX_WHY = ("needs the packed float8_e4m3fn_x4 / float8_e5m2_x4 / float4_e2m1fn_x4 dtypes, which birsim.nki's "
-           "tensors do not model yet (birsim runs QuantizeMx / MatmultMx on BIR)")
-quantize_mx = _refused("quantize_mx", _MX_WHY)
-nc_matmul_mx = _refused("nc_matmul_mx", _MX_WHY)
+def _mx_gen4(call: str) -> None:
+    arch = builder(call).arch
+    if arch != "gen4":
+        raise NkiError(
+            f"nki.isa.{call} is available only on NeuronCore-v4 (trn3); this kernel is traced for {arch} "
+            "(set platform_target='trn3' or NEURON_PLATFORM_TARGET_OVERRIDE=trn3)",
+            call,
+        )
+
+
+def _mx_rows(call: str, t: Tensor, what: str) -> int:
+    """The first partition of an MX operand, whose partitions must be consecutive."""
+    pitch = T.pitch_of(t)
+    if t.partitions > 1 and t._strides[t._pdim] != pitch:
+        raise NkiError(f"{what} {t.shape} must cover consecutive partitions (partition step {t._strides[t._pdim]}, "
+                       f"a partition holds {pitch})", call)
+    return t._offset // pitch
+
+
+def _mx_data(call: str, t: Tensor, what: str) -> int:
+    """An x4 data tile (or quantize_mx's source): SBUF, consecutive partitions from a quadrant
+    boundary, a multiple of 32 of them. Returns its first partition."""
+    first = _mx_rows(call, t, what)
+    if t.partitions % 32:
+        raise NkiError(f"the partition size of {what} {t.shape} must be a multiple of 32 (at most 128)", call)
+    if first % 32:
+        raise NkiError(f"{what} starts at partition {first}; MX tiles start on a quadrant boundary (0, 32, 64, 96), "
+                       "where their scales' quadrants begin", call)
+    return first
+
+
+def _mx_scale(call: str, scale: Any, data: Tensor, first: int, what: str, data_what: str) -> Tensor:
+    """An MX scale tile for ``data`` (first partition ``first``): uint8 / float8_e8m0fnu in
+    SBUF, one column per x4 column; the block of partitions 8b..8b+7 has its scales in partition
+    32·(b // 4) + b % 4 counted from the tile's first partition, which is the data's first plus
+    0, 4, 8 or 12 (AWS quantize_mx, the MX deep dive's scale layout and scale packing)."""
+    scale = _need(scale, call, what, (SBUF,))
+    if scale.dtype not in _MX_SCALE:
+        raise NkiError(f"{what} must be float8_e8m0fnu or uint8, got {T.dtype_name(scale.dtype)}", call)
+    if scale.free_size != data.free_size:
+        raise NkiError(f"{what} {scale.shape} must hold one scale column per {data_what} column: "
+                       f"{data.free_size} per partition, got {scale.free_size}", call)
+    s0 = _mx_rows(call, scale, what)
+    if s0 - first not in (0, 4, 8, 12):
+        raise NkiError(f"{what} starts at partition {s0}; the scales of {data_what} (from partition {first}) go at "
+                       f"offset 0, 4, 8 or 12 of its quadrants: partition {first}, {first + 4}, {first + 8} or "
+                       f"{first + 12}", call)
+    blocks = data.partitions // 8
+    need = 32 * ((blocks - 1) // 4) + (blocks - 1) % 4 + 1
+    if scale.partitions < need:
+        if data.partitions > 32:
+            raise NkiError(f"{what} {scale.shape} is too short: the scales of a {data.partitions}-partition "
+                           f"{data_what} spread over its quadrants (the first 4 partitions of each), so it needs "
+                           f"{need} partitions from its first, got {scale.partitions}", call)
+        raise NkiError(f"{what} {scale.shape} needs {need} partitions (one per block of 8 partitions of "
+                       f"{data_what}), got {scale.partitions}", call)
+    return scale
+
+
+def _mx_levels(call: str, t: Tensor, what: str) -> List[List[int]]:
+    lv = levels_of(t, call=call)
+    if len(lv) > 2:
+        raise NkiError(f"{what} {t.shape} must have one contiguous free dimension", call)
+    return lv
+
+
+def quantize_mx(*args, **kw):
+    """MXFP8 quantization on the Vector Engine (BIR ``QuantizeMx``, NeuronCore-v4): each block of
+    8 partitions × 4 consecutive values of ``src`` (fp16 / bf16) gets the scale byte
+    ``⌊log₂ amax⌋ − (Emax − 1) + 127`` in ``dst_scale`` and its values, divided by the scale,
+    packed four to an ``_x4`` container of ``dst`` (AWS quantize_mx)."""
+    call = "quantize_mx"
+    a, _ = _bind(call, args, kw, ("dst", "src", "dst_scale"), ("dst", "src", "dst_scale"), {"name": None})
+    _mx_gen4(call)
+    dst = _need(a["dst"], call, "dst", (SBUF,))
+    src = _need(a["src"], call, "src", (SBUF,))
+    if src.dtype not in (np.dtype(np.float16), np.dtype(T.ml_dtypes.bfloat16)):
+        raise NkiError(f"src must be float16 or bfloat16, got {T.dtype_name(src.dtype)}", call)
+    dn = T.dtype_name(dst.dtype)
+    if dn == "float4_e2m1fn_x4":
+        raise NkiError("quantize_mx writes MXFP8 only (float8_e5m2_x4 or float8_e4m3fn_x4), not float4_e2m1fn_x4: "
+                       "quantize to FP4 on the host; nc_matmul_mx reads FP4", call)
+    if dn not in _MX_DATA:
+        raise NkiError(f"dst must be float8_e5m2_x4 or float8_e4m3fn_x4, got {dn}", call)
+    first = _mx_data(call, src, "src")
+    if _mx_rows(call, dst, "dst") != first:
+        raise NkiError(f"dst starts at partition {_mx_rows(call, dst, 'dst')}, src at {first}: quantize_mx keeps "
+                       "the partitions", call)
+    if src.free_size % 4:
+        raise NkiError(f"the free size of src {src.shape} must be a multiple of 4", call)
+    if dst.partitions != src.partitions or dst.free_size * 4 != src.free_size:
+        raise NkiError(f"dst {dst.shape} must have src's {src.partitions} partitions and a quarter of its "
+                       f"{src.free_size} elements per partition ({src.free_size // 4} {dn})", call)
+    scale = _mx_scale(call, a["dst_scale"], dst, first, "dst_scale", "dst")
+    sl, dl, cl = levels_of(src, call=call), levels_of(dst, call=call), levels_of(scale, call=call)
+    builder(call).emit("QuantizeMx", call, "DVE", [ap_json(src, sl)], [ap_json(dst, dl), ap_json(scale, cl)])
+    dst._alloc.written = True
+    scale._alloc.written = True
+    return None
+
+
+def nc_matmul_mx(*args, **kw):
+    """MXFP8 / MXFP4 matrix multiplication on the Tensor Engine (BIR ``MatmultMx``,
+    NeuronCore-v4): ``dst = dequant(stationary).T @ dequant(moving)`` over the partitions and the
+    four lanes of each ``_x4`` element, each value scaled by 2^(scale − 127) of its 8 × 4 block
+    (AWS nc_matmul_mx). ``accumulate`` as nc_matmul's."""
+    call = "nc_matmul_mx"
+    params = ("dst", "stationary", "moving", "stationary_scale", "moving_scale")
+    a, _ = _bind(call, args, kw, params, params, {"tile_position": None, "tile_size": None, "accumulate": None,
+                                                   "name": None})
+    _mx_gen4(call)
+    if a["tile_position"] or a["tile_size"]:
+        raise NkiError("tile_position / tile_size (row tiling) are not supported by birsim.nki yet", call)
+    dst = _need(a["dst"], call, "dst", (PSUM,))
+    st = _need(a["stationary"], call, "stationary", (SBUF,))
+    mv = _need(a["moving"], call, "moving", (SBUF,))
+    for t, what in ((st, "stationary"), (mv, "moving")):
+        if T.dtype_name(t.dtype) not in _MX_DATA:
+            raise NkiError(f"{what} must be float8_e5m2_x4, float8_e4m3fn_x4 or float4_e2m1fn_x4, got "
+                           f"{T.dtype_name(t.dtype)}", call)
+    f32, bf16 = np.dtype(np.float32), np.dtype(T.ml_dtypes.bfloat16)
+    if dst.dtype not in (f32, bf16):
+        raise NkiError(f"dst must be float32 or bfloat16, got {T.dtype_name(dst.dtype)}", call)
+    K, M, N = st.partitions, st.free_size, mv.free_size
+    if mv.partitions != K:
+        raise NkiError(f"the contraction (partition) dims differ: stationary {st.shape} has {K}, moving {mv.shape} "
+                       f"has {mv.partitions}", call)
+    s0 = _mx_data(call, st, "stationary")
+    m0 = _mx_data(call, mv, "moving")
+    if M % 2 or M > 128:
+        raise NkiError(f"the free size of stationary {st.shape} must be even and at most 128, got {M}", call)
+    nmax = 4096 if dst.dtype == f32 else 8192
+    if N > nmax:
+        raise NkiError(f"the free size of moving {mv.shape} exceeds {nmax} (all of PSUM for a "
+                       f"{T.dtype_name(dst.dtype)} dst)", call)
+    if dst.partitions != M or dst.free_size != N:
+        raise NkiError(f"dst {dst.shape} must be ({M}, {N}) for stationary {st.shape} and moving {mv.shape}", call)
+    st_scale = _mx_scale(call, a["stationary_scale"], st, s0, "stationary_scale", "stationary")
+    mv_scale = _mx_scale(call, a["moving_scale"], mv, m0, "moving_scale", "moving")
+    stl, mvl, dl = _mx_levels(call, st, "stationary"), _mx_levels(call, mv, "moving"), _mx_levels(call, dst, "dst")
+    # AWS allows all 8 banks (moving free size up to 4096 / 8192); birsim's MatmultMx, like its
+    # Matmult, writes inside one bank (docs/bir-json.md Matmult), so a wider dst is refused
+    check_one_bank(call, dst, "birsim's MatmultMx writes inside one 2 KiB PSUM bank (512 float32 or 1024 bfloat16 "
+                              "per partition), although AWS allows nc_matmul_mx all 8 banks: split the moving tile")
+    b = builder(call)
+    key = (dst._offset, tuple(map(tuple, dl)))
+    regions = b.mm_regions.setdefault(dst._alloc.name, set())
+    if a["accumulate"] is None:
+        flag = 4 if key in regions else 0
+    else:
+        flag = 4 if a["accumulate"] else 0
+    regions.add(key)
+    ins = [ap_json(mv, mvl), ap_json(st, stl), ap_json(mv_scale, levels_of(mv_scale, call=call)),
+           ap_json(st_scale, levels_of(st_scale, call=call))]
+    b.emit("MatmultMx", call, "PE", ins, [ap_json(dst, dl)], accumulation_flag=flag | 2)
+    dst._alloc.written = True
+    return None
+
 
 from ._gather import (  # noqa: E402
     activate2, dma_transpose, local_gather, nc_n_gather, nonzero_with_count, range_select, select_reduce,

@@ -69,9 +69,11 @@ class _Unsupported:
 
 
 tfloat32 = _Unsupported("tfloat32")
-float8_e5m2_x4 = _Unsupported("float8_e5m2_x4")
-float8_e4m3fn_x4 = _Unsupported("float8_e4m3fn_x4")
-float4_e2m1fn_x4 = _Unsupported("float4_e2m1fn_x4")
+# 4x packed MX dtypes (nc_matmul_mx's data, quantize_mx's output): structured NumPy dtypes over
+# their raw container, uint32 (four fp8 lanes) or uint16 (four fp4 lanes); see _tracer.X4
+float8_e5m2_x4 = T.X4["float8_e5m2_x4"]
+float8_e4m3fn_x4 = T.X4["float8_e4m3fn_x4"]
+float4_e2m1fn_x4 = T.X4["float4_e2m1fn_x4"]
 
 # ---------------------------------------------------------------------------------------------
 # buffers

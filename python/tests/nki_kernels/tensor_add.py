@@ -50,3 +50,18 @@ def scale_shift(x_in, factor):
     z = 2.0 - y
     nl.store(out, value=z)
     return out
+
+
+@nki.jit
+def add_scaled(a_in, b_in, scale=1.0, offset=0.0):
+    """a + b·scale + offset: defaults a caller may skip (offset given, scale left out)."""
+    out = nl.ndarray(a_in.shape, dtype=a_in.dtype, buffer=nl.shared_hbm)
+    a_t = nl.ndarray(a_in.shape, dtype=a_in.dtype, buffer=nl.sbuf)
+    b_t = nl.ndarray(b_in.shape, dtype=b_in.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=a_t, src=a_in)
+    nisa.dma_copy(dst=b_t, src=b_in)
+    c_t = nl.ndarray(a_in.shape, dtype=a_in.dtype, buffer=nl.sbuf)
+    nisa.scalar_tensor_tensor(dst=c_t, data=b_t, op0=nl.multiply, operand0=scale, op1=nl.add, operand1=a_t)
+    nisa.tensor_scalar(dst=c_t, data=c_t, op0=nl.add, operand0=offset)
+    nisa.dma_copy(dst=out, src=c_t)
+    return out
