@@ -1475,15 +1475,17 @@ impl Validator<'_> {
                 ),
             );
         }
+        // N fills one 2 KiB PSUM bank on v2/v3; on v4 up to all eight (4096 fp32, 8192 bf16:
+        // engines.md §1.2, AWS nc_matmul "Tile size").
+        let (n_what, n_bytes) = if self.arch == Arch::Gen4 {
+            ("N (the moving free size) fills at most PSUM's 8 banks on gen4: it", PSUM_BYTES_PER_PARTITION)
+        } else {
+            ("N (the moving free size) fills at most one 2 KiB PSUM bank: it", 2048)
+        };
         let limits = [
             ("ins[0].ap[0].num", "K (the inputs' partitions)", k_mov, 128),
             ("ins[1].ap", "M (the stationary free size)", m_free, 128),
-            (
-                "outs[0].ap",
-                "N (the moving free size) fills at most one 2 KiB PSUM bank: it",
-                n,
-                2048 / out.dtype.size().max(1) as i64,
-            ),
+            ("outs[0].ap", n_what, n, n_bytes as i64 / out.dtype.size().max(1) as i64),
         ];
         let mut within = true;
         for (field, what, v, max) in limits {
@@ -1492,7 +1494,10 @@ impl Validator<'_> {
                 self.err(ErrorKind::ApShape, field, format!("{what} is {v}, at most {max}"));
             }
         }
-        if within && let Some(l) = f.location(out.loc) {
+        if within
+            && self.arch != Arch::Gen4
+            && let Some(l) = f.location(out.loc)
+        {
             self.matmult_bank(out, l);
         }
         if (m_out, n_out) != (m_free, n) {

@@ -239,3 +239,31 @@ fn matmult_mx_writes_psum_without_transpose_or_perf_mode() {
     let d = errors(&mx("PSUM", r#","start_tensor_calc":true,"perf_mode":"DoubleRow""#));
     assert!(d.contains("perf_mode") && d.contains("no perf mode"), "{d}");
 }
+
+/// On gen4 N may fill PSUM's 8 banks (4096 fp32, 8192 bf16: engines.md §1.2, AWS nc_matmul
+/// "Tile size"), so the output may cross banks; gen3 keeps one bank.
+#[test]
+fn gen4_widens_n_to_all_of_psum() {
+    let wide = |arch: &str, n: i64, od: &str| {
+        let dt = if od == "bfloat16" { ("bfloat16", "bfloat16", od) } else { F32 };
+        program((4, 2, n), dt, "PSUM", r#","start_tensor_calc":true"#)
+            .replace(r#""dims":[2,2048]"#, r#""dims":[2,16384]"#)
+            .replacen(r#"{"functions""#, &format!(r#"{{"arch":"{arch}","functions""#), 1)
+    };
+    for (arch, n, od, want) in [
+        ("gen4", 600, "float32", ""),
+        ("gen4", 4096, "float32", ""),
+        ("gen4", 8192, "bfloat16", ""),
+        ("gen4", 4097, "float32", "fills at most PSUM's 8 banks on gen4: it is 4097, at most 4096"),
+        ("gen4", 8193, "bfloat16", "at most 8192"),
+        ("gen3", 600, "float32", "one 2 KiB PSUM bank: it is 600, at most 512"),
+    ] {
+        let text = wide(arch, n, od);
+        let got = errors(&text);
+        if want.is_empty() {
+            assert_eq!(got, "", "{arch} N = {n} {od}");
+        } else {
+            assert!(got.contains(want), "{arch} N = {n}: want {want:?}, got {got:?}");
+        }
+    }
+}

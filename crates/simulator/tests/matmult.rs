@@ -455,3 +455,64 @@ fn the_trace_records_each_matmults_flags_and_bank() {
         ]
     );
 }
+
+/// gen4's wide Matmult: moving K = 2 × N = 600 (`x[k, n] = n + 1000·k`), stationary [[1, 10],
+/// [2, 20]], into a 2-partition PSUM tile of 2048 fp32 (4 banks) at element `offset`.
+fn wide(offset: i64, flags: &str) -> String {
+    format!(
+        r#"{{"opcode":"Matmult","name":"wide","engine":"PE","ins":[{},{}],"outs":[{}],{flags}}}"#,
+        ap("x", "float32", 0, &[(600, 2), (1, 600)]),
+        ap("w", "float32", 0, &[(2, 2), (1, 2)]),
+        ap("ps", "float32", offset, &[(2048, 2), (1, 600)]),
+    )
+}
+
+fn wide_tensors(init: f32) -> [T<'static>; 3] {
+    let x: Vec<f32> = (0..2).flat_map(|k| (0..600).map(move |n| (n + 1000 * k) as f32)).collect();
+    [
+        sb("x", "float32", 2, 600, f32s(&x)),
+        sb("w", "float32", 2, 2, f32s(&STATIONARY)),
+        psum("ps", "float32", 2, 2048, f32s(&vec![init; 2 * 2048])),
+    ]
+}
+
+/// out[m, n] = Σ_k x[k, n]·w[k, m] by the formula: m = 0 weighs the rows 1 and 2, m = 1 10 and 20
+/// (exact small integers).
+fn wide_product(m: usize, n: usize) -> f32 {
+    let (a, b) = if m == 0 { (1.0, 2.0) } else { (10.0, 20.0) };
+    a * n as f32 + b * (n + 1000) as f32
+}
+
+#[test]
+fn gen4_outputs_may_span_psum_banks() {
+    // engines.md §1.2 / AWS nc_matmul: on v4 N reaches 4096 fp32 across the 8 banks. Elements
+    // 500..1100 of each partition cover banks 0, 1 and 2. An ACCUMULATE first (nothing written:
+    // it copies), then a START with psum_zero_region 0 over the same elements: the START clears
+    // every bank the output covers, so the group restarts and each element is one product, not
+    // two; element 1200 (bank 2, outside the output) reads 0, element 1600 (bank 3) keeps 7.0.
+    let body = [
+        wide(500, r#""accumulation_flag":4,"psum_zero_region":0"#),
+        wide(500, r#""accumulation_flag":1,"psum_zero_region":0"#),
+    ]
+    .join(",");
+    let (fault, mem) = run_on("gen4", &wide_tensors(7.0), &body, Options::default(), None);
+    assert!(fault.is_none(), "{:?}", fault.map(|f| f.message()));
+    let ps = to_f32(&mem[2]);
+    for m in 0..2 {
+        for n in [0, 11, 12, 511, 599] {
+            assert_eq!(ps[m * 2048 + 500 + n], wide_product(m, n), "ps[{m}, {}]", 500 + n);
+        }
+        assert_eq!(ps[m * 2048 + 1200].to_bits(), 0, "ps[{m}, 1200]");
+        assert_eq!(ps[m * 2048 + 1600], 7.0, "ps[{m}, 1600]");
+        assert_eq!(ps[m * 2048 + 100].to_bits(), 0, "ps[{m}, 100]: bank 0 cleared");
+    }
+}
+
+#[test]
+fn before_gen4_an_output_spans_one_bank() {
+    // The same program on gen3 is refused by validation: N = 600 fp32 is more than one bank.
+    let text = program_text("gen3", &wide_tensors(0.0), &wide(0, r#""start_tensor_calc":true"#));
+    let prog = bir_ir::json::load_str(&text).unwrap();
+    let err = bir_ir::validate(&prog, &bir_ir::ValidateOptions::default()).unwrap_err();
+    assert!(format!("{err:?}").contains("one 2 KiB PSUM bank"), "{err:?}");
+}

@@ -10,7 +10,7 @@ use super::{Arg, Cx, Res, Stop, Written};
 use crate::fault::FaultCause;
 use access_pattern::Pattern;
 use bir_ir::ops::MatmultFlags;
-use bir_ir::{Dtype, MemoryType, PSUM_BYTES_PER_PARTITION};
+use bir_ir::{Arch, Dtype, MemoryType, PSUM_BYTES_PER_PARTITION};
 use numerics::matmul::{Form, Product, Scratch};
 
 /// Bytes of one PSUM bank in each partition.
@@ -86,24 +86,26 @@ impl Cx<'_> {
     }
 
     /// The partition rows a PSUM output touches (each row's buffer start, and the buffer bytes
-    /// it touches there, first to last element) and the bank of its elements; faults when the
-    /// output is out of bounds or leaves the 2 KiB bank of its first element (engines.md §1.2).
+    /// it touches there, first to last element) and the banks of its elements (lowest, highest);
+    /// faults when the output is out of bounds or, before gen4, leaves the 2 KiB bank of its first
+    /// element (engines.md §1.2: N fills one bank on v2/v3; on v4 it may span all 8).
     /// One pass over the output's pieces (a contiguous piece is looked at by its first and last
     /// element in each row it covers), nothing per element kept.
-    fn psum_survey(&self, out: Arg<'_>) -> Res<(Vec<Row>, u64)> {
+    fn psum_survey(&self, out: Arg<'_>) -> Res<(Vec<Row>, (u64, u64))> {
         let layout = self.memory.layout(out.ap.loc);
         let addr = self.f.location(out.ap.loc).map_or(0, |l| l.addr);
         let size = out.ap.dtype.size();
         let p = Pattern { pairs: &out.ap.pairs, offset: out.ap.offset, elem_size: size };
         let (origin, stride) = (layout.origin() as u64, layout.row_stride().max(1));
         let mut rows: Vec<Row> = Vec::new();
-        let mut bank = None;
+        let (mut bank, mut banks) = (None, (u64::MAX, 0));
         let mut crosses = false;
         let mut visit = |b: u64| {
             let row = (b - origin) / stride;
             // The byte inside the PSUM partition: the location's `addr` plus its row offset.
             let k = addr.saturating_add((b - origin) % stride) / BANK;
             crosses |= *bank.get_or_insert(k) != k;
+            banks = (banks.0.min(k), banks.1.max(k));
             let (start, b) = ((origin + row * stride) as usize, b as usize);
             let at = match rows.last() {
                 Some(r) if r.start == start => rows.len() - 1,
@@ -136,22 +138,24 @@ impl Cx<'_> {
             }
         })
         .map_err(|e| out.access(e))?;
-        if crosses {
+        if crosses && self.arch != Arch::Gen4 {
             return Err(FaultCause::Dims {
                 slot: out.slot,
-                why: "a Matmult output lies within one 2 KiB PSUM bank of each partition",
+                why: "a Matmult output lies within one 2 KiB PSUM bank of each partition (gen2/gen3)",
             }
             .into());
         }
-        Ok((rows, bank.unwrap_or(0)))
+        Ok((rows, if bank.is_some() { banks } else { (0, 0) }))
     }
 
     /// A START's clear (docs/fidelity.md M4): on every partition `out` touches, the `banks`
-    /// 2 KiB banks from the one holding `out`'s elements read +0.0 and their shadows are clear.
-    /// In a location of its own (not in the shared PSUM arena) only its own bytes are cleared;
-    /// banks past PSUM's eight fault.
+    /// 2 KiB banks from the one holding `out`'s first elements read +0.0 and their shadows are
+    /// clear, and at least every bank `out` covers (gen4's outputs may span several). In a
+    /// location of its own (not in the shared PSUM arena) only its own bytes are cleared; banks
+    /// past PSUM's eight fault.
     pub(crate) fn psum_clear_banks(&mut self, out: Arg<'_>, banks: u32) -> Res<()> {
-        let (rows, bank) = self.psum_survey(out)?;
+        let (rows, (bank, last)) = self.psum_survey(out)?;
+        let banks = banks.max(u32::try_from(last - bank + 1).unwrap_or(u32::MAX));
         let starts = rows.iter().map(|r| r.start);
         if (bank + u64::from(banks)) * BANK > PSUM_BYTES_PER_PARTITION {
             return Err(FaultCause::BadField {
