@@ -244,6 +244,21 @@ def test_psum_blocks_are_allocated_one_by_one():
     assert text.count('"type": "PSUM"') == 12  # one allocation per block
 
 
+@pytest.mark.parametrize("n", [1024, 4096])
+def test_gen4_matmul_spans_psum_banks(monkeypatch, n):
+    """NeuronCore-v4: the moving free size reaches 4096 fp32, all 8 PSUM banks (AWS nc_matmul
+    "Tile size"); v3 keeps 512."""
+    r = rng(23)
+    lhsT = r.integers(-4, 4, (128, 128)).astype(np.float32)
+    rhs = r.integers(-4, 4, (128, n)).astype(np.float32)
+    want = (lhsT.T.astype(np.float64) @ rhs).astype(np.float32)
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn3")
+    exact(matmul.matmul_wide(lhsT, rhs), want)
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn2")
+    with pytest.raises(bn.NkiError, match=f"moving free size {n} exceeds 512"):
+        matmul.matmul_wide(lhsT, rhs)
+
+
 def test_assigned_matmul_writes_its_psum_block():
     """`ps[j] = nisa.nc_matmul(...)` over all eight PSUM banks at once (attention's qk tiles):
     the Matmult writes the block itself, no scratch bank plus copy, so eight live blocks fit."""

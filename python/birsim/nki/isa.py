@@ -916,8 +916,12 @@ def emit_matmul(call: str, dst: Tensor, st: Tensor, mv: Tensor, accumulate: Any)
         )
     if M > 128:
         raise NkiError(f"stationary free size {M} exceeds 128 (gemm_stationary_fmax)", call)
-    if N > 512:
-        raise NkiError(f"moving free size {N} exceeds 512 (gemm_moving_fmax)", call)
+    # gemm_moving_fmax on NeuronCore-v2/v3; from v4 up to all 8 PSUM banks (AWS nc_matmul "Tile size")
+    nmax = 512 if b.arch != "gen4" else (4096 if dst.dtype == np.dtype(np.float32) else 8192)
+    if N > nmax:
+        raise NkiError(f"moving free size {N} exceeds {nmax} ("
+                       + ("gemm_moving_fmax" if b.arch != "gen4" else f"all of PSUM for a {dst.dtype} dst on gen4")
+                       + ")", call)
     if dst.partitions != M or dst.free_size != N:
         raise NkiError(f"dst {dst.shape} must be ({M}, {N}) for stationary {st.shape} and moving {mv.shape}", call)
     ok = {f32} if b.arch != "gen4" else {f32, np.dtype(T.ml_dtypes.bfloat16)}
@@ -929,7 +933,7 @@ def emit_matmul(call: str, dst: Tensor, st: Tensor, mv: Tensor, accumulate: Any)
     for lv, t, what in ((stl, st, "stationary"), (mvl, mv, "moving"), (dl, dst, "dst")):
         if len(lv) > 2:
             raise NkiError(f"{what} {t.shape} must have one contiguous free dimension", call)
-    check_one_bank(call, dst)
+    check_one_bank(call, dst, wide=True)
     key = (dst._offset, tuple(map(tuple, dl)))
     regions = b.mm_regions.setdefault(dst._alloc.name, set())
     if accumulate is None:
@@ -944,8 +948,11 @@ def emit_matmul(call: str, dst: Tensor, st: Tensor, mv: Tensor, accumulate: Any)
 
 
 def check_one_bank(call: str, dst: Tensor, why: str = "a matmul writes inside one 2 KiB bank (psum_bank_fmax: 512 fp32 "
-                                                       "per partition)") -> None:
-    """A Tensor Engine output stays inside one 2 KiB PSUM bank of each partition."""
+                                                       "per partition) before NeuronCore-v4", wide: bool = False) -> None:
+    """A Tensor Engine output stays inside one 2 KiB PSUM bank of each partition (a product,
+    ``wide``, may span banks from NeuronCore-v4 on: AWS nc_matmul "Tile size")."""
+    if wide and builder(call).arch == "gen4":
+        return
     # PSUM tiles start on a bank boundary (Builder.place), so the bank follows from the offset
     loc = {"addr": 0}
     pitch = T.pitch_of(dst)
@@ -1423,10 +1430,7 @@ def nc_matmul_mx(*args, **kw):
     st_scale = _mx_scale(call, a["stationary_scale"], st, s0, "stationary_scale", "stationary")
     mv_scale = _mx_scale(call, a["moving_scale"], mv, m0, "moving_scale", "moving")
     stl, mvl, dl = _mx_levels(call, st, "stationary"), _mx_levels(call, mv, "moving"), _mx_levels(call, dst, "dst")
-    # AWS allows all 8 banks (moving free size up to 4096 / 8192); birsim's MatmultMx, like its
-    # Matmult, writes inside one bank (docs/bir-json.md Matmult), so a wider dst is refused
-    check_one_bank(call, dst, "birsim's MatmultMx writes inside one 2 KiB PSUM bank (512 float32 or 1024 bfloat16 "
-                              "per partition), although AWS allows nc_matmul_mx all 8 banks: split the moving tile")
+    # AWS allows all 8 banks (moving free size up to 4096 / 8192), as birsim's gen4 MatmultMx does
     b = builder(call)
     key = (dst._offset, tuple(map(tuple, dl)))
     regions = b.mm_regions.setdefault(dst._alloc.name, set())

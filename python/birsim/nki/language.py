@@ -934,7 +934,7 @@ def _write_in_place(view: Tensor, value: Tensor) -> bool:
         return False
     if inst["opcode"] == "Matmult":
         try:
-            _isa.check_one_bank("assign", view)
+            _isa.check_one_bank("assign", view, wide=True)
         except NkiError:
             return False
         key = (view._offset, tuple(map(tuple, dl)))

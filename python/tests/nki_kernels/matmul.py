@@ -112,3 +112,18 @@ def matmul_assigned_blocks(lhsT, rhs, keep=False):
         res = nl.copy(ps[j]) if not keep else nl.add(nl.copy(ps[j]), kept[j])
         nl.store(out[:, j * 512:(j + 1) * 512], value=res)
     return out
+
+
+@nki.jit
+def matmul_wide(lhsT, rhs):
+    """One nc_matmul whose moving tile is N = rhs's width (up to 4096 fp32 on NeuronCore-v4: the
+    output spans PSUM banks), then copied out."""
+    K, M = lhsT.shape
+    _, N = rhs.shape
+    out = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.shared_hbm)
+    a = nl.load(lhsT)
+    b = nl.load(rhs)
+    ps = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(dst=ps, stationary=a, moving=b)
+    nl.store(out, value=nl.copy(ps))
+    return out
