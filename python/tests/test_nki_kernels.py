@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ml_dtypes
 import json
+import re
 
 import numpy as np
 import pytest
@@ -257,6 +258,52 @@ def test_gen4_matmul_spans_psum_banks(monkeypatch, n):
     monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn2")
     with pytest.raises(bn.NkiError, match=f"moving free size {n} exceeds 512"):
         matmul.matmul_wide(lhsT, rhs)
+
+
+@pytest.mark.parametrize("position, size, K, M", [((64, 0), (64, 128), 64, 128), ((32, 96), (32, 32), 32, 32),
+                                                   ((0, 0), (128, 128), 128, 128)])
+def test_matmul_on_a_pe_tile(position, size, K, M):
+    r = rng(24)
+    lhsT = r.standard_normal((K, M)).astype(np.float32)
+    rhs = r.standard_normal((K, 256)).astype(np.float32)
+    _mm_close(matmul.matmul_pe_tile(lhsT, rhs, position, size), lhsT.astype(np.float64).T @ rhs, K)
+    text = bn.trace_json(matmul.matmul_pe_tile)(lhsT, rhs, position, size)
+    mm = [i for i in json.loads(text)["functions"][0]["blocks"][0]["instructions"] if i["opcode"] == "Matmult"][0]
+    assert mm["tile_position"] == list(position) and mm["tile_size"] == list(size)
+
+
+@pytest.mark.parametrize("position, size, words", [
+    ((64, 0), None, "must both be set"),
+    ((32, 0), (64, 128), "a multiple of 64"),
+    ((0, 0), (48, 128), "one of (32, 64, 128)"),
+    ((0, 0), (64, 128), "does not hold stationary's 128 rows"),
+])
+def test_pe_tile_errors(position, size, words):
+    lhsT = np.zeros((128, 128), np.float32)
+    rhs = np.zeros((128, 64), np.float32)
+    with pytest.raises(bn.NkiError, match=re.escape(words)):
+        matmul.matmul_pe_tile(lhsT, rhs, position, size)
+
+
+@pytest.mark.parametrize("dt", [ml_dtypes.float8_e4m3, ml_dtypes.float8_e5m2])
+def test_matmul_double_row_contracts_over_both_halves(dt):
+    """AWS nc_matmul's layout: K = 256 as 128 partitions × 2; the golden sums over both (small
+    integers: every product and sum exact in fp32)."""
+    r = rng(25)
+    st = r.integers(-4, 5, (128, 2, 64)).astype(dt)
+    mv = r.integers(-4, 5, (128, 2, 200)).astype(dt)
+    want = np.einsum("klm,kln->mn", st.astype(np.float64), mv.astype(np.float64)).astype(np.float32)
+    exact(matmul.matmul_double_row(st, mv), want)
+
+
+def test_matmul_double_row_errors(monkeypatch):
+    st = np.zeros((128, 2, 8), np.float32)
+    with pytest.raises(bn.NkiError, match="takes fp8 operands"):
+        matmul.matmul_double_row(st, st)
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn1")
+    f8 = st.astype(ml_dtypes.float8_e5m2)
+    with pytest.raises(bn.NkiError, match="NeuronCore-v3 or newer"):
+        matmul.matmul_double_row(f8, f8)
 
 
 def test_assigned_matmul_writes_its_psum_block():

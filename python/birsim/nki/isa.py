@@ -876,27 +876,79 @@ def nc_matmul(*args, **kw):
     )
     st = _need(a["stationary"], call, "stationary", (SBUF,))
     mv = _need(a["moving"], call, "moving", (SBUF,))
-    if a["perf_mode"] not in (None, matmul_perf_mode.none, "none"):
-        raise NkiError("perf_mode double_row is not supported by birsim.nki yet", call)
-    if a["tile_position"] or a["tile_size"]:
-        raise NkiError("tile_position / tile_size are not supported by birsim.nki yet", call)
+    double_row = _perf_mode(call, a["perf_mode"])
+    tiles = _pe_tile(call, a["tile_position"], a["tile_size"], double_row)
     if legacy:
         dt = pe_transpose_dtype(st.dtype) if a["is_transpose"] else np.float32
-        dst = _result(call, (st.free_size, mv.free_size), _dtype_or(a["dtype"], dt), PSUM)
+        m_free, n_free = (st.free_size // 2, mv.free_size // 2) if double_row else (st.free_size, mv.free_size)
+        dst = _result(call, (m_free, n_free), _dtype_or(a["dtype"], dt), PSUM)
     else:
         dst = _need(a["dst"], call, "dst", (PSUM,))
     if a["is_transpose"]:
+        if double_row or tiles:
+            raise NkiError("a Tensor Engine transpose takes no perf_mode and no PE tile here", call)
         # the kernel's own moving operand (its identity) goes in as written
         emit_pe_transpose(call, dst, st, mv)
     else:
-        inst = emit_matmul(call, dst, st, mv, a["accumulate"])
+        inst = emit_matmul(call, dst, st, mv, a["accumulate"], tiles=tiles, double_row=double_row)
         if legacy:
             # `psum[...] += nisa.nc_matmul(a, b)`: the older API's accumulation idiom
             builder(call).last_matmul = (inst, T.weakref.ref(dst._alloc))
     return dst if legacy else None
 
 
-def emit_matmul(call: str, dst: Tensor, st: Tensor, mv: Tensor, accumulate: Any) -> Dict[str, Any]:
+def _perf_mode(call: str, mode: Any) -> bool:
+    """``perf_mode``: none, or ``double_row`` (NeuronCore-v3+, AWS nc_matmul "Performance mode")."""
+    name = getattr(mode, "value", mode)
+    if name in (None, "none", ""):
+        return False
+    if name != "double_row":
+        raise NkiError(f"perf_mode={mode!r}: expected matmul_perf_mode.none or double_row", call)
+    if builder(call).arch == "gen2":
+        raise NkiError("perf_mode double_row needs NeuronCore-v3 or newer (AWS nc_matmul)", call)
+    return True
+
+
+def _pe_tile(call: str, position: Any, size: Any, double_row: bool) -> Optional[Dict[str, List[int]]]:
+    """``tile_position`` / ``tile_size`` (AWS nc_matmul "Tiling mode"): both or neither; sizes 128,
+    64 or (NeuronCore-v3+) 32; each start a multiple of its size inside the 128 × 128 array; no
+    column tiling with double_row. BIR Matmult's ``tile_position`` / ``tile_size`` fields, which
+    birsim checks against the operands (fidelity M5: the tile does not change the math)."""
+    if not position and not size:
+        return None
+    if not position or not size:
+        raise NkiError("tile_position and tile_size must both be set to use a PE tile (AWS nc_matmul)", call)
+    try:
+        (r0, c0), (rs, cs) = ((int(x) for x in position), (int(x) for x in size))
+    except (TypeError, ValueError):
+        raise NkiError(f"tile_position {position!r} / tile_size {size!r}: expected two integers each", call)
+    sizes = (64, 128) if builder(call).arch == "gen2" else (32, 64, 128)
+    for what, start, n in (("row", r0, rs), ("column", c0, cs)):
+        if n not in sizes:
+            raise NkiError(f"tile_size {what} size {n}: one of {sizes} on {builder(call).arch} (AWS nc_matmul)", call)
+        if start < 0 or start % n or start + n > 128:
+            raise NkiError(f"tile_position {what} start {start}: a multiple of {n} inside the 128 × 128 array", call)
+    if double_row and cs != 128:
+        raise NkiError("perf_mode double_row cannot be combined with column tiling (AWS nc_matmul)", call)
+    return {"tile_position": [r0, c0], "tile_size": [rs, cs]}
+
+
+def _double_row_levels(call: str, t: Tensor, what: str) -> List[List[int]]:
+    """A double_row operand ``[P, 2, X]``: the contraction over the partitions and the size-2
+    first free dim (AWS nc_matmul "Layout"), as BIR's DoubleRow reads it (fidelity M8)."""
+    if t.ndim != 3 or t._pdim != 0 or t.shape[1] != 2:
+        raise NkiError(f"{what} {t.shape}: a double_row operand is [partitions, 2, free] (AWS nc_matmul)", call)
+    lv = levels_of(t, merge=False, call=call)
+    if lv[2][0] != 1:
+        raise NkiError(f"{what} {t.shape}: the last dim must be contiguous", call)
+    return lv
+
+
+_FP8 = {"float8e4", "float8e5", "float8_e4m3fn"}
+
+
+def emit_matmul(call: str, dst: Tensor, st: Tensor, mv: Tensor, accumulate: Any, tiles=None,
+                double_row: bool = False) -> Dict[str, Any]:
     b = builder(call)
     if dst.buffer != PSUM:
         raise NkiError(f"the matmul output must be in PSUM, but {dst.name} is in {dst.buffer.upper()}", call)
@@ -909,6 +961,16 @@ def emit_matmul(call: str, dst: Tensor, st: Tensor, mv: Tensor, accumulate: Any)
     if (st.dtype == f32) != (mv.dtype == f32):
         raise NkiError(f"a float32 operand needs a float32 partner: stationary {st.dtype}, moving {mv.dtype}", call)
     K, M, N = st.partitions, st.free_size, mv.free_size
+    if double_row:
+        for t, what in ((st, "stationary"), (mv, "moving")):
+            if T.bir_dtype(t.dtype) not in _FP8:
+                raise NkiError(f"perf_mode double_row takes fp8 operands; {what} is {t.dtype} (AWS nc_matmul)", call)
+        M, N = M // 2, N // 2
+    if tiles is not None:
+        rs, cs = tiles["tile_size"]
+        if K > rs or M > cs:
+            raise NkiError(f"the PE tile {rs} × {cs} does not hold stationary's {K} rows × {M} columns "
+                           "(AWS nc_matmul: the stationary tile size must not exceed tile_size)", call)
     if mv.partitions != K:
         raise NkiError(
             f"the contraction (partition) dims differ: stationary {st.shape} has {K}, moving {mv.shape} has {mv.partitions}",
@@ -927,11 +989,13 @@ def emit_matmul(call: str, dst: Tensor, st: Tensor, mv: Tensor, accumulate: Any)
     ok = {f32} if b.arch != "gen4" else {f32, np.dtype(T.ml_dtypes.bfloat16)}
     if dst.dtype not in ok:
         raise NkiError(f"the matmul output must be {' or '.join(str(d) for d in ok)} on {b.arch}, got {dst.dtype}", call)
-    stl = levels_of(st, call=call)
-    mvl = levels_of(mv, call=call)
+    if double_row:
+        stl, mvl = _double_row_levels(call, st, "stationary"), _double_row_levels(call, mv, "moving")
+    else:
+        stl, mvl = levels_of(st, call=call), levels_of(mv, call=call)
     dl = levels_of(dst, call=call)
     for lv, t, what in ((stl, st, "stationary"), (mvl, mv, "moving"), (dl, dst, "dst")):
-        if len(lv) > 2:
+        if len(lv) > (3 if double_row and t is not dst else 2):
             raise NkiError(f"{what} {t.shape} must have one contiguous free dimension", call)
     check_one_bank(call, dst, wide=True)
     key = (dst._offset, tuple(map(tuple, dl)))
@@ -941,8 +1005,11 @@ def emit_matmul(call: str, dst: Tensor, st: Tensor, mv: Tensor, accumulate: Any)
     else:
         flag = 4 if accumulate else 0
     regions.add(key)
+    extra: Dict[str, Any] = dict(tiles or {})
+    if double_row:
+        extra["perf_mode"] = "DoubleRow"
     inst = b.emit("Matmult", call, "PE", [ap_json(mv, mvl), ap_json(st, stl)], [ap_json(dst, dl)],
-                  accumulation_flag=flag | 2, is_transpose=False)
+                  accumulation_flag=flag | 2, is_transpose=False, **extra)
     dst._alloc.written = True
     return inst
 
@@ -1414,6 +1481,16 @@ def nc_matmul_mx(*args, **kw):
     if dst.dtype not in (f32, bf16):
         raise NkiError(f"dst must be float32 or bfloat16, got {T.dtype_name(dst.dtype)}", call)
     K, M, N = st.partitions, st.free_size, mv.free_size
+    if double_row:
+        for t, what in ((st, "stationary"), (mv, "moving")):
+            if T.bir_dtype(t.dtype) not in _FP8:
+                raise NkiError(f"perf_mode double_row takes fp8 operands; {what} is {t.dtype} (AWS nc_matmul)", call)
+        M, N = M // 2, N // 2
+    if tiles is not None:
+        rs, cs = tiles["tile_size"]
+        if K > rs or M > cs:
+            raise NkiError(f"the PE tile {rs} × {cs} does not hold stationary's {K} rows × {M} columns "
+                           "(AWS nc_matmul: the stationary tile size must not exceed tile_size)", call)
     if mv.partitions != K:
         raise NkiError(f"the contraction (partition) dims differ: stationary {st.shape} has {K}, moving {mv.shape} "
                        f"has {mv.partitions}", call)

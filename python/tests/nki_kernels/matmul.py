@@ -127,3 +127,33 @@ def matmul_wide(lhsT, rhs):
     nisa.nc_matmul(dst=ps, stationary=a, moving=b)
     nl.store(out, value=nl.copy(ps))
     return out
+
+
+@nki.jit
+def matmul_pe_tile(lhsT, rhs, position, size):
+    """One nc_matmul on a PE tile (AWS nc_matmul "Tiling mode": the tile does not change the
+    math)."""
+    K, M = lhsT.shape
+    _, N = rhs.shape
+    out = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.shared_hbm)
+    a = nl.load(lhsT)
+    b = nl.load(rhs)
+    ps = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(dst=ps, stationary=a, moving=b, tile_position=position, tile_size=size)
+    nl.store(out, value=nl.copy(ps))
+    return out
+
+
+@nki.jit
+def matmul_double_row(st_in, mv_in):
+    """fp8 double_row: stationary [128, 2, M], moving [128, 2, N], K = 256 split over the
+    partitions and the size-2 first free dim (AWS nc_matmul "Layout")."""
+    P, _, M = st_in.shape
+    _, _, N = mv_in.shape
+    out = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.shared_hbm)
+    st = nl.load(st_in)
+    mv = nl.load(mv_in)
+    ps = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(dst=ps, stationary=st, moving=mv, perf_mode=nisa.matmul_perf_mode.double_row)
+    nl.store(out, value=nl.copy(ps))
+    return out
