@@ -1481,16 +1481,6 @@ def nc_matmul_mx(*args, **kw):
     if dst.dtype not in (f32, bf16):
         raise NkiError(f"dst must be float32 or bfloat16, got {T.dtype_name(dst.dtype)}", call)
     K, M, N = st.partitions, st.free_size, mv.free_size
-    if double_row:
-        for t, what in ((st, "stationary"), (mv, "moving")):
-            if T.bir_dtype(t.dtype) not in _FP8:
-                raise NkiError(f"perf_mode double_row takes fp8 operands; {what} is {t.dtype} (AWS nc_matmul)", call)
-        M, N = M // 2, N // 2
-    if tiles is not None:
-        rs, cs = tiles["tile_size"]
-        if K > rs or M > cs:
-            raise NkiError(f"the PE tile {rs} × {cs} does not hold stationary's {K} rows × {M} columns "
-                           "(AWS nc_matmul: the stationary tile size must not exceed tile_size)", call)
     if mv.partitions != K:
         raise NkiError(f"the contraction (partition) dims differ: stationary {st.shape} has {K}, moving {mv.shape} "
                        f"has {mv.partitions}", call)
