@@ -231,6 +231,17 @@ def test_matmul_mx_offline_float32_exact(st_name, mv_name, KMN):
     assert np.abs(want).max() > 8  # not a trivially small result
 
 
+@pytest.mark.parametrize("position", [(0, 0), (32, 0), (96, 0)])
+def test_matmul_mx_on_a_row_tile(position):
+    """AWS nc_matmul_mx's row tiling: a 32-row tile anywhere in the array; the math is unchanged."""
+    g = rng(zlib.crc32(f"tile{position}".encode()))
+    st, sts = grid_operand(g, 32, 64, E4M3)
+    mv, mvs = grid_operand(g, 32, 256, E5M2)
+    got = K.matmul_offline_kernel(host_bytes(st, E4M3), sts, host_bytes(mv, E5M2), mvs, X4[E4M3], X4[E5M2],
+                                  nl.float32, tile_position=position, tile_size=(32, 128))
+    np.testing.assert_array_equal(got, matmul_golden(st, sts, mv, mvs, E4M3, E5M2).astype(np.float32))
+
+
 @pytest.mark.parametrize("name", [E4M3, E5M2, FP4])
 def test_matmul_mx_offline_bfloat16(name):
     """The tutorial's bf16 PSUM tile: the exact sum rounded once to bf16 (ASSUMED, see top)."""
@@ -369,7 +380,11 @@ CASES = [
     ("mm_k", K.bad_matmul, (U32,), {"mv_K": 64}, "nc_matmul_mx", "contraction (partition) dims differ"),
     ("mm_k32", K.bad_matmul, (U32,), {"K": 48}, "nc_matmul_mx", "must be a multiple of 32"),
     ("mm_odd_m", K.bad_matmul, (U32,), {"M": 63}, "nc_matmul_mx", "must be even and at most 128"),
-    ("mm_tiling", K.bad_matmul, (U32,), {"tile_size": (64, 128)}, "nc_matmul_mx", "row tiling"),
+    ("mm_tile_half", K.bad_matmul, (U32,), {"tile_size": (64, 128)}, "nc_matmul_mx", "must both be set"),
+    ("mm_tile_columns", K.bad_matmul, (U32,), {"K": 32, "tile_size": (32, 64), "tile_position": (0, 0)},
+     "nc_matmul_mx", "tiles rows only"),
+    ("mm_tile_small", K.bad_matmul, (U32,), {"tile_size": (64, 128), "tile_position": (0, 0)},
+     "nc_matmul_mx", "does not hold stationary's 128 partitions"),
     ("mm_scales", K.bad_matmul, (U32,), {"st_scale_rows": 16}, "nc_matmul_mx", "stationary_scale (16, 128) is too short"),
     ("arith", K.bad_x4_arithmetic, (U32,), {}, "tensor_tensor", "would compute on its containers"),
     ("cast", K.bad_x4_cast, (U32,), {}, "dma_copy", "copies packed float8_e4m3fn_x4 data only"),

@@ -1468,8 +1468,10 @@ def nc_matmul_mx(*args, **kw):
     a, _ = _bind(call, args, kw, params, params, {"tile_position": None, "tile_size": None, "accumulate": None,
                                                    "name": None})
     _mx_gen4(call)
-    if a["tile_position"] or a["tile_size"]:
-        raise NkiError("tile_position / tile_size (row tiling) are not supported by birsim.nki yet", call)
+    tiles = _pe_tile(call, a["tile_position"], a["tile_size"], False)
+    if tiles is not None and (tiles["tile_size"][1] != 128 or tiles["tile_position"][1] != 0):
+        raise NkiError("nc_matmul_mx tiles rows only: tile_size (rows, 128) at tile_position (start, 0) "
+                       "(AWS nc_matmul_mx)", call)
     dst = _need(a["dst"], call, "dst", (PSUM,))
     st = _need(a["stationary"], call, "stationary", (SBUF,))
     mv = _need(a["moving"], call, "moving", (SBUF,))
@@ -1494,6 +1496,9 @@ def nc_matmul_mx(*args, **kw):
                        f"{T.dtype_name(dst.dtype)} dst)", call)
     if dst.partitions != M or dst.free_size != N:
         raise NkiError(f"dst {dst.shape} must be ({M}, {N}) for stationary {st.shape} and moving {mv.shape}", call)
+    if tiles is not None and K > tiles["tile_size"][0]:
+        raise NkiError(f"the PE tile of {tiles['tile_size'][0]} rows does not hold stationary's {K} partitions "
+                       "(AWS nc_matmul_mx: the stationary tile size must not exceed tile_size)", call)
     st_scale = _mx_scale(call, a["stationary_scale"], st, s0, "stationary_scale", "stationary")
     mv_scale = _mx_scale(call, a["moving_scale"], mv, m0, "moving_scale", "moving")
     stl, mvl, dl = _mx_levels(call, st, "stationary"), _mx_levels(call, mv, "moving"), _mx_levels(call, dst, "dst")
@@ -1508,7 +1513,7 @@ def nc_matmul_mx(*args, **kw):
     regions.add(key)
     ins = [ap_json(mv, mvl), ap_json(st, stl), ap_json(mv_scale, levels_of(mv_scale, call=call)),
            ap_json(st_scale, levels_of(st_scale, call=call))]
-    b.emit("MatmultMx", call, "PE", ins, [ap_json(dst, dl)], accumulation_flag=flag | 2)
+    b.emit("MatmultMx", call, "PE", ins, [ap_json(dst, dl)], accumulation_flag=flag | 2, **(tiles or {}))
     dst._alloc.written = True
     return None
 

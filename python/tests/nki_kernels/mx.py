@@ -62,9 +62,11 @@ def quantize_kernel(x, mx_dtype, scale_dtype=nl.uint8, raw_data=False):
 
 
 @nki.jit(platform_target="trn3")
-def matmul_offline_kernel(st_data, st_scale, mv_data, mv_scale, st_dtype, mv_dtype, out_dtype=nl.bfloat16):
+def matmul_offline_kernel(st_data, st_scale, mv_data, mv_scale, st_dtype, mv_dtype, out_dtype=nl.bfloat16,
+                          tile_position=None, tile_size=None):
     """nc_matmul_mx of host-quantized operands: data as raw uint32 (fp8) or uint8 (fp4, two
-    values a byte) viewed as x4, packed scales spread over the quadrants."""
+    values a byte) viewed as x4, packed scales spread over the quadrants (on a PE row tile when
+    `tile_position` / `tile_size` are given)."""
     K, M = st_scale.shape[0] * 8, st_scale.shape[1]
     N = mv_scale.shape[1]
     st_x4 = st_data.ap(dtype=st_dtype, pattern=[[M, K], [1, M]], offset=0)
@@ -76,7 +78,8 @@ def matmul_offline_kernel(st_data, st_scale, mv_data, mv_scale, st_dtype, mv_dty
     st_s = scales_to_quadrants(st_sb, st_scale)
     mv_s = scales_to_quadrants(mv_sb, mv_scale)
     res = nl.ndarray((M, N), dtype=out_dtype, buffer=nl.psum)
-    nisa.nc_matmul_mx(dst=res, stationary=st_sb, moving=mv_sb, stationary_scale=st_s, moving_scale=mv_s)
+    nisa.nc_matmul_mx(dst=res, stationary=st_sb, moving=mv_sb, stationary_scale=st_s, moving_scale=mv_s,
+                      tile_position=tile_position, tile_size=tile_size)
     res_sb = nl.ndarray((M, N), dtype=out_dtype, buffer=nl.sbuf)
     nisa.tensor_copy(dst=res_sb, src=res)
     out = nl.ndarray((M, N), dtype=out_dtype, buffer=nl.shared_hbm)
@@ -216,7 +219,7 @@ def bad_quantize(x, mx_dtype=nl.float8_e4m3fn_x4, scale_rows=None, scale_cols=No
 
 @nki.jit(platform_target="trn3")
 def bad_matmul(x, st_dtype=nl.float8_e4m3fn_x4, K=128, M=128, N=512, mv_K=None, out_dtype=nl.float32,
-               out_buffer=nl.psum, tile_size=None, st_scale_rows=None):
+               out_buffer=nl.psum, tile_size=None, st_scale_rows=None, tile_position=None):
     """nc_matmul_mx with one thing wrong, chosen by the arguments."""
     st = nl.ndarray((K, M), dtype=st_dtype, buffer=nl.sbuf)
     mv = nl.ndarray((mv_K or K, N), dtype=nl.float8_e4m3fn_x4, buffer=nl.sbuf)
@@ -224,7 +227,7 @@ def bad_matmul(x, st_dtype=nl.float8_e4m3fn_x4, K=128, M=128, N=512, mv_K=None, 
     mvs = nl.ndarray((mv_K or K, N), dtype=nl.uint8, buffer=nl.sbuf)
     r = nl.ndarray((M, N), dtype=out_dtype, buffer=out_buffer)
     nisa.nc_matmul_mx(dst=r, stationary=st, moving=mv, stationary_scale=sts, moving_scale=mvs,  # ERR:matmul
-                      tile_size=tile_size)
+                      tile_size=tile_size, tile_position=tile_position)
     return x
 
 
