@@ -254,10 +254,10 @@ def test_gen4_matmul_spans_psum_banks(monkeypatch, n):
     rhs = r.integers(-4, 4, (128, n)).astype(np.float32)
     want = (lhsT.T.astype(np.float64) @ rhs).astype(np.float32)
     monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn3")
-    exact(matmul.matmul_wide(lhsT, rhs), want)
+    exact(matmul.matmul_pe_tile(lhsT, rhs), want)
     monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn2")
     with pytest.raises(bn.NkiError, match=f"moving free size {n} exceeds 512"):
-        matmul.matmul_wide(lhsT, rhs)
+        matmul.matmul_pe_tile(lhsT, rhs)
 
 
 @pytest.mark.parametrize("position, size, K, M", [((64, 0), (64, 128), 64, 128), ((32, 96), (32, 32), 32, 32),

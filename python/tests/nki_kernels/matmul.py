@@ -114,25 +114,12 @@ def matmul_assigned_blocks(lhsT, rhs, keep=False):
     return out
 
 
-@nki.jit
-def matmul_wide(lhsT, rhs):
-    """One nc_matmul whose moving tile is N = rhs's width (up to 4096 fp32 on NeuronCore-v4: the
-    output spans PSUM banks), then copied out."""
-    K, M = lhsT.shape
-    _, N = rhs.shape
-    out = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.shared_hbm)
-    a = nl.load(lhsT)
-    b = nl.load(rhs)
-    ps = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.psum)
-    nisa.nc_matmul(dst=ps, stationary=a, moving=b)
-    nl.store(out, value=nl.copy(ps))
-    return out
-
 
 @nki.jit
-def matmul_pe_tile(lhsT, rhs, position, size):
-    """One nc_matmul on a PE tile (AWS nc_matmul "Tiling mode": the tile does not change the
-    math)."""
+def matmul_pe_tile(lhsT, rhs, position=(), size=()):
+    """One nc_matmul of the whole operands, on a PE tile when `position` / `size` are given
+    (AWS nc_matmul "Tiling mode": the tile does not change the math); N = rhs's width (up to 4096
+    fp32 on NeuronCore-v4: the output spans PSUM banks)."""
     K, M = lhsT.shape
     _, N = rhs.shape
     out = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.shared_hbm)
