@@ -24,6 +24,8 @@ The oracle (`dot`, `Psum`):
     gen2 runs the ordinary formula (`transpose`);
   * M8 perf_mode DoubleRow: fp8 operands [P, 2, X], pair sums first, then p ascending (`dr_dot`);
   * M9 gen4 bf16 PSUM output: each write rounds to bf16, accumulation widens the bf16 first (`Psum`).
+  * M5 on gen4: N * size up to 8 banks, the output may cross banks; START clears the 2^psum_zero_region
+    banks from the first element's bank and every bank the output covers (`Psum(wide=True)`).
 
 The PSUM result is read back with TensorCopy (PSUM fp32 -> an SB tile, a cast when the SB tile is
 bf16: RNE, fidelity N3) and Save. The fp32 PSUM content a case never wrote is never read back.
@@ -36,6 +38,8 @@ neuronx-cc 2.24 field schemas, same bits), error_* (validation). New families (M
 drawn after everything above): transpose_*, doublerow_*, gen4_*. Then two whole kernels (RNG 20270315):
 aws_matmul_hoist_load_* and aws_matmul_block_free_* re-express AWS's nki_matmul_hoist_load_ and
 nki_matmul_block_free_dimension_ as flat programs (every loop unrolled; one [M, N] bf16 result).
+Last, gen4_wide_* (RNG 20270420): on gen4 (M5) N up to PSUM's 8 banks, outputs across banks, a START
+clearing every bank its output covers (`Psum` with `wide`); gen3 keeps the one-bank error.
 
 Run: /work/main/.venv/bin/python conformance/programs/matmult/make_cases.py
 """
@@ -123,7 +127,8 @@ class Psum:
     partition. Writes come in the output AP's dtype: float32 (M4), bfloat16 (M9, gen4) or a
     transpose's raw bits (M7, any 2- or 4-byte dtype)."""
 
-    def __init__(self, parts, nbytes, addr):
+    def __init__(self, parts, nbytes, addr, wide=False):
+        self.wide = wide  # gen4 (M5): the output may cross banks, N up to PSUM's 8 banks
         self.pitch = nbytes // 4  # fp32 elements per partition
         self.nbytes = nbytes
         self.addr = addr
@@ -152,17 +157,24 @@ class Psum:
         rows, cols = idx // pe, idx % pe
         assert len(np.unique(idx)) == idx.size
         banks = np.unique(self.bank(cols, es))
-        assert len(banks) == 1, "the output's free range lies within one bank"
+        if self.wide:  # gen4 (M5): N * size <= 8 banks; the output may cross bank boundaries
+            assert cols.shape[-1] * es <= 8 * BANK_BYTES
+        else:
+            assert len(banks) == 1, "the output's free range lies within one bank"
         if start:
+            # 2^zero_region banks from the first element's bank, and (gen4, M5) every bank the output
+            # covers; for a one-bank output the second set is the first element's bank alone.
             b0 = self.bank(cols.reshape(-1)[0], es)
-            lo = b0 * BANK_BYTES - self.addr
-            hi = lo + (1 << zero_region) * BANK_BYTES
-            assert 0 <= lo and hi <= self.nbytes, "the cleared banks lie inside the location (a reading)"
+            clear = sorted(set(range(b0, b0 + (1 << zero_region))) | set(int(b) for b in banks))
             parts = np.unique(rows)
-            self.raw[parts, lo:hi] = 0
-            self.wb[parts, lo:hi] = False
-            self.tb[parts, lo:hi] = True
-            self.xb[parts, lo:hi] = False
+            for b in clear:
+                lo = b * BANK_BYTES - self.addr
+                hi = lo + BANK_BYTES
+                assert 0 <= lo and hi <= self.nbytes, "the cleared banks lie inside the location (a reading)"
+                self.raw[parts, lo:hi] = 0
+                self.wb[parts, lo:hi] = False
+                self.tb[parts, lo:hi] = True
+                self.xb[parts, lo:hi] = False
         bidx = (cols * es)[..., None] + np.arange(es)
         r3 = rows[..., None]
         wr3 = self.wb[r3, bidx]
@@ -223,7 +235,7 @@ class Prog(birprog.Prog):
     def psum(self, name, parts=128, nbytes=PSUM_BYTES, addr=0, base=0, dt="float32"):
         assert addr % BANK_BYTES == 0 and addr + nbytes <= PSUM_BYTES
         self._alloc(name, "Internal", dt, [parts, nbytes // SIZE[dt]], "PSUM", [parts, nbytes], addr, base)
-        self.ps[name] = Psum(parts, nbytes, addr)
+        self.ps[name] = Psum(parts, nbytes, addr, wide=self.arch == "gen4")
 
     def put(self, tile_name, raw, p0=0, c0=0):
         """A new DRAM input holding raw [p, f], loaded into SB tile `tile_name` at partition p0
@@ -1807,6 +1819,143 @@ case(f"aws_matmul_block_free_bfloat16_K{K}_M{M}_N{N}", g,
      "last), n block b in PSUM banks 4*(b%2)+2*bm+bn; TensorCopy to a bf16 SB tile (RNE), Save into the [M, N] result "
      f"({n_bf} of {res.size} elements differ from the float64 product rounded once to bf16)",
      ("M1", "M2", "M3", "M4"))
+
+
+# ================================================================ gen4 wide outputs (M5: N up to PSUM's 8 banks)
+# Their own RNG, drawn after every earlier case, so the cases above keep their bytes.
+# On arch gen4 a Matmult's N may fill PSUM's 8 banks (4096 fp32, 8192 bf16; AWS nc_matmul "Tile size")
+# and the output may cross 2 KiB bank boundaries; a START clears 2^psum_zero_region banks from the first
+# element's bank and at least every bank the output covers (`Psum.write` with `wide`). gen2 / gen3 keep
+# the one-bank rule (an ap-shape error at the Matmult's outs[0].ap).
+RNG4 = np.random.default_rng(20270420)
+WIDE = ("M2", "M3", "M4", "M5")
+
+
+def randw(shape, scale=4.0):
+    """fp32 normal data (as `randf`), from RNG4."""
+    return (RNG4.standard_normal(shape) * scale).astype(F32)
+
+
+def wide_fp32(arch, mov, st, c0, fl):
+    """Load moving [K, N] and stationary [K, M], one Matmult into fp32 PSUM at column c0 of partition 0,
+    TensorCopy the [M, N] output to an SB tile, Save it. On gen4 returns (prog, y); on gen2 / gen3 the
+    same instructions without an oracle (a validation error case: no output is compared)."""
+    K, N = mov.shape
+    M = st.shape[1]
+    g = Prog(arch)
+    g.sb_tile("mov", "float32", K, N)
+    g.sb_tile("st", "float32", K, M)
+    g.put("mov", mov)
+    g.put("st", st)
+    g.psum("ps")
+    oracle = arch == "gen4"
+    g.matmult(sbap("mov", "float32", N, K, N), sbap("st", "float32", M, K, M), psap(g, "ps", M, N, 0, c0), fl,
+              oracle=oracle)
+    if oracle:
+        return g, g.copy_out("ps", "y", 0, c0, M, N)
+    g.sb_tile("y_sb", "float32", M, N)
+    g.inst("TensorCopy", [ap("ps", "float32", [[g.ps["ps"].pitch, M], [1, N]], c0)], [birprog.tile("y_sb", "float32", M, N)])
+    g.save("y_sb", "y", "float32", M, N, np.zeros((M, N), F32))  # never compared (error case)
+    return g, None
+
+
+def n_once(y, mov, st):
+    return int((y != exact_dot(mov, st).astype(F32)).sum())
+
+
+# gen4, fp32, K = 128, M = 128, N = 1024 at bank 2: the output fills banks 2 and 3
+mov1, st1 = randw((128, 1024)), randw((128, 128))
+g, y = wide_fp32("gen4", mov1, st1, 2 * BANK, cc224(WHOLE))
+assert (bits(y) == bits(dot(mov1, st1))).all()
+case("gen4_wide_float32_start_K128_M128_N1024_banks_2_3", g,
+     "arch gen4, fp32 normal data (sd 4), K = 128, M = 128, N = 1024 (4096 bytes per partition: two PSUM banks), "
+     "one START|STOP (flag 3, psum_zero_region 0) into PSUM at bank 2 column 0, so the output fills banks 2 and 3: "
+     f"the M3 dot on every element ({n_once(y, mov1, st1)} of {y.size} differ from the float64 sum rounded once)", WIDE)
+
+# gen4, fp32, K = 64, M = 32, N = 4096: all 8 banks
+mov, st = randw((64, 4096)), randw((64, 32))
+g, y = wide_fp32("gen4", mov, st, 0, cc224(WHOLE))
+assert (bits(y) == bits(dot(mov, st))).all()
+case("gen4_wide_float32_start_K64_M32_N4096_all_banks", g,
+     "arch gen4, fp32 normal data (sd 4), K = 64, M = 32, N = 4096 (the largest fp32 N: all 8 PSUM banks of a "
+     "partition), one START|STOP from bank 0 column 0: the M3 dot on every element "
+     f"({n_once(y, mov, st)} of {y.size} differ from the float64 sum rounded once)", WIDE)
+
+# gen4, bf16 PSUM output, N = 2048 (4096 bytes: banks 3 and 4), START then ACC|STOP of a second product:
+# bf16(fp32(bf16(P0)) + P1) (M9)
+K, M, N = 128, 64, 2048
+g = Prog("gen4")
+g.psum("ps", dt="bfloat16")
+c0 = 3 * BANK_BYTES // SIZE["bfloat16"]
+dots = []
+for t, fl in enumerate([START, ACC | STOP]):
+    mr = encode(RNG4.standard_normal((K, N)) * 8, "bfloat16")
+    sr = encode(RNG4.standard_normal((K, M)) * 8, "bfloat16")
+    g.sb_tile(f"m{t}", "bfloat16", K, N)
+    g.sb_tile(f"s{t}", "bfloat16", K, M)
+    g.put(f"m{t}", mr)
+    g.put(f"s{t}", sr)
+    dots.append(dot(widen(mr, "bfloat16"), widen(sr, "bfloat16")))
+    g.matmult(sbap(f"m{t}", "bfloat16", N, K, N), sbap(f"s{t}", "bfloat16", M, K, M),
+              psap_dt(g, "ps", M, N, 0, c0, "bfloat16"), cc224(fl))
+y = copy_raw(g, "ps", "y", 0, c0, M, N, "bfloat16")
+assert (y == to_bf(bf_to_f(to_bf(dots[0])) + dots[1])).all()
+once = to_bf(dots[0] + dots[1])
+assert (y != once).sum() > 0
+case(f"gen4_wide_bfloat16_output_start_acc_K{K}_M{M}_N{N}_banks_3_4", g,
+     f"arch gen4, bf16 operands (normal, sd 8) K = {K}, M = {M}, a bf16 PSUM output N = {N} (4096 bytes per "
+     "partition: banks 3 and 4): START (flag 1) then ACC|STOP (flag 6) of a second product into the same output: "
+     f"bf16(fp32(bf16(P0)) + P1) (M9) on every element, across the bank boundary ({int((y != once).sum())} of "
+     f"{y.size} differ from the fp32 sum P0 + P1 rounded once)", ("M3", "M4", "M5", "M9"))
+
+# gen4, a START whose output covers banks 0..2 from mid-bank 0, psum_zero_region 0: it clears banks 0..2
+# (every covered bank, more than the region's one bank) on the output's partitions only.
+# Fill: banks 0..3 of partitions 0..47, one ACCUMULATE (flag 4: first write copies, shadow set) per bank,
+# K = 16, M = 48, N = 512. Then START|STOP: K = 32, M = 32, N = 1024 at partitions 8..39, column 300
+# (elements 300..1323: bank 0 from 300, all of bank 1, bank 2 up to 1323).
+g = Prog("gen4")
+g.psum("ps")
+fill = np.zeros((48, 4 * BANK), F32)
+for b in range(4):
+    mv, sv = randw((16, BANK)), randw((16, 48))
+    g.sb_tile(f"fm{b}", "float32", 16, BANK)
+    g.sb_tile(f"fs{b}", "float32", 16, 48)
+    g.put(f"fm{b}", mv)
+    g.put(f"fs{b}", sv)
+    g.matmult(sbap(f"fm{b}", "float32", BANK, 16, BANK), sbap(f"fs{b}", "float32", 48, 16, 48),
+              psap(g, "ps", 48, BANK, 0, b * BANK), cc224(ACC))
+    fill[:, b * BANK:(b + 1) * BANK] = dot(mv, sv)
+assert (fill != 0).all()
+mv, sv = randw((32, 1024)), randw((32, 32))
+g.sb_tile("mv", "float32", 32, 1024)
+g.sb_tile("sv", "float32", 32, 32)
+g.put("mv", mv)
+g.put("sv", sv)
+g.matmult(sbap("mv", "float32", 1024, 32, 1024), sbap("sv", "float32", 32, 32, 32), psap(g, "ps", 32, 1024, 8, 300),
+          cc224(WHOLE, zero_region=0))
+y = g.copy_out("ps", "y", 0, 0, 48, 4 * BANK)
+want = fill.copy()
+want[8:40, :3 * BANK] = 0.0
+want[8:40, 300:1324] = dot(mv, sv)
+assert (bits(y) == bits(want)).all()
+assert (bits(y[8:40, 300:1324]) != bits(fill[8:40, 300:1324] + dot(mv, sv))).any()
+case("gen4_wide_start_clears_every_covered_bank", g,
+     "arch gen4, PSUM banks 0..3 of partitions 0..47 first written by ACCUMULATE (flag 4) Matmults (one per bank); "
+     "then a START|STOP with psum_zero_region 0 (one bank) whose output (K = 32, M = 32, N = 1024) lies at "
+     "partitions 8..39, elements 300..1323 (mid-bank 0 to bank 2): the START clears every bank the output covers "
+     "(0..2), not just the region's bank 0. Partitions 8..39: the product alone on the output (no add to the old "
+     "values, in banks 1 and 2 too), +0.0 on elements 0..299 and 1324..1535, bank 3 unchanged; partitions 0..7 "
+     "and 40..47 keep the old values in every bank", ("M4", "M5"))
+
+# gen3: case 1's program (same instructions and operands) is a validation error: N = 1024 fp32 needs two banks
+g, _ = wide_fp32("gen3", mov1, st1, 2 * BANK, cc224(WHOLE))
+g1 = CASES["gen4_wide_float32_start_K128_M128_N1024_banks_2_3"][0]
+assert g.insts == g1.insts and g.allocs == g1.allocs and g.inputs.keys() == g1.inputs.keys()
+assert [i["opcode"] for i in g.insts].index("Matmult") == 2
+case("gen4_wide_error_float32_N1024_on_gen3", g,
+     "arch gen3, the program of gen4_wide_float32_start_K128_M128_N1024_banks_2_3 unchanged: N = 1024 fp32 (4096 "
+     "bytes) exceeds one 2 KiB PSUM bank, which gen2 / gen3 still require", ("M5",),
+     [("ap-shape", "instruction #2 'i2' (Matmult) › outs[0].ap", "")])
 
 
 # ---------------------------------------------------------------- writing
