@@ -1461,7 +1461,9 @@ impl Validator<'_> {
                     "outs[0].ap",
                     format!("a PE transpose handles up to 128 × 128, found {p} × {free} (fidelity M7)"),
                 );
-            } else if let Some(l) = f.location(out.loc) {
+            } else if self.arch != Arch::Gen4
+                && let Some(l) = f.location(out.loc)
+            {
                 self.matmult_bank(out, l);
             }
             return;
@@ -1559,7 +1561,8 @@ impl Validator<'_> {
         }
     }
 
-    /// A Matmult's output lies inside one 2 KiB bank of each PSUM partition (engines.md §1.2):
+    /// Before gen4, a Matmult's output lies inside one 2 KiB bank of each PSUM partition
+    /// (engines.md §1.2; gen4's may span all 8, as the kernel's own check allows):
     /// every element's byte in its partition (`addr` + its place in the row) is in the bank of
     /// the first element's. Checked on the static AP (at most 128 × 512 elements here); the
     /// kernel checks again after dynamic offsets.

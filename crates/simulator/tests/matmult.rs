@@ -516,3 +516,36 @@ fn before_gen4_an_output_spans_one_bank() {
     let err = bir_ir::validate(&prog, &bir_ir::ValidateOptions::default()).unwrap_err();
     assert!(format!("{err:?}").contains("one 2 KiB PSUM bank"), "{err:?}");
 }
+
+#[test]
+fn a_gen4_pe_transpose_may_cross_a_bank_too() {
+    // The transpose of `the_pe_transpose_copies_the_data_bits_in_either_reading` (NKI reading)
+    // written at element 511 of each partition of a 1024-fp32 PSUM tile: its two columns sit in
+    // banks 0 and 1. gen4 (one rule for every Tensor Engine output) writes Dᵀ there; gen3's
+    // validation refuses it.
+    let d = [1.0, -0.0, 3.0, 4.0, 5.0, 6.0];
+    let tensors = [
+        sb("x", "float32", 2, 2, f32s(&[1.0, 0.0, 0.0, 1.0])),
+        sb("w", "float32", 2, 3, f32s(&d)),
+        psum("ps", "float32", 3, 1024, vec![]),
+    ];
+    let aps = (
+        ap("x", "float32", 0, &[(2, 2), (1, 2)]),
+        ap("w", "float32", 0, &[(3, 2), (1, 3)]),
+        ap("ps", "float32", 511, &[(1024, 3), (1, 2)]),
+    );
+    let flags = r#""start_tensor_calc":true,"is_transpose":true"#;
+    let got = to_f32(&one("gen4", &tensors, (&aps.0, &aps.1, &aps.2), flags).unwrap());
+    let at = |f: usize, p: usize| got[f * 1024 + 511 + p];
+    assert_eq!(
+        bits(&[at(0, 0), at(0, 1), at(1, 0), at(1, 1), at(2, 0), at(2, 1)]),
+        bits(&[1.0, 4.0, -0.0, 5.0, 3.0, 6.0])
+    );
+    let body = format!(
+        r#"{{"opcode":"Matmult","name":"mm","engine":"PE","ins":[{},{}],"outs":[{}],{flags}}}"#,
+        aps.0, aps.1, aps.2
+    );
+    let prog = bir_ir::json::load_str(&program_text("gen3", &tensors, &body)).unwrap();
+    let err = bir_ir::validate(&prog, &bir_ir::ValidateOptions::default()).unwrap_err();
+    assert!(format!("{err:?}").contains("one 2 KiB PSUM bank"), "{err:?}");
+}
