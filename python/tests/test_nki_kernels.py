@@ -334,6 +334,22 @@ def test_assigned_matmul_still_held_is_copied():
     exact(matmul.matmul_assigned_blocks(lhsT, rhs, keep=True), want)
 
 
+def test_a_result_written_in_place_is_read_from_its_destination(monkeypatch):
+    """Were a held result taken for a temporary (an interpreter counting references otherwise),
+    it is written in place all the same, and the kernel's variable reads the destination."""
+    from birsim.nki import _tracer
+
+    monkeypatch.setattr(_tracer, "_UNHELD_REFS", 1 << 20)
+    r = rng(22)
+    lhsT = r.integers(-4, 4, (128, 128)).astype(np.float32)
+    rhs = r.integers(-4, 4, (128, 4 * 512)).astype(np.float32)
+    want = (2 * (lhsT.T.astype(np.float64) @ rhs)).astype(np.float32)
+    exact(matmul.matmul_assigned_blocks(lhsT, rhs, keep=True), want)
+    text = bn.trace_json(matmul.matmul_assigned_blocks, loops="unroll")(lhsT, rhs, keep=True)
+    insts = [i for f in json.loads(text)["functions"] for b in f["blocks"] for i in b["instructions"]]
+    assert len({i["outs"][0]["memref"] for i in insts if i["opcode"] == "Matmult"}) == 4  # the blocks
+
+
 @pytest.mark.parametrize("seqlen", [512, 4096])
 def test_attention_fused_scores_fill_psum(seqlen):
     """The tutorial's fused attention (scores of one query tile against all keys in S/512 PSUM

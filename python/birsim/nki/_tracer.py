@@ -316,6 +316,24 @@ class Alloc:
         self.used_as: Optional[np.dtype] = None
 
 
+class _RefProbe:
+    """Measures how many references ``sys.getrefcount`` sees for a fresh temporary inside
+    ``__setitem__`` (``t[k] = f()``) on this interpreter, the same shape as
+    ``Tensor.__setitem__``: the count differs between CPython versions (borrowed stack refs)."""
+
+    def __setitem__(self, key, value) -> None:
+        self.refs = sys.getrefcount(value)
+
+
+def _unheld_refs() -> int:
+    probe = _RefProbe()
+    probe[0] = object()
+    return probe.refs
+
+
+_UNHELD_REFS = _unheld_refs()
+
+
 class ParDim(int):
     """``nl.par_dim(n)``: marks the partition dimension in a shape."""
 
@@ -431,9 +449,10 @@ class Tensor:
     def __setitem__(self, key, value) -> None:
         from . import language as _nl
 
-        # 3 references: the kernel's evaluation stack, this frame, getrefcount's argument; more
-        # means a kernel variable still holds the value (then it is copied, never retargeted)
-        unheld = sys.getrefcount(value) <= 3
+        # as many references as a fresh temporary has here (_UNHELD_REFS, measured on this
+        # interpreter): nothing else holds the value; more means a kernel variable does (then it
+        # is copied, never written in place)
+        unheld = sys.getrefcount(value) <= _UNHELD_REFS
         _nl._assign(self[key], value, unheld=unheld)
 
     # -- views

@@ -997,7 +997,7 @@ def emit_matmul(call: str, dst: Tensor, st: Tensor, mv: Tensor, accumulate: Any,
     for lv, t, what in ((stl, st, "stationary"), (mvl, mv, "moving"), (dl, dst, "dst")):
         if len(lv) > (3 if double_row and t is not dst else 2):
             raise NkiError(f"{what} {t.shape} must have one contiguous free dimension", call)
-    check_one_bank(call, dst, wide=True)
+    check_one_bank(call, dst)
     key = (dst._offset, tuple(map(tuple, dl)))
     regions = b.mm_regions.setdefault(dst._alloc.name, set())
     if accumulate is None:
@@ -1014,14 +1014,13 @@ def emit_matmul(call: str, dst: Tensor, st: Tensor, mv: Tensor, accumulate: Any,
     return inst
 
 
-def check_one_bank(call: str, dst: Tensor, why: str = "a matmul writes inside one 2 KiB bank (psum_bank_fmax: 512 fp32 "
-                                                       "per partition) before NeuronCore-v4", wide: bool = False) -> None:
-    """A Tensor Engine output stays inside one 2 KiB PSUM bank of each partition (a product,
-    ``wide``, may span banks from NeuronCore-v4 on: AWS nc_matmul "Tile size")."""
-    if wide and builder(call).arch == "gen4":
+def check_one_bank(call: str, dst: Tensor) -> None:
+    """Before NeuronCore-v4 a Tensor Engine output stays inside one 2 KiB PSUM bank of each
+    partition (psum_bank_fmax: 512 fp32); from v4 on it may span all 8 (AWS nc_matmul "Tile
+    size"; birsim's gen4 Matmult, fidelity M5)."""
+    if builder(call).arch == "gen4":
         return
     # PSUM tiles start on a bank boundary (Builder.place), so the bank follows from the offset
-    loc = {"addr": 0}
     pitch = T.pitch_of(dst)
     size = dst.dtype.itemsize
     lo = hi = dst._offset % pitch
@@ -1030,11 +1029,11 @@ def check_one_bank(call: str, dst: Tensor, why: str = "a matmul writes inside on
             continue
         lo += min(0, s * (n - 1))
         hi += max(0, s * (n - 1))
-    first = (loc["addr"] + lo * size) // T.PSUM_BANK
-    last = (loc["addr"] + hi * size + size - 1) // T.PSUM_BANK
+    first, last = lo * size // T.PSUM_BANK, (hi * size + size - 1) // T.PSUM_BANK
     if first != last:
         raise NkiError(
-            f"the output {dst.shape} spans PSUM banks {first}..{last}; {why}",
+            f"the output {dst.shape} spans PSUM banks {first}..{last}; before NeuronCore-v4 a Tensor Engine output "
+            "stays inside one 2 KiB bank (psum_bank_fmax: 512 fp32 per partition)",
             call,
         )
 

@@ -934,7 +934,7 @@ def _write_in_place(view: Tensor, value: Tensor) -> bool:
         return False
     if inst["opcode"] == "Matmult":
         try:
-            _isa.check_one_bank("assign", view, wide=True)
+            _isa.check_one_bank("assign", view)
         except NkiError:
             return False
         key = (view._offset, tuple(map(tuple, dl)))
@@ -945,6 +945,8 @@ def _write_in_place(view: Tensor, value: Tensor) -> bool:
     new = T.ap_json(view, dl, call="assign")
     b.retarget(inst, [dict(old, memref=new["memref"], offset=new["offset"], ap=new["ap"])])
     view._alloc.written = True
+    # should anything still hold the result, it now reads the destination, which holds it
+    value._alloc, value._offset, value._strides = view._alloc, view._offset, view._strides
     return True
 
 
